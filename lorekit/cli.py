@@ -1,0 +1,210 @@
+"""The ``lorekit`` command line.
+
+Bad arguments and unusable configs exit with code 2 and one line on stderr
+that says what to fix; model failures exit with 1 and the model's error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from lorekit import __version__
+
+DEFAULT_STORE = "runs/lorekit.sqlite3"
+console = Console()
+err_console = Console(stderr=True)
+
+
+class UserError(click.ClickException):
+    """An error the user can fix; shown as one line, exit code 2."""
+
+    exit_code = 2
+
+
+def _store_option(f: Any) -> Any:
+    return click.option(
+        "--store",
+        default=lambda: os.environ.get("LOREKIT_STORE", DEFAULT_STORE),
+        show_default=f"$LOREKIT_STORE or {DEFAULT_STORE}",
+        help="Run store (SQLite file).",
+    )(f)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="lorekit")
+def cli() -> None:
+    """LoreKit: agents that learn how a world works, and the lab to test them."""
+
+
+# --------------------------------------------------------------------- models
+@cli.group()
+def models() -> None:
+    """Check model endpoints."""
+
+
+@models.command("check")
+@click.option("--model", "-m", required=True, help="Model name as the server knows it.")
+@click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True)
+@click.option("--prompt", default="Reply with the single word: pong", show_default=True)
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=30.0, show_default=True)
+@click.option("--attempts", type=click.IntRange(min=1, max=20), default=2, show_default=True)
+def models_check(
+    model: str,
+    base_url: str | None,
+    api_key_env: str,
+    prompt: str,
+    timeout_s: float,
+    attempts: int,
+) -> None:
+    """Send one request and print the answer, latency and tokens."""
+    from lorekit.llm import LLMError
+    from lorekit.llm.openai_compat import OpenAICompatLLM
+    from lorekit.llm.retry import RetryPolicy
+
+    if base_url is not None and not base_url.startswith(("http://", "https://")):
+        raise UserError(f"--base-url: expected an http:// or https:// URL, got {base_url!r}")
+    try:
+        llm = OpenAICompatLLM(
+            model,
+            base_url=base_url,
+            api_key=os.environ.get(api_key_env),
+            timeout_s=timeout_s,
+            retry=RetryPolicy(max_attempts=attempts, base_delay_s=0.5),
+        )
+    except LLMError as exc:
+        raise UserError(str(exc)) from None
+
+    async def one() -> Any:
+        try:
+            return await llm.complete(prompt, max_tokens=64)
+        finally:
+            await llm.aclose()
+
+    try:
+        out = asyncio.run(one())
+    except LLMError as exc:
+        err_console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        sys.exit(1)
+    table = Table(show_header=False, box=None)
+    table.add_row("endpoint", llm.endpoint)
+    table.add_row("model", out.model)
+    table.add_row("answer", repr(out.text))
+    table.add_row("latency", f"{out.latency_s * 1000:.0f} ms")
+    table.add_row(
+        "tokens", f"{out.usage.prompt_tokens} prompt + {out.usage.completion_tokens} completion"
+    )
+    console.print(table)
+
+
+# ----------------------------------------------------------------------- runs
+@cli.group()
+def runs() -> None:
+    """Inspect recorded runs."""
+
+
+def _open_store(path: str) -> Any:
+    from lorekit.eval.store import RunStore
+
+    if not Path(path).exists():
+        raise UserError(f"--store: no run store at {path} (run something first, or pass --store)")
+    return RunStore(path)
+
+
+@runs.command("list")
+@_store_option
+def runs_list(store: str) -> None:
+    """List runs, newest first."""
+    with _open_store(store) as db:
+        rows = db.list_runs()
+        table = Table("run", "created", "env", "agent", "status", "episodes", "success")
+        for r in rows:
+            eps = db.episodes(r.run_id)
+            ok = sum(e.success for e in eps)
+            rate = f"{ok / len(eps):.1%}" if eps else "-"
+            table.add_row(r.run_id, _when(r.created_at), r.env, r.agent, r.status, str(len(eps)), rate)
+    if not rows:
+        console.print(f"no runs in {store}")
+        return
+    console.print(table)
+
+
+@runs.command("show")
+@click.argument("run_id")
+@_store_option
+def runs_show(run_id: str, store: str) -> None:
+    """Summary of one run: episodes, success, usage by role."""
+    from lorekit.eval.report import render_run
+
+    with _open_store(store) as db:
+        if db.get_run(run_id) is None:
+            raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
+        render_run(db, run_id, console)
+
+
+@runs.command("export")
+@click.argument("run_id")
+@_store_option
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="File to write (default: standard output).")
+def runs_export(run_id: str, store: str, output: str | None) -> None:
+    """Export a run as JSON lines: the run, then one line per episode."""
+    with _open_store(store) as db:
+        if db.get_run(run_id) is None:
+            raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
+        if output is None:
+            db.export_jsonl(run_id, sys.stdout)
+            return
+        with open(output, "w", encoding="utf-8") as fh:
+            n = db.export_jsonl(run_id, fh)
+    err_console.print(f"wrote {n} lines to {output}")
+
+
+def _when(ts: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+
+# ----------------------------------------------------------------- entry point
+def _fail(message: str, code: int) -> NoReturn:
+    first = " ".join(message.strip().splitlines()[:1]) or "error"
+    print(f"lorekit: error: {first}", file=sys.stderr)
+    sys.exit(code)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: click in non-standalone mode so every error is one line."""
+    from lorekit.config import ConfigError
+
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="lorekit",
+                 standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+        sys.exit(2)
+    except click.UsageError as exc:
+        cmd = exc.ctx.command_path if exc.ctx is not None else "lorekit"
+        _fail(f"{cmd}: {exc.format_message()}", 2)
+    except click.ClickException as exc:
+        _fail(exc.format_message(), exc.exit_code)
+    except ConfigError as exc:
+        msg = str(exc).splitlines()
+        _fail(msg[0] + (f" (+{len(msg) - 1} more)" if len(msg) > 1 else ""), 2)
+    except click.exceptions.Abort:
+        _fail("aborted", 130)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()

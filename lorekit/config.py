@@ -1,0 +1,214 @@
+"""Run configuration: YAML files validated by pydantic, and the model factory.
+
+A run config maps roles to model settings (with one ``default``), chooses a
+cache mode and a run store. Errors name the file, the field and what was
+expected, because a typo in a config should cost seconds, not a failed run.
+CLI flags override the file through :func:`apply_overrides`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from lorekit.llm.accounting import Price
+from lorekit.llm.base import LLM
+from lorekit.llm.cache import CachedLLM, CacheMode, SQLiteCache
+from lorekit.llm.limits import Limiter, LimitedLLM
+from lorekit.llm.roles import DEFAULT_ROLE, Roles
+from lorekit.llm.scripted import ScriptedLLM
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; the message says where and why."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PriceSettings(_Strict):
+    """USD per million tokens."""
+
+    prompt: float = Field(0.0, ge=0)
+    completion: float = Field(0.0, ge=0)
+
+
+class ModelSettings(_Strict):
+    """How to reach one model.
+
+    ``provider: openai`` covers every OpenAI-compatible server (OpenAI, vLLM,
+    Ollama, llama.cpp, DeepSeek): set ``base_url`` for anything but OpenAI.
+    ``provider: scripted`` answers from ``answers`` (for offline demos).
+    """
+
+    provider: Literal["openai", "scripted"] = "openai"
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout_s: float = Field(60.0, gt=0)
+    max_attempts: int = Field(4, ge=1, le=20)
+    max_in_flight: int | None = Field(8, ge=1)
+    rpm: float | None = Field(None, gt=0)
+    price: PriceSettings | None = None
+    answers: list[str] | None = None
+    latency_s: float = Field(0.0, ge=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith(("http://", "https://")):
+            raise ValueError("expected an http:// or https:// URL")
+        return v
+
+
+class CacheSettings(_Strict):
+    mode: Literal["read-write", "replay", "off"] = "off"
+    path: str = ".lorekit/cache.sqlite3"
+
+
+class RunConfig(_Strict):
+    """The model side of a run. Later issues add env and agent sections."""
+
+    roles: dict[str, ModelSettings] = Field(
+        default_factory=lambda: {DEFAULT_ROLE: ModelSettings(provider="scripted", model="echo")}
+    )
+    default_role: str = DEFAULT_ROLE
+    cache: CacheSettings = CacheSettings()
+    store: str = "runs/lorekit.sqlite3"
+
+    @field_validator("roles")
+    @classmethod
+    def _roles(cls, v: dict[str, ModelSettings]) -> dict[str, ModelSettings]:
+        if not v:
+            raise ValueError("expected at least one role")
+        return v
+
+    def prices(self) -> dict[str, Price]:
+        return {
+            s.model: Price(s.price.prompt, s.price.completion)
+            for s in self.roles.values()
+            if s.price is not None
+        }
+
+
+def _format_validation(source: str, err: ValidationError) -> str:
+    lines = []
+    for e in err.errors():
+        field = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        got = e.get("input")
+        shown = f" (got {got!r})" if got is not None and not isinstance(got, dict) else ""
+        lines.append(f"{source}: {field}: {e['msg']}{shown}")
+    return "\n".join(lines)
+
+
+def parse_config(data: Mapping[str, Any], source: str = "<config>") -> RunConfig:
+    """Validate a mapping as a :class:`RunConfig`, with located errors."""
+    try:
+        return RunConfig.model_validate(dict(data))
+    except ValidationError as err:
+        raise ConfigError(_format_validation(source, err)) from None
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Read and validate a YAML run config."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such config file") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        raise ConfigError(f"{p}{where}: not valid YAML: {err}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{p}: expected a mapping at the top level, got {type(data).__name__}")
+    return parse_config(data, str(p))
+
+
+def apply_overrides(
+    config: RunConfig,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    roles: Iterable[str] = (),
+    cache: str | None = None,
+    store: str | None = None,
+) -> RunConfig:
+    """Apply CLI flags: ``--model`` and ``--base-url`` set the default role,
+    ``--role planner=gpt-4o`` sets one role's model, ``--cache`` the mode."""
+    data = config.model_dump()
+    role_map: dict[str, dict[str, Any]] = data["roles"]
+    default = role_map.setdefault(config.default_role, {"model": model or "echo"})
+    if model is not None:
+        default["model"] = model
+        if default.get("provider") == "scripted" and model != "echo":
+            default["provider"] = "openai"
+    if base_url is not None:
+        default["base_url"] = base_url
+        default["provider"] = "openai"
+    for item in roles:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise ConfigError(f"--role: expected ROLE=MODEL, got {item!r}")
+        entry = dict(role_map.get(name) or {k: v for k, v in default.items()})
+        entry["model"] = value
+        if entry.get("provider") == "scripted":
+            entry["provider"] = "openai"
+        role_map[name] = entry
+    if cache is not None:
+        data["cache"]["mode"] = cache
+    if store is not None:
+        data["store"] = store
+    return parse_config(data, "command line")
+
+
+def build_model(settings: ModelSettings, limiter: Limiter | None = None) -> LLM:
+    """One backend from its settings (no cache, no metering)."""
+    if settings.provider == "scripted":
+        answers = settings.answers
+        scripted = (
+            ScriptedLLM(answers, default=answers[-1] if answers else None, model=settings.model)
+            if answers
+            else ScriptedLLM(fn=lambda msgs: msgs[-1].content, model=settings.model)
+        )
+        model: LLM = scripted
+        return LimitedLLM(model, limiter) if limiter is not None else model
+    from lorekit.llm.openai_compat import OpenAICompatLLM
+    from lorekit.llm.retry import RetryPolicy
+
+    return OpenAICompatLLM(
+        settings.model,
+        base_url=settings.base_url,
+        api_key=os.environ.get(settings.api_key_env),
+        timeout_s=settings.timeout_s,
+        retry=RetryPolicy(max_attempts=settings.max_attempts),
+        limiter=limiter,
+    )
+
+
+def build_roles(config: RunConfig) -> Roles:
+    """All role models of a run. Roles that share an endpoint and model share
+    one limiter (the limit is the server's, not the role's) and one cache."""
+    limiters: dict[tuple[str | None, str], Limiter] = {}
+    built: dict[str, LLM] = {}
+    cache = SQLiteCache(config.cache.path) if config.cache.mode != "off" else None
+    for role, s in config.roles.items():
+        key = (s.base_url, s.model)
+        if key not in limiters and (s.max_in_flight or s.rpm):
+            limiters[key] = Limiter(s.max_in_flight, s.rpm)
+        llm = build_model(s, limiters.get(key))
+        if cache is not None:
+            mode: CacheMode = config.cache.mode
+            llm = CachedLLM(llm, cache, mode)
+        built[role] = llm
+    return Roles(built, config.default_role)

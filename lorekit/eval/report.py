@@ -1,0 +1,137 @@
+"""Run summaries: success with its standard error, overall and by task group.
+
+The numbers come only from what the store recorded (the environment's own
+reward and success flag), never from an agent's report of itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from lorekit.eval.store import EpisodeRecord, RunStore
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSummary:
+    """Aggregates over one set of episodes (a task group, or all of them)."""
+
+    group: str
+    episodes: int
+    successes: int
+    errors: int
+    success_rate: float
+    stderr: float
+    mean_reward: float
+    mean_steps: float
+    mean_wall_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def success_stderr(successes: int, n: int) -> float:
+    """Standard error of a success rate (binomial): sqrt(p (1 - p) / n)."""
+    if n == 0:
+        return 0.0
+    p = successes / n
+    return math.sqrt(p * (1.0 - p) / n)
+
+
+def summarize_group(group: str, episodes: Iterable[EpisodeRecord]) -> GroupSummary:
+    eps = list(episodes)
+    n = len(eps)
+    ok = sum(1 for e in eps if e.success)
+
+    def mean(xs: list[float]) -> float:
+        return sum(xs) / n if n else 0.0
+
+    return GroupSummary(
+        group=group,
+        episodes=n,
+        successes=ok,
+        errors=sum(1 for e in eps if e.status == "error"),
+        success_rate=ok / n if n else 0.0,
+        stderr=success_stderr(ok, n),
+        mean_reward=mean([e.reward for e in eps]),
+        mean_steps=mean([e.steps for e in eps]),
+        mean_wall_s=mean([e.wall_s for e in eps]),
+    )
+
+
+def _group_order(name: str) -> tuple[int, str]:
+    """Sort "depth-2" before "depth-10": numeric suffixes compare as numbers."""
+    head, _, tail = name.rpartition("-")
+    return (int(tail), head) if tail.isdigit() else (10**9, name)
+
+
+def summarize(episodes: Iterable[EpisodeRecord]) -> dict[str, GroupSummary]:
+    """``{"all": ..., group: ...}`` with groups in natural order."""
+    eps = list(episodes)
+    by_group: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    for e in eps:
+        by_group[e.task_group or "-"].append(e)
+    out = {"all": summarize_group("all", eps)}
+    for g in sorted(by_group, key=_group_order):
+        out[g] = summarize_group(g, by_group[g])
+    return out
+
+
+def run_summary(store: RunStore, run_id: str) -> dict[str, Any]:
+    """Everything ``runs show`` prints, as plain data (also stored with the run)."""
+    eps = store.episodes(run_id)
+    usage = store.usage_by_role(run_id)
+    span = (max(e.ended_at for e in eps) - min(e.started_at for e in eps)) if eps else 0.0
+    totals = {k: sum(int(u.get(k, 0)) for u in usage.values())
+              for k in ("calls", "prompt_tokens", "completion_tokens", "cache_hits", "errors")}
+    return {
+        "groups": {g: s.to_dict() for g, s in summarize(eps).items()},
+        "usage_by_role": usage,
+        "usage": totals,
+        "wall_s": span,
+    }
+
+
+def render_run(store: RunStore, run_id: str, console: Console) -> None:
+    """Print a run's header, its success table by group and its usage by role."""
+    run = store.get_run(run_id)
+    if run is None:
+        raise LookupError(f"no run {run_id!r}")
+    s = run_summary(store, run_id)
+    cost = (run.summary or {}).get("cost_usd")
+    console.print(
+        f"[bold]{run.run_id}[/bold]  env={run.env}  agent={run.agent}  status={run.status}  "
+        f"wall={s['wall_s']:.1f}s" + (f"  cost=${cost:.4f}" if cost is not None else "")
+    )
+    table = Table("group", "episodes", "success", "± s.e.", "errors", "reward", "steps", "wall s")
+    for g, row in s["groups"].items():
+        table.add_row(
+            g,
+            str(row["episodes"]),
+            f"{row['success_rate']:.1%}",
+            f"{row['stderr']:.1%}",
+            str(row["errors"]),
+            f"{row['mean_reward']:.3f}",
+            f"{row['mean_steps']:.1f}",
+            f"{row['mean_wall_s']:.2f}",
+        )
+    console.print(table)
+    _render_usage(s["usage_by_role"], console)
+
+
+def _render_usage(usage: Mapping[str, Mapping[str, int]], console: Console) -> None:
+    if not usage:
+        console.print("no model calls recorded")
+        return
+    table = Table("role", "calls", "prompt tok", "completion tok", "cache hits", "errors")
+    for role, u in sorted(usage.items()):
+        table.add_row(role, *(str(u.get(k, 0)) for k in
+                              ("calls", "prompt_tokens", "completion_tokens", "cache_hits", "errors")))
+    console.print(table)

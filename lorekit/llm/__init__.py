@@ -1,0 +1,73 @@
+"""The model layer: the ``LLM`` protocol, backends and composable wrappers.
+
+It imports nothing from the rest of LoreKit. Typical stack for one role:
+``MeteredLLM(CachedLLM(OpenAICompatLLM(..., limiter=Limiter(8))), role)``.
+"""
+
+from lorekit.llm.accounting import MeteredLLM, Price, PriceTable, RoleUsage, UsageLedger
+from lorekit.llm.base import (
+    LLM,
+    Completion,
+    Message,
+    MessageLike,
+    RequestParams,
+    Usage,
+    as_messages,
+    make_params,
+)
+from lorekit.llm.cache import CachedLLM, CacheMode, SQLiteCache, request_key
+from lorekit.llm.calls import CallRecord, CallSink
+from lorekit.llm.errors import (
+    CacheMiss,
+    LLMAuthError,
+    LLMConnectionError,
+    LLMError,
+    LLMRateLimitError,
+    LLMRequestError,
+    LLMResponseError,
+    LLMServerError,
+    LLMTimeoutError,
+    ScriptExhausted,
+)
+from lorekit.llm.limits import LimitedLLM, Limiter
+from lorekit.llm.roles import DEFAULT_ROLE, Roles
+from lorekit.llm.scripted import Latency, ScriptedCall, ScriptedLLM
+
+__all__ = [
+    "DEFAULT_ROLE",
+    "LLM",
+    "CacheMiss",
+    "CacheMode",
+    "CachedLLM",
+    "CallRecord",
+    "CallSink",
+    "Completion",
+    "LLMAuthError",
+    "LLMConnectionError",
+    "LLMError",
+    "LLMRateLimitError",
+    "LLMRequestError",
+    "LLMResponseError",
+    "LLMServerError",
+    "LLMTimeoutError",
+    "Latency",
+    "LimitedLLM",
+    "Limiter",
+    "Message",
+    "MessageLike",
+    "MeteredLLM",
+    "Price",
+    "PriceTable",
+    "RequestParams",
+    "RoleUsage",
+    "Roles",
+    "SQLiteCache",
+    "ScriptExhausted",
+    "ScriptedCall",
+    "ScriptedLLM",
+    "Usage",
+    "UsageLedger",
+    "as_messages",
+    "make_params",
+    "request_key",
+]

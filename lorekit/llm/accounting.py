@@ -1,0 +1,158 @@
+"""Usage and cost accounting, per run and per role.
+
+``MeteredLLM`` is the outermost wrapper of a role's model: it sees every call,
+including cache hits, so it can count them apart. Cache hits add to
+``cache_hits`` but not to tokens or cost, because nothing was spent on them.
+Each finished call is also handed to an optional sink (the run store's
+episode writer), which is how every LLM call ends up recorded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from lorekit.llm.base import LLM, Completion, MessageLike, Usage, as_messages, make_params
+from lorekit.llm.calls import CallRecord, CallSink
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """USD per million tokens."""
+
+    prompt: float = 0.0
+    completion: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.prompt < 0 or self.completion < 0:
+            raise ValueError(f"prices must be >= 0, got {self.prompt}, {self.completion}")
+
+    def cost(self, usage: Usage) -> float:
+        return (usage.prompt_tokens * self.prompt + usage.completion_tokens * self.completion) / 1e6
+
+
+PriceTable = Mapping[str, Price]
+"""Prices by model name."""
+
+
+@dataclass(slots=True)
+class RoleUsage:
+    """What one role spent. Tokens and cost exclude cache hits."""
+
+    calls: int = 0
+    errors: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, other: RoleUsage) -> None:
+        self.calls += other.calls
+        self.errors += other.errors
+        self.cache_hits += other.cache_hits
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.cost_usd += other.cost_usd
+        self.latency_s += other.latency_s
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "total_tokens": self.total_tokens}
+
+
+class UsageLedger:
+    """Totals per role for one run (or one episode). Not thread-safe by
+    design: it is updated from the event loop thread only."""
+
+    def __init__(self, prices: PriceTable | None = None) -> None:
+        self.prices: dict[str, Price] = dict(prices or {})
+        self.by_role: dict[str, RoleUsage] = {}
+
+    def record(self, role: str, model: str, completion: Completion | None, latency_s: float) -> None:
+        row = self.by_role.get(role)
+        if row is None:
+            row = self.by_role[role] = RoleUsage()
+        row.calls += 1
+        row.latency_s += latency_s
+        if completion is None:
+            row.errors += 1
+        elif completion.cached:
+            row.cache_hits += 1
+        else:
+            u = completion.usage
+            row.prompt_tokens += u.prompt_tokens
+            row.completion_tokens += u.completion_tokens
+            price = self.prices.get(model)
+            if price is not None:
+                row.cost_usd += price.cost(u)
+
+    def total(self) -> RoleUsage:
+        out = RoleUsage()
+        for row in self.by_role.values():
+            out.add(row)
+        return out
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        return {role: row.to_dict() for role, row in sorted(self.by_role.items())}
+
+
+class MeteredLLM:
+    """Counts a role's calls into a ledger and hands each call to a sink."""
+
+    def __init__(
+        self,
+        inner: LLM,
+        role: str,
+        ledger: UsageLedger | None = None,
+        sink: CallSink | None = None,
+    ) -> None:
+        self.inner = inner
+        self.role = role
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        self.sink = sink
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    async def complete(
+        self,
+        messages: Sequence[MessageLike] | str,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | str | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        sample: int = 0,
+    ) -> Completion:
+        msgs = as_messages(messages)
+        params = make_params(temperature, max_tokens, stop, response_format, sample)
+        started = time.time()
+        t0 = time.perf_counter()
+        try:
+            out = await self.inner.complete(
+                msgs,
+                temperature=params.temperature,
+                max_tokens=params.max_tokens,
+                stop=params.stop,
+                response_format=params.response_format,
+                sample=params.sample,
+            )
+        except Exception as exc:
+            latency = time.perf_counter() - t0
+            self.ledger.record(self.role, self.model, None, latency)
+            if self.sink is not None:
+                error = f"{type(exc).__name__}: {exc}"
+                self.sink(CallRecord(self.role, self.model, msgs, params, started, latency, None, error))
+            raise
+        latency = time.perf_counter() - t0
+        self.ledger.record(self.role, self.model, out, latency)
+        if self.sink is not None:
+            self.sink(CallRecord(self.role, self.model, msgs, params, started, latency, out))
+        return out

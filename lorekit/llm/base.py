@@ -1,0 +1,166 @@
+"""The model contract every LoreKit component talks to.
+
+Everything above this layer (agents, graphs, the harness) sees a model only as
+an object with one async method, ``complete``. Backends (an OpenAI-compatible
+server, a scripted model) and wrappers (cache, limits, accounting) all satisfy
+the same :class:`LLM` protocol, so they compose freely:
+``CachedLLM(MeteredLLM(LimitedLLM(backend)))``.
+
+This module imports nothing from the rest of the project.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+RoleName = Literal["system", "user", "assistant"]
+_ROLES: frozenset[str] = frozenset({"system", "user", "assistant"})
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat message. ``role`` is the chat role, not an agent role."""
+
+    role: RoleName
+    content: str
+
+    def __post_init__(self) -> None:
+        if self.role not in _ROLES:
+            raise ValueError(f"message role must be one of {sorted(_ROLES)}, got {self.role!r}")
+        if not isinstance(self.content, str):
+            raise TypeError(f"message content must be str, got {type(self.content).__name__}")
+
+    def to_dict(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
+MessageLike = Message | Mapping[str, Any]
+
+
+def as_messages(messages: Sequence[MessageLike] | str) -> tuple[Message, ...]:
+    """Normalise user input (a string, dicts or Messages) into Messages.
+
+    A bare string becomes one user message, which keeps quick scripts short.
+    """
+    if isinstance(messages, str):
+        return (Message("user", messages),)
+    out: list[Message] = []
+    for i, m in enumerate(messages):
+        if isinstance(m, Message):
+            out.append(m)
+        elif isinstance(m, Mapping):
+            try:
+                out.append(Message(m["role"], m["content"]))
+            except KeyError as exc:
+                raise ValueError(f"message {i} lacks the key {exc.args[0]!r}") from None
+        else:
+            raise TypeError(f"message {i} must be a Message or a mapping, got {type(m).__name__}")
+    if not out:
+        raise ValueError("a request needs at least one message")
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts reported by the server (or estimated by a scripted model)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A model's answer plus what it cost.
+
+    ``cached`` is True when the answer came from the cache; such answers keep
+    the usage the original call reported (so a replayed run can show what it
+    would have cost) but accounting does not count them as spent.
+    """
+
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    latency_s: float = 0.0
+    cached: bool = False
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestParams:
+    """The sampling parameters of one request, in canonical form."""
+
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    stop: tuple[str, ...] | None = None
+    response_format: Mapping[str, Any] | None = None
+    sample: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "stop": list(self.stop) if self.stop is not None else None,
+            "response_format": dict(self.response_format) if self.response_format else None,
+            "sample": self.sample,
+        }
+
+
+def make_params(
+    temperature: float = 0.0,
+    max_tokens: int | None = None,
+    stop: Sequence[str] | str | None = None,
+    response_format: Mapping[str, Any] | None = None,
+    sample: int = 0,
+) -> RequestParams:
+    """Validate and canonicalise request parameters (one place for all backends)."""
+    if not 0.0 <= float(temperature) <= 2.0:
+        raise ValueError(f"temperature must be within [0, 2], got {temperature}")
+    if max_tokens is not None and max_tokens <= 0:
+        raise ValueError(f"max_tokens must be positive, got {max_tokens}")
+    if sample < 0:
+        raise ValueError(f"sample must be >= 0, got {sample}")
+    stops = (stop,) if isinstance(stop, str) else (tuple(stop) if stop is not None else None)
+    return RequestParams(float(temperature), max_tokens, stops, response_format, int(sample))
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """An asynchronous chat model.
+
+    ``sample`` distinguishes otherwise identical requests: at temperature > 0
+    a caller asking for sample 0 and sample 1 wants two different draws, and
+    the cache keys them apart. Backends that cannot use it ignore it.
+    """
+
+    @property
+    def model(self) -> str:
+        """The model name, as recorded in runs and cache keys."""
+        ...
+
+    async def complete(
+        self,
+        messages: Sequence[MessageLike] | str,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | str | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        sample: int = 0,
+    ) -> Completion: ...
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count (about four characters a token) for models that report none."""
+    return max(1, (len(text) + 3) // 4) if text else 0

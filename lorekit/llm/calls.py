@@ -1,0 +1,67 @@
+"""A record of one model call, for the run store and for accounting.
+
+The model layer knows nothing of stores or episodes; it hands a
+:class:`CallRecord` to whatever sink the caller plugged in (a ``CallSink``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lorekit.llm.base import Completion, Message, RequestParams, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """Everything about one ``complete`` call: what was asked, what came back.
+
+    Exactly one of ``completion`` and ``error`` is set. ``error`` is the
+    rendered message of the exception (type name first), so a record stays
+    plain data that serialises without the exception object.
+    """
+
+    role: str
+    model: str
+    messages: tuple[Message, ...]
+    params: RequestParams
+    started_at: float
+    latency_s: float
+    completion: Completion | None = None
+    error: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.completion is not None
+
+    @property
+    def cached(self) -> bool:
+        return self.completion is not None and self.completion.cached
+
+    @property
+    def usage(self) -> Usage:
+        return self.completion.usage if self.completion is not None else Usage()
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.completion
+        return {
+            "role": self.role,
+            "model": self.model,
+            "messages": [m.to_dict() for m in self.messages],
+            "params": self.params.to_dict(),
+            "started_at": self.started_at,
+            "latency_s": self.latency_s,
+            "answer": c.text if c is not None else None,
+            "prompt_tokens": c.usage.prompt_tokens if c is not None else 0,
+            "completion_tokens": c.usage.completion_tokens if c is not None else 0,
+            "cached": self.cached,
+            "finish_reason": c.finish_reason if c is not None else None,
+            "error": self.error,
+            "meta": dict(self.meta),
+        }
+
+
+CallSink = Callable[[CallRecord], None]
+"""A synchronous callback that receives every finished call (success or error)."""
