@@ -73,7 +73,11 @@ if __name__ == "__main__":
     args = ap.parse_args()
     r = asyncio.run(main(args.batches, args.calls))
     print(f"bare ScriptedLLM call            : {r['bare_us']:8.1f} us (baseline)")
-    print(f"limit + accounting overhead      : {r['limit_acct_us']:8.1f} us/call "
-          f"(goal < 200 us; {r['limit_acct_us'] / 200:.2f} x goal)")
-    print(f"cache hit (+ limit + accounting) : {r['cache_hit_us']:8.1f} us/call "
-          f"(goal < 500 us; {r['cache_hit_us'] / 500:.2f} x goal)")
+    print(
+        f"limit + accounting overhead      : {r['limit_acct_us']:8.1f} us/call "
+        f"(goal < 200 us; {r['limit_acct_us'] / 200:.2f} x goal)"
+    )
+    print(
+        f"cache hit (+ limit + accounting) : {r['cache_hit_us']:8.1f} us/call "
+        f"(goal < 500 us; {r['cache_hit_us'] / 500:.2f} x goal)"
+    )

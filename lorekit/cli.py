@@ -53,10 +53,14 @@ def models() -> None:
 
 @models.command("check")
 @click.option("--model", "-m", required=True, help="Model name as the server knows it.")
-@click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+@click.option(
+    "--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."
+)
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True)
 @click.option("--prompt", default="Reply with the single word: pong", show_default=True)
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=30.0, show_default=True)
+@click.option(
+    "--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=30.0, show_default=True
+)
 @click.option("--attempts", type=click.IntRange(min=1, max=20), default=2, show_default=True)
 def models_check(
     model: str,
@@ -106,6 +110,165 @@ def models_check(
     console.print(table)
 
 
+# ----------------------------------------------------------------------- envs
+@cli.group()
+def envs() -> None:
+    """Environments."""
+
+
+@envs.command("list")
+def envs_list() -> None:
+    """List registered environments."""
+    from lorekit.envs import list_envs
+
+    table = Table("env", "description")
+    for name, desc in list_envs():
+        table.add_row(name, desc)
+    console.print(table)
+
+
+# ------------------------------------------------------------------------ run
+def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UserError(f"{flag}: expected KEY=VALUE, got {item!r}")
+        out[key] = yaml.safe_load(value)
+    return out
+
+
+@cli.command("run")
+@click.argument("env_name", metavar="ENV")
+@click.option("--agent", "-a", "agent_name", required=True, help="Agent name (see docs).")
+@click.option(
+    "--config",
+    "-c",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="YAML run config (roles, cache, store).",
+)
+@click.option("--model", "-m", default=None, help="Model of the default role.")
+@click.option("--base-url", default=None, help="OpenAI-compatible endpoint of the default role.")
+@click.option("--role", "roles_opt", multiple=True, help="ROLE=MODEL, repeatable.")
+@click.option(
+    "--episodes",
+    "-n",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Play the first N tasks of the split (default: all).",
+)
+@click.option("--split", default="test", show_default=True)
+@click.option("--concurrency", "-j", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--run-id", default=None, help="Name the run; an existing id resumes it.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0.001),
+    default=600.0,
+    show_default=True,
+    help="Per-episode timeout in seconds.",
+)
+@click.option("--cache", type=click.Choice(["read-write", "replay", "off"]), default=None)
+@click.option("--env-opt", multiple=True, help="KEY=VALUE passed to the environment.")
+@click.option("--agent-opt", multiple=True, help="KEY=VALUE passed to the agent.")
+@click.option("--retry-errors", is_flag=True, help="On resume, replay episodes that errored.")
+@click.option("--progress/--no-progress", default=True, show_default=True)
+@click.option("--store", default=None, help="Run store (default: the config's, or $LOREKIT_STORE).")
+def run_cmd(
+    env_name: str,
+    agent_name: str,
+    config_path: str | None,
+    model: str | None,
+    base_url: str | None,
+    roles_opt: tuple[str, ...],
+    episodes: int | None,
+    split: str,
+    concurrency: int,
+    run_id: str | None,
+    seed: int,
+    timeout_s: float,
+    cache: str | None,
+    env_opt: tuple[str, ...],
+    agent_opt: tuple[str, ...],
+    retry_errors: bool,
+    progress: bool,
+    store: str | None,
+) -> None:
+    """Evaluate an agent on an environment; results go to the run store."""
+    from lorekit.agents import make_agent, needs_model
+    from lorekit.config import RunConfig, apply_overrides, build_roles, load_config
+    from lorekit.envs import make
+    from lorekit.eval.report import render_run
+    from lorekit.eval.runner import plan_episodes, run_eval
+    from lorekit.eval.store import RunMismatchError, RunStore
+
+    cfg = load_config(config_path) if config_path else RunConfig()
+    store = (
+        store or os.environ.get("LOREKIT_STORE") or (cfg.store if config_path else DEFAULT_STORE)
+    )
+    cfg = apply_overrides(
+        cfg, model=model, base_url=base_url, roles=roles_opt, cache=cache, store=store
+    )
+    if needs_model(agent_name) and not (model or config_path):
+        raise UserError(
+            f"agent {agent_name!r} needs a model: pass --model (and --base-url) or --config"
+        )
+    env_kwargs = _kv(env_opt, "--env-opt")
+    try:
+        probe = make(env_name, **env_kwargs)
+        agent = make_agent(agent_name, **_kv(agent_opt, "--agent-opt"))
+        tasks = probe.tasks(split)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UserError(str(exc).strip("'\"")) from None
+    tasks = tasks[:episodes] if episodes else tasks
+    roles = build_roles(cfg)
+    config = {
+        "run": cfg.model_dump(),
+        "env": env_name,
+        "env_kwargs": env_kwargs,
+        "agent": agent_name,
+        "split": split,
+        "seed": seed,
+    }
+    pool = [probe]
+
+    def env_factory() -> Any:
+        return pool.pop() if pool else make(env_name, **env_kwargs)
+
+    with RunStore(cfg.store) as db:
+        try:
+            result = asyncio.run(
+                run_eval(
+                    db,
+                    env_factory=env_factory,
+                    agent=agent,
+                    roles=roles,
+                    episodes=plan_episodes(tasks, seed=seed),
+                    run_id=run_id,
+                    env_name=env_name,
+                    config=config,
+                    concurrency=concurrency,
+                    episode_timeout_s=timeout_s,
+                    retry_errors=retry_errors,
+                    prices=cfg.prices(),
+                    progress=err_console if progress else False,
+                )
+            )
+        except RunMismatchError as exc:
+            raise UserError(f"--run-id: {exc}") from None
+        if result.skipped:
+            err_console.print(
+                f"resumed: {result.skipped} episodes already done, {result.played} played now"
+            )
+        render_run(db, result.run_id, console)
+        console.print(f"store: {cfg.store}   run: {result.run_id}")
+
+
 # ----------------------------------------------------------------------- runs
 @cli.group()
 def runs() -> None:
@@ -131,7 +294,9 @@ def runs_list(store: str) -> None:
             eps = db.episodes(r.run_id)
             ok = sum(e.success for e in eps)
             rate = f"{ok / len(eps):.1%}" if eps else "-"
-            table.add_row(r.run_id, _when(r.created_at), r.env, r.agent, r.status, str(len(eps)), rate)
+            table.add_row(
+                r.run_id, _when(r.created_at), r.env, r.agent, r.status, str(len(eps)), rate
+            )
     if not rows:
         console.print(f"no runs in {store}")
         return
@@ -154,8 +319,13 @@ def runs_show(run_id: str, store: str) -> None:
 @runs.command("export")
 @click.argument("run_id")
 @_store_option
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="File to write (default: standard output).")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="File to write (default: standard output).",
+)
 def runs_export(run_id: str, store: str, output: str | None) -> None:
     """Export a run as JSON lines: the run, then one line per episode."""
     with _open_store(store) as db:
@@ -187,8 +357,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     from lorekit.config import ConfigError
 
     try:
-        cli.main(args=list(argv) if argv is not None else None, prog_name="lorekit",
-                 standalone_mode=False)
+        cli.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="lorekit",
+            standalone_mode=False,
+        )
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
         sys.exit(2)

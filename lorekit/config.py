@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from lorekit.llm.accounting import Price
 from lorekit.llm.base import LLM
 from lorekit.llm.cache import CachedLLM, CacheMode, SQLiteCache
-from lorekit.llm.limits import Limiter, LimitedLLM
+from lorekit.llm.limits import LimitedLLM, Limiter
 from lorekit.llm.roles import DEFAULT_ROLE, Roles
 from lorekit.llm.scripted import ScriptedLLM
 
@@ -176,10 +176,13 @@ def build_model(settings: ModelSettings, limiter: Limiter | None = None) -> LLM:
     """One backend from its settings (no cache, no metering)."""
     if settings.provider == "scripted":
         answers = settings.answers
+        latency = settings.latency_s or None
         scripted = (
-            ScriptedLLM(answers, default=answers[-1] if answers else None, model=settings.model)
+            ScriptedLLM(answers, default=answers[-1], model=settings.model, latency=latency)
             if answers
-            else ScriptedLLM(fn=lambda msgs: msgs[-1].content, model=settings.model)
+            else ScriptedLLM(
+                fn=lambda msgs: msgs[-1].content, model=settings.model, latency=latency
+            )
         )
         model: LLM = scripted
         return LimitedLLM(model, limiter) if limiter is not None else model

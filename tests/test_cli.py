@@ -34,8 +34,15 @@ def make_store(path: Path) -> str:
             ep = db.episode(run_id, f"t{i}/0", index=i, task_id=f"t{i}", task_group=group, seed=0)
             ep.add_step("obs", "get 1 stick", 0.0, False, {})
             ep.add_llm_call(
-                CallRecord("executor", "m", (Message("user", "q"),), make_params(), time.time(),
-                           0.1, Completion("a", Usage(10, 2), "m"))
+                CallRecord(
+                    "executor",
+                    "m",
+                    (Message("user", "q"),),
+                    make_params(),
+                    time.time(),
+                    0.1,
+                    Completion("a", Usage(10, 2), "m"),
+                )
             )
             ep.finish(success=ok, reward=1.0 if ok else 0.0)
     return run_id
@@ -48,8 +55,9 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_models_check_against_local_server(capsys: pytest.CaptureFixture[str]) -> None:
     with OpenAICompatServer(["pong"]) as srv:
-        code, out, err = run_cli(["models", "check", "--model", "test-model",
-                                  "--base-url", srv.base_url], capsys)
+        code, out, err = run_cli(
+            ["models", "check", "--model", "test-model", "--base-url", srv.base_url], capsys
+        )
         assert code == 0, err
         assert "'pong'" in out and "ms" in out and "prompt" in out
         assert srv.requests[0].body["model"] == "test-model"
@@ -58,8 +66,9 @@ def test_models_check_against_local_server(capsys: pytest.CaptureFixture[str]) -
 def test_models_check_reports_model_errors(capsys: pytest.CaptureFixture[str]) -> None:
     with OpenAICompatServer(["x"]) as srv:
         srv.inject(Fault.status(404, "model 'nope' not found"))
-        code, _, err = run_cli(["models", "check", "--model", "nope", "--base-url", srv.base_url],
-                               capsys)
+        code, _, err = run_cli(
+            ["models", "check", "--model", "nope", "--base-url", srv.base_url], capsys
+        )
     assert code == 1
     assert "nope" in err and "127.0.0.1" in err and "404" in err
 
@@ -73,8 +82,9 @@ def test_runs_list_show_export(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert code == 0
     assert "depth-1" in out and "depth-2" in out and "50.0%" in out and "executor" in out
     target = tmp_path / "out.jsonl"
-    code, _, err = run_cli(["runs", "export", run_id, "--store", str(store), "-o", str(target)],
-                           capsys)
+    code, _, err = run_cli(
+        ["runs", "export", run_id, "--store", str(store), "-o", str(target)], capsys
+    )
     assert code == 0 and "wrote 4 lines" in err
     lines = [json.loads(line) for line in target.read_text().splitlines()]
     assert lines[0]["type"] == "run" and [x["type"] for x in lines[1:]] == ["episode"] * 3
@@ -105,6 +115,10 @@ def test_bad_arguments_exit_2_with_one_line(
 
 
 def test_installed_entry_point_runs() -> None:
-    proc = subprocess.run([sys.executable, "-m", "lorekit.cli", "runs", "show"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lorekit.cli", "runs", "show"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "Missing argument" in proc.stderr

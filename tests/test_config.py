@@ -80,7 +80,7 @@ def test_overrides() -> None:
     assert out.roles["planner"].base_url == "http://127.0.0.1:11434/v1"
     with pytest.raises(ConfigError, match="ROLE=MODEL"):
         apply_overrides(cfg, roles=["planner"])
-    with pytest.raises(ConfigError, match="command line: cache.mode"):
+    with pytest.raises(ConfigError, match=r"command line: cache\.mode"):
         apply_overrides(cfg, cache="sometimes")
 
 

@@ -89,8 +89,10 @@ def run_summary(store: RunStore, run_id: str) -> dict[str, Any]:
     eps = store.episodes(run_id)
     usage = store.usage_by_role(run_id)
     span = (max(e.ended_at for e in eps) - min(e.started_at for e in eps)) if eps else 0.0
-    totals = {k: sum(int(u.get(k, 0)) for u in usage.values())
-              for k in ("calls", "prompt_tokens", "completion_tokens", "cache_hits", "errors")}
+    totals = {
+        k: sum(int(u.get(k, 0)) for u in usage.values())
+        for k in ("calls", "prompt_tokens", "completion_tokens", "cache_hits", "errors")
+    }
     return {
         "groups": {g: s.to_dict() for g, s in summarize(eps).items()},
         "usage_by_role": usage,
@@ -132,6 +134,11 @@ def _render_usage(usage: Mapping[str, Mapping[str, int]], console: Console) -> N
         return
     table = Table("role", "calls", "prompt tok", "completion tok", "cache hits", "errors")
     for role, u in sorted(usage.items()):
-        table.add_row(role, *(str(u.get(k, 0)) for k in
-                              ("calls", "prompt_tokens", "completion_tokens", "cache_hits", "errors")))
+        table.add_row(
+            role,
+            *(
+                str(u.get(k, 0))
+                for k in ("calls", "prompt_tokens", "completion_tokens", "cache_hits", "errors")
+            ),
+        )
     console.print(table)

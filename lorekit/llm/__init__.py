@@ -33,6 +33,20 @@ from lorekit.llm.limits import LimitedLLM, Limiter
 from lorekit.llm.roles import DEFAULT_ROLE, Roles
 from lorekit.llm.scripted import Latency, ScriptedCall, ScriptedLLM
 
+
+def __getattr__(name: str) -> object:
+    # The openai SDK is slow to import; load the HTTP backend only when asked.
+    if name == "OpenAICompatLLM":
+        from lorekit.llm.openai_compat import OpenAICompatLLM
+
+        return OpenAICompatLLM
+    if name in ("RetryPolicy", "call_with_retries"):
+        from lorekit.llm import retry
+
+        return getattr(retry, name)
+    raise AttributeError(f"module 'lorekit.llm' has no attribute {name!r}")
+
+
 __all__ = [
     "DEFAULT_ROLE",
     "LLM",
@@ -56,9 +70,11 @@ __all__ = [
     "Message",
     "MessageLike",
     "MeteredLLM",
+    "OpenAICompatLLM",
     "Price",
     "PriceTable",
     "RequestParams",
+    "RetryPolicy",
     "RoleUsage",
     "Roles",
     "SQLiteCache",
@@ -68,6 +84,7 @@ __all__ = [
     "Usage",
     "UsageLedger",
     "as_messages",
+    "call_with_retries",
     "make_params",
     "request_key",
 ]

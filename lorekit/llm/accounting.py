@@ -74,7 +74,9 @@ class UsageLedger:
         self.prices: dict[str, Price] = dict(prices or {})
         self.by_role: dict[str, RoleUsage] = {}
 
-    def record(self, role: str, model: str, completion: Completion | None, latency_s: float) -> None:
+    def record(
+        self, role: str, model: str, completion: Completion | None, latency_s: float
+    ) -> None:
         row = self.by_role.get(role)
         if row is None:
             row = self.by_role[role] = RoleUsage()
@@ -149,7 +151,9 @@ class MeteredLLM:
             self.ledger.record(self.role, self.model, None, latency)
             if self.sink is not None:
                 error = f"{type(exc).__name__}: {exc}"
-                self.sink(CallRecord(self.role, self.model, msgs, params, started, latency, None, error))
+                self.sink(
+                    CallRecord(self.role, self.model, msgs, params, started, latency, None, error)
+                )
             raise
         latency = time.perf_counter() - t0
         self.ledger.record(self.role, self.model, out, latency)

@@ -127,12 +127,16 @@ def make_params(
     """Validate and canonicalise request parameters (one place for all backends)."""
     if not 0.0 <= float(temperature) <= 2.0:
         raise ValueError(f"temperature must be within [0, 2], got {temperature}")
-    if max_tokens is not None and max_tokens <= 0:
-        raise ValueError(f"max_tokens must be positive, got {max_tokens}")
-    if sample < 0:
-        raise ValueError(f"sample must be >= 0, got {sample}")
-    stops = (stop,) if isinstance(stop, str) else (tuple(stop) if stop is not None else None)
-    return RequestParams(float(temperature), max_tokens, stops, response_format, int(sample))
+    if max_tokens is not None and (
+        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0
+    ):
+        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
+        raise ValueError(f"sample must be an int >= 0, got {sample!r}")
+    stops = (stop,) if isinstance(stop, str) else (tuple(stop) if stop else None)
+    # Copy the format so a caller mutating its dict later cannot change a cache key.
+    fmt = dict(response_format) if response_format else None
+    return RequestParams(float(temperature), max_tokens, stops, fmt, sample)
 
 
 @runtime_checkable

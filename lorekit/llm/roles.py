@@ -35,7 +35,9 @@ class Roles(Mapping[str, LLM]):
         if model is not None:
             return model
         known = ", ".join(sorted(self._models)) or "none"
-        raise KeyError(f"no model for role {role!r} and no {self.default!r} role (configured: {known})")
+        raise KeyError(
+            f"no model for role {role!r} and no {self.default!r} role (configured: {known})"
+        )
 
     def __contains__(self, role: object) -> bool:
         return role in self._models or self.default in self._models

@@ -186,7 +186,9 @@ class ScriptedLLM:
             self.calls.append(ScriptedCall(msgs, params, None, str(err)))
             raise err
         if isinstance(answer, BaseException):
-            self.calls.append(ScriptedCall(msgs, params, None, f"{type(answer).__name__}: {answer}"))
+            self.calls.append(
+                ScriptedCall(msgs, params, None, f"{type(answer).__name__}: {answer}")
+            )
             raise answer
         text = _apply_stop(answer, params.stop)
         finish = "stop"

@@ -1,0 +1,68 @@
+"""Agents: ``await agent.run(env, task, roles, recorder) -> Trajectory``.
+
+``make_agent(name, **kwargs)`` builds one by name; ``AGENTS`` lists them.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from lorekit.agents.base import Agent, Episode, NullRecorder, Recorder, Trajectory, TrajectoryStep
+from lorekit.agents.react import ReActAgent, parse_react
+from lorekit.agents.simple import OracleAgent, RandomAgent
+
+AgentFactory = Callable[..., Agent]
+
+AGENTS: dict[str, tuple[AgentFactory, str, bool]] = {
+    "react": (ReActAgent, "reason-then-act turns with a turn budget", True),
+    "oracle": (OracleAgent, "follows the environment's built-in expert (no model)", False),
+    "random": (RandomAgent, "uniform over the environment's candidate actions (no model)", False),
+}
+"""name -> (factory, description, needs a model)."""
+
+
+class UnknownAgentError(KeyError):
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def make_agent(name: str, **kwargs: Any) -> Agent:
+    """Build a registered agent; unknown names and arguments fail with the options."""
+    entry = AGENTS.get(name)
+    if entry is None:
+        raise UnknownAgentError(
+            f"unknown agent {name!r}; known agents: {', '.join(sorted(AGENTS))}"
+        )
+    factory = entry[0]
+    params = inspect.signature(factory).parameters
+    bad = sorted(set(kwargs) - set(params))
+    if bad:
+        raise TypeError(
+            f"agent {name!r} takes no argument {', '.join(bad)}; "
+            f"it takes: {', '.join(params) or 'none'}"
+        )
+    return factory(**kwargs)
+
+
+def needs_model(name: str) -> bool:
+    return name in AGENTS and AGENTS[name][2]
+
+
+__all__ = [
+    "AGENTS",
+    "Agent",
+    "Episode",
+    "NullRecorder",
+    "OracleAgent",
+    "RandomAgent",
+    "ReActAgent",
+    "Recorder",
+    "Trajectory",
+    "TrajectoryStep",
+    "UnknownAgentError",
+    "make_agent",
+    "needs_model",
+    "parse_react",
+]

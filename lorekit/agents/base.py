@@ -1,0 +1,130 @@
+"""The agent contract: ``await agent.run(env, task, roles, recorder) -> Trajectory``.
+
+An agent gets an environment, a task, named models and a recorder; it never
+builds a model backend itself. It acts only through :class:`Episode`, which
+steps the environment and records each step, so every agent's trajectory is
+recorded the same way and success always comes from the environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from lorekit.envs.base import Observation, Step, Task, TextEnv
+from lorekit.llm.roles import Roles
+
+
+@runtime_checkable
+class Recorder(Protocol):
+    """Where an episode's steps go (the run store's episode writer, or a list)."""
+
+    def add_step(
+        self, observation: str, action: str, reward: float, done: bool, info: Mapping[str, Any]
+    ) -> None: ...
+
+
+class NullRecorder:
+    """A recorder that keeps nothing, for quick scripts."""
+
+    def add_step(
+        self, observation: str, action: str, reward: float, done: bool, info: Mapping[str, Any]
+    ) -> None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoryStep:
+    action: str
+    observation: str
+    reward: float
+    done: bool
+    info: Mapping[str, Any]
+
+
+@dataclass(slots=True)
+class Trajectory:
+    """What happened in one episode.
+
+    ``success`` and ``reward`` come from the environment. ``stop_reason``
+    says why the agent stopped: ``done`` (the env ended the episode),
+    ``budget`` (the agent ran out of turns or calls), ``gave_up`` (the agent
+    declared it could not go on), or ``error``. ``notes`` holds what is
+    particular to an agent (ReAct turns, an ADaPT decomposition tree).
+    """
+
+    task: Task
+    initial_observation: str
+    steps: list[TrajectoryStep] = field(default_factory=list)
+    reward: float = 0.0
+    done: bool = False
+    success: bool = False
+    stop_reason: str = ""
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def actions(self) -> list[str]:
+        return [s.action for s in self.steps]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["task"] = {"id": self.task.id, "goal": self.task.goal, "group": self.task.group}
+        return d
+
+
+class Episode:
+    """An agent's handle on one episode: step the env, keep the trajectory,
+    feed the recorder. Acting after the episode is done is refused."""
+
+    def __init__(self, env: TextEnv, task: Task, recorder: Recorder, first: Observation) -> None:
+        self.env = env
+        self.recorder = recorder
+        self.trajectory = Trajectory(task, first.text)
+
+    @classmethod
+    def start(
+        cls, env: TextEnv, task: Task, recorder: Recorder | None = None, seed: int | None = None
+    ) -> Episode:
+        first = env.reset(task, seed=seed)
+        return cls(env, task, recorder if recorder is not None else NullRecorder(), first)
+
+    @property
+    def done(self) -> bool:
+        return self.trajectory.done
+
+    @property
+    def observation(self) -> str:
+        t = self.trajectory
+        return t.steps[-1].observation if t.steps else t.initial_observation
+
+    def act(self, action: str) -> Step:
+        if self.trajectory.done:
+            raise RuntimeError("the episode is over; no further actions")
+        step = self.env.step(action)
+        t = self.trajectory
+        t.steps.append(TrajectoryStep(action, step.observation, step.reward, step.done, step.info))
+        t.reward += step.reward
+        if step.done:
+            t.done = True
+            t.success = bool(step.info.get("success", step.reward > 0))
+            t.stop_reason = "done"
+        self.recorder.add_step(step.observation, action, step.reward, step.done, step.info)
+        return step
+
+    def stop(self, reason: str) -> Trajectory:
+        """End the agent's part; keeps ``done`` if the env already ended it."""
+        if not self.trajectory.stop_reason:
+            self.trajectory.stop_reason = reason
+        return self.trajectory
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything that can play an episode."""
+
+    name: str
+
+    async def run(
+        self, env: TextEnv, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+    ) -> Trajectory: ...

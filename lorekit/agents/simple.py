@@ -1,0 +1,61 @@
+"""Agents without a model: the environment's expert, and a random baseline."""
+
+from __future__ import annotations
+
+import random
+
+from lorekit.agents.base import Episode, Recorder, Trajectory
+from lorekit.envs.base import Task, TextEnv
+from lorekit.llm.roles import Roles
+
+
+class OracleAgent:
+    """Follows the environment's built-in expert (``env.expert_action()``).
+
+    It proves tasks are solvable, gives an upper bound, and is the offline
+    demo. An environment without an expert makes it stop at once with
+    ``stop_reason="no_expert"``.
+    """
+
+    name = "oracle"
+
+    def __init__(self, max_steps: int = 1000) -> None:
+        self.max_steps = max_steps
+
+    async def run(
+        self, env: TextEnv, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+    ) -> Trajectory:
+        ep = Episode.start(env, task, recorder, seed)
+        for _ in range(self.max_steps):
+            action = env.expert_action()
+            if action is None:
+                return ep.stop("no_expert" if not ep.trajectory.steps else "gave_up")
+            if ep.act(action).done:
+                return ep.stop("done")
+        return ep.stop("budget")
+
+
+class RandomAgent:
+    """Picks uniformly among the environment's candidate actions.
+
+    A floor for every table: an agent that does no better than this has
+    learned nothing. Seeded from the episode seed, so runs repeat.
+    """
+
+    name = "random"
+
+    def __init__(self, max_steps: int = 40) -> None:
+        self.max_steps = max_steps
+
+    async def run(
+        self, env: TextEnv, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+    ) -> Trajectory:
+        ep = Episode.start(env, task, recorder, seed)
+        rng = random.Random(f"random-agent/{task.id}/{seed}")
+        for _ in range(self.max_steps):
+            options = env.candidate_actions()
+            if not options:
+                return ep.stop("gave_up")
+            if ep.act(rng.choice(options)).done:
+                return ep.stop("done")
+        return ep.stop("budget")

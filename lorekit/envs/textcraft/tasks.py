@@ -1,0 +1,101 @@
+"""Task sets and per-episode crafting-command lists for TextCraft.
+
+Everything here is a function of the recipe book and an integer seed only:
+inputs are sorted before any random choice and randomness comes from a private
+``random.Random(seed)``, so task sets do not change with file order, set order
+or ``PYTHONHASHSEED``.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from lorekit.envs.base import Task
+from lorekit.envs.textcraft.recipes import Recipe, RecipeBook, display_name
+
+SPLITS: tuple[str, ...] = ("test", "dev", "all")
+TEST_SIZE = 200
+DEV_SIZE = 100
+MIN_TEST_DEPTH = 2
+
+
+def goals_by_depth(book: RecipeBook) -> dict[int, list[str]]:
+    """Every craftable item, grouped by crafting depth, each group sorted."""
+    groups: dict[int, list[str]] = {}
+    for item in sorted(book.items):
+        if book.is_craftable(item):
+            depth = book.depth(item)
+            if depth != float("inf"):
+                groups.setdefault(int(depth), []).append(item)
+    return groups
+
+
+def build_task_sets(
+    book: RecipeBook, seed: int = 0, test_size: int = TEST_SIZE, dev_size: int = DEV_SIZE
+) -> Mapping[str, tuple[Task, ...]]:
+    """The ``test``, ``dev`` and ``all`` splits.
+
+    ``test`` follows ADaPT: take every goal of the deepest depth, then the next
+    depth down, and so on (not below depth 2) until ``test_size`` goals; the
+    last depth used is sampled. ``dev`` samples ``dev_size`` goals of any depth
+    from the rest, so it never overlaps ``test``.
+    """
+    rng = random.Random(seed)
+    groups = goals_by_depth(book)
+    test: list[str] = []
+    for depth in sorted((d for d in groups if d >= MIN_TEST_DEPTH), reverse=True):
+        room = test_size - len(test)
+        if room <= 0:
+            break
+        pool = groups[depth]
+        test.extend(pool if len(pool) <= room else sorted(rng.sample(pool, room)))
+    chosen = set(test)
+    rest = [item for depth in sorted(groups) for item in groups[depth] if item not in chosen]
+    dev = sorted(rng.sample(rest, min(dev_size, len(rest))))
+    everything = [item for depth in sorted(groups) for item in groups[depth]]
+
+    def make(items: list[str]) -> tuple[Task, ...]:
+        ordered = sorted(items, key=lambda i: (-book.depth(i), i))
+        return tuple(_task(book, item, seed) for item in ordered)
+
+    return MappingProxyType({"test": make(test), "dev": make(dev), "all": make(everything)})
+
+
+def _task(book: RecipeBook, item: str, seed: int) -> Task:
+    depth = int(book.depth(item))
+    episode_seed = zlib.crc32(f"{seed}:{item}".encode())
+    return Task(
+        id=item,
+        goal=f"craft {display_name(item)}",
+        group=f"depth-{depth}",
+        data=MappingProxyType({"item": item, "depth": depth, "seed": episode_seed}),
+    )
+
+
+def episode_commands(
+    book: RecipeBook, goal: str, seed: int, distractors: int = 10
+) -> tuple[str, ...]:
+    """The goal's recipe-tree commands plus up to ``distractors`` others, shuffled.
+
+    Distractors are recipes that use one of the tree's ingredients but are not
+    part of the tree, so they look relevant, as in the original benchmark.
+    """
+    rng = random.Random(seed)
+    tree = book.tree(goal)
+    in_tree = set(tree)
+    lines = [book.command(r) for r in tree]
+    shown = set(lines)
+    candidates: dict[Recipe, None] = {}
+    for recipe in tree:
+        for ingredient, _ in recipe.ingredients:
+            for use in book.uses(ingredient):
+                if use not in in_tree and book.command(use) not in shown:
+                    candidates[use] = None
+    pool = sorted(candidates)
+    picked = rng.sample(pool, min(distractors, len(pool))) if distractors > 0 else []
+    lines.extend(dict.fromkeys(book.command(r) for r in picked))
+    rng.shuffle(lines)
+    return tuple(lines)

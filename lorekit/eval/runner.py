@@ -1,0 +1,219 @@
+"""The evaluation harness: many episodes, concurrently, all of it recorded.
+
+``run_eval`` plays each (task, seed) pair once with a fresh episode of a
+pooled environment, under an asyncio concurrency bound and a per-episode
+timeout. Every step and model call goes to the run store, and an episode is
+committed whole when it ends. Resuming a run id skips the episodes the store
+already holds and plays exactly the missing ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from lorekit.agents.base import Agent
+from lorekit.envs.base import Task, TextEnv
+from lorekit.eval.report import run_summary
+from lorekit.eval.store import RunStore
+from lorekit.llm.accounting import PriceTable, UsageLedger
+from lorekit.llm.roles import Roles
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeSpec:
+    """One episode to play: its key in the store, task, seed and index."""
+
+    key: str
+    index: int
+    task: Task
+    seed: int
+
+
+def plan_episodes(tasks: Sequence[Task], *, seed: int = 0, repeats: int = 1) -> list[EpisodeSpec]:
+    """Episodes for ``tasks``, each ``repeats`` times, with seeds derived from
+    the run seed and the position, so the plan is the same on every resume."""
+    specs = []
+    for r in range(repeats):
+        for i, task in enumerate(tasks):
+            index = r * len(tasks) + i
+            s = seed + index
+            specs.append(EpisodeSpec(f"{task.id}/{s}", index, task, s))
+    return specs
+
+
+@dataclass(slots=True)
+class EvalResult:
+    """What a call to :func:`run_eval` did."""
+
+    run_id: str
+    played: int = 0
+    skipped: int = 0
+    successes: int = 0
+    errors: int = 0
+    wall_s: float = 0.0
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+class _EnvPool:
+    """Reuses environments across episodes; one env serves one episode at a time."""
+
+    def __init__(self, factory: Callable[[], TextEnv]) -> None:
+        self._factory = factory
+        self._free: list[TextEnv] = []
+
+    def take(self) -> TextEnv:
+        return self._free.pop() if self._free else self._factory()
+
+    def give(self, env: TextEnv) -> None:
+        self._free.append(env)
+
+
+async def run_eval(
+    store: RunStore,
+    *,
+    env_factory: Callable[[], TextEnv],
+    agent: Agent,
+    roles: Roles,
+    episodes: Sequence[EpisodeSpec],
+    run_id: str | None = None,
+    env_name: str = "",
+    config: dict[str, Any] | None = None,
+    concurrency: int = 8,
+    episode_timeout_s: float | None = 600.0,
+    retry_errors: bool = False,
+    prices: PriceTable | None = None,
+    progress: bool | Console = False,
+) -> EvalResult:
+    """Play ``episodes`` (skipping those already in the store) and summarise.
+
+    ``retry_errors`` replays episodes that ended in an error (a timeout, a
+    crashed model) instead of counting them as done.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    rid = store.create_run(
+        run_id,
+        env=env_name,
+        agent=agent.name,
+        config=config or {},
+        meta={"episodes": len(episodes)},
+    )
+    done_keys = store.finished_episode_keys(rid, include_errors=not retry_errors)
+    todo = [e for e in episodes if e.key not in done_keys]
+    result = EvalResult(rid, skipped=len(episodes) - len(todo))
+    ledger = UsageLedger(prices)
+    pool = _EnvPool(env_factory)
+    gate = asyncio.Semaphore(concurrency)
+    bar = _Bar(progress, total=len(todo))
+    started = time.perf_counter()
+    store.set_run_status(rid, "running")
+
+    async def play(spec: EpisodeSpec) -> None:
+        async with gate:
+            env = pool.take()
+            writer = store.episode(
+                rid,
+                spec.key,
+                index=spec.index,
+                task_id=spec.task.id,
+                task_group=spec.task.group,
+                seed=spec.seed,
+            )
+            episode_roles = roles.metered(ledger, writer.add_llm_call)
+            t0 = time.perf_counter()
+            try:
+                traj = await asyncio.wait_for(
+                    agent.run(env, spec.task, episode_roles, writer, seed=spec.seed),
+                    episode_timeout_s,
+                )
+            except TimeoutError:
+                writer.finish(
+                    success=False,
+                    reward=0.0,
+                    status="error",
+                    error=f"episode timed out after {episode_timeout_s} s",
+                )
+                result.errors += 1
+            except Exception as exc:
+                tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+                writer.finish(success=False, reward=0.0, status="error", error=tb)
+                result.errors += 1
+            else:
+                writer.finish(
+                    success=traj.success,
+                    reward=traj.reward,
+                    info={
+                        "stop_reason": traj.stop_reason,
+                        "notes": traj.notes,
+                        "wall_s": time.perf_counter() - t0,
+                    },
+                )
+                result.successes += int(traj.success)
+            finally:
+                pool.give(env)
+            result.played += 1
+            bar.advance(result, ledger)
+
+    try:
+        with bar:
+            await asyncio.gather(*(play(s) for s in todo))
+    except BaseException:
+        store.set_run_status(rid, "interrupted")
+        raise
+    result.wall_s = time.perf_counter() - started
+    summary = run_summary(store, rid)
+    summary["cost_usd"] = sum(u.cost_usd for u in ledger.by_role.values())
+    summary["this_session"] = {
+        "played": result.played,
+        "skipped": result.skipped,
+        "wall_s": result.wall_s,
+    }
+    result.summary = summary
+    store.set_run_status(rid, "finished", summary)
+    return result
+
+
+class _Bar:
+    """A rich progress bar with live success rate, tokens and cost, or nothing."""
+
+    def __init__(self, progress: bool | Console, total: int) -> None:
+        self._progress: Progress | None = None
+        if progress:
+            console = progress if isinstance(progress, Console) else Console(stderr=True)
+            self._progress = Progress(
+                TextColumn("[bold]episodes"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[stats]}"),
+                TimeElapsedColumn(),
+                console=console,
+            )
+            self._task = self._progress.add_task("eval", total=total, stats="")
+
+    def __enter__(self) -> _Bar:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def advance(self, result: EvalResult, ledger: UsageLedger) -> None:
+        if self._progress is None:
+            return
+        total = ledger.total()
+        rate = result.successes / result.played if result.played else 0.0
+        stats = (
+            f"success {rate:.1%}  errors {result.errors}  "
+            f"tokens {total.total_tokens:,}  ${total.cost_usd:.4f}"
+        )
+        self._progress.update(self._task, advance=1, stats=stats)

@@ -1,0 +1,383 @@
+"""A backend for every server that speaks the OpenAI chat-completions API.
+
+OpenAI itself, vLLM, Ollama, the llama.cpp server, DeepSeek and many others
+share one wire format, so one backend built on the official ``openai`` SDK
+covers them all. What this module adds on top of the SDK:
+
+- **One retry loop.** The SDK's own retries are switched off
+  (``max_retries=0``); retries happen in :func:`lorekit.llm.retry.call_with_retries`
+  so the policy, the attempt count in error messages and the limiter all see
+  every attempt.
+- **Typed errors.** Every SDK failure becomes a :mod:`lorekit.llm.errors`
+  error naming the model and the endpoint, with the server's own message, so
+  a user knows what failed, where, and whether retrying could help.
+- **Local-server convenience.** Servers on localhost need no key; we send a
+  placeholder so users do not have to invent one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import json
+import math
+import os
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Protocol
+from urllib.parse import urlparse
+
+import openai
+from openai.types.chat import ChatCompletion
+
+from lorekit.llm.base import (
+    Completion,
+    Message,
+    MessageLike,
+    RequestParams,
+    Usage,
+    as_messages,
+    estimate_tokens,
+    make_params,
+)
+from lorekit.llm.errors import (
+    LLMAuthError,
+    LLMConnectionError,
+    LLMError,
+    LLMRateLimitError,
+    LLMRequestError,
+    LLMResponseError,
+    LLMServerError,
+    LLMTimeoutError,
+)
+from lorekit.llm.retry import RetryPolicy, call_with_retries
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+LOCAL_PLACEHOLDER_KEY = "lorekit-local-no-key"
+"""Sent to local servers when no key is configured: they ignore it, the SDK needs one."""
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+DEFAULT_RETRY = RetryPolicy()
+
+
+class SlotLimiter(Protocol):
+    """What we need from a limiter: an async context manager per request.
+
+    :class:`lorekit.llm.limits.Limiter` satisfies it; so does any test double.
+    Declared here rather than imported so this backend does not depend on a
+    particular limiter implementation.
+    """
+
+    def acquire(self) -> contextlib.AbstractAsyncContextManager[None]: ...
+
+
+def is_local_url(url: str) -> bool:
+    """True for servers on this machine (vLLM, Ollama, llama.cpp), which need no API key."""
+    host = (urlparse(url).hostname or "").lower()
+    return host in _LOCAL_HOSTS or host.endswith(".localhost")
+
+
+class OpenAICompatLLM:
+    """An :class:`~lorekit.llm.base.LLM` backed by an OpenAI-compatible HTTP server.
+
+    ``retry=None`` makes exactly one attempt per call. ``limiter`` (if given)
+    is entered around each attempt, not around the backoff sleeps, so a
+    request waiting to retry does not hold a slot other requests could use.
+    ``extra_body`` is merged into every request body (e.g. vLLM's
+    ``{"top_k": 20}``); ``default_headers`` go with every request.
+    ``on_retry``, ``sleep`` and ``rng`` are handed to the retry loop: a hook
+    to log retries, and the means to observe or seed backoff in tests.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        retry: RetryPolicy | None = DEFAULT_RETRY,
+        limiter: SlotLimiter | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        on_retry: Callable[[int, LLMError, float], None] | None = None,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        if not model:
+            raise ValueError("OpenAICompatLLM needs a model name")
+        if not (isinstance(timeout_s, int | float) and math.isfinite(timeout_s) and timeout_s > 0):
+            raise ValueError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
+        url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if not is_local_url(url):
+                raise LLMAuthError(
+                    "no API key: set the OPENAI_API_KEY environment variable or pass "
+                    "api_key=... (only servers on localhost may run without one)",
+                    model=model,
+                    endpoint=url,
+                )
+            key = LOCAL_PLACEHOLDER_KEY
+        self._model = model
+        self._endpoint = url
+        self._retry = retry if retry is not None else RetryPolicy(max_attempts=1)
+        self._limiter = limiter
+        self._on_retry = on_retry
+        self._sleep = sleep
+        self._rng = rng
+        self._extra_body = dict(extra_body) if extra_body else None
+        self._client = openai.AsyncOpenAI(
+            api_key=key,
+            base_url=url,
+            timeout=float(timeout_s),
+            max_retries=0,
+            default_headers=dict(default_headers) if default_headers else None,
+        )
+
+    @property
+    def model(self) -> str:
+        """The model name we request (the server may report a more specific one)."""
+        return self._model
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL requests go to, as named in every error message."""
+        return self._endpoint
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        return self._retry
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatLLM(model={self._model!r}, endpoint={self._endpoint!r})"
+
+    async def complete(
+        self,
+        messages: Sequence[MessageLike] | str,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | str | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        sample: int = 0,
+    ) -> Completion:
+        """Ask the server for one chat completion, retrying transient failures.
+
+        ``sample`` is accepted for the protocol but not sent: it only tells
+        caches apart repeated draws, and servers have no use for it.
+        """
+        msgs = as_messages(messages)
+        params = make_params(temperature, max_tokens, stop, response_format, sample)
+        request = self._request_kwargs(msgs, params)
+        return await call_with_retries(
+            lambda: self._attempt(msgs, request),
+            self._retry,
+            sleep=self._sleep,
+            rng=self._rng,
+            on_retry=self._on_retry,
+        )
+
+    def _request_kwargs(self, msgs: tuple[Message, ...], params: RequestParams) -> dict[str, Any]:
+        """The create() arguments; optional parameters are sent only when set,
+        since some servers reject keys they do not know."""
+        kwargs: dict[str, Any] = {
+            "model": self._model,
+            "messages": [m.to_dict() for m in msgs],
+            "temperature": params.temperature,
+        }
+        if params.max_tokens is not None:
+            kwargs["max_tokens"] = params.max_tokens
+        if params.stop:
+            kwargs["stop"] = list(params.stop)
+        if params.response_format:
+            kwargs["response_format"] = dict(params.response_format)
+        if self._extra_body:
+            kwargs["extra_body"] = dict(self._extra_body)
+        return kwargs
+
+    async def _attempt(self, msgs: tuple[Message, ...], request: dict[str, Any]) -> Completion:
+        """One HTTP attempt, inside a limiter slot when there is a limiter."""
+        if self._limiter is None:
+            return await self._send(msgs, request)
+        async with self._limiter.acquire():
+            return await self._send(msgs, request)
+
+    async def _send(self, msgs: tuple[Message, ...], request: dict[str, Any]) -> Completion:
+        started = time.perf_counter()
+        try:
+            response: object = await self._client.chat.completions.create(**request)
+        except openai.OpenAIError as exc:
+            raise self._map_error(exc) from exc
+        except json.JSONDecodeError as exc:
+            # The SDK parses a body labelled JSON with response.json() and lets
+            # a broken document escape as a plain ValueError.
+            raise self._error(LLMResponseError, f"malformed JSON in the response: {exc}") from exc
+        latency = time.perf_counter() - started
+        return self._to_completion(msgs, response, latency)
+
+    def _to_completion(
+        self, msgs: tuple[Message, ...], response: object, latency: float
+    ) -> Completion:
+        """Validate the body; anything short of a usable answer is an LLMResponseError."""
+        if not isinstance(response, ChatCompletion):
+            snippet = str(response)[:200]
+            raise self._error(LLMResponseError, f"response is not a chat completion: {snippet!r}")
+        choices: object = response.choices
+        if not isinstance(choices, list) or not choices:
+            # Some proxies answer 200 with an error envelope instead of choices.
+            extra = response.model_extra or {}
+            detail = _server_message({"error": extra["error"]}) if "error" in extra else ""
+            raise self._error(
+                LLMResponseError, f"response has no choices{': ' + detail if detail else ''}"
+            )
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        text = getattr(message, "content", None)
+        if not isinstance(text, str):
+            raise self._error(
+                LLMResponseError,
+                f"response choice has no text content (finish_reason="
+                f"{getattr(choice, 'finish_reason', None)!r})",
+            )
+        usage = self._usage(msgs, text, response)
+        model = response.model if isinstance(response.model, str) and response.model else ""
+        finish = getattr(choice, "finish_reason", None)
+        return Completion(
+            text=text,
+            usage=usage,
+            model=model or self._model,
+            latency_s=latency,
+            cached=False,
+            finish_reason=str(finish) if finish is not None else None,
+        )
+
+    @staticmethod
+    def _usage(msgs: tuple[Message, ...], text: str, response: ChatCompletion) -> Usage:
+        """The server's token counts, or an estimate when it reports none (some local servers)."""
+        reported = response.usage
+        if reported is not None:
+            prompt = getattr(reported, "prompt_tokens", None)
+            completion = getattr(reported, "completion_tokens", None)
+            if isinstance(prompt, int) and isinstance(completion, int):
+                return Usage(prompt, completion)
+        return Usage(sum(estimate_tokens(m.content) for m in msgs), estimate_tokens(text))
+
+    def _error(self, cls: type[LLMError], message: str, status: int | None = None) -> LLMError:
+        return cls(message, model=self._model, endpoint=self._endpoint, status=status)
+
+    def _map_error(self, exc: openai.OpenAIError) -> LLMError:
+        """Translate an SDK exception into our typed error, keeping the server's message."""
+        if isinstance(exc, openai.APITimeoutError):
+            return self._error(LLMTimeoutError, "request timed out (client timeout)")
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc.__context__
+            detail = f": {cause}" if cause is not None and str(cause) else ""
+            return self._error(LLMConnectionError, f"connection failed{detail}")
+        if isinstance(exc, openai.APIResponseValidationError):
+            return self._error(
+                LLMResponseError, f"invalid response: {exc.message}", exc.status_code
+            )
+        if isinstance(exc, openai.APIStatusError):
+            return self._map_status(exc)
+        return self._error(LLMError, f"{type(exc).__name__}: {exc}")
+
+    def _map_status(self, exc: openai.APIStatusError) -> LLMError:
+        status = exc.status_code
+        detail = _server_message(exc.body)
+        if status == 429 and exc.code == "insufficient_quota":
+            # OpenAI reports an exhausted budget as 429 too; waiting will not refill it.
+            return self._error(LLMRequestError, f"quota exhausted: {detail}", status)
+        if status == 429:
+            retry_after = parse_retry_after(exc.response.headers)
+            hint = f"; server asks to retry after {retry_after:g}s" if retry_after else ""
+            return LLMRateLimitError(
+                f"rate limited: {detail or 'too many requests'}{hint}",
+                retry_after=retry_after,
+                model=self._model,
+                endpoint=self._endpoint,
+                status=status,
+            )
+        if status in (401, 403):
+            return self._error(
+                LLMAuthError,
+                f"not authorised: {detail or 'check the API key'} (is OPENAI_API_KEY right?)",
+                status,
+            )
+        if status >= 500:
+            return self._error(LLMServerError, f"server error: {detail or 'no details'}", status)
+        if status == 408:
+            # 408 Request Timeout is the server's timeout, as transient as ours.
+            message = f"server timed out: {detail or 'no details'}"
+            return self._error(LLMTimeoutError, message, status)
+        return self._error(LLMRequestError, f"request rejected: {detail or 'no details'}", status)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._client.close()
+
+    async def __aenter__(self) -> OpenAICompatLLM:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def _server_message(body: object) -> str:
+    """The human-readable message from an error body, in its common shapes."""
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping):
+            message = inner.get("message") or inner.get("detail")
+            if message:
+                return str(message)
+        elif isinstance(inner, str) and inner:
+            return inner
+        detail = body.get("detail") or body.get("message")
+        if detail:
+            return str(detail)
+        return json.dumps(dict(body))[:300]
+    if isinstance(body, str):
+        return body.strip()[:300]
+    return ""
+
+
+def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """Seconds the server asks us to wait, from ``retry-after-ms`` or ``Retry-After``.
+
+    ``Retry-After`` may be seconds or an HTTP date (RFC 9110); a date in the
+    past means "now" (0). Unparseable values are ignored (None) rather than
+    failing the request: the backoff curve is a fine fallback.
+    """
+    lowered = {k.lower(): v for k, v in headers.items()}
+    ms = lowered.get("retry-after-ms")
+    if ms is not None:
+        with contextlib.suppress(ValueError):
+            value = float(ms) / 1000.0
+            if math.isfinite(value) and value >= 0:
+                return value
+    raw = lowered.get("retry-after")
+    if raw is None or not raw.strip():
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        pass
+    else:
+        return seconds if math.isfinite(seconds) and seconds >= 0 else None
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    current = now if now is not None else datetime.now(UTC)
+    return max(0.0, (when - current).total_seconds())

@@ -1,0 +1,203 @@
+"""TextCraft actions: every failure message, friendly vs compat, limits, parsing."""
+
+from __future__ import annotations
+
+import pytest
+
+from lorekit.envs import Observation, Step
+from lorekit.envs.textcraft import TextCraftEnv
+
+
+def _run(env: TextCraftEnv, *actions: str) -> Step:
+    step = None
+    for action in actions:
+        step = env.step(action)
+    assert step is not None
+    return step
+
+
+def test_reset_observation_format(env: TextCraftEnv) -> None:
+    obs = env.reset("wooden_pickaxe", seed=1)
+    assert isinstance(obs, Observation)
+    assert obs.text.startswith("Crafting commands:\n")
+    assert obs.text.endswith("\n\nGoal: craft wooden pickaxe.")
+    assert "craft 1 wooden pickaxe using 3 planks, 2 stick" in obs.text
+    assert env.reset("wooden pickaxe", seed=1).text == obs.text
+
+
+def test_reset_unknown_task_is_an_error(env: TextCraftEnv) -> None:
+    with pytest.raises(KeyError, match="unknown TextCraft task"):
+        env.reset("no_such_item")
+
+
+def test_step_before_reset_and_after_done() -> None:
+    env = TextCraftEnv()
+    first = env.step("inventory")
+    assert first.done and "reset()" in first.observation and not first.info["valid"]
+    env.reset("stick")
+    last = _run(env, "get 2 bamboo", "craft 1 stick using 2 bamboo")
+    assert last.done and last.reward == 1.0 and last.info["success"]
+    after = env.step("inventory")
+    assert after.done and after.reward == 0.0 and "episode is over" in after.observation
+
+
+@pytest.mark.parametrize(
+    ("action", "expected"),
+    [
+        ("", "Empty action"),
+        ("dance", "Could not understand 'dance'. Use one of: get <count> <item>"),
+        ("get", "Could not understand 'get'"),
+        ("get 1 oak planks", "oak planks is not a base item"),
+        ("get 0 oak log", "Bad count '0'"),
+        ("get -2 oak log", "Bad count '-2'"),
+        ("get 1.5 oak log", "Bad count '1.5'"),
+        ("get 99999 oak log", "Bad count '99999'"),
+        ("get oak log", "Missing count in 'get oak log'"),
+        ("get 1 unobtainium", "Unknown item 'unobtainium'."),
+        ("get 1 oak lgo", "Did you mean 'oak log'?"),
+        ("get 2 planks", "planks is a category and none of its kinds can be fetched"),
+        ("craft 1 planks using 1 oak log", "planks is a category, not an item"),
+        ("craft 1 oak log using 1 oak log", "oak log has no crafting recipe; it is a base item"),
+        ("craft 4 oak planks", "Name the ingredients"),
+        ("craft 4 oak planks using", "Name the ingredients"),
+        ("craft 1 zzz using 1 stick", "Unknown item 'zzz'"),
+        ("craft 4 oak planks using 1 qqq", "Unknown item 'qqq'"),
+        ("craft 4 oak planks using 1 stick", "No recipe for oak planks uses stick. Known recipe:"),
+        ("craft 4 stick using 1 oak planks, 1 oak planks", "listed twice"),
+        ("craft 4 oak planks using 1 oak log", "Missing ingredients to craft 4 oak planks: 1 oak"),
+        ("x" * 5000, "Could not understand"),
+    ],
+)
+def test_friendly_failure_messages(env: TextCraftEnv, action: str, expected: str) -> None:
+    env.reset("wooden_pickaxe")
+    step = env.step(action)
+    assert expected in step.observation
+    assert not step.info["valid"] and step.reward == 0.0 and not step.done
+
+
+def test_missing_lists_each_shortfall(env: TextCraftEnv) -> None:
+    env.reset("wooden_pickaxe")
+    step = _run(env, "get 1 bamboo", "craft 1 wooden pickaxe using 3 planks, 2 stick")
+    assert "2 stick (have 0), 3 planks (have 0)" in step.observation
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "get 1 oak log",
+        "GET 1 OAK LOG",
+        "  get   1   oak   log  ",
+        "get 1 oak log.",
+        "get 1 minecraft:oak_log",
+        "get 1 Oak_Log",
+        "> get 1 oak log",
+    ],
+)
+def test_actions_tolerate_case_space_period_prefix(env: TextCraftEnv, action: str) -> None:
+    env.reset("wooden_pickaxe")
+    step = env.step(action)
+    assert step.observation == "Got 1 oak log." and step.info["valid"]
+
+
+def test_friendly_craft_semantics(env: TextCraftEnv) -> None:
+    env.reset("wooden_pickaxe")
+    # A category name in `get` hands out its first base kind.
+    assert env.step("get 1 oak logs").observation == "Got 1 oak log (a kind of oak logs)."
+    # Stated counts are ignored: one batch needs 1 log whatever is written.
+    assert env.step("craft 4 oak planks using 7 oak log").observation == "Crafted 4 oak planks."
+    # Counts may be omitted; asking for 8 sticks runs two batches (4 planks).
+    _run(env, "get 1 spruce log", "craft 4 spruce planks using spruce log")
+    step = env.step("craft 8 stick using planks")
+    assert step.observation == "Crafted 8 stick."
+    assert env.inventory == {"stick": 8, "spruce_planks": 4}
+    # A named category may be paid with any mix of kinds.
+    _run(env, "get 1 birch log", "craft 4 birch planks using 1 birch log", "get 1 bamboo")
+    assert env.inventory["birch_planks"] == 4
+    # Plural tolerated in friendly mode.
+    step = env.step("craft 1 wooden pickaxe using 3 planks, 2 sticks")
+    assert step.done and step.reward == 1.0
+
+
+def test_friendly_mixes_category_members(env: TextCraftEnv) -> None:
+    env.reset("crafting_table")
+    _run(env, "get 1 oak log", "craft 4 oak planks using 1 oak log")
+    _run(env, "get 1 birch log", "craft 4 birch planks using 1 birch log")
+    assert env.step("craft 1 stick using 1 oak planks").info["valid"]  # uses 2 oak planks
+    step = env.step("craft 1 crafting table using 4 planks")
+    assert step.reward == 1.0  # 2 oak + 2 birch
+
+
+def test_compat_rules_and_wording(compat_env: TextCraftEnv) -> None:
+    env = compat_env
+    env.reset("wooden_pickaxe")
+    assert env.step("dance").observation == "Could not execute dance"
+    assert env.step("get 1 oak planks").observation == "Could not find oak planks"
+    assert env.step("get 1 unobtainium").observation == "Could not find unobtainium"
+    assert env.step("get 1 oak logs").observation == "Got 1 oak logs"
+    assert env.step("inventory").observation == "Inventory: [oak logs] (1) "
+    # Ingredients must be written with counts.
+    step = env.step("craft 4 oak planks using oak logs")
+    assert step.observation == "Wrong item format: oak logs"
+    # A category cannot be named as an ingredient unless fetched as one.
+    step = env.step("craft 4 oak planks using 1 oak log")
+    assert step.observation == "Could not find enough items to craft minecraft:oak_planks"
+    step = env.step("craft 4 oak planks using 1 oak logs")
+    assert step.observation == "Crafted 4 minecraft:oak_planks"
+    # Counts must equal recipe count x batches: 8 sticks = 2 batches = 4 planks.
+    step = env.step("craft 8 stick using 2 oak planks")
+    assert step.observation == "Could not find a valid recipe for minecraft:stick"
+    assert env.step("craft 8 stick using 4 oak planks").observation == "Crafted 8 minecraft:stick"
+    assert env.step("inventory").observation == "Inventory: [stick] (8) "
+
+
+def test_compat_does_not_mix_category_kinds(compat_env: TextCraftEnv) -> None:
+    env = compat_env
+    env.reset("crafting_table")
+    _run(env, "get 1 oak log", "craft 4 oak planks using 1 oak log")
+    _run(env, "get 1 birch log", "craft 4 birch planks using 1 birch log")
+    _run(env, "craft 4 stick using 2 oak planks")
+    step = env.step("craft 1 crafting table using 2 oak planks, 2 birch planks")
+    assert step.observation == "Could not find a valid recipe for minecraft:crafting_table"
+    step = env.step("craft 1 crafting table using 4 planks")
+    assert step.observation == "Could not find enough items to craft minecraft:crafting_table"
+    step = env.step("craft 1 crafting table using 4 birch planks")
+    assert step.reward == 1.0 and step.done
+
+
+def test_friendly_and_compat_differ_on_the_same_action() -> None:
+    actions = ("get 1 oak log", "craft 4 oak planks using 3 oak log")
+    outcomes = []
+    for compat in (False, True):
+        env = TextCraftEnv(compat=compat)
+        env.reset("crafting_table")
+        outcomes.append(_run(env, *actions).info["valid"])
+    assert outcomes == [True, False]
+
+
+def test_step_limit_ends_episode_with_zero_reward() -> None:
+    env = TextCraftEnv(max_steps=3)
+    env.reset("wooden_pickaxe")
+    assert not env.step("inventory").done
+    assert not env.step("dance").done
+    last = env.step("inventory")
+    assert last.done and last.reward == 0.0 and last.info["truncated"]
+    assert not last.info["success"] and "Step limit of 3" in last.observation
+    assert env.expert_action() is None
+
+
+def test_default_step_limit_is_40() -> None:
+    env = TextCraftEnv()
+    env.reset("stick")
+    steps = [env.step("inventory") for _ in range(40)]
+    assert [s.done for s in steps].index(True) == 39
+
+
+def test_reset_by_seed_picks_from_test_split(env: TextCraftEnv) -> None:
+    ids = {t.id for t in env.tasks("test")}
+    assert env.reset(seed=3).info["task_id"] in ids
+    assert env.reset(seed=3).text == env.reset(seed=3).text
+
+
+def test_manual_and_action_forms(env: TextCraftEnv) -> None:
+    assert "get <count> <item>" in env.action_forms()
+    assert "inventory" in env.manual() and "craft" in env.manual()
