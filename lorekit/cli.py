@@ -20,8 +20,10 @@ from rich.table import Table
 from lorekit import __version__
 
 DEFAULT_STORE = "runs/lorekit.sqlite3"
-console = Console()
-err_console = Console(stderr=True)
+# Piped output (files, CI logs) gets a wide fixed width so tables never fold.
+_PIPED_WIDTH = None if sys.stdout.isatty() else 160
+console = Console(width=_PIPED_WIDTH)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
 class UserError(click.ClickException):

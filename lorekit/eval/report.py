@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -32,6 +33,10 @@ class GroupSummary:
     mean_reward: float
     mean_steps: float
     mean_wall_s: float
+    llm_calls: int
+    tokens: int
+    cache_hits: int
+    cost_usd: float
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,7 +68,21 @@ def summarize_group(group: str, episodes: Iterable[EpisodeRecord]) -> GroupSumma
         mean_reward=mean([e.reward for e in eps]),
         mean_steps=mean([e.steps for e in eps]),
         mean_wall_s=mean([e.wall_s for e in eps]),
+        llm_calls=int(_usage_sum(eps, "calls")),
+        tokens=int(_usage_sum(eps, "total_tokens")),
+        cache_hits=int(_usage_sum(eps, "cache_hits")),
+        cost_usd=_usage_sum(eps, "cost_usd"),
     )
+
+
+def _usage_sum(episodes: list[EpisodeRecord], key: str) -> float:
+    """Sum one field of the per-episode usage the harness keeps in ``info``."""
+    total = 0.0
+    for e in episodes:
+        usage = e.info.get("usage") if isinstance(e.info, dict) else None
+        if isinstance(usage, dict):
+            total += float(usage.get(key, 0) or 0)
+    return total
 
 
 def _group_order(name: str) -> tuple[int, str]:
@@ -112,7 +131,10 @@ def render_run(store: RunStore, run_id: str, console: Console) -> None:
         f"[bold]{run.run_id}[/bold]  env={run.env}  agent={run.agent}  status={run.status}  "
         f"wall={s['wall_s']:.1f}s" + (f"  cost=${cost:.4f}" if cost is not None else "")
     )
-    table = Table("group", "episodes", "success", "± s.e.", "errors", "reward", "steps", "wall s")
+    table = Table(
+        "group", "n", "success", "±se", "err", "reward", "steps", "calls", "tokens", "$", "wall s",
+        box=box.SIMPLE_HEAD,
+    )
     for g, row in s["groups"].items():
         table.add_row(
             g,
@@ -122,6 +144,9 @@ def render_run(store: RunStore, run_id: str, console: Console) -> None:
             str(row["errors"]),
             f"{row['mean_reward']:.3f}",
             f"{row['mean_steps']:.1f}",
+            str(row["llm_calls"]),
+            f"{row['tokens']:,}",
+            f"{row['cost_usd']:.4f}",
             f"{row['mean_wall_s']:.2f}",
         )
     console.print(table)
@@ -132,7 +157,9 @@ def _render_usage(usage: Mapping[str, Mapping[str, int]], console: Console) -> N
     if not usage:
         console.print("no model calls recorded")
         return
-    table = Table("role", "calls", "prompt tok", "completion tok", "cache hits", "errors")
+    table = Table(
+        "role", "calls", "prompt tok", "completion tok", "cache hits", "errors", box=box.SIMPLE_HEAD
+    )
     for role, u in sorted(usage.items()):
         table.add_row(
             role,

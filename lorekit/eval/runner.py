@@ -127,7 +127,8 @@ async def run_eval(
                 task_group=spec.task.group,
                 seed=spec.seed,
             )
-            episode_roles = roles.metered(ledger, writer.add_llm_call)
+            episode_ledger = UsageLedger(prices)
+            episode_roles = roles.metered(episode_ledger, writer.add_llm_call)
             t0 = time.perf_counter()
             try:
                 traj = await asyncio.wait_for(
@@ -140,11 +141,18 @@ async def run_eval(
                     reward=0.0,
                     status="error",
                     error=f"episode timed out after {episode_timeout_s} s",
+                    info={"usage": episode_ledger.total().to_dict()},
                 )
                 result.errors += 1
             except Exception as exc:
                 tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-                writer.finish(success=False, reward=0.0, status="error", error=tb)
+                writer.finish(
+                    success=False,
+                    reward=0.0,
+                    status="error",
+                    error=tb,
+                    info={"usage": episode_ledger.total().to_dict()},
+                )
                 result.errors += 1
             else:
                 writer.finish(
@@ -154,11 +162,13 @@ async def run_eval(
                         "stop_reason": traj.stop_reason,
                         "notes": traj.notes,
                         "wall_s": time.perf_counter() - t0,
+                        "usage": episode_ledger.total().to_dict(),
                     },
                 )
                 result.successes += int(traj.success)
             finally:
                 pool.give(env)
+                ledger.merge(episode_ledger)
             result.played += 1
             bar.advance(result, ledger)
 

@@ -94,6 +94,11 @@ class UsageLedger:
             if price is not None:
                 row.cost_usd += price.cost(u)
 
+    def merge(self, other: UsageLedger) -> None:
+        """Add another ledger's rows (an episode's) into this one (the run's)."""
+        for role, row in other.by_role.items():
+            self.by_role.setdefault(role, RoleUsage()).add(row)
+
     def total(self) -> RoleUsage:
         out = RoleUsage()
         for row in self.by_role.values():

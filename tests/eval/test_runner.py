@@ -142,6 +142,10 @@ async def test_llm_calls_recorded_per_episode_and_role(tmp_path: Path) -> None:
         assert usage["executor"]["calls"] == 12
         assert res.summary["cost_usd"] > 0
         assert res.summary["usage"]["calls"] == 12
+        groups = res.summary["groups"]
+        assert groups["all"]["llm_calls"] == 12 and groups["all"]["tokens"] > 0
+        assert sum(g["llm_calls"] for k, g in groups.items() if k != "all") == 12
+        assert groups["all"]["cost_usd"] == pytest.approx(res.summary["cost_usd"])
 
 
 def _finished(store: Path, run_id: str) -> int:

@@ -33,8 +33,25 @@ def goals_by_depth(book: RecipeBook) -> dict[int, list[str]]:
     return groups
 
 
+_SETS_CACHE: dict[tuple[int, int, int, int], tuple[RecipeBook, Mapping[str, tuple[Task, ...]]]] = {}
+
+
 def build_task_sets(
     book: RecipeBook, seed: int = 0, test_size: int = TEST_SIZE, dev_size: int = DEV_SIZE
+) -> Mapping[str, tuple[Task, ...]]:
+    """The task sets, memoised: they are immutable and an evaluation creates
+    one environment per concurrent episode, each of which asks for them."""
+    key = (id(book), seed, test_size, dev_size)
+    hit = _SETS_CACHE.get(key)
+    if hit is not None and hit[0] is book:
+        return hit[1]
+    sets = _build_task_sets(book, seed, test_size, dev_size)
+    _SETS_CACHE[key] = (book, sets)  # holding the book keeps its id from being reused
+    return sets
+
+
+def _build_task_sets(
+    book: RecipeBook, seed: int, test_size: int, dev_size: int
 ) -> Mapping[str, tuple[Task, ...]]:
     """The ``test``, ``dev`` and ``all`` splits.
 
