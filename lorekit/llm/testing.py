@@ -8,28 +8,34 @@ broken JSON, dropped connections) are injected on demand, and every request
 the server saw is kept, so a test can count exactly how many attempts the
 client made.
 
+The fault and request types live in :mod:`.testing_faults` and the HTTP
+plumbing in :mod:`.testing_http`; this module re-exports the public names.
+
 Standard library only: it must run wherever the tests run, offline.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import socket
-import sys
 import threading
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Literal, cast
+from typing import Any
 
-FaultKind = Literal[
-    "status", "slow", "malformed_json", "empty_choices", "missing_content", "disconnect"
+from lorekit.llm.testing_faults import Fault, FaultKind, RecordedRequest
+from lorekit.llm.testing_http import ChatHandler, ChatHTTPServer, error_body
+
+__all__ = [
+    "EXHAUSTED_STATUS",
+    "Fault",
+    "FaultKind",
+    "OpenAICompatServer",
+    "RecordedRequest",
+    "Script",
 ]
+
 Script = Sequence[str] | Callable[[dict[str, Any]], str]
 
 EXHAUSTED_STATUS = 410
@@ -39,212 +45,6 @@ A 4xx, not a 5xx, on purpose: clients do not retry it, so a test with too
 short a script fails at once with a message saying so, not after a round of
 pointless retries.
 """
-
-
-@dataclass(frozen=True, slots=True)
-class Fault:
-    """One misbehaviour the server applies to one request.
-
-    Build faults with the constructors (``Fault.rate_limit()``, ...) rather
-    than by hand; the fields are the constructors' shared vocabulary.
-    """
-
-    kind: FaultKind
-    code: int = 200
-    message: str = ""
-    delay_s: float = 0.0
-    headers: tuple[tuple[str, str], ...] = ()
-    error_code: str | None = None
-
-    @classmethod
-    def rate_limit(
-        cls,
-        retry_after: float | str | None = None,
-        message: str = "rate limit exceeded",
-        error_code: str | None = None,
-    ) -> Fault:
-        """HTTP 429. ``retry_after`` in seconds, or a ready-made header value (an HTTP date).
-
-        ``error_code`` fills ``error.code`` in the body (OpenAI sends
-        ``"insufficient_quota"`` with a 429 when the budget is spent)."""
-        headers: tuple[tuple[str, str], ...] = ()
-        if retry_after is not None:
-            value = retry_after if isinstance(retry_after, str) else f"{retry_after:g}"
-            headers = (("Retry-After", value),)
-        return cls("status", 429, message, headers=headers, error_code=error_code)
-
-    @classmethod
-    def server_error(cls, code: int = 500, message: str = "internal server error") -> Fault:
-        """An HTTP 5xx answer, which clients should treat as transient."""
-        if not 500 <= code <= 599:
-            raise ValueError(f"server_error needs a 5xx status, got {code}")
-        return cls("status", code, message)
-
-    @classmethod
-    def status(cls, code: int, message: str = "", error_code: str | None = None) -> Fault:
-        """Any error status with an OpenAI-style error body (400, 401, 404 unknown model, ...)."""
-        if not 400 <= code <= 599:
-            raise ValueError(f"an error fault needs a 4xx or 5xx status, got {code}")
-        return cls("status", code, message or f"injected HTTP {code}", error_code=error_code)
-
-    @classmethod
-    def slow(cls, delay_s: float) -> Fault:
-        """Sleep ``delay_s`` before answering normally; for exercising client timeouts."""
-        if delay_s < 0:
-            raise ValueError(f"delay_s must be >= 0, got {delay_s}")
-        return cls("slow", delay_s=delay_s)
-
-    @classmethod
-    def malformed_json(cls) -> Fault:
-        """HTTP 200 labelled JSON whose body is cut off mid-document."""
-        return cls("malformed_json")
-
-    @classmethod
-    def empty_choices(cls) -> Fault:
-        """HTTP 200 with a well-formed completion that has no choices."""
-        return cls("empty_choices")
-
-    @classmethod
-    def missing_content(cls) -> Fault:
-        """HTTP 200 with one choice whose message content is null."""
-        return cls("missing_content")
-
-    @classmethod
-    def disconnect(cls) -> Fault:
-        """Read the request, then close the socket without answering."""
-        return cls("disconnect")
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedRequest:
-    """One request as the server received it; ``body`` is the parsed JSON (or None).
-
-    Header names are lower-cased: HTTP treats them case-insensitively and
-    clients differ in how they spell them, so tests should not care.
-    """
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any] | None
-    received_at: float = field(default_factory=time.monotonic)
-
-
-class _Server(ThreadingHTTPServer):
-    """ThreadingHTTPServer that remembers its open connections so close() can cut them.
-
-    Clients keep connections alive between requests; without this, handler
-    threads would sit in ``readline`` after shutdown until the client left.
-    """
-
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128  # the default of 5 resets connections in concurrent bursts
-
-    def __init__(self, owner: OpenAICompatServer) -> None:
-        self.owner = owner
-        self.open_sockets: set[socket.socket] = set()
-        self.sockets_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self.sockets_lock:
-            self.open_sockets.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self.sockets_lock:
-            self.open_sockets.discard(request)
-        super().shutdown_request(request)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Stay quiet when a client hangs up mid-answer (expected after client timeouts)."""
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
-        super().handle_error(request, client_address)
-
-    def cut_connections(self) -> None:
-        """Shut down every open client socket so idle keep-alive handlers exit."""
-        with self.sockets_lock:
-            sockets = list(self.open_sockets)
-        for sock in sockets:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """Turns HTTP requests into calls on the owning :class:`OpenAICompatServer`."""
-
-    protocol_version = "HTTP/1.1"  # keep-alive, as real servers and the SDK's pool expect
-    timeout = 30  # an idle connection cannot pin a thread forever
-    disable_nagle_algorithm = True  # headers and body go out as separate writes; no 40 ms stalls
-
-    @property
-    def owner(self) -> OpenAICompatServer:
-        return cast(_Server, self.server).owner
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silence per-request logging; tests assert on ``srv.requests`` instead."""
-
-    def do_GET(self) -> None:
-        self._dispatch(None)
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            self._record(None)
-            self.send_json(400, _error_body("request body is not valid JSON", "invalid_request"))
-            return
-        if body is not None and not isinstance(body, dict):
-            self._record(None)
-            message = "request body must be a JSON object"
-            self.send_json(400, _error_body(message, "invalid_request"))
-            return
-        self._dispatch(body)
-
-    def _record(self, body: dict[str, Any] | None) -> None:
-        self.owner._record(
-            RecordedRequest(
-                self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
-            )
-        )
-
-    def _dispatch(self, body: dict[str, Any] | None) -> None:
-        self._record(body)
-        try:
-            self.owner._handle(self, body)
-        except (BrokenPipeError, ConnectionResetError):
-            # The client gave up (e.g. its timeout fired during a slow fault); nothing to do.
-            self.close_connection = True
-
-    def send_json(
-        self, status: int, payload: Any, headers: tuple[tuple[str, str], ...] = ()
-    ) -> None:
-        """Send a JSON document with an exact Content-Length (required for keep-alive)."""
-        self.send_raw(status, json.dumps(payload).encode(), headers)
-
-    def send_raw(self, status: int, data: bytes, headers: tuple[tuple[str, str], ...] = ()) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def drop(self) -> None:
-        """Close the connection without a byte of response."""
-        self.close_connection = True
-        with contextlib.suppress(OSError):
-            self.connection.shutdown(socket.SHUT_RDWR)
-
-
-def _error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
-    """The OpenAI error envelope, so SDKs surface our message verbatim."""
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 def _count_words(text: str) -> int:
@@ -294,7 +94,7 @@ class OpenAICompatServer:
         self._sticky: Fault | None = None
         self._requests: list[RecordedRequest] = []
         self._stopping = threading.Event()
-        self._server: _Server | None = None
+        self._server: ChatHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # ----------------------------------------------------------------- lifecycle
@@ -303,7 +103,7 @@ class OpenAICompatServer:
         if self._server is not None:
             raise RuntimeError("OpenAICompatServer is already running")
         self._stopping.clear()
-        self._server = _Server(self)
+        self._server = ChatHTTPServer(self)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.05},
@@ -401,7 +201,7 @@ class OpenAICompatServer:
             self._requests.append(request)
 
     # -------------------------------------------------------------- answering
-    def _handle(self, handler: _Handler, body: dict[str, Any] | None) -> None:
+    def _handle(self, handler: ChatHandler, body: dict[str, Any] | None) -> None:
         """Route one request: faults first, then the endpoint's normal answer."""
         path = handler.path.split("?", 1)[0]
         fault = self._take_fault()
@@ -415,7 +215,7 @@ class OpenAICompatServer:
             return
         if fault is not None and fault.kind == "status":
             kind = "rate_limit_exceeded" if fault.code == 429 else "injected_fault"
-            payload = _error_body(fault.message, kind, fault.error_code)
+            payload = error_body(fault.message, kind, fault.error_code)
             handler.send_json(fault.code, payload, fault.headers)
             return
         if handler.command == "GET" and path == "/v1/models":
@@ -424,7 +224,7 @@ class OpenAICompatServer:
             self._answer_chat(handler, body or {}, fault)
         else:
             message = f"no route for {handler.command} {path}"
-            handler.send_json(404, _error_body(message, "not_found"))
+            handler.send_json(404, error_body(message, "not_found"))
 
     def _models_body(self) -> dict[str, Any]:
         created = int(time.time())
@@ -434,7 +234,7 @@ class OpenAICompatServer:
         ]
         return {"object": "list", "data": data}
 
-    def _answer_chat(self, handler: _Handler, body: dict[str, Any], fault: Fault | None) -> None:
+    def _answer_chat(self, handler: ChatHandler, body: dict[str, Any], fault: Fault | None) -> None:
         if fault is not None and fault.kind == "malformed_json":
             handler.send_raw(200, b'{"id": "chatcmpl-broken", "choices": [{"index": 0, "mess')
             return
@@ -442,7 +242,7 @@ class OpenAICompatServer:
         if not isinstance(messages, list) or not messages:
             handler.send_json(
                 400,
-                _error_body(
+                error_body(
                     "'messages' must be a non-empty list", "invalid_request", "invalid_messages"
                 ),
             )
@@ -450,11 +250,11 @@ class OpenAICompatServer:
         try:
             answer = self._next_text(body)
         except _ScriptExhaustedError as exc:
-            handler.send_json(EXHAUSTED_STATUS, _error_body(str(exc), "script_exhausted"))
+            handler.send_json(EXHAUSTED_STATUS, error_body(str(exc), "script_exhausted"))
             return
         except Exception as exc:  # a buggy test script; report it like a server would
             message = f"script raised {type(exc).__name__}: {exc}"
-            handler.send_json(500, _error_body(message, "script_error"))
+            handler.send_json(500, error_body(message, "script_error"))
             return
         text, finish = _apply_limits(answer, body.get("stop"), body.get("max_tokens"))
         choice: dict[str, Any] = {

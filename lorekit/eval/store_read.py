@@ -1,0 +1,195 @@
+"""The read side of the run store: queries and the JSONL export.
+
+Readers never write, so they live apart from the commit logic in
+:mod:`lorekit.eval.store`; :class:`~lorekit.eval.store.RunStore` inherits them
+from :class:`StoreReader`. A reader takes the same lock as a writer because the
+one connection is shared across threads.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from lorekit.eval.store_schema import (
+    CALL_COLUMNS,
+    EpisodeRecord,
+    RunInfo,
+    StepRecord,
+    StoreError,
+    UnknownRunError,
+    loads_or_none,
+)
+
+
+class StoreReader:
+    """Read queries over an open run store connection (a mixin of ``RunStore``).
+
+    The host sets ``path``, ``_lock`` and ``_conn`` in its ``__init__``; ``_conn``
+    is None once the store is closed.
+    """
+
+    path: Path
+    _lock: threading.RLock
+    _conn: sqlite3.Connection | None
+
+    # -- plumbing -------------------------------------------------------------
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"the run store {self.path} is closed")
+        return self._conn
+
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            cur = self.conn.cursor()
+            cur.row_factory = sqlite3.Row
+            return cur.execute(sql, args).fetchall()
+
+    def _require_run(self, run_id: str) -> None:
+        if not self._query("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)):
+            raise UnknownRunError(run_id, self.path)
+
+    # -- runs -----------------------------------------------------------------
+
+    @staticmethod
+    def _run_info(row: sqlite3.Row) -> RunInfo:
+        return RunInfo(
+            row["run_id"],
+            row["created_at"],
+            row["updated_at"],
+            row["status"],
+            row["env"],
+            row["agent"],
+            loads_or_none(row["config"]),
+            loads_or_none(row["meta"]),
+            loads_or_none(row["summary"]),
+        )
+
+    def get_run(self, run_id: str) -> RunInfo | None:
+        rows = self._query("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+        return self._run_info(rows[0]) if rows else None
+
+    def list_runs(self) -> list[RunInfo]:
+        """All runs, newest first."""
+        rows = self._query("SELECT * FROM runs ORDER BY created_at DESC, rowid DESC")
+        return [self._run_info(r) for r in rows]
+
+    # -- episodes, steps, calls -------------------------------------------------
+
+    def episodes(self, run_id: str) -> list[EpisodeRecord]:
+        """Finished episodes of a run, ordered by their index."""
+        self._require_run(run_id)
+        rows = self._query(
+            "SELECT * FROM episodes WHERE run_id = ? ORDER BY idx, episode_key", (run_id,)
+        )
+        return [
+            EpisodeRecord(
+                r["run_id"],
+                r["episode_key"],
+                r["idx"],
+                r["task_id"],
+                r["task_group"],
+                r["seed"],
+                r["status"],
+                bool(r["success"]),
+                r["reward"],
+                r["steps"],
+                r["started_at"],
+                r["ended_at"],
+                r["wall_s"],
+                r["error"],
+                loads_or_none(r["info"]),
+            )
+            for r in rows
+        ]
+
+    def steps(self, run_id: str, episode_key: str) -> list[StepRecord]:
+        """Steps of one episode in order; empty for a key that never finished."""
+        self._require_run(run_id)
+        rows = self._query(
+            "SELECT idx, observation, action, reward, done, info FROM steps "
+            "WHERE run_id = ? AND episode_key = ? ORDER BY idx",
+            (run_id, episode_key),
+        )
+        return [StepRecord(r[0], r[1], r[2], r[3], bool(r[4]), loads_or_none(r[5])) for r in rows]
+
+    def llm_calls(self, run_id: str, episode_key: str | None = None) -> list[dict[str, Any]]:
+        """Model calls of one episode, or of the whole run (episodes and outside) when None."""
+        self._require_run(run_id)
+        sql = f"SELECT episode_key, idx, {CALL_COLUMNS} FROM llm_calls WHERE run_id = ?"
+        args: tuple[Any, ...] = (run_id,)
+        if episode_key is not None:
+            sql += " AND episode_key = ?"
+            args = (run_id, episode_key)
+        out = []
+        for r in self._query(sql + " ORDER BY id", args):
+            d = dict(r)
+            for name in ("messages", "params", "meta"):
+                d[name] = loads_or_none(d[name])
+            d["cached"] = bool(d["cached"])
+            out.append(d)
+        return out
+
+    def usage_by_role(self, run_id: str) -> dict[str, dict[str, int]]:
+        """Calls and tokens per agent role; cache hits are counted but cost no tokens."""
+        self._require_run(run_id)
+        rows = self._query(
+            "SELECT role, count(*), "
+            "coalesce(sum(CASE WHEN cached THEN 0 ELSE prompt_tokens END), 0), "
+            "coalesce(sum(CASE WHEN cached THEN 0 ELSE completion_tokens END), 0), "
+            "coalesce(sum(cached), 0), count(error) "
+            "FROM llm_calls WHERE run_id = ? GROUP BY role ORDER BY role",
+            (run_id,),
+        )
+        keys = ("calls", "prompt_tokens", "completion_tokens", "cache_hits", "errors")
+        return {r[0]: dict(zip(keys, (int(v) for v in tuple(r)[1:]), strict=True)) for r in rows}
+
+    def export_jsonl(self, run_id: str, out: TextIO) -> int:
+        """Write the run as JSON lines; returns the number of lines written.
+
+        First a ``{"type": "run"}`` line, then one ``{"type": "episode"}`` line per
+        episode (by index) with its ``steps`` and ``llm_calls`` inlined and the step
+        count under ``step_count``, and last, only if there are any, a
+        ``{"type": "run_llm_calls"}`` line with the calls made outside episodes.
+        """
+        run = self.get_run(run_id)
+        if run is None:
+            raise UnknownRunError(run_id, self.path)
+        out.write(_line({"type": "run", **run.to_dict()}))
+        calls: dict[str | None, list[dict[str, Any]]] = {}
+        for call in self.llm_calls(run_id):
+            calls.setdefault(call.pop("episode_key"), []).append(call)
+        n = 1
+        for ep in self.episodes(run_id):
+            line = {"type": "episode", **ep.to_dict()}
+            line["step_count"] = line.pop("steps")  # the name "steps" holds the list below
+            line["steps"] = [s.to_dict() for s in self.steps(run_id, ep.episode_key)]
+            line["llm_calls"] = calls.get(ep.episode_key, [])
+            out.write(_line(line))
+            n += 1
+        if None in calls:
+            out.write(_line({"type": "run_llm_calls", "run_id": run_id, "llm_calls": calls[None]}))
+            n += 1
+        return n
+
+
+def _line(obj: Mapping[str, Any]) -> str:
+    """One JSONL line; non-finite floats become null so every line is strict JSON."""
+    return json.dumps(_finite(obj), ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj

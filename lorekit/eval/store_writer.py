@@ -1,0 +1,158 @@
+"""Buffering one episode and committing it whole: :class:`EpisodeWriter`.
+
+Kept apart from :mod:`lorekit.eval.store` because it holds no connection: it
+only collects rows in memory and hands them to the store in one call, which is
+what makes a crashed episode leave no trace. Import it from
+:mod:`lorekit.eval.store`, which re-exports it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from lorekit.eval.store_schema import (
+    EPISODE_STATUSES,
+    EpisodeRecord,
+    StoreError,
+    call_row,
+    info_json,
+    json_fallback,
+)
+from lorekit.llm.calls import CallRecord
+
+if TYPE_CHECKING:
+    from lorekit.eval.store import RunStore
+
+
+class EpisodeWriter:
+    """Buffers one episode in memory and commits it whole on :meth:`finish`.
+
+    Nothing reaches the file before ``finish``, which is what makes a crash
+    harmless: a half-played episode simply does not exist. The writer is also a
+    ``CallSink`` (call it with a :class:`CallRecord`), so it can be plugged
+    straight into a model wrapper. As a context manager it abandons the episode
+    if the block leaves without finishing it.
+    """
+
+    def __init__(
+        self,
+        store: RunStore,
+        run_id: str,
+        episode_key: str,
+        *,
+        index: int,
+        task_id: str | None,
+        task_group: str | None,
+        seed: int | None,
+    ) -> None:
+        self._store = store
+        self.run_id = run_id
+        self.episode_key = episode_key
+        self.index = index
+        self.task_id = task_id
+        self.task_group = task_group
+        self.seed = seed
+        self.started_at = time.time()
+        self._t0 = time.monotonic()
+        self._steps: list[tuple[Any, ...]] = []
+        self._calls: list[tuple[Any, ...]] = []
+        self._closed: str | None = None
+
+    @property
+    def step_count(self) -> int:
+        return len(self._steps)
+
+    @property
+    def call_count(self) -> int:
+        return len(self._calls)
+
+    def _check_open(self) -> None:
+        if self._closed is not None:
+            raise StoreError(
+                f"episode {self.episode_key!r} of run {self.run_id!r} is already {self._closed}"
+            )
+
+    def add_step(
+        self,
+        observation: str,
+        action: str,
+        reward: float = 0.0,
+        done: bool = False,
+        info: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Record one step; its index is its position in the episode."""
+        self._check_open()
+        obs = observation if isinstance(observation, str) else json_fallback(observation)
+        act = action if isinstance(action, str) else json_fallback(action)
+        self._steps.append(
+            (len(self._steps), obs, act, float(reward), int(bool(done)), info_json(info))
+        )
+
+    def add_llm_call(self, record: CallRecord) -> None:
+        """Record one model call made during this episode (success or error)."""
+        self._check_open()
+        self._calls.append(call_row(record))
+
+    __call__ = add_llm_call
+
+    def finish(
+        self,
+        *,
+        success: bool,
+        reward: float,
+        status: str | None = None,
+        error: str | None = None,
+        info: Mapping[str, Any] | None = None,
+    ) -> EpisodeRecord:
+        """Commit the episode, its steps and its calls in one transaction.
+
+        ``status`` defaults to ``error`` when an error is given, else to
+        ``success``/``failure``. An earlier copy of the same key is replaced.
+        """
+        self._check_open()
+        if status is None:
+            status = "error" if error is not None else ("success" if success else "failure")
+        if status not in EPISODE_STATUSES:
+            raise StoreError(
+                f"episode status must be one of {sorted(EPISODE_STATUSES)}, got {status!r}"
+            )
+        wall = time.monotonic() - self._t0
+        record = EpisodeRecord(
+            self.run_id,
+            self.episode_key,
+            self.index,
+            self.task_id,
+            self.task_group,
+            self.seed,
+            status,
+            bool(success),
+            float(reward),
+            len(self._steps),
+            self.started_at,
+            self.started_at + wall,
+            wall,
+            error,
+            json.loads(info_json(info)),
+        )
+        self._store._commit_episode(record, self._steps, self._calls)
+        self._closed = "finished"
+        self._steps, self._calls = [], []
+        return record
+
+    def abandon(self) -> None:
+        """Drop everything buffered; the episode leaves no trace in the store."""
+        if self._closed is None:
+            self._closed = "abandoned"
+        self._steps, self._calls = [], []
+
+    def __enter__(self) -> EpisodeWriter:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.abandon()
