@@ -347,6 +347,24 @@ def _when(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
+@cli.command("show")
+@click.argument("run_id", metavar="RUN")
+@click.argument("episode", metavar="EPISODE")
+@_store_option
+def show_cmd(run_id: str, episode: str, store: str) -> None:
+    """Print one episode: steps, model calls, and an agent's own record
+    (e.g. ADaPT's decomposition tree). EPISODE is an index, key or task id."""
+    from lorekit.eval.show import render_episode
+
+    with _open_store(store) as db:
+        if db.get_run(run_id) is None:
+            raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
+        try:
+            render_episode(db, run_id, episode, console)
+        except LookupError as exc:
+            raise UserError(f"EPISODE: {str(exc).strip(chr(39))}") from None
+
+
 # ----------------------------------------------------------------- entry point
 def _fail(message: str, code: int) -> NoReturn:
     first = " ".join(message.strip().splitlines()[:1]) or "error"

@@ -122,3 +122,14 @@ def test_installed_entry_point_runs() -> None:
         timeout=60,
     )
     assert proc.returncode == 2 and "Missing argument" in proc.stderr
+
+
+def test_show_episode_and_unknown_episode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "runs.sqlite3"
+    make_store(store)
+    code, out, _ = run_cli(["show", "r1", "1", "--store", str(store)], capsys)
+    assert code == 0 and "t1/0" in out and "get 1 stick" in out and "executor" in out
+    code, _, err = run_cli(["show", "r1", "nope", "--store", str(store)], capsys)
+    assert code == 2 and err.startswith("lorekit: error: EPISODE:") and "t0/0" in err

@@ -9,6 +9,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from lorekit.agents.adapt import AdaptAgent, PlanExecuteAgent, ReflexionAgent, TryAgainAgent
 from lorekit.agents.base import Agent, Episode, NullRecorder, Recorder, Trajectory, TrajectoryStep
 from lorekit.agents.react import ReActAgent, parse_react
 from lorekit.agents.simple import OracleAgent, RandomAgent
@@ -19,6 +20,10 @@ AGENTS: dict[str, tuple[AgentFactory, str, bool]] = {
     "react": (ReActAgent, "reason-then-act turns with a turn budget", True),
     "oracle": (OracleAgent, "follows the environment's built-in expert (no model)", False),
     "random": (RandomAgent, "uniform over the environment's candidate actions (no model)", False),
+    "adapt": (AdaptAgent, "ADaPT: executor first, AND/OR decomposition only on failure", True),
+    "plan-execute": (PlanExecuteAgent, "one plan up front, each step executed once", True),
+    "try-again": (TryAgainAgent, "up to d_max fresh executor trials on the whole task", True),
+    "reflexion": (ReflexionAgent, "executor trials with a lesson kept after each failure", True),
 }
 """name -> (factory, description, needs a model)."""
 
@@ -52,15 +57,19 @@ def needs_model(name: str) -> bool:
 
 __all__ = [
     "AGENTS",
+    "AdaptAgent",
     "Agent",
     "Episode",
     "NullRecorder",
     "OracleAgent",
+    "PlanExecuteAgent",
     "RandomAgent",
     "ReActAgent",
     "Recorder",
+    "ReflexionAgent",
     "Trajectory",
     "TrajectoryStep",
+    "TryAgainAgent",
     "UnknownAgentError",
     "make_agent",
     "needs_model",

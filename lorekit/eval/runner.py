@@ -159,6 +159,7 @@ async def run_eval(
                     success=traj.success,
                     reward=traj.reward,
                     info={
+                        "initial_observation": traj.initial_observation,
                         "stop_reason": traj.stop_reason,
                         "notes": traj.notes,
                         "wall_s": time.perf_counter() - t0,

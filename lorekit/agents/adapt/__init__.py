@@ -1,0 +1,71 @@
+"""ADaPT (as-needed decomposition and planning) and the baselines it is compared with.
+
+- :class:`AdaptAgent`: executor first, planner only on failure, recursion to ``d_max``.
+- :class:`PlanExecuteAgent`, :class:`TryAgainAgent`, :class:`ReflexionAgent`:
+  the baselines, on the same executor; ReAct is ``AdaptAgent(d_max=1)``.
+- :func:`parse_execution_order`: ``((Step 1 OR Step 2) AND Step 3)`` to a tree.
+- :class:`EnvBridge` and :func:`register_bridge`: what an environment may add
+  (state text, sub-task checks) so ADaPT works well on it.
+
+See docs/adapt.md.
+"""
+
+from lorekit.agents.adapt.baselines import PlanExecuteAgent, ReflexionAgent, TryAgainAgent
+from lorekit.agents.adapt.bridge import (
+    EnvBridge,
+    NullBridge,
+    TextCraftBridge,
+    bridge_for,
+    parse_goal,
+    register_bridge,
+)
+from lorekit.agents.adapt.common import AdaptContext, BudgetExhausted, CallBudget
+from lorekit.agents.adapt.controller import AdaptAgent
+from lorekit.agents.adapt.executor import Executor, SubtaskResult, verdict_of
+from lorekit.agents.adapt.order import (
+    AllOf,
+    AnyOf,
+    OrderError,
+    OrderNode,
+    StepRef,
+    evaluate,
+    evaluate_async,
+    format_order,
+    parse_execution_order,
+    step_indices,
+)
+from lorekit.agents.adapt.planner import Plan, PlanAttempt, PlanError, Planner, parse_plan
+
+__all__ = [
+    "AdaptAgent",
+    "AdaptContext",
+    "AllOf",
+    "AnyOf",
+    "BudgetExhausted",
+    "CallBudget",
+    "EnvBridge",
+    "Executor",
+    "NullBridge",
+    "OrderError",
+    "OrderNode",
+    "Plan",
+    "PlanAttempt",
+    "PlanError",
+    "PlanExecuteAgent",
+    "Planner",
+    "ReflexionAgent",
+    "StepRef",
+    "SubtaskResult",
+    "TextCraftBridge",
+    "TryAgainAgent",
+    "bridge_for",
+    "evaluate",
+    "evaluate_async",
+    "format_order",
+    "parse_execution_order",
+    "parse_goal",
+    "parse_plan",
+    "register_bridge",
+    "step_indices",
+    "verdict_of",
+]

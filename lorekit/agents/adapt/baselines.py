@@ -1,0 +1,216 @@
+"""The baselines ADaPT is compared with, on the same executor and episode.
+
+- ReAct is :class:`AdaptAgent` with ``d_max=1`` (one executor run, no planner).
+- :class:`PlanExecuteAgent`: one plan up front, each step run once by the
+  executor under the plan's AND/OR order; no adaptation when a step fails.
+- :class:`TryAgainAgent`: up to ``d_max`` fresh executor trials on the whole
+  task (the budget ADaPT gets), stopping at the first success.
+- :class:`ReflexionAgent`: like Try-Again, but after each failed trial the
+  model writes a lesson that the next trials see in their prompt.
+
+Trials play on in the same episode (the environment is not reset), exactly as
+ADaPT's sub-tasks do, so all methods get the same step limit and the
+environment's reward is comparable. Only the executor's context is fresh.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lorekit.agents.adapt.common import AdaptContext, BudgetExhausted, fill, finish, start
+from lorekit.agents.adapt.controller import new_node
+from lorekit.agents.adapt.executor import Executor, SubtaskResult, Trust
+from lorekit.agents.adapt.order import evaluate_async
+from lorekit.agents.adapt.planner import Planner
+from lorekit.agents.base import Recorder, Trajectory
+from lorekit.envs.base import Task, TextEnv
+from lorekit.llm.base import Message
+from lorekit.llm.roles import Roles
+
+_REFLECTION = re.compile(r"^\s*\**\s*reflection\s*\**\s*[:：]\s*(.*)$", re.I | re.M | re.S)
+
+
+def _executor(role: str, turns: int, patience: int, trust: Trust, temperature: float) -> Executor:
+    return Executor(
+        role=role, max_turns=turns, patience=patience, trust=trust, temperature=temperature
+    )
+
+
+class PlanExecuteAgent:
+    """Plan first, then execute every step once; see the module docstring."""
+
+    name = "plan-execute"
+
+    def __init__(
+        self,
+        *,
+        max_calls: int | None = 150,
+        executor_turns: int = 20,
+        patience: int = 3,
+        plan_steps: int = 10,
+        plan_retries: int = 2,
+        trust: Trust = "env",
+        executor_role: str = "executor",
+        planner_role: str = "planner",
+        temperature: float = 0.0,
+    ) -> None:
+        self.max_calls = max_calls
+        self.trust = trust
+        self.executor = _executor(executor_role, executor_turns, patience, trust, temperature)
+        self.planner = Planner(
+            role=planner_role,
+            max_steps=plan_steps,
+            retries=plan_retries,
+            style="detailed",
+            temperature=temperature,
+        )
+
+    async def run(
+        self, env: TextEnv, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+    ) -> Trajectory:
+        ctx = start(env, task, roles, recorder, seed, self.max_calls)
+        root = new_node(task.goal, 1)
+        budget_hit = False
+        try:
+            await self._play(ctx, root)
+        except BudgetExhausted:
+            budget_hit = True
+        return finish(ctx, self.name, budget_hit, tree=root)
+
+    async def _play(self, ctx: AdaptContext, root: dict[str, Any]) -> None:
+        ctx.deepest = 1
+        attempt = await self.planner.plan(ctx, root["task"])
+        root["plan"] = attempt.to_dict()
+        plan = attempt.plan
+        if plan is None:
+            root["success"] = False
+            return
+
+        async def run_step(index: int) -> bool:
+            child = new_node(plan.steps[index - 1], 2)
+            root["children"].append(child)
+            result = await self.executor.run(ctx, child["task"], depth=2)
+            child.update(executor=result.to_dict(), verified=result.verified)
+            child["success"] = result.success
+            return result.success
+
+        def episode_over() -> bool | None:
+            return ctx.ep.trajectory.success if ctx.ep.done else None
+
+        root["plan_outcome"] = await evaluate_async(plan.order, run_step, episode_over)
+        root["success"] = ctx.ep.trajectory.success
+
+
+class TryAgainAgent:
+    """Up to ``d_max`` independent executor trials on the whole task."""
+
+    name = "try-again"
+
+    def __init__(
+        self,
+        *,
+        d_max: int = 4,
+        max_calls: int | None = 150,
+        executor_turns: int = 20,
+        patience: int = 3,
+        trust: Trust = "env",
+        executor_role: str = "executor",
+        temperature: float = 0.0,
+    ) -> None:
+        if d_max < 1:
+            raise ValueError(f"d_max must be >= 1, got {d_max}")
+        self.d_max = d_max
+        self.max_calls = max_calls
+        self.executor = _executor(executor_role, executor_turns, patience, trust, temperature)
+
+    async def run(
+        self, env: TextEnv, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+    ) -> Trajectory:
+        ctx = start(env, task, roles, recorder, seed, self.max_calls)
+        trials: list[dict[str, Any]] = []
+        memory: list[str] = []
+        budget_hit = False
+        try:
+            for number in range(1, self.d_max + 1):
+                result = await self.executor.run(ctx, task.goal, depth=1, memory=memory)
+                trials.append({"trial": number, **result.to_dict()})
+                if result.success or ctx.ep.done:
+                    break
+                if number < self.d_max:
+                    lesson = await self.reflect(ctx, task, result)
+                    if lesson:
+                        memory.append(lesson)
+                        trials[-1]["reflection"] = lesson
+        except BudgetExhausted:
+            budget_hit = True
+        return finish(ctx, self.name, budget_hit, trials=trials, memory=memory, d_max=self.d_max)
+
+    async def reflect(self, ctx: AdaptContext, task: Task, result: SubtaskResult) -> str | None:
+        """Try-Again keeps no memory between trials."""
+        return None
+
+
+class ReflexionAgent(TryAgainAgent):
+    """Try-Again with a lesson written after each failed trial and kept for the next.
+
+    The lesson comes from ``reflector_role`` (the executor's model by
+    default: in Reflexion the actor reflects on its own attempt).
+    """
+
+    name = "reflexion"
+
+    def __init__(
+        self,
+        *,
+        d_max: int = 4,
+        max_calls: int | None = 150,
+        executor_turns: int = 20,
+        patience: int = 3,
+        trust: Trust = "env",
+        executor_role: str = "executor",
+        reflector_role: str = "executor",
+        temperature: float = 0.0,
+        max_tokens: int | None = 256,
+    ) -> None:
+        super().__init__(
+            d_max=d_max,
+            max_calls=max_calls,
+            executor_turns=executor_turns,
+            patience=patience,
+            trust=trust,
+            executor_role=executor_role,
+            temperature=temperature,
+        )
+        self.reflector_role = reflector_role
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+
+    async def reflect(self, ctx: AdaptContext, task: Task, result: SubtaskResult) -> str | None:
+        transcript = "\n".join(f"Action: {a}\nObservation: {o}" for a, o in result.transcript)
+        if result.claimed is not None:
+            transcript += f"\nYou said: {'completed' if result.claimed else 'failed'}"
+        outcome = (
+            "you said the task was completed, but it was not"
+            if result.overclaimed
+            else f"the task was not completed (stopped: {result.stop})"
+        )
+        messages = [
+            Message("system", fill("reflect_system")),
+            Message(
+                "user",
+                fill(
+                    "reflect_task",
+                    opening=ctx.opening,
+                    task=task.goal,
+                    transcript=transcript or "(no actions)",
+                    outcome=outcome,
+                ),
+            ),
+        ]
+        text = await ctx.ask(
+            self.reflector_role, messages, temperature=self.temperature, max_tokens=self.max_tokens
+        )
+        match = _REFLECTION.search(text)
+        lesson = (match.group(1) if match else text).strip()
+        return " ".join(lesson.split()) or None

@@ -1,0 +1,111 @@
+"""What ADaPT needs from an environment beyond the :class:`TextEnv` contract.
+
+Two things, both optional for an environment:
+
+- ``describe_state``: a short text of the state that carries over from one
+  sub-task to the next (TextCraft: the inventory). Sub-tasks run in the same
+  episode, so the next executor must know what the last one left behind.
+- ``check_subtask``: whether a sub-task is done, judged from the
+  environment's state, not from the executor's say-so (TextCraft: is the item
+  in the inventory, in the asked quantity?). ``None`` means "cannot tell", and
+  the controller falls back to the executor's self-report.
+
+Bridges are looked up by ``env.name``, so ALFWorld or WebShop plug in with
+:func:`register_bridge` and the controller does not change. An environment
+without a bridge gets :class:`NullBridge`: no state text, no checks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+from lorekit.envs.base import TextEnv
+from lorekit.envs.textcraft.env import TextCraftEnv
+from lorekit.envs.textcraft.recipes import display_name, is_category
+
+_GOAL = re.compile(
+    r"^\s*(?:step\s*\d+\s*[:.)]\s*)?(?:craft|get|fetch|obtain|make|collect|gather)\s+"
+    r"(?:(?P<count>\d+)\s+)?(?P<item>.+?)(?:\s+(?:using|from|with)\b.*)?\s*\.?\s*$",
+    re.IGNORECASE,
+)
+
+
+@runtime_checkable
+class EnvBridge(Protocol):
+    """Environment-specific knowledge the ADaPT controller asks for."""
+
+    def describe_state(self, env: TextEnv) -> str:
+        """State to hand to the next sub-task; empty when there is none to tell."""
+        ...
+
+    def check_subtask(self, env: TextEnv, subtask: str) -> bool | None:
+        """Done according to the environment's state; None when it cannot tell."""
+        ...
+
+
+class NullBridge:
+    """For environments ADaPT knows nothing about: self-reports decide."""
+
+    def describe_state(self, env: TextEnv) -> str:
+        return ""
+
+    def check_subtask(self, env: TextEnv, subtask: str) -> bool | None:
+        return None
+
+
+def parse_goal(text: str) -> tuple[int, str] | None:
+    """``"craft 4 oak planks using ..."`` -> ``(4, "oak planks")``; count defaults to 1."""
+    match = _GOAL.match(text.strip().splitlines()[0] if text.strip() else "")
+    if match is None:
+        return None
+    count = int(match.group("count")) if match.group("count") else 1
+    return count, match.group("item").strip()
+
+
+class TextCraftBridge:
+    """Inventory as the carried state; "is the item held" as the sub-task check."""
+
+    def describe_state(self, env: TextEnv) -> str:
+        if not isinstance(env, TextCraftEnv):
+            return ""
+        held = env.inventory
+        if not held:
+            return "Inventory: empty"
+        return "Inventory: " + ", ".join(f"{n} {display_name(i)}" for i, n in held.items())
+
+    def check_subtask(self, env: TextEnv, subtask: str) -> bool | None:
+        if not isinstance(env, TextCraftEnv):
+            return None
+        goal = parse_goal(subtask)
+        if goal is None:
+            return None
+        count, name = goal
+        book = env.book
+        ident = book.resolve(name)
+        if ident is None and name.lower().endswith("s"):
+            ident = book.resolve(name[:-1])
+        if ident is None:
+            return None
+        held = env.inventory
+        if is_category(ident):
+            have = sum(held.get(m, 0) for m in book.members(ident)) + held.get(ident, 0)
+        else:
+            have = held.get(ident, 0)
+        return have >= count
+
+
+BridgeFactory = Callable[[], EnvBridge]
+_BRIDGES: dict[str, BridgeFactory] = {"textcraft": TextCraftBridge}
+
+
+def register_bridge(env_name: str, factory: BridgeFactory) -> None:
+    """Teach ADaPT about another environment (by its ``name``)."""
+    _BRIDGES[env_name] = factory
+
+
+def bridge_for(env: TextEnv) -> EnvBridge:
+    """The registered bridge for ``env.name``, or :class:`NullBridge`."""
+    factory = _BRIDGES.get(env.name)
+    return factory() if factory is not None else NullBridge()

@@ -1,0 +1,142 @@
+"""Shared pieces of ADaPT and its baselines: prompts, the call budget, the episode context.
+
+Every method here acts in one environment episode through one
+:class:`AdaptContext`, which owns the episode, the bridge to the environment,
+the per-episode model-call budget and the information that flows from one
+sub-task to the next. Keeping that in one place is what lets the baselines
+share the executor with ADaPT and differ only in how they call it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from lorekit.agents.adapt.bridge import EnvBridge, bridge_for
+from lorekit.agents.base import Episode, Recorder, Trajectory
+from lorekit.agents.prompts import PromptError, render
+from lorekit.envs.base import Task, TextEnv
+from lorekit.llm.base import Message
+from lorekit.llm.roles import Roles
+
+
+@functools.cache
+def prompts() -> dict[str, str]:
+    """The templates in ``lorekit/agents/adapt/prompts.yaml``."""
+    text = resources.files("lorekit.agents.adapt").joinpath("prompts.yaml").read_text()
+    data = yaml.safe_load(text)
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise PromptError("adapt/prompts.yaml must map template names to strings")
+    return data
+
+
+def fill(name: str, **values: Any) -> str:
+    """Render template ``name``; a missing value names the template and the field."""
+    return render(prompts()[name], f"adapt.{name}", **values)
+
+
+class BudgetExhausted(Exception):
+    """The episode's model-call budget is spent; the method must stop."""
+
+
+@dataclass(slots=True)
+class CallBudget:
+    """A cap on model calls per episode, across every role.
+
+    ADaPT's recursion can multiply calls quickly (each level may retry a
+    plan, run an executor for a while, then recurse); a hard cap keeps one
+    unlucky episode from costing as much as a whole run.
+    """
+
+    limit: int | None
+    used: int = 0
+
+    def take(self) -> None:
+        if self.limit is not None and self.used >= self.limit:
+            raise BudgetExhausted(f"model-call budget of {self.limit} spent")
+        self.used += 1
+
+
+@dataclass(slots=True)
+class AdaptContext:
+    """One episode as the ADaPT family sees it."""
+
+    ep: Episode
+    roles: Roles
+    bridge: EnvBridge
+    budget: CallBudget
+    last_success_action: str | None = None
+    subtasks: list[dict[str, Any]] = field(default_factory=list)
+    deepest: int = 0
+
+    @property
+    def opening(self) -> str:
+        return self.ep.trajectory.initial_observation
+
+    def state(self) -> str:
+        return self.bridge.describe_state(self.ep.env) or "(not available)"
+
+    def check(self, subtask: str) -> bool | None:
+        return self.bridge.check_subtask(self.ep.env, subtask)
+
+    async def ask(
+        self,
+        role: str,
+        messages: Sequence[Message],
+        *,
+        temperature: float,
+        max_tokens: int | None,
+        stop: Sequence[str] | None = None,
+    ) -> str:
+        """One model call, charged to the budget before it is made."""
+        self.budget.take()
+        out = await self.roles[role].complete(
+            list(messages), temperature=temperature, max_tokens=max_tokens, stop=stop
+        )
+        return out.text
+
+    def manual_values(self) -> dict[str, str]:
+        env = self.ep.env
+        return {
+            "manual": env.manual().strip(),
+            "action_forms": "\n".join(f"- {f}" for f in env.action_forms()),
+        }
+
+
+def start(
+    env: TextEnv,
+    task: Task,
+    roles: Roles,
+    recorder: Recorder,
+    seed: int | None,
+    max_calls: int | None,
+) -> AdaptContext:
+    """Reset the environment and wrap the episode for the ADaPT family."""
+    return AdaptContext(
+        Episode.start(env, task, recorder, seed), roles, bridge_for(env), CallBudget(max_calls)
+    )
+
+
+def finish(ctx: AdaptContext, method: str, budget_hit: bool, **notes: Any) -> Trajectory:
+    """Record the common notes (sub-tasks, calls, depth, over-claims) and stop.
+
+    Without the environment ending the episode, the stop reason is ``budget``
+    when the call budget ran out and ``gave_up`` otherwise.
+    """
+    traj = ctx.ep.trajectory
+    traj.notes.update(
+        method=method,
+        subtasks=ctx.subtasks,
+        llm_calls=ctx.budget.used,
+        call_budget=ctx.budget.limit,
+        budget_exhausted=budget_hit,
+        depth_reached=ctx.deepest,
+        overclaims=sum(1 for s in ctx.subtasks if s.get("overclaimed")),
+        **notes,
+    )
+    return ctx.ep.stop("budget" if budget_hit else "gave_up")

@@ -1,0 +1,136 @@
+"""ADaPT: decompose only when the executor fails (Prasad et al. 2024).
+
+``solve(task, depth)``: run the executor on the task; if it succeeds, done.
+If it fails and ``depth < d_max``, ask the planner for a few steps and an
+execution order, and solve each step the same way at ``depth + 1``: AND stops
+at the first failing step, OR at the first success. All sub-tasks play in the
+same environment episode, so what one leaves behind (the TextCraft inventory)
+is there for the next, and the bridge's state text and the last successful
+action are put in the next prompt. The environment's reward decides the
+episode; the bridge's check decides sub-tasks where it can.
+
+Unlike the published code, mixed AND/OR orders keep their meaning, sub-task
+success does not rest on the executor's word alone, and a per-episode budget
+caps model calls. The whole tree is kept in ``Trajectory.notes["tree"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lorekit.agents.adapt.common import AdaptContext, BudgetExhausted, finish, start
+from lorekit.agents.adapt.executor import Executor, Trust
+from lorekit.agents.adapt.order import evaluate_async
+from lorekit.agents.adapt.planner import Planner
+from lorekit.agents.base import Recorder, Trajectory
+from lorekit.envs.base import Task, TextEnv
+from lorekit.llm.roles import Roles
+
+
+def new_node(task: str, depth: int) -> dict[str, Any]:
+    """One decomposition-tree node, as plain data for the run store."""
+    return {
+        "task": task,
+        "depth": depth,
+        "executor": None,
+        "plan": None,
+        "children": [],
+        "plan_outcome": None,
+        "verified": None,
+        "success": None,
+    }
+
+
+class AdaptAgent:
+    """As-needed decomposition; ``d_max=1`` is plain ReAct on the same executor.
+
+    ``max_calls`` caps model calls per episode over all roles; ``trust="self"``
+    reproduces the published behaviour of believing the executor.
+    """
+
+    name = "adapt"
+
+    def __init__(
+        self,
+        *,
+        d_max: int = 4,
+        max_calls: int | None = 150,
+        executor_turns: int = 20,
+        patience: int = 3,
+        plan_steps: int = 6,
+        plan_retries: int = 2,
+        trust: Trust = "env",
+        executor_role: str = "executor",
+        planner_role: str = "planner",
+        temperature: float = 0.0,
+    ) -> None:
+        if d_max < 1:
+            raise ValueError(f"d_max must be >= 1, got {d_max}")
+        self.d_max = d_max
+        self.max_calls = max_calls
+        self.executor = Executor(
+            role=executor_role,
+            max_turns=executor_turns,
+            patience=patience,
+            trust=trust,
+            temperature=temperature,
+        )
+        self.planner = Planner(
+            role=planner_role,
+            max_steps=plan_steps,
+            retries=plan_retries,
+            style="adapt",
+            temperature=temperature,
+        )
+        self.trust = trust
+
+    async def run(
+        self, env: TextEnv, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+    ) -> Trajectory:
+        ctx = start(env, task, roles, recorder, seed, self.max_calls)
+        root = new_node(task.goal, 1)
+        budget_hit = False
+        try:
+            await self.solve(ctx, root)
+        except BudgetExhausted:
+            budget_hit = True
+        return finish(ctx, self.name, budget_hit, tree=root, d_max=self.d_max)
+
+    async def solve(self, ctx: AdaptContext, node: dict[str, Any]) -> bool:
+        """Solve ``node["task"]`` at ``node["depth"]``, filling the node as it goes."""
+        task, depth = node["task"], node["depth"]
+        result = await self.executor.run(ctx, task, depth=depth)
+        node["executor"] = result.to_dict()
+        node["verified"] = result.verified
+        if result.success or ctx.ep.done or depth >= self.d_max:
+            node["success"] = result.success
+            return result.success
+        attempt = await self.planner.plan(ctx, task)
+        node["plan"] = attempt.to_dict()
+        plan = attempt.plan
+        if plan is None:
+            node["success"] = False
+            return False
+
+        async def run_step(index: int) -> bool:
+            child = new_node(plan.steps[index - 1], depth + 1)
+            node["children"].append(child)
+            return await self.solve(ctx, child)
+
+        def episode_over() -> bool | None:
+            return ctx.ep.trajectory.success if ctx.ep.done else None
+
+        outcome = await evaluate_async(plan.order, run_step, episode_over)
+        node["plan_outcome"] = outcome
+        node["success"] = self._judge(ctx, task, outcome, node)
+        return bool(node["success"])
+
+    def _judge(self, ctx: AdaptContext, task: str, outcome: bool, node: dict[str, Any]) -> bool:
+        """After a plan: the episode's end, else the env's check, else the plan's logic."""
+        if ctx.ep.done:
+            return ctx.ep.trajectory.success
+        verified = ctx.check(task)
+        node["verified"] = verified
+        if self.trust == "env" and verified is not None:
+            return verified
+        return outcome

@@ -1,0 +1,139 @@
+"""The planner: a few numbered sub-tasks plus an execution order joining them.
+
+An answer that cannot be used (no steps, gaps in the numbering, too many
+steps, a malformed order) is sent back with the reason, a bounded number of
+times; after that the plan is recorded as failed, never guessed at.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lorekit.agents.adapt.common import AdaptContext, fill
+from lorekit.agents.adapt.order import (
+    OrderError,
+    OrderNode,
+    format_order,
+    parse_execution_order,
+)
+from lorekit.llm.base import Message
+
+PlanStyle = Literal["adapt", "detailed"]
+_STEP = re.compile(r"^\s*[-*]?\s*\**\s*step\s*(\d+)\s*\**\s*[:.)]\s*\**\s*(.+?)\s*$", re.I)
+_ORDER = re.compile(r"^\s*\**\s*execution\s+order\s*\**\s*[:：]\s*\**\s*(.*?)\s*$", re.I | re.M)
+
+
+class PlanError(ValueError):
+    """A planner answer that cannot be used; the message is for the planner."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Parsed plan: ``steps[i - 1]`` is Step i."""
+
+    steps: tuple[str, ...]
+    order: OrderNode
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"steps": list(self.steps), "order": format_order(self.order)}
+
+
+def parse_plan(text: str, max_steps: int | None = None) -> Plan:
+    """Read ``Step n: ...`` lines and the ``Execution order:`` line.
+
+    Steps must be numbered 1, 2, 3, ... without gaps; the order may only name
+    those steps. Raises :class:`PlanError` saying what to fix.
+    """
+    steps: list[tuple[int, str]] = []
+    for line in text.splitlines():
+        if _ORDER.match(line):
+            continue
+        match = _STEP.match(line)
+        if match:
+            steps.append((int(match.group(1)), match.group(2).strip()))
+    if not steps:
+        raise PlanError("no lines of the form 'Step 1: <sub-task>' were found")
+    numbers = [n for n, _ in steps]
+    if numbers != list(range(1, len(steps) + 1)):
+        raise PlanError(
+            f"steps must be numbered 1, 2, 3, ... in order; found {', '.join(map(str, numbers))}"
+        )
+    if max_steps is not None and len(steps) > max_steps:
+        raise PlanError(f"the plan has {len(steps)} steps; use at most {max_steps}")
+    orders = _ORDER.findall(text)
+    if not orders or not orders[-1].strip():
+        raise PlanError("no 'Execution order:' line was found after the steps")
+    try:
+        order = parse_execution_order(orders[-1], len(steps))
+    except OrderError as exc:
+        raise PlanError(f"bad execution order {orders[-1].strip()!r}: {exc}") from None
+    return Plan(tuple(s for _, s in steps), order)
+
+
+@dataclass(slots=True)
+class PlanAttempt:
+    """What planning produced: the plan (or None) and every rejected answer's reason."""
+
+    plan: Plan | None
+    calls: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **(self.plan.to_dict() if self.plan else {"steps": [], "order": None}),
+            "calls": self.calls,
+            "errors": list(self.errors),
+        }
+
+
+class Planner:
+    """Asks the planner role for a plan, retrying with feedback on bad answers."""
+
+    def __init__(
+        self,
+        *,
+        role: str = "planner",
+        max_steps: int = 6,
+        retries: int = 2,
+        style: PlanStyle = "adapt",
+        temperature: float = 0.0,
+        max_tokens: int | None = 512,
+    ) -> None:
+        if max_steps < 1 or retries < 0:
+            raise ValueError(f"need max_steps >= 1 and retries >= 0, got {max_steps}, {retries}")
+        self.role = role
+        self.max_steps = max_steps
+        self.retries = retries
+        self.style = style
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+
+    async def plan(self, ctx: AdaptContext, task: str) -> PlanAttempt:
+        style = fill(f"style_{self.style}", max_steps=self.max_steps)
+        messages = [
+            Message("system", fill("planner_system", **ctx.manual_values())),
+            Message(
+                "user",
+                fill(
+                    "planner_task", opening=ctx.opening, task=task, state=ctx.state(), style=style
+                ),
+            ),
+        ]
+        attempt = PlanAttempt(None)
+        for _ in range(self.retries + 1):
+            text = await ctx.ask(
+                self.role, messages, temperature=self.temperature, max_tokens=self.max_tokens
+            )
+            attempt.calls += 1
+            try:
+                attempt.plan = parse_plan(text, self.max_steps)
+                return attempt
+            except PlanError as exc:
+                attempt.errors.append(str(exc))
+                messages += [
+                    Message("assistant", text.strip() or "(empty)"),
+                    Message("user", fill("plan_error", problem=str(exc))),
+                ]
+        return attempt

@@ -1,0 +1,233 @@
+"""Scripted TextCraft models of controlled capability, for the ADaPT study and tests.
+
+They read the prompt the way a model would (the task line, the state line,
+the crafting commands, their own earlier turns, lessons in memory) and act
+with limited competence. They are not told which method calls them; whatever
+difference the methods show comes from how each method uses them.
+
+- Executor of capability ``k``: knows Minecraft recipes (the recipe book), but
+  can only keep ``k`` crafting levels in mind. Below that it assumes an item
+  can be fetched, tries ``get`` on it, sees the error, and says ``failed``.
+  So it finishes exactly the tasks whose remaining recipe depth, from what it
+  holds now, is at most ``k``. A lesson naming an item ("X cannot be fetched;
+  it must be crafted") lets it expand that item one level more.
+  ``noise`` is the chance, per turn, that it declares ``completed`` too early:
+  an over-confident executor, seeded by the prompt so runs repeat.
+- Reflection (the same model asked to reflect): names the items it wrongly
+  tried to fetch, or admits stopping too early.
+- Planner: splits "obtain N X" into one step per missing ingredient (an OR of
+  two kinds for a category such as planks) plus the final craft, joined by AND.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import zlib
+from collections.abc import Callable, Collection, Mapping
+
+from lorekit.agents.adapt.bridge import parse_goal
+from lorekit.envs.textcraft.recipes import RecipeBook, display_name, is_category
+from lorekit.llm.base import Message
+
+ModelFn = Callable[[tuple[Message, ...]], str]
+_TASK = re.compile(r"^(?:Your task now|Task):\s*(.+)$", re.M)
+_STATE = re.compile(r"^Current state:\s*Inventory:\s*(.*)$", re.M)
+_LESSON = re.compile(r"([a-z][a-z ]*?) cannot be fetched; it must be crafted", re.I)
+_NOT_BASE = re.compile(
+    r"^(?:Observation:\s*)?(.+?) is not a base item, so it cannot be fetched", re.M
+)
+_OK = ("Got ", "Crafted ", "Inventory:")
+
+
+def resolve(book: RecipeBook, name: str) -> str | None:
+    """Item id for a name a model wrote, tolerating a plural ``s``."""
+    ident = book.resolve(name)
+    if ident is None and name.lower().endswith("s"):
+        ident = book.resolve(name[:-1])
+    return ident
+
+
+def read_inventory(book: RecipeBook, text: str) -> dict[str, int]:
+    """``"Current state: Inventory: 4 oak planks, 1 stick"`` -> ids and counts."""
+    match = _STATE.search(text)
+    held: dict[str, int] = {}
+    if match is None or match.group(1).strip().lower() in ("", "empty"):
+        return held
+    for part in match.group(1).split(","):
+        count, _, name = part.strip().partition(" ")
+        ident = resolve(book, name)
+        if count.isdigit() and ident is not None:
+            held[ident] = held.get(ident, 0) + int(count)
+    return held
+
+
+def read_task(book: RecipeBook, text: str) -> tuple[int, str] | None:
+    """(count, item id) of the task line, or None when it names no known item."""
+    match = _TASK.search(text)
+    goal = parse_goal(match.group(1)) if match else None
+    if goal is None:
+        return None
+    ident = resolve(book, goal[1])
+    return (goal[0], ident) if ident is not None else None
+
+
+class _CappedPlanner:
+    """The oracle's depth-first plan, with items below ``levels`` assumed fetchable."""
+
+    def __init__(
+        self, book: RecipeBook, held: Mapping[str, int], levels: int, known: Collection[str]
+    ) -> None:
+        self.book = book
+        self.inv = dict(held)
+        self.levels = levels
+        self.known = known
+        self.actions: list[str] = []
+
+    def have(self, item: str) -> int:
+        if is_category(item):
+            return self.inv.get(item, 0) + sum(self.inv.get(m, 0) for m in self.book.members(item))
+        return self.inv.get(item, 0)
+
+    def ensure(self, item: str, quantity: int, level: int) -> None:
+        have = self.inv.get(item, 0)
+        if have >= quantity:
+            return
+        recipe = self.book.best_recipe(item)
+        beyond = level >= self.levels and item not in self.known
+        if recipe is None or beyond:
+            self.actions.append(f"get {quantity - have} {display_name(item)}")
+            self.inv[item] = quantity
+            return
+        batches = math.ceil((quantity - have) / recipe.count)
+        parts = []
+        for ingredient, count in recipe.ingredients:
+            need = count * batches
+            concrete = self.choose(ingredient, need)
+            self.ensure(concrete, need, level + 1)
+            self.inv[concrete] -= need
+            parts.append(f"{need} {display_name(concrete)}")
+        made = recipe.count * batches
+        self.actions.append(f"craft {made} {display_name(item)} using {', '.join(parts)}")
+        self.inv[item] = self.inv.get(item, 0) + made
+
+    def choose(self, ingredient: str, need: int) -> str:
+        if not is_category(ingredient):
+            return ingredient
+        for member in self.book.members(ingredient):
+            if self.inv.get(member, 0) >= need:
+                return member
+        return self.book.preferred_member(ingredient)
+
+
+def capped_plan(
+    book: RecipeBook,
+    held: Mapping[str, int],
+    item: str,
+    count: int,
+    levels: int,
+    known: Collection[str] = (),
+) -> list[str]:
+    """What an executor of capability ``levels`` would do to hold ``count`` ``item``."""
+    planner = _CappedPlanner(book, held, levels, known)
+    if is_category(item):
+        if planner.have(item) >= count:
+            return []
+        item = planner.choose(item, count)
+    planner.ensure(item, count, 0)
+    return planner.actions
+
+
+def _answer(thought: str, action: str) -> str:
+    return f"Thought: {thought}\nAction: {action}"
+
+
+def textcraft_executor(
+    book: RecipeBook, *, capability: int, noise: float = 0.0, seed: int = 0
+) -> ModelFn:
+    """The executor model (it also answers reflection requests); see the module docstring."""
+    if capability < 0 or not 0.0 <= noise <= 1.0:
+        raise ValueError(f"need capability >= 0 and 0 <= noise <= 1, got {capability}, {noise}")
+
+    def act(messages: tuple[Message, ...]) -> str:
+        if "Reflection:" in messages[0].content:
+            return reflect(messages)
+        first = messages[1].content
+        goal = read_task(book, first)
+        if goal is None:
+            return _answer("I do not know what item this task asks for.", "failed")
+        known = {i for n in _LESSON.findall(first) if (i := resolve(book, n)) is not None}
+        plan = capped_plan(book, read_inventory(book, first), goal[1], goal[0], capability, known)
+        taken = [m for m in messages[2:] if m.role == "assistant"]
+        t = len(taken)
+        last = messages[-1].content if t else ""
+        if t and not last.removeprefix("Observation: ").startswith(_OK):
+            return _answer("That did not work and I see no other way.", "failed")
+        if t >= len(plan):
+            return _answer("The task is done.", "completed")
+        draw = random.Random(zlib.crc32(f"{seed}|{t}|{first}".encode())).random()
+        if t and draw < noise:
+            return _answer("That should be enough.", "completed")
+        return _answer(f"Next I {plan[t].split(' using ')[0]}.", plan[t])
+
+    def reflect(messages: tuple[Message, ...]) -> str:
+        items = list(dict.fromkeys(_NOT_BASE.findall(messages[-1].content)))
+        if items:
+            lesson = " ".join(f"{i} cannot be fetched; it must be crafted first." for i in items)
+            return f"Reflection: {lesson}"
+        return "Reflection: I stopped too early; I must finish every craft before saying completed."
+
+    return act
+
+
+def textcraft_planner(book: RecipeBook) -> ModelFn:
+    """The planner model; see the module docstring."""
+
+    def plan(messages: tuple[Message, ...]) -> str:
+        prompt = messages[1].content
+        goal = read_task(book, prompt)
+        if goal is None:
+            return "I cannot tell what this task asks for."
+        count, item = goal
+        held = read_inventory(book, prompt)
+        if is_category(item):
+            item = book.preferred_member(item)
+        recipe = book.best_recipe(item)
+        if recipe is None:
+            return f"Step 1: get {count} {display_name(item)}\nExecution order: Step 1"
+        batches = math.ceil(max(1, count - held.get(item, 0)) / recipe.count)
+        steps: list[str] = []
+        order: list[str] = []
+        using = []
+        for ingredient, per in recipe.ingredients:
+            need = per * batches
+            using.append(f"{need} {display_name(ingredient)}")
+            kinds = _kinds(book, ingredient)
+            if sum(held.get(k, 0) for k in kinds) >= need:
+                continue
+            refs = []
+            for kind in kinds[:2]:
+                verb = "craft" if book.is_craftable(kind) else "get"
+                steps.append(f"{verb} {need} {display_name(kind)}")
+                refs.append(f"Step {len(steps)}")
+            order.append(refs[0] if len(refs) == 1 else "(" + " OR ".join(refs) + ")")
+        steps.append(
+            f"craft {recipe.count * batches} {display_name(item)} using {', '.join(using)}"
+        )
+        order.append(f"Step {len(steps)}")
+        lines = [f"Step {i}: {s}" for i, s in enumerate(steps, 1)]
+        return "\n".join([*lines, f"Execution order: {' AND '.join(order)}"])
+
+    return plan
+
+
+def _kinds(book: RecipeBook, ingredient: str) -> list[str]:
+    """Concrete items that satisfy an ingredient, easiest first."""
+    if not is_category(ingredient):
+        return [ingredient]
+    base = book.base_member(ingredient)
+    if base is not None:
+        return [base]
+    members = book.members(ingredient)
+    return sorted(members, key=lambda m: (book.depth(m), members.index(m)))

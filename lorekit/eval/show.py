@@ -1,0 +1,184 @@
+"""Print one recorded episode: what it was, what was done, what the models cost,
+and for the ADaPT family how the task was broken down.
+
+Everything comes from the run store, so an episode can be inspected long after
+the run (and from another process while the run is still going).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.tree import Tree
+
+from lorekit.eval.store import EpisodeRecord, RunStore
+
+OBSERVATION_CHARS = 100
+
+
+def find_episode(store: RunStore, run_id: str, episode: str | int) -> EpisodeRecord:
+    """An episode by index (``3`` or ``"3"``), by key (``"stick/0"``) or by task id."""
+    episodes = store.episodes(run_id)
+    text = str(episode)
+    if text.isdigit():
+        for e in episodes:
+            if e.index == int(text):
+                return e
+    for e in episodes:
+        if e.episode_key == text:
+            return e
+    for e in episodes:
+        if e.task_id == text:
+            return e
+    hint = ", ".join(e.episode_key for e in episodes[:5]) or "none recorded"
+    raise LookupError(
+        f"run {run_id!r} has no episode {text!r}; give an index (0..{len(episodes) - 1}), "
+        f"a key or a task id (keys: {hint}{', ...' if len(episodes) > 5 else ''})"
+    )
+
+
+def render_episode(store: RunStore, run_id: str, episode: str | int, console: Console) -> None:
+    """Print an episode's header, steps, model-call summary and, when recorded,
+    its decomposition tree (ADaPT, Plan-and-Execute) or trials (Try-Again, Reflexion).
+
+    Raises :class:`LookupError` (unknown episode) or ``UnknownRunError``.
+    """
+    rec = find_episode(store, run_id, episode)
+    notes: Mapping[str, Any] = rec.info.get("notes") or {}
+    _header(rec, notes, console)
+    _steps(store, rec, console)
+    _calls(store, rec, console)
+    tree = notes.get("tree")
+    if isinstance(tree, Mapping):
+        console.print(_tree(tree))
+    trials = notes.get("trials")
+    if isinstance(trials, list) and trials:
+        _trials(trials, console)
+
+
+def _mark(value: object) -> str:
+    if value is True:
+        return "[green]yes[/green]"
+    return "[red]no[/red]" if value is False else "?"
+
+
+def _header(rec: EpisodeRecord, notes: Mapping[str, Any], console: Console) -> None:
+    tree = notes.get("tree")
+    goal = tree.get("task") if isinstance(tree, Mapping) else None
+    console.print(
+        f"[bold]{escape(rec.episode_key)}[/bold]  task={escape(str(rec.task_id))}"
+        + (f" ({escape(str(goal))})" if goal else "")
+        + f"  group={rec.task_group}  seed={rec.seed}"
+    )
+    line = (
+        f"status={rec.status}  success={_mark(rec.success)}  reward={rec.reward:g}  "
+        f"steps={rec.steps}  wall={rec.wall_s:.2f}s"
+    )
+    if rec.info.get("stop_reason"):
+        line += f"  stop={rec.info['stop_reason']}"
+    console.print(line)
+    if notes.get("method"):
+        console.print(
+            f"method={notes['method']}  model calls={notes.get('llm_calls')}"
+            f"/{notes.get('call_budget')}  depth reached={notes.get('depth_reached')}"
+            f"  over-claims={notes.get('overclaims', 0)}"
+        )
+    if rec.error:
+        console.print(f"[red]error:[/red] {escape(rec.error)}")
+    first = rec.info.get("initial_observation")
+    if isinstance(first, str) and first:
+        console.print(Panel(escape(first), title="initial observation", expand=False))
+
+
+def _steps(store: RunStore, rec: EpisodeRecord, console: Console) -> None:
+    steps = store.steps(rec.run_id, rec.episode_key)
+    if not steps:
+        console.print("no steps recorded")
+        return
+    table = Table("#", "action", "observation", "reward", "valid", title="steps")
+    for s in steps:
+        obs = s.observation.replace("\n", " ")
+        if len(obs) > OBSERVATION_CHARS:
+            obs = obs[: OBSERVATION_CHARS - 3] + "..."
+        table.add_row(
+            str(s.idx), escape(s.action), escape(obs), f"{s.reward:g}", _mark(s.info.get("valid"))
+        )
+    console.print(table)
+
+
+def _calls(store: RunStore, rec: EpisodeRecord, console: Console) -> None:
+    calls = store.llm_calls(rec.run_id, rec.episode_key)
+    if not calls:
+        console.print("no model calls recorded")
+        return
+    rows: dict[str, list[float]] = {}
+    for c in calls:
+        row = rows.setdefault(c["role"], [0, 0, 0, 0.0, 0])
+        row[0] += 1
+        row[1] += c["prompt_tokens"]
+        row[2] += c["completion_tokens"]
+        row[3] += c["latency_s"]
+        row[4] += c["error"] is not None
+    table = Table("role", "calls", "prompt tok", "completion tok", "latency s", "errors")
+    for role, (n, pt, ct, lat, err) in sorted(rows.items()):
+        table.add_row(role, str(int(n)), str(int(pt)), str(int(ct)), f"{lat:.2f}", str(int(err)))
+    table.title = "model calls"
+    console.print(table)
+
+
+def _label(node: Mapping[str, Any]) -> str:
+    ex = node.get("executor")
+    text = f"[bold]d{node.get('depth')}[/bold] {escape(str(node.get('task')))}  -> "
+    text += _mark(node.get("success")) if node.get("success") is not None else "interrupted"
+    if isinstance(ex, Mapping):
+        text += (
+            f"  [dim](executor: said {_said(ex.get('claimed'))}, env {_mark(ex.get('verified'))}, "
+            f"stop {ex.get('stop')}, {len(ex.get('actions') or [])} actions)[/dim]"
+        )
+        if ex.get("overclaimed"):
+            text += " [yellow]over-claimed[/yellow]"
+    return text
+
+
+def _said(claim: object) -> str:
+    if claim is True:
+        return "completed"
+    return "failed" if claim is False else "nothing"
+
+
+def _tree(node: Mapping[str, Any], parent: Tree | None = None) -> Tree:
+    branch = Tree(_label(node)) if parent is None else parent.add(_label(node))
+    plan = node.get("plan")
+    if isinstance(plan, Mapping):
+        if plan.get("order"):
+            branch.add(
+                f"[cyan]plan[/cyan] {escape(str(plan['order']))}: "
+                + "; ".join(f"{i}. {escape(s)}" for i, s in enumerate(plan.get("steps", []), 1))
+            )
+        for err in plan.get("errors") or []:
+            branch.add(f"[red]rejected plan[/red] {escape(str(err))}")
+    for child in node.get("children") or []:
+        if isinstance(child, Mapping):
+            _tree(child, branch)
+    return branch
+
+
+def _trials(trials: list[Any], console: Console) -> None:
+    table = Table("trial", "said", "env", "stop", "actions", "reflection", title="trials")
+    for t in trials:
+        if not isinstance(t, Mapping):
+            continue
+        table.add_row(
+            str(t.get("trial")),
+            _said(t.get("claimed")),
+            _mark(t.get("verified")),
+            str(t.get("stop")),
+            str(len(t.get("actions") or [])),
+            escape(str(t.get("reflection") or "")),
+        )
+    console.print(table)

@@ -1,0 +1,112 @@
+"""The baselines on ADaPT's executor: Try-Again trials, Reflexion's memory,
+Plan-and-Execute's single plan."""
+
+from __future__ import annotations
+
+from _adapt_scripts import (
+    DO_FINAL,
+    DO_PLANKS,
+    DO_STICKS,
+    FINAL,
+    PLAN,
+    PLANKS,
+    ROOT,
+    STICKS,
+    by_task,
+    planner_by_task,
+    task,
+)
+
+from lorekit.agents import NullRecorder, make_agent
+from lorekit.agents.adapt import PlanExecuteAgent, ReflexionAgent, TryAgainAgent
+from lorekit.envs.textcraft import TextCraftEnv
+from lorekit.llm import Message, Roles, ScriptedLLM
+
+
+async def test_try_again_runs_up_to_d_max_trials_in_one_episode(env: TextCraftEnv) -> None:
+    ex = by_task({ROOT: [DO_PLANKS[0], "Action: failed"]})
+    traj = await TryAgainAgent(d_max=3).run(
+        env, task(env, "wooden_pickaxe"), Roles(ex), NullRecorder()
+    )
+    assert not traj.success and [t["trial"] for t in traj.notes["trials"]] == [1, 2, 3]
+    assert traj.actions == ["get 1 oak log"] * 3  # same episode: the logs pile up
+    first_prompts = [c.messages[1].content for c in ex.calls if len(c.messages) == 2]
+    assert "Inventory: 2 oak log" in first_prompts[2]
+    assert "Lessons" not in first_prompts[2]  # no memory between trials
+
+
+async def test_try_again_stops_at_the_first_success(env: TextCraftEnv) -> None:
+    calls = {"n": 0}
+
+    def answer(messages: tuple[Message, ...]) -> str:
+        calls["n"] += 1
+        if "Inventory: empty" in messages[1].content:
+            return "Action: get 1 oak log" if len(messages) == 2 else "Action: completed"
+        script = [*DO_PLANKS[1:2], *DO_STICKS[:2], *DO_FINAL]
+        return script[sum(m.role == "assistant" for m in messages[2:])]
+
+    traj = await TryAgainAgent(d_max=4).run(
+        env, task(env, "wooden_pickaxe"), Roles(ScriptedLLM(fn=answer)), NullRecorder()
+    )
+    assert traj.success and len(traj.notes["trials"]) == 2
+    trial1 = traj.notes["trials"][0]
+    assert trial1["claimed"] is True and trial1["verified"] is False and trial1["overclaimed"]
+
+
+async def test_reflexion_keeps_lessons_for_later_trials(env: TextCraftEnv) -> None:
+    lessons = iter(
+        ["Reflection: oak planks cannot be fetched; craft them.", "Reflection: second lesson."]
+    )
+
+    def answer(messages: tuple[Message, ...]) -> str:
+        if "Reflection:" in messages[0].content:
+            assert "Action: get 3 oak planks" in messages[1].content  # it sees its attempt
+            return next(lessons)
+        return "Action: get 3 oak planks" if len(messages) == 2 else "Action: failed"
+
+    llm = ScriptedLLM(fn=answer)
+    traj = await ReflexionAgent(d_max=3).run(
+        env, task(env, "wooden_pickaxe"), Roles(llm), NullRecorder()
+    )
+    assert not traj.success
+    assert traj.notes["memory"] == ["oak planks cannot be fetched; craft them.", "second lesson."]
+    firsts = [
+        c.messages[1].content
+        for c in llm.calls
+        if len(c.messages) == 2 and "Your task now" in c.messages[1].content
+    ]
+    assert len(firsts) == 3
+    assert "Lessons" not in firsts[0]
+    assert "- oak planks cannot be fetched; craft them." in firsts[1]
+    assert "- second lesson." in firsts[2] and "- oak planks cannot" in firsts[2]
+    # no reflection after the last trial: 3 trials x 2 turns + 2 reflections
+    assert len(llm.calls) == 8 and traj.notes["llm_calls"] == 8
+
+
+async def test_plan_execute_runs_each_step_once_without_adapting(env: TextCraftEnv) -> None:
+    ex = by_task({PLANKS: DO_PLANKS, STICKS: DO_STICKS, FINAL: DO_FINAL})
+    planner = planner_by_task({ROOT: PLAN})
+    traj = await PlanExecuteAgent().run(
+        env,
+        task(env, "wooden_pickaxe"),
+        Roles({"executor": ex, "planner": planner}),
+        NullRecorder(),
+    )
+    assert traj.success and len(planner.calls) == 1
+    assert "complete plan" in planner.calls[0].messages[1].content
+    # a failing step is not decomposed or retried
+    ex2 = by_task({PLANKS: ["Action: failed"]})
+    planner2 = planner_by_task({ROOT: PLAN})
+    traj2 = await PlanExecuteAgent().run(
+        env,
+        task(env, "wooden_pickaxe"),
+        Roles({"executor": ex2, "planner": planner2}),
+        NullRecorder(),
+    )
+    assert not traj2.success and len(planner2.calls) == 1 and len(ex2.calls) == 1
+    assert traj2.notes["tree"]["children"][0]["success"] is False
+
+
+def test_registry_names() -> None:
+    for name in ("adapt", "plan-execute", "try-again", "reflexion"):
+        assert make_agent(name).name == name
