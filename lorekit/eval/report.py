@@ -132,7 +132,17 @@ def render_run(store: RunStore, run_id: str, console: Console) -> None:
         f"wall={s['wall_s']:.1f}s" + (f"  cost=${cost:.4f}" if cost is not None else "")
     )
     table = Table(
-        "group", "n", "success", "±se", "err", "reward", "steps", "calls", "tokens", "$", "wall s",
+        "group",
+        "n",
+        "success",
+        "±se",
+        "err",
+        "reward",
+        "steps",
+        "calls",
+        "tokens",
+        "$",
+        "wall s",
         box=box.SIMPLE_HEAD,
     )
     for g, row in s["groups"].items():
