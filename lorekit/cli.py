@@ -365,6 +365,16 @@ def show_cmd(run_id: str, episode: str, store: str) -> None:
             raise UserError(f"EPISODE: {str(exc).strip(chr(39))}") from None
 
 
+def _register_plugins() -> None:
+    """Command groups that live next to their feature."""
+    from lorekit.graph.cli import graph
+
+    cli.add_command(graph)
+
+
+_register_plugins()
+
+
 # ----------------------------------------------------------------- entry point
 def _fail(message: str, code: int) -> NoReturn:
     first = " ".join(message.strip().splitlines()[:1]) or "error"

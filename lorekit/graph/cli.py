@@ -1,0 +1,151 @@
+"""``lorekit graph``: look at a graph spec, or run one pass of it.
+
+``show`` prints Mermaid (and writes an image when Graphviz is installed);
+``run`` builds the models from the flags or a run config, evaluates one pass
+and prints each node's output in evaluation order. Mistakes the user can fix
+(a bad spec, a missing ``--set`` value, a bad flag) exit with code 2 and one
+line that says what to fix; a node that fails for good exits with 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import click
+import yaml
+
+from lorekit.graph.errors import GraphError, NodeFailedError
+from lorekit.graph.node import NodeFailure
+from lorekit.graph.render import GraphvizMissing, to_mermaid, write_image
+from lorekit.graph.spec import GraphSpec, load_spec
+
+
+class GraphUsageError(click.ClickException):
+    """A mistake in the spec or the arguments; exit code 2."""
+
+    exit_code = 2
+
+
+def _spec(path: str) -> GraphSpec:
+    try:
+        return load_spec(path)
+    except GraphError as exc:
+        raise GraphUsageError(str(exc)) from None
+
+
+def _values(items: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise GraphUsageError(f"--set: expected KEY=VALUE, got {item!r}")
+        try:
+            out[key] = yaml.safe_load(value) if value else ""
+        except yaml.YAMLError:
+            out[key] = value
+        if not isinstance(out[key], str | list | dict | int | float | bool):
+            out[key] = value  # dates and the like: keep what the user typed
+    return out
+
+
+@click.group("graph")
+def graph() -> None:
+    """Agent graphs (AgentKit): show or run a YAML graph spec."""
+
+
+@graph.command("show")
+@click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.option(
+    "--image",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Also write an image (format from the suffix: .png, .svg, .pdf); needs Graphviz.",
+)
+def show(spec_path: str, image: str | None) -> None:
+    """Print the graph of SPEC as Mermaid text."""
+    graph_ = _spec(spec_path).build()
+    click.echo(to_mermaid(graph_), nl=False)
+    if image is not None:
+        try:
+            write_image(graph_, image)
+        except GraphvizMissing as exc:
+            raise click.ClickException(str(exc)) from None
+        except (RuntimeError, OSError) as exc:
+            raise click.ClickException(f"--image: {exc}") from None
+        click.echo(f"wrote {image}", err=True)
+
+
+@graph.command("run")
+@click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
+@click.option("--model", "-m", default=None, help="Model of the default role.")
+@click.option("--base-url", default=None, help="OpenAI-compatible endpoint of the default role.")
+@click.option("--set", "sets", multiple=True, help="KEY=VALUE database value, repeatable.")
+@click.option(
+    "--config",
+    "-c",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="YAML run config (roles, cache).",
+)
+@click.option("--role", "roles_opt", multiple=True, help="ROLE=MODEL, repeatable.")
+@click.option("--sequential", is_flag=True, help="Evaluate one node at a time.")
+@click.option("--json", "as_json", is_flag=True, help="Print results, database and traces as JSON.")
+def run(
+    spec_path: str,
+    model: str | None,
+    base_url: str | None,
+    sets: tuple[str, ...],
+    config_path: str | None,
+    roles_opt: tuple[str, ...],
+    sequential: bool,
+    as_json: bool,
+) -> None:
+    """Run one pass of SPEC and print each node's output."""
+    from lorekit.config import ConfigError, RunConfig, apply_overrides, build_roles, load_config
+
+    if model is None and config_path is None:
+        raise GraphUsageError("graph run needs a model: pass --model (and --base-url) or --config")
+    spec = _spec(spec_path)
+    try:
+        db = spec.initial_db(_values(sets))
+        cfg = load_config(config_path) if config_path else RunConfig()
+        cfg = apply_overrides(cfg, model=model, base_url=base_url, roles=roles_opt)
+    except (GraphError, ConfigError) as exc:
+        raise GraphUsageError(str(exc)) from None
+    graph_ = spec.build(build_roles(cfg))
+    try:
+        results = asyncio.run(graph_.evaluate(db, sequential=sequential))
+        failed: NodeFailedError | None = None
+    except NodeFailedError as exc:
+        results, failed = exc.results, exc
+    except GraphError as exc:  # a missing value, an edit a hook was not allowed to make
+        raise GraphUsageError(str(exc)) from None
+    report = graph_.last_report
+    if as_json:
+        payload = {
+            "results": {k: _plain(v) for k, v in results.items()},
+            "database": db,
+            "trace": report.to_dict() if report else None,
+        }
+        click.echo(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+    elif report is not None:
+        for trace in report.traces:
+            value = results.get(trace.key)
+            shown = _plain(value) if value is not None else None
+            text = shown if isinstance(shown, str) else json.dumps(shown, ensure_ascii=False)
+            note = {"skipped": " (skipped: last result)", "blocked": " (blocked)"}.get(
+                trace.status, f" (retries: {trace.retries})" if trace.retries else ""
+            )
+            if trace.status in ("failed", "blocked"):
+                text = f"{trace.status.upper()}: {trace.error}"
+            click.echo(f"[{trace.key}]{note}\n{text}\n")
+    if failed is not None:
+        raise click.ClickException(str(failed))
+
+
+def _plain(value: Any) -> Any:
+    return value.to_dict() if isinstance(value, NodeFailure) else value

@@ -1,0 +1,72 @@
+"""Typed errors of the graph engine.
+
+Two families, on purpose. :class:`GraphError` is a mistake in how a graph is
+built or edited (a cycle, an unknown node, an edit that would race); it is
+raised before anything changes, so the graph is left as it was. The others
+describe a pass that ran: :class:`AfterQueryError` is how a parser or hook
+tells the model what was wrong with its answer, and :class:`NodeFailedError`
+reports nodes that still failed after their retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lorekit.graph.node import NodeFailure
+    from lorekit.graph.trace import PassReport
+
+
+class GraphError(ValueError):
+    """The graph cannot be built, edited or evaluated as asked."""
+
+
+class MissingValueError(GraphError, KeyError):
+    """A prompt referenced a database value or node result that is not there.
+
+    Raised instead of rendering the hole as ``None``: a prompt with a hole
+    looks plausible to a model and produces confident nonsense.
+    """
+
+    def __init__(self, node: str, key: str, why: str = "is not in the database") -> None:
+        self.node = node
+        self.key = key
+        super().__init__(f"node {node!r}: the prompt reads {key!r}, which {why}")
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0])
+
+
+class AfterQueryError(Exception):
+    """An answer the node cannot use; ``feedback`` is shown to the model.
+
+    Parsers and after-query hooks raise it. The node asks again with the
+    feedback appended to the conversation, up to its retry limit.
+    """
+
+    def __init__(self, feedback: str) -> None:
+        self.feedback = feedback
+        super().__init__(feedback)
+
+
+class NodeFailedError(RuntimeError):
+    """Some nodes of a pass failed for good (after their retries).
+
+    Raised after every node that did not depend on a failure has finished, so
+    ``results`` holds everything the pass could still compute and ``report``
+    holds every node's trace, including the failed ones.
+    """
+
+    def __init__(
+        self,
+        failures: Sequence[NodeFailure],
+        results: Mapping[str, Any],
+        report: PassReport,
+    ) -> None:
+        self.failures = list(failures)
+        self.results = dict(results)
+        self.report = report
+        first = self.failures[0]
+        more = f" (and {len(self.failures) - 1} more)" if len(self.failures) > 1 else ""
+        super().__init__(f"node {first.key!r} failed: {first.error}{more}")

@@ -1,0 +1,91 @@
+"""Resolving Python hooks named in a YAML spec, and the branch hook the spec builds.
+
+A spec names a hook either by dotted path (``mypkg.hooks.remember``, imported
+like any module) or by a file next to the spec (``hooks.py:remember``), so an
+example directory needs no package and no change to ``sys.path``. Hooks are
+code the spec's author wrote; model output is never imported or executed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lorekit.graph.graph import NodeContext
+from lorekit.graph.node import AfterQuery
+
+
+class HookError(ImportError):
+    """A hook reference that cannot be resolved; the message says why."""
+
+
+def resolve_hook(ref: str, base_dir: Path) -> Any:
+    """The object ``ref`` names (``pkg.mod.attr`` or ``file.py:attr`` relative to ``base_dir``)."""
+    if ":" in ref:
+        file_part, _, attr = ref.partition(":")
+        path = (base_dir / file_part).resolve()
+        if not path.is_file():
+            raise HookError(f"no file {path} (from {ref!r})")
+        digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+        name = f"lorekit_spec_hooks_{path.stem}_{digest}"
+        module = sys.modules.get(name)
+        if module is None:
+            loader_spec = importlib.util.spec_from_file_location(name, path)
+            if loader_spec is None or loader_spec.loader is None:
+                raise HookError(f"cannot load {path} as a Python module")
+            module = importlib.util.module_from_spec(loader_spec)
+            try:
+                loader_spec.loader.exec_module(module)
+            except Exception as exc:
+                raise HookError(f"importing {path} failed: {type(exc).__name__}: {exc}") from exc
+            sys.modules[name] = module
+    else:
+        mod_name, _, attr = ref.rpartition(".")
+        if not mod_name:
+            raise HookError(f"{ref!r} is neither 'package.module.name' nor 'file.py:name'")
+        try:
+            module = importlib.import_module(mod_name)
+        except ImportError as exc:
+            raise HookError(f"cannot import {mod_name!r}: {exc}") from exc
+    if not attr or not hasattr(module, attr):
+        raise HookError(f"{ref!r}: the module has no attribute {attr!r}")
+    obj = getattr(module, attr)
+    if not callable(obj):
+        raise HookError(f"{ref!r} is not callable")
+    return obj
+
+
+class BranchHook:
+    """After-query of a gate node: skip one set of nodes or the other by its answer.
+
+    ``branches`` are ``(values, run, otherwise)``: when the gate's result (as
+    lower-case text) is one of ``values`` the ``otherwise`` nodes are skipped,
+    else the ``run`` nodes are. Skipped nodes reuse their last result. A user
+    hook of the gate, if any, runs first and its result is what is tested.
+    """
+
+    def __init__(
+        self,
+        branches: Sequence[tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]],
+        inner: AfterQuery | None = None,
+    ) -> None:
+        self.branches = list(branches)
+        self.inner = inner
+
+    async def __call__(self, ctx: NodeContext, output: Any) -> Any:
+        result = output
+        if self.inner is not None:
+            out = self.inner(ctx, output)
+            result = await out if inspect.isawaitable(out) else out
+        value = str(result).strip().lower()
+        for values, run, otherwise in self.branches:
+            skip = otherwise if value in values else run
+            if skip:
+                ctx.skip(skip)
+        return result

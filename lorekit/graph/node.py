@@ -1,0 +1,247 @@
+"""A node of an agent graph: one prompt, its dependencies, and what to do with the answer.
+
+A node is plain data (a frozen dataclass) so a graph can be copied, compared,
+rendered and rebuilt from a YAML spec without surprises. What it does at run
+time is decided by a few optional callables: ``compose`` (build the messages),
+``parser`` (turn the answer into a value, or reject it) and ``after_query``
+(update the database or the graph once the value is accepted).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
+
+from lorekit.graph.errors import GraphError
+
+if TYPE_CHECKING:
+    from lorekit.graph.compose import ComposeInput
+    from lorekit.graph.graph import NodeContext
+    from lorekit.llm.base import MessageLike
+
+DepMode = Literal["qa", "short", "hidden"]
+"""How a dependency appears in a node's prompt: its question and answer (``qa``),
+its result only (``short``, the "shorthand" option), or not at all (``hidden``:
+an ordering constraint only, e.g. a gate before the nodes it controls)."""
+
+OutputKind = Literal["text", "json", "choice", "regex"]
+WriteMode = Literal["set", "append", "extend", "merge"]
+FailureKind = Literal["after_query", "model", "upstream"]
+
+Parser = Callable[[str], Any]
+"""Answer text -> value; raises :class:`AfterQueryError` to ask the model again."""
+AfterQuery = Callable[["NodeContext", Any], "Any | Awaitable[Any]"]
+"""``(context, parsed output) -> result``; may update ``context.db`` and edit the graph."""
+ComposeFn = Callable[["ComposeInput"], "Sequence[MessageLike] | str"]
+
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_REF = re.compile(r"\{\{([^{}]*)\}\}|\{(@?)([A-Za-z_][\w-]*(?:\.[\w-]+)*)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """One ``{placeholder}`` of a template: a database path or (``@``) a node result."""
+
+    name: str
+    path: tuple[str, ...]
+    node: bool
+
+    @property
+    def text(self) -> str:
+        return ("@" if self.node else "") + ".".join((self.name, *self.path))
+
+
+@lru_cache(maxsize=4096)
+def template_refs(template: str) -> tuple[Ref, ...]:
+    """The placeholders of a template, in order. ``{{x}}`` is a literal ``{x}``, and
+    braces around anything that is not a name (JSON examples) are left alone."""
+    out = []
+    for m in _REF.finditer(template):
+        if m.group(1) is None:
+            name, *path = m.group(3).split(".")
+            out.append(Ref(name, tuple(path), m.group(2) == "@"))
+    return tuple(out)
+
+
+def substitute(template: str, value_of: Callable[[Ref], str]) -> str:
+    """Fill a template's placeholders with ``value_of(ref)``."""
+    if "{" not in template:
+        return template
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(1) is not None:
+            return "{" + m.group(1) + "}"
+        name, *path = m.group(3).split(".")
+        return value_of(Ref(name, tuple(path), m.group(2) == "@"))
+
+    return _REF.sub(one, template)
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """A declared database write: after the node succeeds, put ``value`` at ``key``.
+
+    ``value`` is ``output`` or a path into it (``output.steps``). ``mode``:
+    ``set`` replaces, ``append`` adds one item to a list, ``extend`` adds many,
+    ``merge`` updates a mapping. A ``None`` value writes nothing, so a hook can
+    say "nothing to record" by returning ``None``.
+    """
+
+    key: str
+    value: str = "output"
+    mode: WriteMode = "set"
+
+    def __post_init__(self) -> None:
+        if not _KEY.match(self.key):
+            raise GraphError(f"write key {self.key!r} is not a plain name")
+        head, *_ = self.value.split(".")
+        if head != "output":
+            raise GraphError(
+                f"write value must be 'output' or 'output.<field>', got {self.value!r}"
+            )
+
+    def apply(self, db: MutableMapping[str, Any], output: Any) -> None:
+        value = output
+        for part in self.value.split(".")[1:]:
+            if not isinstance(value, Mapping) or part not in value:
+                raise GraphError(f"write to {self.key!r}: the output has no field {self.value!r}")
+            value = value[part]
+        if value is None:
+            return
+        if self.mode == "set":
+            db[self.key] = value
+            return
+        current = db.setdefault(self.key, {} if self.mode == "merge" else [])
+        if self.mode == "merge":
+            if not isinstance(current, MutableMapping) or not isinstance(value, Mapping):
+                raise GraphError(f"merge into {self.key!r} needs two mappings")
+            current.update(value)
+        elif not isinstance(current, list):
+            raise GraphError(f"{self.mode} into {self.key!r} needs a list there")
+        elif self.mode == "append":
+            current.append(value)
+        else:
+            if not isinstance(value, list | tuple):
+                raise GraphError(f"extend {self.key!r} needs a list value")
+            current.extend(value)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFailure:
+    """A node that produced no usable result in a pass: typed, never a placeholder string.
+
+    ``kind`` is ``after_query`` (answers kept failing the parser or hook),
+    ``model`` (the model call itself failed) or ``upstream`` (a dependency failed,
+    so the node did not run).
+    """
+
+    key: str
+    kind: FailureKind
+    error: str
+    attempts: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "failure": self.kind,
+            "key": self.key,
+            "error": self.error,
+            "attempts": self.attempts,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One prompt node. See the module docstring; fields are keyword-friendly.
+
+    ``output`` picks the default parser: ``text`` (the answer, stripped),
+    ``json`` (validated against ``schema`` when given), ``choice`` (one of
+    ``choices``) or ``regex`` (``pattern``). ``parser`` overrides it.
+    ``context`` lists database keys shown as a block before the dependencies.
+    ``max_retries`` of ``None`` uses the graph's default.
+    """
+
+    key: str
+    prompt: str
+    deps: tuple[str, ...] = ()
+    role: str = "default"
+    system: str | None = None
+    output: OutputKind = "text"
+    schema: Mapping[str, Any] | None = None
+    choices: tuple[str, ...] = ()
+    pattern: str | None = None
+    parser: Parser | None = None
+    compose: ComposeFn | None = None
+    after_query: AfterQuery | None = None
+    writes: tuple[Write, ...] = ()
+    context: tuple[str, ...] = ()
+    shorthand: bool = False
+    dep_modes: Mapping[str, DepMode] = field(default_factory=dict)
+    max_retries: int | None = None
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, str) or not _KEY.match(self.key):
+            raise GraphError(
+                f"node key {self.key!r} must start with a letter or _ and hold only "
+                "letters, digits, _ and -"
+            )
+        where = f"node {self.key!r}"
+        if isinstance(self.deps, str):
+            raise GraphError(f"{where}: deps must be a sequence of keys, not a string")
+        object.__setattr__(self, "deps", tuple(self.deps))
+        object.__setattr__(self, "choices", tuple(self.choices))
+        object.__setattr__(self, "writes", tuple(self.writes))
+        object.__setattr__(self, "context", tuple(self.context))
+        if len(set(self.deps)) != len(self.deps):
+            raise GraphError(f"{where}: deps list a node twice: {list(self.deps)}")
+        if self.key in self.deps:
+            raise GraphError(f"{where}: a node cannot depend on itself")
+        if self.max_retries is not None and self.max_retries < 0:
+            raise GraphError(f"{where}: max_retries must be >= 0, got {self.max_retries}")
+        if self.output == "choice" and not self.choices:
+            raise GraphError(f"{where}: output 'choice' needs a list of choices")
+        if self.output == "regex" and not self.pattern:
+            raise GraphError(f"{where}: output 'regex' needs a pattern")
+        if self.pattern is not None:
+            try:
+                re.compile(self.pattern)
+            except re.error as exc:
+                raise GraphError(f"{where}: pattern is not a valid regex: {exc}") from None
+        for dep, mode in self.dep_modes.items():
+            if mode not in ("qa", "short", "hidden"):
+                raise GraphError(f"{where}: dep_modes[{dep!r}] must be qa, short or hidden")
+        for ref in self.refs:
+            if ref.node and ref.name not in self.deps:
+                raise GraphError(
+                    f"{where}: the prompt reads '@{ref.name}', which is not a dependency"
+                )
+
+    @property
+    def refs(self) -> tuple[Ref, ...]:
+        """Placeholders of the prompt and the system text."""
+        refs = template_refs(self.prompt)
+        return refs + template_refs(self.system) if self.system else refs
+
+    @property
+    def reads(self) -> frozenset[str]:
+        """Top-level database keys the composed prompt reads."""
+        return frozenset(r.name for r in self.refs if not r.node) | frozenset(self.context)
+
+    @property
+    def write_keys(self) -> frozenset[str]:
+        return frozenset(w.key for w in self.writes)
+
+    def dep_mode(self, dep: str) -> DepMode:
+        mode = self.dep_modes.get(dep)
+        if mode is not None:
+            return mode
+        return "short" if self.shorthand else "qa"

@@ -1,0 +1,256 @@
+"""One evaluation pass: scheduling, model calls, retries, commits.
+
+Kept apart from :mod:`lorekit.graph.graph` so the structure and its safeguards
+read on their own. The ordering guarantee is documented there; this module
+implements it: model calls start as soon as a node's dependencies have
+committed, and commits happen one at a time in the sequential order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import MutableMapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from lorekit.graph.compose import ComposeInput, DepView, default_compose, feedback_message
+from lorekit.graph.errors import AfterQueryError, GraphError, MissingValueError, NodeFailedError
+from lorekit.graph.node import FailureKind, Node, NodeFailure, Parser
+from lorekit.graph.parsers import parser_for
+from lorekit.graph.trace import AttemptTrace, NodeTrace, PassReport, node_model
+from lorekit.llm.base import Message, as_messages
+from lorekit.llm.errors import LLMError
+from lorekit.llm.roles import Roles
+
+if TYPE_CHECKING:
+    from lorekit.graph.graph import Graph, _PassState
+
+
+class _NodeRun:
+    """A node's conversation with its model: ask, parse, and re-ask with feedback."""
+
+    def __init__(self, runner: PassRunner, node: Node, trace: NodeTrace) -> None:
+        self.runner = runner
+        self.node = node
+        self.trace = trace
+        self.messages: list[Message] = []
+        self.question = ""
+        self.output: Any = None
+        self.failure: NodeFailure | None = None
+        retries = node.max_retries if node.max_retries is not None else runner.graph.max_retries
+        self.max_attempts = 1 + retries
+        self.parser: Parser = parser_for(node)
+
+    def compose(self) -> None:
+        r = self.runner
+        lay = r.state.layout
+        deps = []
+        for d in lay.deps[self.node.key]:
+            question, result = r.dep_value(d)
+            deps.append(DepView(d, question, result, lay.mode(d, self.node.key)))
+        inp = ComposeInput(self.node, MappingProxyType(r.db), tuple(deps), r.graph.system)
+        if self.node.compose is None:
+            self.messages = default_compose(inp)
+            self.question = inp.fill(self.node.prompt)
+        else:
+            self.messages = list(as_messages(self.node.compose(inp)))
+            try:
+                self.question = inp.fill(self.node.prompt)
+            except MissingValueError:
+                self.question = self.node.prompt
+        self.trace.messages = [m.to_dict() for m in self.messages]
+
+    async def ask(self) -> bool:
+        """Query until the parser accepts an answer; False when attempts run out."""
+        while len(self.trace.attempts) < self.max_attempts:
+            attempt = len(self.trace.attempts)
+            meta = {"graph": self.runner.graph.name, "node": self.node.key, "attempt": attempt}
+            llm = node_model(self.runner.roles[self.node.role], meta)
+            t0 = time.perf_counter()
+            try:
+                out = await llm.complete(
+                    self.messages,
+                    temperature=self.node.temperature,
+                    max_tokens=self.node.max_tokens,
+                )
+            except LLMError as exc:
+                self.trace.attempts.append(
+                    AttemptTrace(None, error=str(exc), latency_s=time.perf_counter() - t0)
+                )
+                self.fail("model", f"the model call failed: {exc}")
+                return False
+            self.trace.attempts.append(AttemptTrace.of(out, time.perf_counter() - t0))
+            self.messages.append(Message("assistant", out.text))
+            try:
+                self.output = self.parser(out.text)
+                return True
+            except AfterQueryError as exc:
+                if not self.reject(exc.feedback):
+                    return False
+        return False
+
+    def reject(self, feedback: str) -> bool:
+        """Record why the last answer was refused; True if another attempt is allowed."""
+        self.trace.attempts[-1].rejected = feedback
+        if len(self.trace.attempts) >= self.max_attempts:
+            n = len(self.trace.attempts)
+            self.fail(
+                "after_query", f"no usable answer after {n} attempts; last problem: {feedback}"
+            )
+            return False
+        self.messages.append(feedback_message(feedback))
+        return True
+
+    def fail(self, kind: FailureKind, error: str) -> None:
+        self.failure = NodeFailure(self.node.key, kind, error, len(self.trace.attempts))
+        self.trace.status = "failed"
+        self.trace.error = error
+
+
+class PassRunner:
+    """Evaluates one pass of ``graph`` over ``state.layout``."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        state: _PassState,
+        db: MutableMapping[str, Any],
+        roles: Roles,
+        report: PassReport,
+    ) -> None:
+        self.graph = graph
+        self.state = state
+        self.db = db
+        self.roles = roles
+        self.report = report
+        self.failures: list[NodeFailure] = []
+        self.t0 = time.perf_counter()
+
+    def dep_value(self, key: str) -> tuple[str, Any]:
+        st = self.state
+        if key in st.results:
+            return st.questions[key], st.results[key]
+        last = self.graph._last_entry(key)
+        if last is None:  # prevented by the reachability check
+            raise GraphError(f"node {key!r} has no result to give its dependents")
+        return last
+
+    def _runnable(self, key: str) -> bool:
+        st = self.state
+        if key in st.layout.skipped:
+            return False
+        return not any(isinstance(st.results.get(d), NodeFailure) for d in st.layout.deps[key])
+
+    async def _prepare(self, key: str) -> _NodeRun:
+        node = self.state.layout.nodes[key]
+        trace = NodeTrace(key, node.role, temporary=key in self.state.layout.temporary)
+        trace.started_s = time.perf_counter() - self.t0
+        run = _NodeRun(self, node, trace)
+        run.compose()
+        await run.ask()
+        return run
+
+    async def run(self, *, sequential: bool, raise_on_failure: bool) -> dict[str, Any]:
+        st = self.state
+        tasks: dict[str, asyncio.Task[_NodeRun]] = {}
+        try:
+            while True:
+                lay = st.layout
+                ready = [
+                    k
+                    for k in lay.nodes
+                    if k not in st.committed and all(d in st.committed for d in lay.deps[k])
+                ]
+                if not ready:
+                    if len(st.committed) < len(lay.nodes):
+                        raise GraphError("no node can run; the graph is inconsistent")
+                    break
+                if not sequential:
+                    for k in ready:
+                        if k not in tasks and self._runnable(k):
+                            tasks[k] = asyncio.create_task(self._prepare(k), name=f"node:{k}")
+                key = ready[0]
+                await self._commit(key, tasks.pop(key, None))
+        finally:
+            for t in tasks.values():
+                t.cancel()
+            if tasks:
+                await asyncio.gather(*tasks.values(), return_exceptions=True)
+        if self.failures and raise_on_failure:
+            raise NodeFailedError(self.failures, st.results, self.report)
+        return dict(st.results)
+
+    async def _commit(self, key: str, task: asyncio.Task[_NodeRun] | None) -> None:
+        st = self.state
+        lay = st.layout
+        node = lay.nodes[key]
+        if key in lay.skipped:
+            trace = NodeTrace(key, node.role, "skipped", temporary=key in lay.temporary)
+            last = self.graph._last_entry(key)
+            if last is not None:
+                st.questions[key], st.results[key] = last
+                trace.output = last[1]
+        elif not self._runnable(key):
+            bad = [d for d in lay.deps[key] if isinstance(st.results.get(d), NodeFailure)]
+            error = f"dependency {bad[0]!r} failed"
+            trace = NodeTrace(key, node.role, "blocked", error=error)
+            self._record_failure(NodeFailure(key, "upstream", error))
+        else:
+            run = await task if task is not None else await self._prepare(key)
+            trace = run.trace
+            result = await self._after_query(run)
+            if run.failure is not None:
+                self._record_failure(run.failure)
+            else:
+                st.questions[key] = run.question
+                st.results[key] = result
+                trace.output = result
+                if key not in lay.temporary:
+                    self.graph._remember(key, run.question, result)
+        trace.commit_index = len(st.committed)
+        trace.ended_s = time.perf_counter() - self.t0
+        st.committed[key] = trace.commit_index
+        self.report.traces.append(trace)
+
+    async def _after_query(self, run: _NodeRun) -> Any:
+        """Run the hook and the declared writes, re-asking the model while the hook
+        rejects the output. Graph edits are allowed only inside this step."""
+        node = run.node
+        st = self.state
+        while run.failure is None:
+            result = run.output
+            if node.after_query is not None:
+                ctx = self._context(run)
+                st.editor, st.added_by_editor = node.key, set()
+                try:
+                    out = node.after_query(ctx, run.output)
+                    result = await out if inspect.isawaitable(out) else out
+                except AfterQueryError as exc:
+                    if run.reject(exc.feedback) and await run.ask():
+                        continue
+                    break
+                finally:
+                    st.editor = None
+            for w in node.writes:
+                w.apply(self.db, result)
+            return result
+        return None
+
+    def _context(self, run: _NodeRun) -> Any:
+        from lorekit.graph.graph import NodeContext
+
+        return NodeContext(
+            run.node.key,
+            run.node,
+            self.db,
+            self.graph,
+            run.trace.answer or "",
+            len(run.trace.attempts) - 1,
+            MappingProxyType(self.state.results),
+        )
+
+    def _record_failure(self, failure: NodeFailure) -> None:
+        self.failures.append(failure)
+        self.state.results[failure.key] = failure

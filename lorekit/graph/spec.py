@@ -1,0 +1,372 @@
+"""Declarative graphs: a YAML format a non-programmer can write and read.
+
+```yaml
+name: planner
+system: You are a careful agent.
+database:            # initial values; null means "must be given at run time"
+  goal: null
+  plan: "(no plan yet)"
+nodes:
+  gate:
+    prompt: "Plan: {plan}\nDoes it need to change? Answer yes or no."
+    output: choice
+    choices: [yes, no]
+  plan:
+    prompt: "Goal: {goal}. Write a plan."
+    output: json
+    schema: {type: object, required: [steps]}
+    writes: [{key: plan, value: output.steps}]
+branches:
+  - gate: gate
+    when: yes
+    run: [plan]      # skipped (reusing the last plan) unless the gate says yes
+```
+
+Every read (a ``{placeholder}`` or a ``context`` key) must be declared under
+``database`` or written by a node, and each branch node is made to depend on
+its gate. Errors name the file, the line, the node and the field.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from lorekit.graph.errors import GraphError
+from lorekit.graph.graph import Graph, as_roles
+from lorekit.graph.hooks import BranchHook, HookError, resolve_hook
+from lorekit.graph.layout import Layout
+from lorekit.graph.locate import Locator
+from lorekit.graph.node import DepMode, Node, Write
+from lorekit.graph.parsers import check_schema
+from lorekit.llm.base import LLM
+from lorekit.llm.roles import Roles
+
+
+class SpecError(GraphError):
+    """A graph spec that cannot be used; each line says file, node, field and why."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def _yes_no(value: Any) -> Any:
+    """YAML 1.1 reads a bare yes/no as a boolean; a spec author meant the word."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return [_yes_no(v) for v in value]
+    return value
+
+
+class WriteSpec(_Strict):
+    key: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$")
+    value: str = Field("output", pattern=r"^output(\.[\w-]+)*$")
+    mode: Literal["set", "append", "extend", "merge"] = "set"
+
+
+class NodeSpec(_Strict):
+    prompt: str = Field(min_length=1)
+    description: str = ""
+    deps: list[str] = []
+    role: str = Field("default", min_length=1)
+    system: str | None = None
+    output: Literal["text", "json", "choice", "regex"] = "text"
+    json_schema: dict[str, Any] | None = Field(None, alias="schema")
+    choices: list[str] = []
+    pattern: str | None = None
+    parser: str | None = None
+    compose: str | None = None
+    after_query: str | None = None
+    writes: list[WriteSpec | str] = []
+    context: list[str] = []
+    shorthand: bool | list[str] = False
+    hidden: list[str] = []
+    max_retries: int | None = Field(None, ge=0, le=20)
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(None, gt=0)
+
+    _choices = field_validator("choices", mode="before")(_yes_no)
+
+
+class BranchSpec(_Strict):
+    gate: str
+    when: str | list[str]
+    run: list[str] = []
+    otherwise: list[str] = Field([], alias="else")
+
+    _when = field_validator("when", mode="before")(_yes_no)
+
+
+class GraphSpecModel(_Strict):
+    name: str | None = None
+    description: str = ""
+    system: str | None = None
+    max_retries: int = Field(2, ge=0, le=20)
+    database: dict[str, Any] = {}
+    nodes: dict[str, NodeSpec] = Field(min_length=1)
+    branches: list[BranchSpec] = []
+
+
+@dataclass(slots=True)
+class GraphSpec:
+    """A validated spec: nodes in evaluation-preference order, ready to build."""
+
+    name: str
+    source: str
+    description: str
+    system: str | None
+    max_retries: int
+    database: dict[str, Any]
+    nodes: list[Node]
+    gate_edges: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def required(self) -> list[str]:
+        """Database keys declared with no value: they must be set at run time."""
+        return [k for k, v in self.database.items() if v is None]
+
+    def build(self, roles: Roles | LLM | Mapping[str, LLM] | None = None) -> Graph:
+        """A fresh :class:`Graph` of this spec (one per agent, since graphs hold state)."""
+        graph = Graph(
+            as_roles(roles) if roles is not None else None,
+            name=self.name,
+            system=self.system,
+            max_retries=self.max_retries,
+        )
+        for node in self.nodes:
+            graph.add_node(node)
+        for gate, dst, label in self.gate_edges:
+            graph.add_edge(gate, dst, mode="hidden", label=label)
+        return graph
+
+    def initial_db(self, values: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The database for a first pass: declared values, then ``values`` over them."""
+        db = {k: copy.deepcopy(v) for k, v in self.database.items() if v is not None}
+        db.update(values or {})
+        missing = [k for k in self.required if db.get(k) is None]
+        if missing:
+            raise SpecError(
+                f"{self.source}: database: no value for {', '.join(map(repr, missing))} "
+                f"(declared without a value; set it, e.g. --set {missing[0]}=...)"
+            )
+        return db
+
+
+def load_spec(path: str | Path) -> GraphSpec:
+    """Read, validate and resolve a YAML graph spec."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"{p}: no such spec file") from None
+    except OSError as exc:
+        raise SpecError(f"{p}: cannot read: {exc}") from None
+    return parse_spec(text, source=str(p), base_dir=p.resolve().parent, default_name=p.stem)
+
+
+def parse_spec(
+    text: str, *, source: str = "<spec>", base_dir: Path | None = None, default_name: str = "graph"
+) -> GraphSpec:
+    """Validate spec text; ``base_dir`` is where ``file.py:hook`` references are found."""
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise SpecError(f"{source}{where}: not valid YAML: {err}") from None
+    if not isinstance(data, dict):
+        raise SpecError(f"{source}: expected a mapping with 'nodes' at the top level")
+    loc = Locator(source, root)
+    try:
+        model = GraphSpecModel.model_validate(data)
+    except ValidationError as err:
+        raise SpecError(
+            "\n".join(loc.where(tuple(e["loc"]), e["msg"]) for e in err.errors())
+        ) from None
+    return _Builder(model, loc, base_dir or Path.cwd(), default_name).build()
+
+
+class _Builder:
+    def __init__(self, model: GraphSpecModel, loc: Locator, base_dir: Path, name: str) -> None:
+        self.m = model
+        self.loc = loc
+        self.base_dir = base_dir
+        self.name = model.name or name
+
+    def fail(self, path: tuple[Any, ...], message: str) -> SpecError:
+        return SpecError(self.loc.where(path, message))
+
+    def build(self) -> GraphSpec:
+        m = self.m
+        keys = list(m.nodes)
+        for key, ns in m.nodes.items():
+            for field_name in ("deps", "hidden"):
+                for dep in getattr(ns, field_name):
+                    if dep not in m.nodes:
+                        raise self.fail(
+                            ("nodes", key, field_name),
+                            f"unknown node {dep!r} (nodes: {', '.join(keys)})",
+                        )
+            for dep in ns.hidden + (ns.shorthand if isinstance(ns.shorthand, list) else []):
+                if dep not in ns.deps:
+                    raise self.fail(("nodes", key, "deps"), f"{dep!r} is styled but not a dep")
+        branches = self._branches()
+        nodes = {key: self._node(key, ns, branches.get(key)) for key, ns in m.nodes.items()}
+        edges = self._gate_edges()
+        self._check_reads(nodes)
+        lay = Layout()
+        for key in keys:
+            lay.nodes[key] = nodes[key]
+            lay.deps[key] = list(nodes[key].deps)
+        for gate, dst, _ in edges:
+            if gate not in lay.deps[dst]:
+                lay.deps[dst].append(gate)
+        try:
+            lay.check_acyclic()
+            lay.check_races()
+        except GraphError as exc:
+            raise SpecError(f"{self.loc.source}: {exc}") from None
+        order = _stable_topo(lay)
+        return GraphSpec(
+            self.name,
+            self.loc.source,
+            m.description,
+            m.system.strip() if m.system else None,
+            m.max_retries,
+            dict(m.database),
+            [nodes[k] for k in order],
+            [(g, d, label) for g, d, label in edges if g not in nodes[d].deps],
+        )
+
+    def _hook(self, key: str, field_name: str, ref: str | None) -> Any:
+        if ref is None:
+            return None
+        try:
+            return resolve_hook(ref, self.base_dir)
+        except HookError as exc:
+            raise self.fail(("nodes", key, field_name), str(exc)) from None
+
+    def _node(self, key: str, ns: NodeSpec, branch: BranchHook | None) -> Node:
+        path = ("nodes", key)
+        if ns.output == "choice" and not ns.choices:
+            raise self.fail((*path, "choices"), "output 'choice' needs a list of choices")
+        if ns.output == "regex" and not ns.pattern:
+            raise self.fail((*path, "pattern"), "output 'regex' needs a pattern")
+        if ns.json_schema is not None:
+            try:
+                check_schema(ns.json_schema)
+            except GraphError as exc:
+                raise self.fail((*path, "json_schema"), str(exc)) from None
+        modes: dict[str, DepMode] = {d: "hidden" for d in ns.hidden}
+        if isinstance(ns.shorthand, list):
+            modes.update({d: "short" for d in ns.shorthand})
+        after = self._hook(key, "after_query", ns.after_query)
+        if branch is not None:
+            branch.inner = after
+            after = branch
+        try:
+            writes = [
+                Write(w) if isinstance(w, str) else Write(w.key, w.value, w.mode) for w in ns.writes
+            ]
+        except GraphError as exc:
+            raise self.fail((*path, "writes"), str(exc)) from None
+        try:
+            return Node(
+                key,
+                ns.prompt.strip(),
+                tuple(ns.deps),
+                role=ns.role,
+                system=ns.system.strip() if ns.system else None,
+                output=ns.output,
+                schema=ns.json_schema,
+                choices=tuple(ns.choices),
+                pattern=ns.pattern,
+                parser=self._hook(key, "parser", ns.parser),
+                compose=self._hook(key, "compose", ns.compose),
+                after_query=after,
+                writes=tuple(writes),
+                context=tuple(ns.context),
+                shorthand=ns.shorthand is True,
+                dep_modes=modes,
+                max_retries=ns.max_retries,
+                temperature=ns.temperature,
+                max_tokens=ns.max_tokens,
+                description=ns.description,
+            )
+        except GraphError as exc:
+            text = str(exc).removeprefix(f"node {key!r}: ")
+            guess = "pattern" if "pattern" in text else "deps" if "dep" in text else "prompt"
+            raise self.fail((*path, guess), text) from None
+
+    def _branches(self) -> dict[str, BranchHook]:
+        hooks: dict[str, BranchHook] = {}
+        seen: set[str] = set()
+        for i, b in enumerate(self.m.branches):
+            gate = self.m.nodes.get(b.gate)
+            if gate is None:
+                raise self.fail(("branches", i, "gate"), f"unknown node {b.gate!r}")
+            values = [b.when] if isinstance(b.when, str) else list(b.when)
+            if gate.output == "choice" and gate.choices:  # no choices: the node check says so
+                allowed = {c.lower() for c in gate.choices}
+                for v in values:
+                    if v.lower() not in allowed:
+                        raise self.fail(
+                            ("branches", i, "when"),
+                            f"{v!r} is not one of the gate's choices {gate.choices}",
+                        )
+            for field_name, keys in (("run", b.run), ("otherwise", b.otherwise)):
+                for k in keys:
+                    if k not in self.m.nodes or k == b.gate:
+                        why = "the gate itself" if k == b.gate else "an unknown node"
+                        raise self.fail(("branches", i, field_name), f"{k!r} is {why}")
+                    if k in seen:
+                        raise self.fail(
+                            ("branches", i, field_name), f"{k!r} is in two branch lists"
+                        )
+                    seen.add(k)
+            entry = (frozenset(v.lower() for v in values), tuple(b.run), tuple(b.otherwise))
+            hooks.setdefault(b.gate, BranchHook([])).branches.append(entry)
+        return hooks
+
+    def _gate_edges(self) -> list[tuple[str, str, str]]:
+        edges = []
+        for b in self.m.branches:
+            values = b.when if isinstance(b.when, str) else "/".join(b.when)
+            edges += [(b.gate, k, f"if {values}") for k in b.run]
+            edges += [(b.gate, k, f"unless {values}") for k in b.otherwise]
+        return edges
+
+    def _check_reads(self, nodes: Mapping[str, Node]) -> None:
+        written = {k for n in nodes.values() for k in n.write_keys}
+        declared = set(self.m.database) | written
+        for key, node in nodes.items():
+            for name in sorted(node.reads):
+                if name not in declared:
+                    field_name = "context" if name in node.context else "prompt"
+                    raise self.fail(
+                        ("nodes", key, field_name),
+                        f"reads {name!r}, which is neither declared under 'database' "
+                        "nor written by a node",
+                    )
+
+
+def _stable_topo(lay: Layout) -> list[str]:
+    """Topological order that keeps the file's order wherever the dependencies allow."""
+    done: set[str] = set()
+    out: list[str] = []
+    while len(out) < len(lay.nodes):
+        for key in lay.nodes:
+            if key not in done and all(d in done for d in lay.deps[key]):
+                done.add(key)
+                out.append(key)
+                break
+    return out
