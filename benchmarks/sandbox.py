@@ -1,0 +1,124 @@
+"""Costs of running model-written code safely, measured side by side in one run.
+
+- API call overhead: a run making N proxied calls minus a run making none,
+  per call (goal: < 1 ms), next to the same method called in-process.
+- Start to first result: ``run_code("print(1)")`` with a warm pool (goal:
+  < 150 ms) next to a cold start that spawns its worker on demand.
+- Compiled predicate: calls per second (goal: >= 100,000), next to the same
+  function written as ordinary Python.
+
+    python benchmarks/sandbox.py [--repeats 15] [--calls 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from lorekit.sandbox import Limits, WorkerPool, compile_predicate, run_code
+
+LIMITS = Limits(wall_s=30.0, cpu_s=30.0, max_api_calls=1_000_000)
+PREDICATE = """
+def reward(state, previous):
+    gained = state["wood"] - previous.get("wood", 0)
+    near = "table" in state["nearby"]
+    return gained * 1.0 + (0.5 if near else 0.0)
+"""
+
+
+def plain_reward(state: dict[str, Any], previous: dict[str, Any]) -> float:
+    """The same function as PREDICATE, written as ordinary Python: the baseline."""
+    gained = state["wood"] - previous.get("wood", 0)
+    near = "table" in state["nearby"]
+    return float(gained * 1.0 + (0.5 if near else 0.0))
+
+
+class Counter:
+    """The smallest useful API: one method that changes state."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def add(self, amount: int) -> int:
+        self.value += amount
+        return self.value
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def api_overhead_ms(pool: WorkerPool, repeats: int, calls: int) -> tuple[float, float]:
+    """(sandboxed, in-process) milliseconds per call."""
+    loop = f"for _ in range({calls}):\n    api.add(1)"
+    empty = f"for _ in range({calls}):\n    pass"
+    diffs = []
+    for _ in range(repeats):
+        pool.wait_ready()
+        with_calls = _timed(lambda: run_code(loop, Counter(), pool=pool, limits=LIMITS))
+        pool.wait_ready()
+        without = _timed(lambda: run_code(empty, Counter(), pool=pool, limits=LIMITS))
+        diffs.append((with_calls - without) / calls * 1e3)
+    local = Counter()
+    direct = _timed(lambda: [local.add(1) for _ in range(calls)]) / calls * 1e3
+    return statistics.median(diffs), direct
+
+
+def first_result_ms(pool: WorkerPool, repeats: int) -> tuple[float, float]:
+    """(warm pool, cold start) milliseconds from call to result."""
+    warm, cold = [], []
+    with WorkerPool(size=0) as empty_pool:
+        for _ in range(repeats):
+            pool.wait_ready()
+            warm.append(_timed(lambda: run_code("print(1)", pool=pool, limits=LIMITS)) * 1e3)
+            cold.append(_timed(lambda: run_code("print(1)", pool=empty_pool, limits=LIMITS)) * 1e3)
+    return statistics.median(warm), statistics.median(cold)
+
+
+def predicate_rate(repeats: int, calls: int = 100_000) -> tuple[float, float]:
+    """(compiled predicate, plain function) calls per second."""
+    compiled = compile_predicate(PREDICATE)
+    plain = plain_reward
+    state, previous = {"wood": 3, "nearby": ["table", "tree"]}, {"wood": 1}
+    assert compiled(state, previous) == plain(state, previous) == 2.5
+    rates: dict[str, list[float]] = {"compiled": [], "plain": []}
+    for _ in range(repeats):
+        for name, fn in (("compiled", compiled), ("plain", plain)):
+            elapsed = _timed(lambda fn=fn: [fn(state, previous) for _ in range(calls)])
+            rates[name].append(calls / elapsed)
+    return statistics.median(rates["compiled"]), statistics.median(rates["plain"])
+
+
+def main(repeats: int, calls: int) -> dict[str, float]:
+    with WorkerPool(size=2) as pool:
+        pool.wait_ready()
+        run_code("print(0)", pool=pool, limits=LIMITS)  # warm-up
+        api_ms, direct_ms = api_overhead_ms(pool, repeats, calls)
+        warm_ms, cold_ms = first_result_ms(pool, repeats)
+    compiled, plain = predicate_rate(repeats)
+    print(
+        f"API call overhead:      {api_ms * 1e3:8.1f} us/call  (goal < 1000 us; "
+        f"in-process call {direct_ms * 1e3:.2f} us, ratio {api_ms / direct_ms:,.0f}x)"
+    )
+    print(
+        f"start to first result:  {warm_ms:8.1f} ms warm   (goal < 150 ms; "
+        f"cold start {cold_ms:.1f} ms, warm/cold {warm_ms / cold_ms:.2f})"
+    )
+    print(
+        f"compiled predicate:     {compiled:10,.0f} calls/s (goal >= 100,000; "
+        f"plain function {plain:,.0f} calls/s, ratio {compiled / plain:.2f})"
+    )
+    return {"api_us": api_ms * 1e3, "warm_ms": warm_ms, "cold_ms": cold_ms, "pred_cps": compiled}
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--calls", type=int, default=2000)
+    args = parser.parse_args()
+    main(args.repeats, args.calls)

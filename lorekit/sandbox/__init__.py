@@ -1,0 +1,71 @@
+"""Run model-written code without trusting it.
+
+- :func:`run_code` executes untrusted Python in a separate, limited worker
+  process; environment calls are proxied back and checked here.
+- :func:`compile_predicate` turns a small, pure, syntax-checked function
+  (a reward predicate) into a fast in-process callable.
+
+See ``docs/sandbox.md`` for the threat model and the exact rules.
+"""
+
+from lorekit.sandbox.errors import (
+    ActionBudgetExceeded,
+    ApiCallRejected,
+    AssertionFailed,
+    CodeError,
+    CpuLimitExceeded,
+    ForbiddenImport,
+    ForbiddenOperation,
+    ForbiddenSyntax,
+    LimitExceeded,
+    MemoryLimitExceeded,
+    OutputLimitExceeded,
+    PolicyViolation,
+    PredicateError,
+    PredicateRejected,
+    ProtocolViolation,
+    SandboxCrashed,
+    SandboxError,
+    SandboxUnavailable,
+    TimeLimitExceeded,
+)
+from lorekit.sandbox.policy import DEFAULT_IMPORTS, Limits, Policy
+from lorekit.sandbox.pool import WorkerPool, shared_pool
+from lorekit.sandbox.predicate import Predicate, PredicateLimits, compile_predicate
+from lorekit.sandbox.proxy import ApiCall
+from lorekit.sandbox.result import SandboxResult
+from lorekit.sandbox.runner import run_code, run_code_async
+
+__all__ = [
+    "DEFAULT_IMPORTS",
+    "ActionBudgetExceeded",
+    "ApiCall",
+    "ApiCallRejected",
+    "AssertionFailed",
+    "CodeError",
+    "CpuLimitExceeded",
+    "ForbiddenImport",
+    "ForbiddenOperation",
+    "ForbiddenSyntax",
+    "LimitExceeded",
+    "Limits",
+    "MemoryLimitExceeded",
+    "OutputLimitExceeded",
+    "Policy",
+    "PolicyViolation",
+    "Predicate",
+    "PredicateError",
+    "PredicateLimits",
+    "PredicateRejected",
+    "ProtocolViolation",
+    "SandboxCrashed",
+    "SandboxError",
+    "SandboxResult",
+    "SandboxUnavailable",
+    "TimeLimitExceeded",
+    "WorkerPool",
+    "compile_predicate",
+    "run_code",
+    "run_code_async",
+    "shared_pool",
+]

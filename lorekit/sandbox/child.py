@@ -1,0 +1,378 @@
+"""Entry point of a sandbox worker process: ``python -I -S child.py CONFIG``.
+
+Runs as a script with the standard library only (``-I``: no environment
+variables, no user site, no script dir on ``sys.path``). The parent started
+it with an empty environment, in a fresh session (its own process group) and
+in a private working directory. Stdin and stdout are the protocol pipes; they
+are moved to private descriptors and replaced by ``/dev/null`` so nothing the
+code does can write onto the protocol stream by accident.
+
+Lifecycle: import the allowlisted modules, install the (inert) audit hook,
+say ``ready``, wait for exactly one job, run it, report, exit. A worker never
+runs a second job: after untrusted code ran, nothing in this interpreter can
+be trusted, so the parent discards it.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import importlib
+import json
+import math
+import os
+import resource
+import signal
+import struct
+import sys
+import types
+from typing import Any
+
+HEADER = struct.Struct(">I")
+MAX_MESSAGE_CHARS = 2_000
+guard: Any = None  # the guard module, imported from this directory in main()
+
+
+class ApiCallRejected(TypeError):
+    """The parent refused an API call (unknown method or wrong argument types)."""
+
+
+class ApiError(RuntimeError):
+    """The environment API raised while handling a call."""
+
+
+class Channel:
+    """Length-prefixed JSON frames over the two protocol descriptors."""
+
+    def __init__(self, rfd: int, wfd: int, max_bytes: int) -> None:
+        self.rfd, self.wfd, self.max_bytes = rfd, wfd, max_bytes
+
+    def send_bytes(self, data: bytes) -> None:
+        view = memoryview(HEADER.pack(len(data)) + data)
+        while view:
+            view = view[os.write(self.wfd, view) :]
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.send_bytes(json.dumps(message).encode())
+
+    def _read(self, n: int) -> bytes:
+        chunks, left = [], n
+        while left:
+            chunk = os.read(self.rfd, min(left, 1 << 20))
+            if not chunk:
+                os._exit(3)  # the parent went away: nothing left to do
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def recv(self) -> dict[str, Any]:
+        (size,) = HEADER.unpack(self._read(HEADER.size))
+        if size > self.max_bytes:
+            os._exit(4)
+        message = json.loads(self._read(size))
+        if not isinstance(message, dict):
+            os._exit(4)
+        return message
+
+
+class Output:
+    """Bounded capture of everything the code prints."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.size, self.sent = limit, 0, 0
+        self.parts: list[str] = []
+
+    def add(self, text: str) -> None:
+        room = self.limit - self.size
+        if len(text) > room:
+            self.parts.append(text[: max(room, 0)])
+            self.size = self.limit
+            raise guard.stop(
+                "OutputLimitExceeded", f"printed output exceeded {self.limit} characters"
+            )
+        self.parts.append(text)
+        self.size += len(text)
+
+    def print(
+        self,
+        *args: object,
+        sep: str | None = " ",
+        end: str | None = "\n",
+        file: Any = None,
+        flush: bool = False,
+    ) -> None:
+        text = (" " if sep is None else str(sep)).join(map(str, args))
+        text += "\n" if end is None else str(end)
+        if file is not None:
+            file.write(text)
+        else:
+            self.add(text)
+
+    def take_new(self) -> str:
+        text = "".join(self.parts)
+        new, self.sent = text[self.sent :], len(text)
+        return new
+
+
+class ApiProxy:
+    """What the code sees as ``api``: each method forwards to the parent."""
+
+    def __init__(self, methods: dict[str, str], call: Any) -> None:
+        for name, signature in methods.items():
+            self.__dict__[name] = _make_method(name, signature, call)
+
+    def __getattr__(self, name: str) -> Any:
+        known = ", ".join(sorted(self.__dict__))
+        raise AttributeError(f"the API has no method {name!r} (methods: {known})")
+
+    def __repr__(self) -> str:
+        return f"<api: {', '.join(sorted(self.__dict__))}>"
+
+
+def _make_method(name: str, signature: str, call: Any) -> Any:
+    def method(*args: Any, **kwargs: Any) -> Any:
+        return call(name, args, kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"api.{name}{signature}"
+    return method
+
+
+def make_caller(chan: Channel, out: Output) -> Any:
+    """The function proxies use: one request, one reply, signals held meanwhile."""
+    held = {signal.SIGALRM, signal.SIGPROF, signal.SIGXCPU}
+
+    def call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        try:
+            body = json.dumps([list(args), kwargs])
+        except (TypeError, ValueError) as exc:
+            raise ApiCallRejected(
+                f"api.{name}: arguments must be JSON values "
+                f"(str, int, float, bool, None, list, dict with str keys): {exc}"
+            ) from None
+        if len(body) > chan.max_bytes // 2:
+            raise ApiCallRejected(f"api.{name}: arguments are too large ({len(body)} bytes)")
+        message = {"op": "call", "method": name, "args": list(args), "kwargs": kwargs}
+        message["output"] = out.take_new()
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            chan.send(message)
+            reply = chan.recv()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+        if reply.get("ok"):
+            return reply.get("result")
+        kind, text = str(reply.get("kind")), str(reply.get("message"))
+        if kind == "ActionBudgetExceeded":
+            raise guard.stop(kind, text)
+        if kind == "ApiCallRejected":
+            raise ApiCallRejected(text)
+        raise ApiError(text)
+
+    return call
+
+
+def set_limits(limits: dict[str, Any]) -> None:
+    """Apply the job's rlimits; all of them only ever go down."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    with open("/proc/self/statm") as statm:
+        vm_bytes = int(statm.read().split()[0]) * page
+    memory = vm_bytes + int(limits["memory_mb"]) * (1 << 20)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = math.ceil(usage.ru_utime + usage.ru_stime + float(limits["cpu_s"]))
+    plan = [
+        (resource.RLIMIT_AS, memory),
+        (resource.RLIMIT_DATA, memory),
+        (resource.RLIMIT_FSIZE, int(limits["max_file_bytes"])),
+        (resource.RLIMIT_NOFILE, int(limits["max_open_files"])),
+        (resource.RLIMIT_NPROC, 0),
+        (resource.RLIMIT_CORE, 0),
+    ]
+    for which, value in plan:
+        resource.setrlimit(which, (value, value))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-big write fails, not kills
+    sys.setrecursionlimit(int(limits["recursion_limit"]))
+
+
+def _interrupt(kind: str, text: str) -> Any:
+    def handler(signum: int, frame: Any) -> None:
+        if guard.STATE.running:
+            raise guard.stop(kind, text)
+
+    return handler
+
+
+def _location(exc: BaseException) -> tuple[int | None, str | None]:
+    line, where = None, None
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name.startswith(guard.SNIPPET_PREFIX):
+            line, where = tb.tb_lineno, name[len(guard.SNIPPET_PREFIX) : -1]
+        tb = tb.tb_next
+    return line, where
+
+
+def _text(value: object) -> str:
+    try:
+        text = str(value)
+    except BaseException:  # a hostile __str__ must not break the report
+        text = "<unprintable message>"
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "..."
+
+
+def describe(exc: BaseException | None, limits: dict[str, Any]) -> dict[str, Any] | None:
+    """The report of how the code ended; a recorded violation always wins."""
+    if guard.STATE.violation is not None:
+        kind, message, line, where = guard.STATE.violation
+        return {"kind": kind, "message": message, "line": line, "where": where}
+    if exc is None:
+        return None
+    line, where = _location(exc)
+    report: dict[str, Any] = {"line": line, "where": where, "exc_type": type(exc).__name__}
+    if isinstance(exc, SyntaxError):
+        report.update(kind="CodeError", message=_text(exc.msg), line=exc.lineno)
+        report["where"] = str(exc.filename or "")[len(guard.SNIPPET_PREFIX) : -1] or None
+    elif isinstance(exc, MemoryError):
+        report.update(
+            kind="MemoryLimitExceeded",
+            message=f"the code needed more than the {limits['memory_mb']} MB memory limit",
+        )
+    elif isinstance(exc, AssertionError):
+        report.update(kind="AssertionFailed", message=_text(exc) or "assertion failed")
+    elif isinstance(exc, ApiCallRejected):
+        report.update(kind="ApiCallRejected", message=_text(exc))
+        del report["exc_type"]
+    else:
+        report.update(kind="CodeError", message=_text(exc))
+    return report
+
+
+def compile_pieces(job: dict[str, Any], denied: frozenset[str]) -> list[Any] | dict[str, Any]:
+    """Parse, check and compile every piece, or the report of the first bad one."""
+    pieces = [(f"preload[{i}]", src) for i, src in enumerate(job["preload"])]
+    pieces.append(("code", job["code"]))
+    compiled = []
+    for where, source in pieces:
+        filename = f"{guard.SNIPPET_PREFIX}{where}>"
+        try:
+            tree = ast.parse(source, filename=filename)
+        except SyntaxError as exc:
+            return describe(exc, job["limits"]) or {}
+        except (ValueError, RecursionError, MemoryError) as exc:
+            return {
+                "kind": "CodeError",
+                "exc_type": type(exc).__name__,
+                "message": _text(exc),
+                "line": None,
+                "where": where,
+            }
+        problem = guard.check_tree(tree, denied)
+        if problem is not None:
+            return {
+                "kind": "ForbiddenSyntax",
+                "message": problem[1],
+                "line": problem[0],
+                "where": where,
+            }
+        compiled.append(compile(tree, filename, "exec"))
+    return compiled
+
+
+def run_job(chan: Channel, job: dict[str, Any]) -> dict[str, Any]:
+    """Run one job under every limit and return the ``done`` message."""
+    limits, policy = job["limits"], job["policy"]
+    denied = frozenset(policy["denied_attributes"])
+    out = Output(int(limits["max_output_chars"]))
+    compiled = compile_pieces(job, denied)
+    if isinstance(compiled, dict):
+        return {"op": "done", "output": "", "error": compiled}
+    views = guard.build_views(policy["imports"], policy["hidden_names"])
+    module = types.ModuleType("__sandbox__")  # a real module: dataclasses look it up
+    sys.modules["__sandbox__"] = module
+    namespace: dict[str, Any] = module.__dict__
+    namespace["__builtins__"] = guard.make_builtins(views, denied, out.print)
+    if job.get("api") is not None:
+        namespace[job["api_name"]] = ApiProxy(job["api"], make_caller(chan, out))
+    wall = float(limits["wall_s"])
+    signal.signal(signal.SIGALRM, _interrupt("TimeLimitExceeded", f"time limit of {wall}s hit"))
+    cpu_hit = _interrupt("CpuLimitExceeded", f"CPU time limit of {limits['cpu_s']}s hit")
+    signal.signal(signal.SIGPROF, cpu_hit)  # precise soft limit
+    signal.signal(signal.SIGXCPU, cpu_hit)  # RLIMIT_CPU, whole seconds, then SIGKILL
+    set_limits(limits)
+    guard.STATE.max_files_written = int(limits["max_files_written"])
+    reserve = bytearray(1 << 20)  # released on MemoryError so the report fits
+    failure: BaseException | None = None
+    guard.arm()
+    guard.STATE.running = True
+    signal.setitimer(signal.ITIMER_REAL, wall, 0.05)
+    signal.setitimer(signal.ITIMER_PROF, float(limits["cpu_s"]), 0.05)
+    try:
+        for code in compiled:
+            exec(code, namespace)
+    except BaseException as exc:
+        failure = exc
+    while True:  # a late timer signal may still land here: retry until quiet
+        try:
+            guard.STATE.running = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            break
+        except guard.Stop:
+            continue
+    if isinstance(failure, MemoryError):
+        del reserve
+        namespace.clear()
+        gc.collect()
+    report = describe(failure, limits)
+    return {"op": "done", "output": out.take_new(), "error": report}
+
+
+def _enter_network_namespace() -> bool:
+    """Best effort: an empty network namespace (root on Linux only)."""
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.unshare(0x40000000)) == 0  # CLONE_NEWNET
+    except Exception:
+        return False
+
+
+def main() -> None:
+    global guard
+    rfd, wfd = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    config = json.loads(sys.argv[1])
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    guard = importlib.import_module("guard")
+    sys.path.remove(here)
+    for name in config["preload"]:
+        importlib.import_module(name)
+    if "datetime" in config["preload"]:
+        importlib.import_module("_strptime")  # imported lazily by strptime otherwise
+    netns = bool(config.get("netns")) and _enter_network_namespace()
+    guard.install_audit_hook()
+    chan = Channel(rfd, wfd, int(config["max_message_bytes"]))
+    chan.send({"op": "ready", "pid": os.getpid(), "netns": netns})
+    job = chan.recv()
+    if job.get("op") != "run":
+        os._exit(2)
+    try:
+        message = run_job(chan, job)
+    except BaseException as exc:  # a bug here must still end the worker cleanly
+        os.write(2, f"sandbox worker failed: {exc!r}\n".encode(errors="replace"))
+        os._exit(5)
+    chan.send(message)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

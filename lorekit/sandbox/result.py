@@ -1,0 +1,92 @@
+"""The structured outcome of a sandboxed run, and its rendering for a model.
+
+Agents need two views of a run: fields to branch on (did it succeed, which
+limit was hit, what did each API call return) and a compact text to put back
+into the model's context. ``SandboxResult`` keeps the first and renders the
+second with templates from ``feedback.yaml``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lorekit.sandbox.errors import SandboxError
+from lorekit.sandbox.proxy import ApiCall
+
+
+@cache
+def _templates() -> dict[str, Any]:
+    with open(Path(__file__).with_name("feedback.yaml"), encoding="utf-8") as handle:
+        data: dict[str, Any] = yaml.safe_load(handle)
+    return data
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    """What happened when code ran in the sandbox.
+
+    ``error`` is None on success, otherwise a typed :class:`SandboxError`
+    (``CodeError``, ``AssertionFailed``, ``ForbiddenImport``,
+    ``TimeLimitExceeded``, ...) with the line it happened on when known.
+    ``output`` is what the code printed, at most ``Limits.max_output_chars``.
+    """
+
+    output: str
+    calls: tuple[ApiCall, ...]
+    error: SandboxError | None
+    duration_s: float
+    api_name: str = "api"
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def error_kind(self) -> str | None:
+        """The error class name (``"TimeLimitExceeded"``), or None."""
+        return None if self.error is None else type(self.error).kind
+
+    def raise_for_error(self) -> None:
+        """Raise the stored error, for callers that want exceptions."""
+        if self.error is not None:
+            raise self.error
+
+    def feedback(self, *, max_calls: int = 20, max_output_chars: int = 2_000) -> str:
+        """A compact report for the model: status, API calls, output, error hint."""
+        t = _templates()
+        lines = [
+            t["status_ok"]
+            if self.error is None
+            else t["status_error"].format(error=self.error.describe())
+        ]
+        if self.error is not None and self.error.source_line:
+            lines.append(t["source_line"].format(line=self.error.source_line.strip()))
+        if self.calls:
+            lines.append(t["calls_heading"].format(n=len(self.calls)))
+            shown = self.calls[-max_calls:]
+            if len(self.calls) > len(shown):
+                lines.append(t["calls_omitted"].format(n=len(self.calls) - len(shown)))
+            start = len(self.calls) - len(shown) + 1
+            for i, call in enumerate(shown, start):
+                lines.append(f"  {i}. {call.render(self.api_name)}")
+        else:
+            lines.append(t["calls_none"])
+        if self.output:
+            lines.append(t["output_heading"])
+            text = self.output
+            if len(text) > max_output_chars:
+                lines.append(t["output_cut"].format(chars=max_output_chars))
+                text = text[-max_output_chars:]
+            lines.append(text.rstrip("\n"))
+        else:
+            lines.append(t["output_none"])
+        if self.error is not None:
+            hint = t["hints"].get(type(self.error).kind)
+            if hint:
+                lines.append(hint)
+        return "\n".join(lines)
