@@ -108,3 +108,23 @@ register(
     _make_textcraft,
     "Minecraft crafting from text recipes (ADaPT's TextCraft); sources: minecraft-data, datapack",
 )
+
+
+def _make_crafter(*, length: int = 10_000, expanded: bool = False) -> TextEnv:
+    from lorekit.envs.crafter import CrafterTextEnv
+
+    return CrafterTextEnv(length=length, expanded=expanded)
+
+
+def _make_crafter_party(players: int = 2, *, length: int = 2_000) -> TextEnv:
+    from lorekit.envs.crafter import CrafterParty
+
+    return CrafterParty(players, length=length)
+
+
+register(
+    "crafter", _make_crafter, "Crafter survival world as text (crafter's engine, 22 achievements)"
+)
+register(
+    "crafter-party", _make_crafter_party, "Several players in one Crafter world, collective tasks"
+)

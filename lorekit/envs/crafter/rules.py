@@ -1,0 +1,123 @@
+"""``CrafterRules``: crafter's rule data as a table of preconditions and effects.
+
+Law-extraction methods learn rules such as "make_stone_pickaxe needs a table
+nearby, 1 wood and 1 stone". To score such laws we need the ground truth in
+the same shape, built from crafter's own ``data.yaml`` (never retyped), one
+row per action and target: requirements (inventory), nearby stations, the
+faced material or creature, costs (consumed) and benefits (gained, unlocked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from crafter import constants
+
+from lorekit.envs.crafter.expanded import DO_TARGETS
+
+_NONE: Mapping[str, int] = MappingProxyType({})
+
+# Creature targets of ``do``: their effects live in crafter's code, not its data.
+_CREATURE_EFFECTS: Mapping[str, Mapping[str, int]] = {
+    "cow": {"food": 6},
+    "plant": {"food": 4},
+    "zombie": {},
+    "skeleton": {},
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Preconditions and effects of one action on one kind of target."""
+
+    action: str
+    achievement: str | None
+    requires: Mapping[str, int] = field(default_factory=lambda: _NONE)
+    nearby: tuple[str, ...] = ()
+    faced: tuple[str, ...] = ()
+    costs: Mapping[str, int] = field(default_factory=lambda: _NONE)
+    gains: Mapping[str, int] = field(default_factory=lambda: _NONE)
+    leaves: str | None = None
+    probability: float = 1.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "achievement": self.achievement,
+            "requires": dict(self.requires),
+            "nearby": list(self.nearby),
+            "faced": list(self.faced),
+            "costs": dict(self.costs),
+            "gains": dict(self.gains),
+            "leaves": self.leaves,
+            "probability": self.probability,
+        }
+
+
+class CrafterRules:
+    """All rules of the installed crafter, keyed by achievement."""
+
+    def __init__(self) -> None:
+        rules: list[Rule] = []
+        target_of = {target: name for name, target in DO_TARGETS.items()}
+        for material, info in constants.collect.items():
+            gains = dict(info["receive"])
+            achievement = target_of.get(material)
+            rules.append(
+                Rule(
+                    action="do",
+                    achievement=achievement,
+                    requires=dict(info["require"]),
+                    faced=(material,),
+                    gains=gains,
+                    leaves=str(info["leaves"]),
+                    probability=float(info.get("probability", 1.0)),
+                )
+            )
+        for creature, effect in _CREATURE_EFFECTS.items():
+            rules.append(
+                Rule(action="do", achievement=target_of[creature], faced=(creature,), gains=effect)
+            )
+        for name, info in constants.place.items():
+            rules.append(
+                Rule(
+                    action=f"place_{name}",
+                    achievement=f"place_{name}",
+                    requires=dict(info["uses"]),
+                    nearby=tuple(info.get("nearby", ())),
+                    faced=tuple(info["where"]),
+                    costs=dict(info["uses"]),
+                    leaves=name,
+                )
+            )
+        for name, info in constants.make.items():
+            rules.append(
+                Rule(
+                    action=f"make_{name}",
+                    achievement=f"make_{name}",
+                    requires=dict(info["uses"]),
+                    nearby=tuple(info["nearby"]),
+                    costs=dict(info["uses"]),
+                    gains={name: int(info["gives"])},
+                )
+            )
+        rules.append(Rule(action="sleep", achievement="wake_up", requires={}))
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self._by_achievement = {r.achievement: r for r in rules if r.achievement}
+
+    def for_achievement(self, achievement: str) -> Rule:
+        """The rule whose success unlocks ``achievement``."""
+        try:
+            return self._by_achievement[achievement]
+        except KeyError:
+            raise KeyError(f"no rule unlocks {achievement!r}") from None
+
+    def achievements(self) -> list[str]:
+        return sorted(self._by_achievement)
+
+    def table(self) -> list[dict[str, Any]]:
+        """Every rule as a plain dict (for JSON and for scoring laws)."""
+        return [rule.as_dict() for rule in self.rules]

@@ -1,0 +1,141 @@
+"""Our text description of a crafter player's situation.
+
+An LLM cannot read crafter's 64x64 image, and a raw grid of names is hard to
+use, so we describe what matters for a decision: the faced cell, the nearest
+thing of each kind in the 9x7 view with its direction and walking distance,
+vitals, inventory, sleep/death status and achievement progress.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from crafter import constants
+
+from lorekit.envs.crafter.core import ACHIEVEMENTS, CrafterCore
+from lorekit.envs.crafter.data import data, text
+
+VITALS = ("health", "food", "drink", "energy")
+VIEW = (9, 7)
+_FACING = {(-1, 0): "west", (1, 0): "east", (0, -1): "north", (0, 1): "south"}
+
+
+def thing_name(obj: Any) -> str:
+    """A creature's or item's kind as a lower-case word (``"cow"``)."""
+    name = type(obj).__name__.lower()
+    for base in ("zombie", "skeleton", "player"):
+        if base in name:
+            return base
+    if name == "plant" and getattr(obj, "ripe", False):
+        return "ripe plant"
+    return name
+
+
+def faced(core: CrafterCore, player: Any) -> tuple[str, str]:
+    """(direction word, what occupies the faced cell: creature or material)."""
+    target = (player.pos[0] + player.facing[0], player.pos[1] + player.facing[1])
+    material, obj = core.world[target]
+    direction = _FACING[(int(player.facing[0]), int(player.facing[1]))]
+    if obj is not None:
+        return direction, thing_name(obj)
+    return direction, str(material) if material is not None else "the edge of the world"
+
+
+def _where(dx: int, dy: int) -> str:
+    parts = []
+    if dy:
+        parts.append(f"{abs(dy)} {'north' if dy < 0 else 'south'}")
+    if dx:
+        parts.append(f"{abs(dx)} {'west' if dx < 0 else 'east'}")
+    return ", ".join(parts) or text("here")
+
+
+def nearest_in_view(core: CrafterCore, player: Any) -> list[tuple[str, int, int]]:
+    """(kind, dx, dy) of the nearest thing of each kind in the 9x7 view,
+    grass excepted, sorted by walking distance then name."""
+    px, py = int(player.pos[0]), int(player.pos[1])
+    half_w, half_h = VIEW[0] // 2, VIEW[1] // 2
+    width, height = core.area
+    best: dict[str, tuple[int, int, int]] = {}
+    names = core.world._mat_names
+    mat = core.world._mat_map
+    x0, x1 = max(px - half_w, 0), min(px + half_w + 1, width)
+    y0, y1 = max(py - half_h, 0), min(py + half_h + 1, height)
+    block = mat[x0:x1, y0:y1].tolist()
+    for i, column in enumerate(block):
+        dx = x0 + i - px
+        for j, code in enumerate(column):
+            dy = y0 + j - py
+            kind = names[code]
+            if kind == "grass" or (dx == 0 and dy == 0):
+                continue
+            steps = abs(dx) + abs(dy)
+            if kind not in best or steps < best[kind][0]:
+                best[kind] = (steps, dx, dy)
+    for obj in core.world.objects:
+        if obj is player:
+            continue
+        dx, dy = int(obj.pos[0]) - px, int(obj.pos[1]) - py
+        if abs(dx) > half_w or abs(dy) > half_h:
+            continue
+        kind = thing_name(obj)
+        steps = abs(dx) + abs(dy)
+        if kind not in best or steps < best[kind][0]:
+            best[kind] = (steps, dx, dy)
+    ordered = sorted(best.items(), key=lambda kv: (kv[1][0], kv[0]))
+    return [(kind, dx, dy) for kind, (_, dx, dy) in ordered]
+
+
+def _names(items: Iterable[str]) -> str:
+    listed = ", ".join(items)
+    return listed or text("none")
+
+
+def describe(core: CrafterCore, index: int = 0) -> str:
+    """The full text observation of player ``index``."""
+    player = core.players[index]
+    daylight = float(core.world.daylight)
+    lines = [
+        text("header").format(
+            step=core.step_count,
+            length=core.length or "unlimited",
+            time="day" if daylight >= 0.5 else "night",
+            daylight=daylight,
+        )
+    ]
+    direction, thing = faced(core, player)
+    lines.append(text("facing").format(direction=direction, thing=thing))
+    inv = player.inventory
+    lines.append(text("vitals").format(**{k: inv[k] for k in VITALS}))
+    items = [f"{name} {count}" for name, count in inv.items() if name not in VITALS and count > 0]
+    lines.append(
+        text("inventory").format(items=", ".join(items)) if items else text("inventory_empty")
+    )
+    lines.append(text("view").format(width=VIEW[0], height=VIEW[1]))
+    seen = nearest_in_view(core, player)
+    if not seen:
+        lines.append(text("view_none"))
+    for kind, dx, dy in seen:
+        lines.append(
+            text("view_item").format(thing=kind, where=_where(dx, dy), steps=abs(dx) + abs(dy))
+        )
+    if not core.alive(player):
+        lines.append(text("status_dead"))
+    elif player.sleeping:
+        lines.append(text("status_sleeping"))
+    else:
+        lines.append(text("status_awake"))
+    unlocked = [a for a in ACHIEVEMENTS if player.achievements[a] > 0]
+    lines.append(text("unlocked").format(count=len(unlocked), names=_names(unlocked)))
+    lines.append(
+        text("remaining").format(names=_names(a for a in ACHIEVEMENTS if a not in unlocked))
+    )
+    return "\n".join(lines)
+
+
+def canonical_actions() -> dict[str, str]:
+    """Readable action name -> crafter action name, in crafter's order."""
+    mapping: dict[str, str] = dict(data()["actions"])
+    assert sorted(mapping.values()) == sorted(constants.actions)
+    return mapping
