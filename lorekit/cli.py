@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from lorekit import __version__
+from lorekit.cli_options import model_options
 
 DEFAULT_STORE = "runs/lorekit.sqlite3"
 # Piped output (files, CI logs) gets a wide fixed width so tables never fold.
@@ -145,17 +146,7 @@ def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
 @cli.command("run")
 @click.argument("env_name", metavar="ENV")
 @click.option("--agent", "-a", "agent_name", required=True, help="Agent name (see docs).")
-@click.option(
-    "--config",
-    "-c",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="YAML run config (roles, cache, store).",
-)
-@click.option("--model", "-m", default=None, help="Model of the default role.")
-@click.option("--base-url", default=None, help="OpenAI-compatible endpoint of the default role.")
-@click.option("--role", "roles_opt", multiple=True, help="ROLE=MODEL, repeatable.")
+@model_options
 @click.option(
     "--episodes",
     "-n",

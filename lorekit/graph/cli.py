@@ -17,6 +17,7 @@ from typing import Any
 import click
 import yaml
 
+from lorekit.cli_options import model_options
 from lorekit.graph.errors import GraphError, NodeFailedError
 from lorekit.graph.node import NodeFailure
 from lorekit.graph.render import GraphvizMissing, to_mermaid, write_image
@@ -80,18 +81,8 @@ def show(spec_path: str, image: str | None) -> None:
 
 @graph.command("run")
 @click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False))
-@click.option("--model", "-m", default=None, help="Model of the default role.")
-@click.option("--base-url", default=None, help="OpenAI-compatible endpoint of the default role.")
+@model_options
 @click.option("--set", "sets", multiple=True, help="KEY=VALUE database value, repeatable.")
-@click.option(
-    "--config",
-    "-c",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="YAML run config (roles, cache).",
-)
-@click.option("--role", "roles_opt", multiple=True, help="ROLE=MODEL, repeatable.")
 @click.option("--sequential", is_flag=True, help="Evaluate one node at a time.")
 @click.option("--json", "as_json", is_flag=True, help="Print results, database and traces as JSON.")
 def run(
