@@ -42,10 +42,16 @@ class ApiError(RuntimeError):
 
 
 class Channel:
-    """Length-prefixed JSON frames over the two protocol descriptors."""
+    """Length-prefixed JSON frames over the two protocol descriptors.
+
+    Once the job arrived, every frame carries the job's nonce: the parent
+    drops a worker whose frames lack it, so nothing written into this pipe
+    before the job (by anyone) can pass for this run's answer.
+    """
 
     def __init__(self, rfd: int, wfd: int, max_bytes: int) -> None:
         self.rfd, self.wfd, self.max_bytes = rfd, wfd, max_bytes
+        self.nonce: str | None = None
 
     def send_bytes(self, data: bytes) -> None:
         view = memoryview(HEADER.pack(len(data)) + data)
@@ -53,6 +59,8 @@ class Channel:
             view = view[os.write(self.wfd, view) :]
 
     def send(self, message: dict[str, Any]) -> None:
+        if self.nonce is not None:
+            message["nonce"] = self.nonce
         self.send_bytes(json.dumps(message).encode())
 
     def _read(self, n: int) -> bytes:
@@ -172,7 +180,7 @@ def make_caller(chan: Channel, out: Output) -> Any:
     return call
 
 
-def set_limits(limits: dict[str, Any]) -> None:
+def set_limits(limits: dict[str, Any], *, allow_processes: bool = False) -> None:
     """Apply the job's rlimits; all of them only ever go down."""
     page = os.sysconf("SC_PAGE_SIZE")
     with open("/proc/self/statm") as statm:
@@ -185,9 +193,10 @@ def set_limits(limits: dict[str, Any]) -> None:
         (resource.RLIMIT_DATA, memory),
         (resource.RLIMIT_FSIZE, int(limits["max_file_bytes"])),
         (resource.RLIMIT_NOFILE, int(limits["max_open_files"])),
-        (resource.RLIMIT_NPROC, 0),
         (resource.RLIMIT_CORE, 0),
     ]
+    if not allow_processes:
+        plan.append((resource.RLIMIT_NPROC, 0))
     for which, value in plan:
         resource.setrlimit(which, (value, value))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
@@ -342,6 +351,54 @@ def _enter_network_namespace() -> bool:
         return False
 
 
+def confinement_facts() -> dict[str, Any]:
+    """Raw facts about this process's isolation, for the parent to judge.
+
+    The worker reports values, never conclusions: the parent compares the
+    namespace ids with its own and checks uid, capabilities, no_new_privs
+    and the seccomp mode itself.
+    """
+    facts: dict[str, Any] = {"uid": os.getuid(), "ns": {}}
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                key, _, value = line.partition(":")
+                if key == "CapEff":
+                    facts["cap_eff"] = value.strip()
+                elif key == "NoNewPrivs":
+                    facts["no_new_privs"] = int(value)
+                elif key == "Seccomp":
+                    facts["seccomp"] = int(value)
+        for name in ("user", "pid", "net", "mnt", "ipc", "uts"):
+            facts["ns"][name] = os.readlink(f"/proc/self/ns/{name}")
+    except (OSError, ValueError):
+        pass
+    return facts
+
+
+def run_unguarded(job: dict[str, Any]) -> dict[str, Any]:
+    """TEST HOOK: run the code with no in-process guard at all.
+
+    Only a pool created with ``unguarded_for_tests=True`` starts workers that
+    accept this, so tests can show what the OS layer alone stops: the code
+    gets real builtins and can import anything. Resource limits still apply,
+    except ``RLIMIT_NPROC``, so that forking works and the PID namespace is
+    what must end the children.
+    """
+    limits = dict(job["limits"])
+    set_limits(limits, allow_processes=True)
+    namespace: dict[str, Any] = {"__name__": "__unguarded__"}
+    lines: list[str] = []
+    namespace["print"] = lambda *a, **k: lines.append(" ".join(map(str, a)) + "\n")
+    error = None
+    try:
+        exec(compile(job["code"], "<unguarded>", "exec"), namespace)
+    except BaseException as exc:
+        error = {"kind": "CodeError", "message": _text(f"{type(exc).__name__}: {exc}")}
+    output = "".join(lines)[: int(limits["max_output_chars"])]
+    return {"op": "done", "output": output, "error": error}
+
+
 def main() -> None:
     global guard
     rfd, wfd = os.dup(0), os.dup(1)
@@ -361,12 +418,19 @@ def main() -> None:
     netns = bool(config.get("netns")) and _enter_network_namespace()
     guard.install_audit_hook()
     chan = Channel(rfd, wfd, int(config["max_message_bytes"]))
-    chan.send({"op": "ready", "pid": os.getpid(), "netns": netns})
+    facts = confinement_facts()
+    chan.send({"op": "ready", "pid": os.getpid(), "netns": netns, "facts": facts})
     job = chan.recv()
-    if job.get("op") != "run":
+    if job.get("op") != "run" or not isinstance(job.get("nonce"), str):
         os._exit(2)
+    chan.nonce = job["nonce"]
     try:
-        message = run_job(chan, job)
+        if job.get("unguarded"):
+            if not config.get("unguarded_for_tests"):
+                os._exit(2)
+            message = run_unguarded(job)
+        else:
+            message = run_job(chan, job)
     except BaseException as exc:  # a bug here must still end the worker cleanly
         os.write(2, f"sandbox worker failed: {exc!r}\n".encode(errors="replace"))
         os._exit(5)

@@ -18,6 +18,7 @@ from typing import Any
 from lorekit.sandbox.errors import ProtocolViolation
 
 HEADER = struct.Struct(">I")
+MAX_DEPTH = 64  # deeper JSON from a worker is refused, not parsed recursively
 
 
 class DeadlineExceeded(Exception):
@@ -41,6 +42,15 @@ class Connection:
         ready = select.select([], [fd], [], left) if write else select.select([fd], [], [], left)
         if not (ready[1] if write else ready[0]):
             raise DeadlineExceeded
+
+    def pending(self) -> bool:
+        """Whether the worker has written anything not read yet."""
+        if self._buffer:
+            return True
+        try:
+            return bool(select.select([self.rfd], [], [], 0)[0])
+        except (OSError, ValueError):
+            return True  # a closed or broken pipe: treat the worker as unusable
 
     def send(self, message: dict[str, Any], deadline: float) -> None:
         """Write one frame; raises BrokenPipeError if the child is gone."""
@@ -80,10 +90,53 @@ class Connection:
             raise ProtocolViolation("the worker closed the pipe in the middle of a frame")
         body = bytes(self._buffer[HEADER.size : HEADER.size + size])
         del self._buffer[: HEADER.size + size]
-        try:
-            message = json.loads(body)
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise ProtocolViolation(f"the worker sent malformed JSON: {exc}") from None
-        if not isinstance(message, dict):
-            raise ProtocolViolation("the worker sent a message that is not an object")
-        return message
+        return decode(body)
+
+
+def decode(body: bytes) -> dict[str, Any]:
+    """One frame's JSON object; anything else (of any kind) is a protocol violation.
+
+    The nesting is checked *before* parsing with a linear scan, because the
+    decoder recurses: a frame of a million ``[`` would otherwise raise
+    ``RecursionError`` (or worse) out of the parent.
+    """
+    if _nesting(body) > MAX_DEPTH:
+        raise ProtocolViolation(f"the worker sent JSON nested deeper than {MAX_DEPTH} levels")
+    try:
+        message = json.loads(body)
+    except Exception as exc:  # every decoder failure, whatever its type
+        raise ProtocolViolation(f"the worker sent malformed JSON: {exc!s:.200}") from None
+    if not isinstance(message, dict):
+        raise ProtocolViolation("the worker sent a message that is not an object")
+    return message
+
+
+_OPENERS = frozenset(b"[{")
+_CLOSERS = frozenset(b"]}")
+
+
+def _nesting(body: bytes) -> int:
+    """Deepest bracket nesting outside strings (an upper bound is enough)."""
+    if body.count(b"[") + body.count(b"{") <= MAX_DEPTH:
+        return 0  # cannot be deeper than the number of openers: the common case
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in _OPENERS:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    return deepest
+        elif byte in _CLOSERS:
+            depth -= 1
+    return deepest

@@ -10,6 +10,7 @@ swallow signals), this function returns a :class:`SandboxResult` within
 from __future__ import annotations
 
 import asyncio
+import secrets
 import signal
 import time
 from collections.abc import Iterable, Sequence
@@ -62,9 +63,12 @@ def run_code(
     if size > limits.max_code_chars:
         too_long = LimitExceeded(f"the code is {size} characters (limit {limits.max_code_chars})")
         return SandboxResult("", (), too_long, 0.0, api_name)
-    worker = (pool or shared_pool(policy)).acquire()
+    pool = pool or shared_pool(policy)
+    worker = pool.acquire()
     job = {
         "op": "run",
+        "nonce": secrets.token_hex(16),
+        "unguarded": pool.unguarded_for_tests,
         "code": code,
         "preload": list(preload),
         "limits": limits.to_wire(),
@@ -105,6 +109,8 @@ def _drive(
             message = conn.recv(deadline)
             if message is None:
                 return _bounded(output, limits), _exit_error(worker, limits)
+            if message.get("nonce") != job["nonce"]:
+                raise ProtocolViolation("the worker sent a frame that does not belong to this run")
             op = message.get("op")
             if op == "call" and gate is not None:
                 method, args, kwargs, printed = (
@@ -158,10 +164,10 @@ def _bounded(parts: list[str], limits: Limits) -> str:
 def _exit_error(worker: Worker, limits: Limits) -> SandboxError:
     """Why a worker ended without a report."""
     try:
-        code = worker.proc.wait(timeout=2)
+        worker.proc.wait(timeout=2)
     except Exception:
         worker.kill()
-        code = worker.proc.returncode
+    code = worker.exit_status()
     if code in (-signal.SIGXCPU, -signal.SIGKILL) and not worker.killed_by_parent:
         return CpuLimitExceeded(f"the code used more than {limits.cpu_s}s of CPU and was killed")
     if code is not None and code < 0:

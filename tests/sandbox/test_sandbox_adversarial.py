@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _procs import process_tree
 
 from lorekit.sandbox import (
     ActionBudgetExceeded,
@@ -217,10 +218,14 @@ def test_worker_environment_is_empty(pool: WorkerPool) -> None:
     try:
         worker = pool.acquire()
         try:
-            environ = Path(f"/proc/{worker.proc.pid}/environ").read_bytes()
-            assert b"hunter2" not in environ
-            assert b"LOREKIT_SANDBOX_SECRET" not in environ
-            assert Path(f"/proc/{worker.proc.pid}/cwd").resolve() == worker.workdir.resolve()
+            pids = process_tree(worker.proc.pid)  # bwrap's processes and the worker
+            assert len(pids) >= (3 if worker.confined else 1)
+            for pid in pids:
+                environ = Path(f"/proc/{pid}/environ").read_bytes()
+                assert b"hunter2" not in environ
+                assert b"LOREKIT_SANDBOX_SECRET" not in environ
+            if not worker.confined:
+                assert Path(f"/proc/{worker.proc.pid}/cwd").resolve() == worker.workdir.resolve()
         finally:
             worker.kill()
         assert not worker.root.exists()  # the private directory is removed
