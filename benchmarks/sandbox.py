@@ -4,6 +4,8 @@
   per call (goal: < 1 ms), next to the same method called in-process.
 - Start to first result: ``run_code("print(1)")`` with a warm pool (goal:
   < 150 ms) next to a cold start that spawns its worker on demand.
+- Both of the above with the OS layer on (bubblewrap + seccomp, what every
+  run uses) and off (the in-process guard only), and their ratio.
 - Compiled predicate: calls per second (goal: >= 100,000), next to the same
   function written as ordinary Python.
 
@@ -72,7 +74,7 @@ def api_overhead_ms(pool: WorkerPool, repeats: int, calls: int) -> tuple[float, 
 def first_result_ms(pool: WorkerPool, repeats: int) -> tuple[float, float]:
     """(warm pool, cold start) milliseconds from call to result."""
     warm, cold = [], []
-    with WorkerPool(size=0) as empty_pool:
+    with WorkerPool(size=0, isolation=pool.plan.mode) as empty_pool:
         for _ in range(repeats):
             pool.wait_ready()
             warm.append(_timed(lambda: run_code("print(1)", pool=pool, limits=LIMITS)) * 1e3)
@@ -94,26 +96,50 @@ def predicate_rate(repeats: int, calls: int = 100_000) -> tuple[float, float]:
     return statistics.median(rates["compiled"]), statistics.median(rates["plain"])
 
 
-def main(repeats: int, calls: int) -> dict[str, float]:
-    with WorkerPool(size=2) as pool:
+def run_code_costs(isolation: str, repeats: int, calls: int) -> dict[str, float]:
+    """API overhead and start-up with one isolation mode."""
+    with WorkerPool(size=2, isolation=isolation) as pool:
         pool.wait_ready()
         run_code("print(0)", pool=pool, limits=LIMITS)  # warm-up
         api_ms, direct_ms = api_overhead_ms(pool, repeats, calls)
         warm_ms, cold_ms = first_result_ms(pool, repeats)
+        confined = pool.report.complete
+    return {
+        "api_us": api_ms * 1e3,
+        "direct_us": direct_ms * 1e3,
+        "warm_ms": warm_ms,
+        "cold_ms": cold_ms,
+        "confined": float(confined),
+    }
+
+
+def main(repeats: int, calls: int) -> dict[str, float]:
+    on = run_code_costs("required", repeats, calls)
+    off = run_code_costs("off", repeats, calls)
     compiled, plain = predicate_rate(repeats)
+    for label, costs in (("OS layer on ", on), ("OS layer off", off)):
+        print(f"{label}:")
+        print(
+            f"  API call overhead:      {costs['api_us']:8.1f} us/call  (goal < 1000 us; "
+            f"in-process call {costs['direct_us']:.2f} us)"
+        )
+        print(
+            f"  start to first result:  {costs['warm_ms']:8.1f} ms warm   (goal < 150 ms; "
+            f"cold start {costs['cold_ms']:.1f} ms)"
+        )
     print(
-        f"API call overhead:      {api_ms * 1e3:8.1f} us/call  (goal < 1000 us; "
-        f"in-process call {direct_ms * 1e3:.2f} us, ratio {api_ms / direct_ms:,.0f}x)"
-    )
-    print(
-        f"start to first result:  {warm_ms:8.1f} ms warm   (goal < 150 ms; "
-        f"cold start {cold_ms:.1f} ms, warm/cold {warm_ms / cold_ms:.2f})"
+        f"OS layer on/off:  API call {on['api_us'] / off['api_us']:.2f}x, warm start "
+        f"{on['warm_ms'] / off['warm_ms']:.2f}x, cold start {on['cold_ms'] / off['cold_ms']:.2f}x"
     )
     print(
         f"compiled predicate:     {compiled:10,.0f} calls/s (goal >= 100,000; "
         f"plain function {plain:,.0f} calls/s, ratio {compiled / plain:.2f})"
     )
-    return {"api_us": api_ms * 1e3, "warm_ms": warm_ms, "cold_ms": cold_ms, "pred_cps": compiled}
+    return {
+        **{f"{k}_on": v for k, v in on.items()},
+        **{f"{k}_off": v for k, v in off.items()},
+        "pred_cps": compiled,
+    }
 
 
 if __name__ == "__main__":

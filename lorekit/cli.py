@@ -358,9 +358,11 @@ def show_cmd(run_id: str, episode: str, store: str) -> None:
 
 def _register_plugins() -> None:
     """Command groups that live next to their feature."""
+    from lorekit.cli_doctor import doctor
     from lorekit.graph.cli import graph
 
     cli.add_command(graph)
+    cli.add_command(doctor)
 
 
 _register_plugins()

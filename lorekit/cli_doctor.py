@@ -1,0 +1,80 @@
+"""``lorekit doctor``: what this machine gives LoreKit, and how to fix what is missing.
+
+The sandbox falls back to weaker isolation rather than refusing to work (with
+one warning); this command is where a user sees exactly which layer is
+missing and why, and where CI or a deployment script can insist on all of
+them (the exit code is 1 while any sandbox layer is missing).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import platform
+import shutil
+import subprocess
+import sys
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+#: Optional extras: (extra, the module that proves it is installed, what it enables).
+EXTRAS: tuple[tuple[str, str, str], ...] = (
+    ("crafter", "crafter", "the crafter and crafter-party environments"),
+    ("rl", "stable_baselines3", "RL training on law-based rewards"),
+    ("ray", "ray", "the Ray evaluation backend"),
+    ("web", "selenium", "browser environments"),
+    ("alfworld", "alfworld", "the ALFWorld environment"),
+    ("litellm", "litellm", "the litellm model backend"),
+)
+
+
+def _tool_version(tool: str) -> str | None:
+    path = shutil.which(tool)
+    if path is None:
+        return None
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return path
+    return (done.stdout or done.stderr).strip().splitlines()[0] if done.returncode == 0 else path
+
+
+@click.command("doctor")
+@click.option(
+    "--isolation",
+    type=click.Choice(["auto", "required", "off"]),
+    default=None,
+    help="Isolation mode to probe (default: $LOREKIT_SANDBOX_ISOLATION or auto).",
+)
+def doctor(isolation: str | None) -> None:
+    """Check the sandbox's OS isolation, tools and optional extras on this machine."""
+    from lorekit.sandbox.pool import probe_isolation
+
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    console.print(f"python {platform.python_version()} ({sys.executable})")
+    for tool in ("bwrap", "setpriv"):
+        console.print(f"{tool}: {_tool_version(tool) or 'not installed'}")
+
+    report = probe_isolation(isolation)
+    table = Table(title="sandbox isolation (checked on a started worker)")
+    for column in ("layer", "status", "detail / fix"):
+        table.add_column(column)
+    for layer in report.layers:
+        status = "[green]ok[/]" if layer.active else "[red]missing[/]"
+        note = layer.detail + (f" (fix: {layer.fix})" if layer.fix else "")
+        table.add_row(layer.name, status, escape(note))
+    console.print(table)
+    console.print(escape(report.summary()))
+
+    extras = Table(title="optional extras")
+    for column in ("extra", "status", "enables"):
+        extras.add_column(column)
+    for extra, module, enables in EXTRAS:
+        present = importlib.util.find_spec(module) is not None
+        status = "[green]installed[/]" if present else escape(f"pip install 'lorekit[{extra}]'")
+        extras.add_row(extra, status, enables)
+    console.print(extras)
+    if not report.complete:
+        sys.exit(1)
