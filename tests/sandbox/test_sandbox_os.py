@@ -410,3 +410,29 @@ def test_a_normal_user_gets_the_same_layers(tmp_path: Path) -> None:
     layers, answer = done.stdout.splitlines()
     assert len(ast.literal_eval(layers)) == 10
     assert answer == "120"
+
+
+def test_a_kernel_that_refuses_namespaces_is_reported_not_hidden(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(confine, "find_tools", lambda: (str(fake), "/usr/bin/setpriv"))
+    monkeypatch.setattr(confine, "_warned", False)
+    with (
+        pytest.raises(SandboxUnavailable, match="create new namespace"),
+        WorkerPool(size=0, isolation="required") as strict,
+    ):
+        strict.acquire()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with WorkerPool(size=0, isolation="auto") as pool:
+            result = run_code("print(6 * 7)", pool=pool, limits=LIMITS)
+            report = pool.report
+    assert result.output == "42\n"  # still works, on the in-process guard alone
+    assert not report.confined and not report.complete
+    assert "unprivileged_userns_clone" in report.summary()
+    assert [str(w.message) for w in caught if w.category is confine.IsolationWarning] == [
+        report.summary() + " (details: lorekit doctor)"
+    ]
