@@ -173,6 +173,8 @@ def _exit_error(worker: Worker, limits: Limits) -> SandboxError:
     if code is not None and code < 0:
         name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
         detail = f"the worker was killed by {name}"
+        if -code == signal.SIGSYS:
+            detail += " (a system call the sandbox's seccomp filter forbids)"
     else:
         detail = f"the worker exited with status {code}"
     tail = worker.stderr_tail()

@@ -436,3 +436,14 @@ def test_a_kernel_that_refuses_namespaces_is_reported_not_hidden(
     assert [str(w.message) for w in caught if w.category is confine.IsolationWarning] == [
         report.summary() + " (details: lorekit doctor)"
     ]
+
+
+@needs_isolation
+def test_the_x32_syscall_abi_cannot_bypass_the_filter(
+    unguarded: WorkerPool, guarded: WorkerPool
+) -> None:
+    code = "import ctypes\nctypes.CDLL(None).syscall(0x40000000 | 41, 2, 1, 0)\nprint('open')"
+    result = run_code(code, pool=unguarded, limits=LIMITS)
+    assert result.error is not None and "seccomp" in str(result.error)
+    assert result.output == ""
+    assert run_code("print('next')", pool=guarded, limits=LIMITS).output == "next\n"
