@@ -55,6 +55,7 @@ from lorekit.llm.errors import (
     LLMTimeoutError,
 )
 from lorekit.llm.openai_wire import (
+    DEFAULT_BASE_URL,
     parse_retry_after,
     read_reply,
     server_message,
@@ -72,7 +73,6 @@ __all__ = [
     "parse_retry_after",
 ]
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 LOCAL_PLACEHOLDER_KEY = "lorekit-local-no-key"
 """Sent to local servers when no key is configured: they ignore it, the SDK needs one."""
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
@@ -237,9 +237,8 @@ class OpenAICompatLLM:
         except openai.OpenAIError as exc:
             raise self._map_error(exc) from exc
         except TimeoutError:
-            raise self._error(
-                LLMTimeoutError, f"request timed out: no complete answer within {self._timeout_s:g}s"
-            ) from None
+            message = f"request timed out: no complete answer within {self._timeout_s:g}s"
+            raise self._error(LLMTimeoutError, message) from None
         latency = time.perf_counter() - started
         content_type = raw.headers.get("content-type", "")
         reply = read_reply(

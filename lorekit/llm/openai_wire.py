@@ -46,6 +46,9 @@ from lorekit.llm.errors import (
     LLMToolCallError,
 )
 
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""Where requests go when neither ``base_url`` nor ``OPENAI_BASE_URL`` says otherwise."""
+
 Fail = Callable[..., LLMError]
 """``fail(cls, message, *, usage=None, finish_reason=None, status=None,
 retry_after=None)``: builds an error that names the model and the endpoint."""
