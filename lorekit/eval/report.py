@@ -204,16 +204,17 @@ def _render_usage(usage: Mapping[str, Mapping[str, int]], console: Console) -> N
 
 
 def usage_notes(rows: Iterable[Mapping[str, int]]) -> list[str]:
-    """Footnotes under a token table: how many counts are estimates, and how
-    many tokens were billed for calls that failed."""
+    """Footnotes under a token table: how many counts are estimates (a row
+    whose counts include any shows ``~`` on its token numbers), and how many
+    tokens were billed for calls that failed."""
     rows = list(rows)
     estimated = sum(int(r.get("estimated_calls", 0)) for r in rows)
     failed = sum(int(r.get("error_tokens", 0)) for r in rows)
     notes = []
     if estimated:
         notes.append(
-            f"~ estimated: {estimated} call(s) had no usage from a server (a server that "
-            "sends none, or a scripted model); their tokens are counted locally"
+            f"~ includes local estimates: {estimated} call(s) got no token counts from a "
+            "server (one that sends none, or a scripted model)"
         )
     if failed:
         notes.append(f"tokens include {failed:,} billed for failed calls (see errors)")
