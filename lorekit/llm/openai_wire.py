@@ -54,6 +54,7 @@ Fail = Callable[..., LLMError]
 retry_after=None)``: builds an error that names the model and the endpoint."""
 
 _SNIPPET = 160
+_SSE_STARTS = ("data:", "event:", "id:", "retry:", ":")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,8 @@ def read_reply(
 ) -> Reply:
     """Interpret the body of a 200 answer to a non-streaming chat request."""
     stripped = body.lstrip()
-    if "event-stream" in content_type or stripped.startswith(("data:", "event:")):
+    # JSON never starts with an SSE field name or an SSE comment (":").
+    if "event-stream" in content_type or stripped.startswith(_SSE_STARTS):
         raise _stream_error(stripped, msgs, fail)
     try:
         data = json.loads(body)
@@ -241,7 +243,8 @@ def reported_usage(raw: object) -> Usage | None:
     total = _count(raw.get("total_tokens"))
     if prompt is not None and completion is None and total is not None and total >= prompt:
         completion = total - prompt
-    if prompt is None or completion is None:
+    if prompt is None or completion is None or prompt + completion == 0:
+        # All zeros is a placeholder, not a count: no prompt costs 0 tokens.
         return None
     return Usage(prompt, completion)
 

@@ -113,7 +113,8 @@ async def call_with_retries(
     rng: random.Random | None = None,
     on_retry: Callable[[int, LLMError, float], None] | None = None,
 ) -> T:
-    """Await ``fn()`` until it succeeds, retrying retryable :class:`LLMError` s.
+    """Await ``fn()`` until it succeeds, retrying retryable :class:`LLMError` s
+    that carry no billed ``usage``.
 
     ``fn`` is called afresh for every attempt (a coroutine object cannot be
     awaited twice). On the final failure the last error is re-raised with
@@ -129,7 +130,9 @@ async def call_with_retries(
         try:
             return await fn()
         except LLMError as exc:
-            if not exc.retryable or attempt >= policy.max_attempts:
+            # An error that was billed (usage kept) is final: trying again would
+            # pay again, and a later success would hide what the failure cost.
+            if not exc.retryable or exc.usage is not None or attempt >= policy.max_attempts:
                 exc.with_attempts(attempt)
                 raise
             wait = policy.delay(attempt, exc, source)

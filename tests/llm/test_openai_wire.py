@@ -110,6 +110,7 @@ def test_estimated_usage_when_the_server_sent_none() -> None:
         ({"prompt_tokens": "3", "completion_tokens": 4}, None),
         ({"prompt_tokens": True, "completion_tokens": 4}, None),
         ({"prompt_tokens": -1, "completion_tokens": 4}, None),
+        ({"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}, None),
         (None, None),
     ],
 )
@@ -130,6 +131,7 @@ def test_reported_usage_shapes(raw: object, expected: Usage | None) -> None:
         ('{"choices": [{"index": 0, "text": "hi"}]}', "application/json", LLMProtocolError, False),
         ('data: {"choices": []}\n\ndata: [DONE]\n\n', "application/json", LLMProtocolError, False),
         ("event: message\ndata: {}\n\n", "text/event-stream", LLMProtocolError, False),
+        (": keep-alive\n\ndata: {}\n\n", "application/json", LLMProtocolError, False),
         ('{"choices": []}', "application/json", LLMResponseError, True),
         ('{"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 0}}', "", None, False),
     ],
@@ -140,6 +142,11 @@ def test_bodies_that_are_not_answers(
     err = error_of(text, content_type=content_type)
     assert type(err) is (error or LLMAnswerError)
     assert err.retryable is retryable
+
+
+def test_leading_blank_lines_before_json_are_fine() -> None:
+    # DeepSeek keeps busy non-stream connections alive with empty lines.
+    assert read("\n\n\n" + body({"content": "late"})).text == "late"
 
 
 def test_text_completion_shape_gets_a_hint() -> None:
