@@ -54,14 +54,13 @@ from lorekit.llm.errors import (
     LLMServerError,
     LLMTimeoutError,
 )
-from lorekit.llm.openai_wire import (
-    DEFAULT_BASE_URL,
+from lorekit.llm.openai_status import (
     parse_retry_after,
-    read_reply,
     server_message,
     should_retry_header,
     status_class,
 )
+from lorekit.llm.openai_wire import DEFAULT_BASE_URL, read_reply
 from lorekit.llm.retry import RetryPolicy, call_with_retries
 
 __all__ = [

@@ -13,7 +13,8 @@ help (see the table in docs/models.md):
   ``length``/``tool_calls``/``content_filter``, a refusal, an SSE stream, an
   HTML page) is an :class:`LLMAnswerError` subclass, not retried, carrying the
   tokens the server billed (reported, or estimated and flagged as such);
-- an error envelope inside a 200 is classified like the status it names.
+- an error envelope inside a 200 is classified like the status it names
+  (:mod:`lorekit.llm.openai_status`).
 
 Pure functions over text and mappings; no HTTP client in here, so every case
 can be tested from a string.
@@ -21,30 +22,22 @@ can be tested from a string.
 
 from __future__ import annotations
 
-import contextlib
-import email.utils
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from lorekit.llm.base import Message, Usage, estimate_tokens
 from lorekit.llm.errors import (
     LLMAnswerError,
-    LLMAuthError,
     LLMError,
     LLMLengthError,
     LLMProtocolError,
-    LLMRateLimitError,
     LLMRefusalError,
-    LLMRequestError,
     LLMResponseError,
-    LLMServerError,
-    LLMTimeoutError,
     LLMToolCallError,
 )
+from lorekit.llm.openai_status import as_status, server_message, status_class
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """Where requests go when neither ``base_url`` nor ``OPENAI_BASE_URL`` says otherwise."""
@@ -189,7 +182,7 @@ def envelope_error(envelope: object, fail: Fail, *, usage: Usage | None = None) 
     inner = envelope if isinstance(envelope, Mapping) else {}
     code = inner.get("code") or inner.get("status")
     kind = str(inner.get("type") or "")
-    status = _as_status(code)
+    status = as_status(code)
     label = " ".join(str(x) for x in (code, kind) if x)
     detail = f"the server answered 200 with an error: {message}" + (f" ({label})" if label else "")
     cls = status_class(status, f"{code or ''} {kind}")
@@ -319,86 +312,3 @@ def _has_text(choice: object) -> bool:
 def _snippet(text: str) -> str:
     flat = " ".join(text.split())
     return repr(flat[:_SNIPPET] + ("..." if len(flat) > _SNIPPET else ""))
-
-
-# ---------------------------------------------------------------- statuses
-def _as_status(code: object) -> int | None:
-    if isinstance(code, int) and not isinstance(code, bool):
-        return code if 100 <= code <= 599 else None
-    if isinstance(code, str) and code.isdigit():
-        return _as_status(int(code))
-    return None
-
-
-def status_class(status: int | None, code: str = "") -> type[LLMError]:
-    """The error class for an HTTP status (or, without one, an error code's words)."""
-    words = code.lower()
-    if status == 429 or (status is None and "rate_limit" in words):
-        return LLMRequestError if "insufficient_quota" in words else LLMRateLimitError
-    if status in (401, 403) or (status is None and ("auth" in words or "api_key" in words)):
-        return LLMAuthError
-    if status == 408:
-        return LLMTimeoutError
-    if (status is not None and status >= 500) or (
-        status is None and any(w in words for w in ("server_error", "overloaded", "unavailable"))
-    ):
-        return LLMServerError
-    return LLMRequestError
-
-
-def should_retry_header(headers: Mapping[str, str]) -> bool | None:
-    """The server's explicit ``x-should-retry: true|false``, or None when absent."""
-    value = {k.lower(): v for k, v in headers.items()}.get("x-should-retry", "").strip().lower()
-    return {"true": True, "false": False}.get(value)
-
-
-def server_message(body: object) -> str:
-    """The human-readable message from an error body, in its common shapes."""
-    if isinstance(body, Mapping):
-        inner = body.get("error", body)
-        if isinstance(inner, Mapping):
-            message = inner.get("message") or inner.get("detail")
-            if message:
-                return str(message)
-        elif isinstance(inner, str) and inner:
-            return inner
-        detail = body.get("detail") or body.get("message")
-        if detail:
-            return str(detail)
-        return json.dumps(dict(body), default=str)[:300]
-    if isinstance(body, str):
-        return body.strip()[:300]
-    return ""
-
-
-def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
-    """Seconds the server asks us to wait, from ``retry-after-ms`` or ``Retry-After``.
-
-    ``Retry-After`` may be seconds or an HTTP date (RFC 9110); a date in the
-    past means "now" (0). Unparseable values are ignored (None) rather than
-    failing the request: the backoff curve is a fine fallback.
-    """
-    lowered = {k.lower(): v for k, v in headers.items()}
-    ms = lowered.get("retry-after-ms")
-    if ms is not None:
-        with contextlib.suppress(ValueError):
-            value = float(ms) / 1000.0
-            if math.isfinite(value) and value >= 0:
-                return value
-    raw = lowered.get("retry-after")
-    if raw is None or not raw.strip():
-        return None
-    try:
-        seconds = float(raw)
-    except ValueError:
-        pass
-    else:
-        return seconds if math.isfinite(seconds) and seconds >= 0 else None
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    current = now if now is not None else datetime.now(UTC)
-    return max(0.0, (when - current).total_seconds())

@@ -23,12 +23,8 @@ from lorekit.llm.errors import (
     LLMTimeoutError,
     LLMToolCallError,
 )
-from lorekit.llm.openai_wire import (
-    read_reply,
-    reported_usage,
-    should_retry_header,
-    status_class,
-)
+from lorekit.llm.openai_status import should_retry_header, status_class
+from lorekit.llm.openai_wire import read_reply, reported_usage
 
 MSGS = (Message("user", "x" * 40),)  # about 10 estimated prompt tokens
 
