@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from lorekit import __version__
-from lorekit.cli_options import model_options
+from lorekit.cli_options import model_options, positive_seconds
 
 DEFAULT_STORE = "runs/lorekit.sqlite3"
 # Piped output (files, CI logs) gets a wide fixed width so tables never fold.
@@ -62,7 +62,13 @@ def models() -> None:
 @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True)
 @click.option("--prompt", default="Reply with the single word: pong", show_default=True)
 @click.option(
-    "--timeout", "timeout_s", type=click.FloatRange(min=0.1), default=30.0, show_default=True
+    "--timeout",
+    "--request-timeout",
+    "timeout_s",
+    type=float,
+    callback=positive_seconds,
+    default=30.0,
+    show_default=True,
 )
 @click.option("--attempts", type=click.IntRange(min=1, max=20), default=2, show_default=True)
 def models_check(
@@ -107,9 +113,9 @@ def models_check(
     table.add_row("model", out.model)
     table.add_row("answer", repr(out.text))
     table.add_row("latency", f"{out.latency_s * 1000:.0f} ms")
-    table.add_row(
-        "tokens", f"{out.usage.prompt_tokens} prompt + {out.usage.completion_tokens} completion"
-    )
+    u = out.usage
+    guess = "  (~ estimated: the server sent no usage)" if u.estimated else ""
+    table.add_row("tokens", f"{u.prompt_tokens} prompt + {u.completion_tokens} completion{guess}")
     console.print(table)
 
 
@@ -179,6 +185,7 @@ def run_cmd(
     model: str | None,
     base_url: str | None,
     roles_opt: tuple[str, ...],
+    request_timeout: float | None,
     episodes: int | None,
     split: str,
     concurrency: int,
@@ -205,7 +212,13 @@ def run_cmd(
         store or os.environ.get("LOREKIT_STORE") or (cfg.store if config_path else DEFAULT_STORE)
     )
     cfg = apply_overrides(
-        cfg, model=model, base_url=base_url, roles=roles_opt, cache=cache, store=store
+        cfg,
+        model=model,
+        base_url=base_url,
+        roles=roles_opt,
+        cache=cache,
+        store=store,
+        request_timeout=request_timeout,
     )
     if needs_model(agent_name) and not (model or config_path):
         raise UserError(

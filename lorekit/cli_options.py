@@ -8,6 +8,7 @@ options once keeps their names and help identical. Kept apart from
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -16,11 +17,24 @@ import click
 F = TypeVar("F", bound=Callable[..., object])
 
 
-def model_options(f: F) -> F:
-    """Add ``--config/-c``, ``--model/-m``, ``--base-url`` and ``--role`` to a command.
+def positive_seconds(
+    ctx: click.Context, param: click.Parameter, value: float | None
+) -> float | None:
+    """Option callback: a duration must be a positive, finite number of seconds
+    (``inf`` or ``nan`` would disable a timeout silently, so they are refused
+    like zero). Use with ``type=float``."""
+    if value is not None and (not math.isfinite(value) or value <= 0):
+        raise click.BadParameter(f"expected a positive, finite number of seconds, got {value}")
+    return value
 
-    The callback receives ``config_path``, ``model``, ``base_url`` and
-    ``roles_opt`` (a tuple of ``ROLE=MODEL`` strings).
+
+def model_options(f: F) -> F:
+    """Add ``--config/-c``, ``--model/-m``, ``--base-url``, ``--role`` and
+    ``--request-timeout`` to a command.
+
+    The callback receives ``config_path``, ``model``, ``base_url``,
+    ``roles_opt`` (a tuple of ``ROLE=MODEL`` strings) and ``request_timeout``
+    (seconds or None), to hand to :func:`lorekit.config.apply_overrides`.
     """
     decorators = [
         click.option(
@@ -36,6 +50,16 @@ def model_options(f: F) -> F:
             "--base-url", default=None, help="OpenAI-compatible endpoint of the default role."
         ),
         click.option("--role", "roles_opt", multiple=True, help="ROLE=MODEL, repeatable."),
+        click.option(
+            "--request-timeout",
+            "request_timeout",
+            type=float,
+            callback=positive_seconds,
+            default=None,
+            metavar="SECONDS",
+            help="Deadline of each model request attempt, for every role "
+            "(overrides the config's timeout_s; default 60).",
+        ),
     ]
     for decorate in reversed(decorators):
         f = decorate(f)

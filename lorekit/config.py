@@ -20,6 +20,7 @@ from lorekit.llm.accounting import Price
 from lorekit.llm.base import LLM
 from lorekit.llm.cache import CachedLLM, CacheMode, SQLiteCache
 from lorekit.llm.limits import LimitedLLM, Limiter
+from lorekit.llm.openai_wire import DEFAULT_BASE_URL
 from lorekit.llm.roles import DEFAULT_ROLE, Roles
 from lorekit.llm.scripted import ScriptedLLM
 
@@ -45,16 +46,24 @@ class ModelSettings(_Strict):
     ``provider: openai`` covers every OpenAI-compatible server (OpenAI, vLLM,
     Ollama, llama.cpp, DeepSeek): set ``base_url`` for anything but OpenAI.
     ``provider: scripted`` answers from ``answers`` (for offline demos).
+
+    ``timeout_s`` bounds each attempt of a request as a whole;
+    ``max_retry_after_s`` is the longest ``Retry-After`` wait honoured (a
+    server asking for more makes the call fail at once). ``max_in_flight`` and
+    ``rpm`` limit a server, shared by every role on it (``limit_scope:
+    server``), or one model on it (``limit_scope: model``).
     """
 
     provider: Literal["openai", "scripted"] = "openai"
     model: str = Field(min_length=1)
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(60.0, gt=0, allow_inf_nan=False)
     max_attempts: int = Field(4, ge=1, le=20)
+    max_retry_after_s: float = Field(60.0, ge=0, allow_inf_nan=False)
     max_in_flight: int | None = Field(8, ge=1)
     rpm: float | None = Field(None, gt=0)
+    limit_scope: Literal["server", "model"] = "server"
     price: PriceSettings | None = None
     answers: list[str] | None = None
     latency_s: float = Field(0.0, ge=0)
@@ -110,9 +119,14 @@ def _format_validation(source: str, err: ValidationError) -> str:
 def parse_config(data: Mapping[str, Any], source: str = "<config>") -> RunConfig:
     """Validate a mapping as a :class:`RunConfig`, with located errors."""
     try:
-        return RunConfig.model_validate(dict(data))
+        config = RunConfig.model_validate(dict(data))
     except ValidationError as err:
         raise ConfigError(_format_validation(source, err)) from None
+    try:
+        _shared_limiters(config, build=False)
+    except ConfigError as err:
+        raise ConfigError(f"{source}: {err}") from None
+    return config
 
 
 def load_config(path: str | Path) -> RunConfig:
@@ -143,9 +157,11 @@ def apply_overrides(
     roles: Iterable[str] = (),
     cache: str | None = None,
     store: str | None = None,
+    request_timeout: float | None = None,
 ) -> RunConfig:
     """Apply CLI flags: ``--model`` and ``--base-url`` set the default role,
-    ``--role planner=gpt-4o`` sets one role's model, ``--cache`` the mode."""
+    ``--role planner=gpt-4o`` sets one role's model, ``--cache`` the mode,
+    ``--request-timeout`` every role's ``timeout_s``."""
     data = config.model_dump()
     role_map: dict[str, dict[str, Any]] = data["roles"]
     default = role_map.setdefault(config.default_role, {"model": model or "echo"})
@@ -165,6 +181,9 @@ def apply_overrides(
         if entry.get("provider") == "scripted":
             entry["provider"] = "openai"
         role_map[name] = entry
+    if request_timeout is not None:
+        for entry in role_map.values():
+            entry["timeout_s"] = request_timeout
     if cache is not None:
         data["cache"]["mode"] = cache
     if store is not None:
@@ -194,22 +213,67 @@ def build_model(settings: ModelSettings, limiter: Limiter | None = None) -> LLM:
         base_url=settings.base_url,
         api_key=os.environ.get(settings.api_key_env),
         timeout_s=settings.timeout_s,
-        retry=RetryPolicy(max_attempts=settings.max_attempts),
+        retry=RetryPolicy(
+            max_attempts=settings.max_attempts, max_retry_after_s=settings.max_retry_after_s
+        ),
         limiter=limiter,
     )
 
 
+LimitKey = tuple[str, ...]
+
+
+def limit_key(settings: ModelSettings) -> LimitKey:
+    """Which limiter a role's requests count against.
+
+    A server's capacity (GPU slots of a vLLM server, an account's rate limit
+    at a gateway) is usually shared by all the models it serves, so by default
+    every role on one server shares one limiter. ``limit_scope: model`` gives
+    each model on the server its own (providers that limit per model).
+    A scripted model is its own "server".
+    """
+    if settings.provider == "scripted":
+        return ("scripted", settings.model)
+    url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    server = url.rstrip("/")
+    return (server, settings.model) if settings.limit_scope == "model" else (server,)
+
+
+def _shared_limiters(config: RunConfig, *, build: bool = True) -> dict[str, Limiter | None]:
+    """One limiter per :func:`limit_key`, by role; roles that share one must
+    agree on its limits, or the config is refused naming both."""
+    first: dict[LimitKey, tuple[str, ModelSettings]] = {}
+    limiters: dict[LimitKey, Limiter | None] = {}
+    out: dict[str, Limiter | None] = {}
+    for role, s in config.roles.items():
+        key = limit_key(s)
+        if key in first:
+            other, o = first[key]
+            if (o.max_in_flight, o.rpm) != (s.max_in_flight, s.rpm):
+                scope = "model" if s.limit_scope == "model" else "server"
+                raise ConfigError(
+                    f"roles.{role}: max_in_flight={s.max_in_flight}, rpm={s.rpm} differ from "
+                    f"roles.{other} (max_in_flight={o.max_in_flight}, rpm={o.rpm}), which "
+                    f"shares its limits (one per {scope}: {key[0]}); make them equal"
+                    + (" or set limit_scope: model on both" if scope == "server" else "")
+                )
+        else:
+            first[key] = (role, s)
+            wanted = build and (s.max_in_flight or s.rpm)
+            limiters[key] = Limiter(s.max_in_flight, s.rpm) if wanted else None
+        out[role] = limiters[key]
+    return out
+
+
 def build_roles(config: RunConfig) -> Roles:
-    """All role models of a run. Roles that share an endpoint and model share
-    one limiter (the limit is the server's, not the role's) and one cache."""
-    limiters: dict[tuple[str | None, str], Limiter] = {}
+    """All role models of a run. Roles on one server share one limiter (the
+    limit is the server's, not the role's; see :func:`limit_key`) and all
+    share one cache."""
+    limiters = _shared_limiters(config)
     built: dict[str, LLM] = {}
     cache = SQLiteCache(config.cache.path) if config.cache.mode != "off" else None
     for role, s in config.roles.items():
-        key = (s.base_url, s.model)
-        if key not in limiters and (s.max_in_flight or s.rpm):
-            limiters[key] = Limiter(s.max_in_flight, s.rpm)
-        llm = build_model(s, limiters.get(key))
+        llm = build_model(s, limiters[role])
         if cache is not None:
             mode: CacheMode = config.cache.mode
             llm = CachedLLM(llm, cache, mode)

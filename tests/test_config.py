@@ -12,7 +12,7 @@ from lorekit.config import (
     load_config,
     parse_config,
 )
-from lorekit.llm import CachedLLM, LimitedLLM, ScriptedLLM
+from lorekit.llm import CachedLLM, LimitedLLM, Limiter, ScriptedLLM
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -99,3 +99,117 @@ async def test_build_roles_scripted_offline(tmp_path: Path) -> None:
     assert (await llm.complete("y")).text == "b"
     assert (await llm.complete("z")).text == "b"  # last answer repeats
     assert (await llm.complete("x")).cached
+
+
+# ------------------------------------------------------------ limiter keys
+def _limiter(llm: object) -> object:
+    from lorekit.llm.openai_compat import OpenAICompatLLM
+
+    assert isinstance(llm, OpenAICompatLLM)
+    return llm._limiter
+
+
+def test_roles_on_one_server_share_one_limiter_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    cfg = parse_config(
+        {
+            "roles": {
+                "default": {"model": "small", "base_url": "http://127.0.0.1:8000/v1"},
+                "planner": {"model": "big", "base_url": "http://127.0.0.1:8000/v1/"},
+                "other": {"model": "small", "base_url": "http://127.0.0.1:9000/v1"},
+            }
+        }
+    )
+    roles = build_roles(cfg)
+    shared = _limiter(roles["default"])
+    assert isinstance(shared, Limiter) and shared.max_in_flight == 8
+    assert _limiter(roles["planner"]) is shared  # another model, same server
+    assert _limiter(roles["other"]) is not shared  # another server
+
+
+def test_limit_scope_model_gives_each_model_its_own_limiter() -> None:
+    url = "http://127.0.0.1:8000/v1"
+    cfg = parse_config(
+        {
+            "roles": {
+                "default": {"model": "a", "base_url": url, "limit_scope": "model"},
+                "planner": {
+                    "model": "b",
+                    "base_url": url,
+                    "limit_scope": "model",
+                    "max_in_flight": 2,
+                },
+                "twin": {"model": "b", "base_url": url, "limit_scope": "model", "max_in_flight": 2},
+            }
+        }
+    )
+    roles = build_roles(cfg)
+    a, b = _limiter(roles["default"]), _limiter(roles["planner"])
+    assert a is not b and _limiter(roles["twin"]) is b
+    assert isinstance(b, Limiter) and b.max_in_flight == 2
+
+
+def test_unset_base_url_means_the_same_server_as_its_resolved_url(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:7000/v1")
+    roles = build_roles(
+        parse_config(
+            {
+                "roles": {
+                    "default": {"model": "a"},
+                    "planner": {"model": "b", "base_url": "http://127.0.0.1:7000/v1"},
+                }
+            }
+        )
+    )
+    assert _limiter(roles["default"]) is _limiter(roles["planner"])
+
+
+def test_conflicting_limits_on_one_server_are_refused_naming_both(tmp_path: Path) -> None:
+    p = write(
+        tmp_path,
+        """
+roles:
+  default: {model: a, base_url: "http://127.0.0.1:8000/v1"}
+  planner: {model: b, base_url: "http://127.0.0.1:8000/v1", max_in_flight: 2}
+""",
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config(p)
+    msg = str(info.value)
+    assert str(p) in msg and "roles.planner" in msg and "roles.default" in msg
+    assert "limit_scope: model" in msg and "\n" not in msg
+
+
+def test_request_timeout_and_retry_after_cap_reach_the_backend() -> None:
+    cfg = parse_config(
+        {"roles": {"default": {"model": "a", "base_url": "http://127.0.0.1:8000/v1"}}}
+    )
+    cfg = apply_overrides(cfg, roles=["planner=b"], request_timeout=2.5)
+    assert {s.timeout_s for s in cfg.roles.values()} == {2.5}
+    cfg = parse_config(
+        {
+            "roles": {
+                "default": {
+                    "model": "a",
+                    "base_url": "http://127.0.0.1:8000/v1",
+                    "timeout_s": 3,
+                    "max_retry_after_s": 5,
+                }
+            }
+        }
+    )
+    llm = build_roles(cfg)["default"]
+    from lorekit.llm.openai_compat import OpenAICompatLLM
+
+    assert isinstance(llm, OpenAICompatLLM)
+    assert llm._timeout_s == 3.0 and llm.retry_policy.max_retry_after_s == 5.0
+
+
+@pytest.mark.parametrize("value", [0, -1, float("inf"), float("nan")])
+def test_bad_request_timeouts_are_refused(value: float) -> None:
+    with pytest.raises(ConfigError, match="timeout_s"):
+        apply_overrides(RunConfig(), model="m", request_timeout=value)

@@ -2,6 +2,12 @@
 
 The numbers come only from what the store recorded (the environment's own
 reward and success flag), never from an agent's report of itself.
+
+Tokens are what was billed: cache hits count none, failed calls count what
+the server charged for them (an answer cut off at ``max_tokens`` before any
+text costs as much as a good one). Counts estimated locally, because the
+server reported no usage (or the model was scripted), are shown as ``~1,234``
+with a note saying how many calls were estimated.
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ from typing import TYPE_CHECKING, Any
 from rich import box
 from rich.console import Console
 from rich.table import Table
+
+from lorekit.eval.store_schema import USAGE_KEYS
+from lorekit.llm.accounting import tokens_label
 
 if TYPE_CHECKING:
     from lorekit.eval.store import EpisodeRecord, RunStore
@@ -37,6 +46,8 @@ class GroupSummary:
     tokens: int
     cache_hits: int
     cost_usd: float
+    error_tokens: int = 0
+    estimated_calls: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -72,6 +83,8 @@ def summarize_group(group: str, episodes: Iterable[EpisodeRecord]) -> GroupSumma
         tokens=int(_usage_sum(eps, "total_tokens")),
         cache_hits=int(_usage_sum(eps, "cache_hits")),
         cost_usd=_usage_sum(eps, "cost_usd"),
+        error_tokens=int(_usage_sum(eps, "error_tokens")),
+        estimated_calls=int(_usage_sum(eps, "estimated_calls")),
     )
 
 
@@ -108,10 +121,7 @@ def run_summary(store: RunStore, run_id: str) -> dict[str, Any]:
     eps = store.episodes(run_id)
     usage = store.usage_by_role(run_id)
     span = (max(e.ended_at for e in eps) - min(e.started_at for e in eps)) if eps else 0.0
-    totals = {
-        k: sum(int(u.get(k, 0)) for u in usage.values())
-        for k in ("calls", "prompt_tokens", "completion_tokens", "cache_hits", "errors")
-    }
+    totals = {k: sum(int(u.get(k, 0)) for u in usage.values()) for k in USAGE_KEYS}
     return {
         "groups": {g: s.to_dict() for g, s in summarize(eps).items()},
         "usage_by_role": usage,
@@ -155,7 +165,7 @@ def render_run(store: RunStore, run_id: str, console: Console) -> None:
             f"{row['mean_reward']:.3f}",
             f"{row['mean_steps']:.1f}",
             str(row["llm_calls"]),
-            f"{row['tokens']:,}",
+            tokens_label(row["tokens"], row.get("estimated_calls", 0) > 0),
             f"{row['cost_usd']:.4f}",
             f"{row['mean_wall_s']:.2f}",
         )
@@ -168,14 +178,44 @@ def _render_usage(usage: Mapping[str, Mapping[str, int]], console: Console) -> N
         console.print("no model calls recorded")
         return
     table = Table(
-        "role", "calls", "prompt tok", "completion tok", "cache hits", "errors", box=box.SIMPLE_HEAD
+        "role",
+        "calls",
+        "prompt tok",
+        "completion tok",
+        "cache hits",
+        "errors",
+        "failed-call tok",
+        box=box.SIMPLE_HEAD,
     )
     for role, u in sorted(usage.items()):
+        guessed = u.get("estimated_calls", 0) > 0
         table.add_row(
             role,
-            *(
-                str(u.get(k, 0))
-                for k in ("calls", "prompt_tokens", "completion_tokens", "cache_hits", "errors")
-            ),
+            str(u.get("calls", 0)),
+            tokens_label(u.get("prompt_tokens", 0), guessed),
+            tokens_label(u.get("completion_tokens", 0), guessed),
+            str(u.get("cache_hits", 0)),
+            str(u.get("errors", 0)),
+            tokens_label(u.get("error_tokens", 0), guessed and u.get("error_tokens", 0) > 0),
         )
     console.print(table)
+    for note in usage_notes(usage.values()):
+        console.print(note, highlight=False)
+
+
+def usage_notes(rows: Iterable[Mapping[str, int]]) -> list[str]:
+    """Footnotes under a token table: how many counts are estimates (a row
+    whose counts include any shows ``~`` on its token numbers), and how many
+    tokens were billed for calls that failed."""
+    rows = list(rows)
+    estimated = sum(int(r.get("estimated_calls", 0)) for r in rows)
+    failed = sum(int(r.get("error_tokens", 0)) for r in rows)
+    notes = []
+    if estimated:
+        notes.append(
+            f"~ includes local estimates: {estimated} call(s) got no token counts from a "
+            "server (one that sends none, or a scripted model)"
+        )
+    if failed:
+        notes.append(f"tokens include {failed:,} billed for failed calls (see errors)")
+    return notes

@@ -225,6 +225,6 @@ class _Bar:
         rate = result.successes / result.played if result.played else 0.0
         stats = (
             f"success {rate:.1%}  errors {result.errors}  "
-            f"tokens {total.total_tokens:,}  ${total.cost_usd:.4f}"
+            f"tokens {total.tokens_text}  ${total.cost_usd:.4f}"
         )
         self._progress.update(self._task, advance=1, stats=stats)

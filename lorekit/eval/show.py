@@ -16,7 +16,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.tree import Tree
 
+from lorekit.eval.report import usage_notes
 from lorekit.eval.store import EpisodeRecord, RunStore
+from lorekit.llm.accounting import tokens_label
 
 OBSERVATION_CHARS = 100
 
@@ -116,19 +118,59 @@ def _calls(store: RunStore, rec: EpisodeRecord, console: Console) -> None:
     if not calls:
         console.print("no model calls recorded")
         return
-    rows: dict[str, list[float]] = {}
+    rows: dict[str, dict[str, float]] = {}
     for c in calls:
-        row = rows.setdefault(c["role"], [0, 0, 0, 0.0, 0])
-        row[0] += 1
-        row[1] += c["prompt_tokens"]
-        row[2] += c["completion_tokens"]
-        row[3] += c["latency_s"]
-        row[4] += c["error"] is not None
-    table = Table("role", "calls", "prompt tok", "completion tok", "latency s", "errors")
-    for role, (n, pt, ct, lat, err) in sorted(rows.items()):
-        table.add_row(role, str(int(n)), str(int(pt)), str(int(ct)), f"{lat:.2f}", str(int(err)))
+        row = rows.setdefault(c["role"], dict.fromkeys(_CALL_KEYS, 0))
+        spent = not c["cached"]  # a cache hit cost nothing this time
+        row["calls"] += 1
+        row["prompt_tokens"] += c["prompt_tokens"] if spent else 0
+        row["completion_tokens"] += c["completion_tokens"] if spent else 0
+        row["latency_s"] += c["latency_s"]
+        row["errors"] += c["error"] is not None
+        row["cache_hits"] += c["cached"]
+        row["error_tokens"] += (
+            c["prompt_tokens"] + c["completion_tokens"] if c["error"] is not None else 0
+        )
+        row["estimated_calls"] += bool(c.get("usage_estimated")) and spent
+    table = Table(
+        "role",
+        "calls",
+        "prompt tok",
+        "completion tok",
+        "latency s",
+        "errors",
+        "failed-call tok",
+        "cache hits",
+    )
+    for role, r in sorted(rows.items()):
+        guessed = r["estimated_calls"] > 0
+        table.add_row(
+            role,
+            str(int(r["calls"])),
+            tokens_label(int(r["prompt_tokens"]), guessed),
+            tokens_label(int(r["completion_tokens"]), guessed),
+            f"{r['latency_s']:.2f}",
+            str(int(r["errors"])),
+            tokens_label(int(r["error_tokens"]), guessed and r["error_tokens"] > 0),
+            str(int(r["cache_hits"])),
+        )
     table.title = "model calls"
     console.print(table)
+    counts = [{k: int(v) for k, v in r.items()} for r in rows.values()]
+    for note in usage_notes(counts):
+        console.print(note, highlight=False)
+
+
+_CALL_KEYS = (
+    "calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_s",
+    "errors",
+    "error_tokens",
+    "cache_hits",
+    "estimated_calls",
+)
 
 
 def _label(node: Mapping[str, Any]) -> str:

@@ -29,7 +29,9 @@ from typing import Any
 
 from lorekit.eval.store_read import StoreReader
 from lorekit.eval.store_schema import (
+    ADDED_CALL_COLUMNS,
     CALL_COLUMNS,
+    CALL_PLACEHOLDERS,
     RUN_STATUSES,
     SCHEMA_SQL,
     SCHEMA_VERSION,
@@ -43,6 +45,7 @@ from lorekit.eval.store_schema import (
     StoreError,
     UnknownRunError,
     call_row,
+    call_select,
     new_run_id,
     to_json,
 )
@@ -119,16 +122,31 @@ class RunStore(StoreReader):
                 conn.execute("PRAGMA synchronous = NORMAL")
             if self.readonly:
                 self._check_version(conn)
-                return
-            with self._transaction():  # inside the write lock: two processes may race here
-                if self._check_version(conn):
-                    return
-                for statement in SCHEMA_SQL.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            else:
+                with self._transaction():  # inside the write lock: two processes may race here
+                    if self._check_version(conn):
+                        self._add_missing_columns(conn)
+                    else:
+                        for statement in SCHEMA_SQL.split(";"):
+                            if statement.strip():
+                                conn.execute(statement)
+                        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            present = self._columns(conn, "llm_calls")
+            self._call_columns = call_select(present)
+            self._missing_call_columns = frozenset(ADDED_CALL_COLUMNS) - present
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot use {self.path} as a run store: {exc}") from exc
+
+    @staticmethod
+    def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+        return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+    def _add_missing_columns(self, conn: sqlite3.Connection) -> None:
+        """Bring a file written before an additive column existed up to date, in place."""
+        present = self._columns(conn, "llm_calls")
+        for name, (decl, _) in ADDED_CALL_COLUMNS.items():
+            if name not in present:
+                conn.execute(f"ALTER TABLE llm_calls ADD COLUMN {name} {decl}")
 
     def _check_version(self, conn: sqlite3.Connection) -> bool:
         """True when the schema is current, False when the file is empty and needs one."""
@@ -303,7 +321,7 @@ class RunStore(StoreReader):
             )
             conn.executemany(
                 f"INSERT INTO llm_calls (run_id, episode_key, idx, {CALL_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"VALUES (?, ?, ?, {CALL_PLACEHOLDERS})",
                 [(*key, i, *c) for i, c in enumerate(calls)],
             )
             conn.execute(
@@ -323,6 +341,6 @@ class RunStore(StoreReader):
             ).fetchone()[0]
             conn.execute(
                 f"INSERT INTO llm_calls (run_id, episode_key, idx, {CALL_COLUMNS}) "
-                "VALUES (?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"VALUES (?, NULL, ?, {CALL_PLACEHOLDERS})",
                 (run_id, idx, *row),
             )

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from lorekit.eval.store_schema import (
     CALL_COLUMNS,
+    USAGE_KEYS,
     EpisodeRecord,
     RunInfo,
     StepRecord,
@@ -31,12 +32,15 @@ class StoreReader:
     """Read queries over an open run store connection (a mixin of ``RunStore``).
 
     The host sets ``path``, ``_lock`` and ``_conn`` in its ``__init__``; ``_conn``
-    is None once the store is closed.
+    is None once the store is closed. ``_call_columns`` is the SELECT list of
+    the call columns, with defaults for columns an older file lacks.
     """
 
     path: Path
     _lock: threading.RLock
     _conn: sqlite3.Connection | None
+    _call_columns: str = CALL_COLUMNS
+    _missing_call_columns: frozenset[str] = frozenset()
 
     # -- plumbing -------------------------------------------------------------
 
@@ -123,7 +127,7 @@ class StoreReader:
     def llm_calls(self, run_id: str, episode_key: str | None = None) -> list[dict[str, Any]]:
         """Model calls of one episode, or of the whole run (episodes and outside) when None."""
         self._require_run(run_id)
-        sql = f"SELECT episode_key, idx, {CALL_COLUMNS} FROM llm_calls WHERE run_id = ?"
+        sql = f"SELECT episode_key, idx, {self._call_columns} FROM llm_calls WHERE run_id = ?"
         args: tuple[Any, ...] = (run_id,)
         if episode_key is not None:
             sql += " AND episode_key = ?"
@@ -134,22 +138,35 @@ class StoreReader:
             for name in ("messages", "params", "meta"):
                 d[name] = loads_or_none(d[name])
             d["cached"] = bool(d["cached"])
+            d["usage_estimated"] = bool(d["usage_estimated"])
             out.append(d)
         return out
 
     def usage_by_role(self, run_id: str) -> dict[str, dict[str, int]]:
-        """Calls and tokens per agent role; cache hits are counted but cost no tokens."""
+        """Calls and tokens per agent role (keys: :data:`USAGE_KEYS`).
+
+        Cache hits are counted but cost no tokens. Failed calls count the
+        tokens the server billed for them, also summed apart in
+        ``error_tokens``; ``estimated_calls`` counts calls whose tokens were
+        estimated locally rather than reported by a server.
+        """
         self._require_run(run_id)
+        spent = "CASE WHEN cached THEN 0 ELSE {} END"
+        estimated = "0" if "usage_estimated" in self._missing_call_columns else "usage_estimated"
         rows = self._query(
             "SELECT role, count(*), "
-            "coalesce(sum(CASE WHEN cached THEN 0 ELSE prompt_tokens END), 0), "
-            "coalesce(sum(CASE WHEN cached THEN 0 ELSE completion_tokens END), 0), "
-            "coalesce(sum(cached), 0), count(error) "
+            f"coalesce(sum({spent.format('prompt_tokens')}), 0), "
+            f"coalesce(sum({spent.format('completion_tokens')}), 0), "
+            "coalesce(sum(cached), 0), count(error), "
+            "coalesce(sum(CASE WHEN error IS NULL THEN 0 "
+            "ELSE prompt_tokens + completion_tokens END), 0), "
+            f"coalesce(sum({spent.format(estimated)}), 0) "
             "FROM llm_calls WHERE run_id = ? GROUP BY role ORDER BY role",
             (run_id,),
         )
-        keys = ("calls", "prompt_tokens", "completion_tokens", "cache_hits", "errors")
-        return {r[0]: dict(zip(keys, (int(v) for v in tuple(r)[1:]), strict=True)) for r in rows}
+        return {
+            r[0]: dict(zip(USAGE_KEYS, (int(v) for v in tuple(r)[1:]), strict=True)) for r in rows
+        }
 
     def export_jsonl(self, run_id: str, out: TextIO) -> int:
         """Write the run as JSON lines; returns the number of lines written.

@@ -84,14 +84,59 @@ CREATE TABLE llm_calls (
     error TEXT,
     started_at REAL NOT NULL,
     meta TEXT NOT NULL,
+    usage_estimated INTEGER NOT NULL DEFAULT 0,
     FOREIGN KEY (run_id, episode_key) REFERENCES episodes(run_id, episode_key) ON DELETE CASCADE
 );
 CREATE INDEX llm_calls_by_episode ON llm_calls(run_id, episode_key, idx);
 """
-CALL_COLUMNS = (
-    "role, model, messages, params, answer, prompt_tokens, completion_tokens, "
-    "latency_s, cached, error, started_at, meta"
+CALL_COLUMN_NAMES = (
+    "role",
+    "model",
+    "messages",
+    "params",
+    "answer",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_s",
+    "cached",
+    "error",
+    "started_at",
+    "meta",
+    "usage_estimated",
 )
+CALL_COLUMNS = ", ".join(CALL_COLUMN_NAMES)
+CALL_PLACEHOLDERS = ", ".join("?" * len(CALL_COLUMN_NAMES))
+
+ADDED_CALL_COLUMNS: dict[str, tuple[str, str]] = {
+    "usage_estimated": ("INTEGER NOT NULL DEFAULT 0", "0"),
+}
+"""Columns of ``llm_calls`` newer than schema version 1's first files: name ->
+(declaration, value to read when absent). Additive columns with a default keep
+the schema version: a writable open adds them in place, a read-only open reads
+the default, and an older LoreKit still reads and writes the file (it names
+its columns). Only a change an older reader would misread bumps the version."""
+
+
+USAGE_KEYS = (
+    "calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "cache_hits",
+    "errors",
+    "error_tokens",
+    "estimated_calls",
+)
+"""The per-role usage counts the store reports (names shared with ``RoleUsage``)."""
+
+
+def call_select(present: set[str]) -> str:
+    """The call columns for a SELECT over a table that has the ``present`` columns."""
+    return ", ".join(
+        name
+        if name in present or name not in ADDED_CALL_COLUMNS
+        else f"{ADDED_CALL_COLUMNS[name][1]} AS {name}"
+        for name in CALL_COLUMN_NAMES
+    )
 
 
 class StoreError(Exception):
@@ -238,4 +283,5 @@ def call_row(record: CallRecord) -> tuple[Any, ...]:
         d["error"],
         float(d["started_at"]),
         to_json(meta),
+        int(bool(d["usage_estimated"])),
     )

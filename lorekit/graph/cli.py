@@ -92,6 +92,7 @@ def run(
     sets: tuple[str, ...],
     config_path: str | None,
     roles_opt: tuple[str, ...],
+    request_timeout: float | None,
     sequential: bool,
     as_json: bool,
 ) -> None:
@@ -104,7 +105,9 @@ def run(
     try:
         db = spec.initial_db(_values(sets))
         cfg = load_config(config_path) if config_path else RunConfig()
-        cfg = apply_overrides(cfg, model=model, base_url=base_url, roles=roles_opt)
+        cfg = apply_overrides(
+            cfg, model=model, base_url=base_url, roles=roles_opt, request_timeout=request_timeout
+        )
     except (GraphError, ConfigError) as exc:
         raise GraphUsageError(str(exc)) from None
     graph_ = spec.build(build_roles(cfg))

@@ -77,7 +77,7 @@ class _NodeRun:
                 )
             except LLMError as exc:
                 self.trace.attempts.append(
-                    AttemptTrace(None, error=str(exc), latency_s=time.perf_counter() - t0)
+                    AttemptTrace.failed(exc, exc.usage, time.perf_counter() - t0)
                 )
                 self.fail("model", f"the model call failed: {exc}")
                 return False

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from lorekit.graph.compose import render_value
 from lorekit.llm.accounting import MeteredLLM
-from lorekit.llm.base import LLM, Completion
+from lorekit.llm.base import LLM, Completion, Usage
 from lorekit.llm.calls import CallRecord, CallSink
 
 TraceStatus = Literal["ok", "failed", "skipped", "blocked"]
@@ -36,6 +36,7 @@ class AttemptTrace:
     completion_tokens: int = 0
     latency_s: float = 0.0
     cached: bool = False
+    usage_estimated: bool = False
 
     @classmethod
     def of(cls, completion: Completion, latency_s: float) -> AttemptTrace:
@@ -46,6 +47,20 @@ class AttemptTrace:
             completion_tokens=u.completion_tokens,
             latency_s=latency_s,
             cached=completion.cached,
+            usage_estimated=u.estimated,
+        )
+
+    @classmethod
+    def failed(cls, error: Exception, billed: Usage | None, latency_s: float) -> AttemptTrace:
+        """A failed model call, with the tokens the server billed for it if any."""
+        u = billed if billed is not None else Usage()
+        return cls(
+            None,
+            error=str(error),
+            prompt_tokens=u.prompt_tokens,
+            completion_tokens=u.completion_tokens,
+            latency_s=latency_s,
+            usage_estimated=u.estimated,
         )
 
 

@@ -4,7 +4,14 @@ It imports nothing from the rest of LoreKit. Typical stack for one role:
 ``MeteredLLM(CachedLLM(OpenAICompatLLM(..., limiter=Limiter(8))), role)``.
 """
 
-from lorekit.llm.accounting import MeteredLLM, Price, PriceTable, RoleUsage, UsageLedger
+from lorekit.llm.accounting import (
+    MeteredLLM,
+    Price,
+    PriceTable,
+    RoleUsage,
+    UsageLedger,
+    tokens_label,
+)
 from lorekit.llm.base import (
     LLM,
     Completion,
@@ -19,14 +26,19 @@ from lorekit.llm.cache import CachedLLM, CacheMode, SQLiteCache, request_key
 from lorekit.llm.calls import CallRecord, CallSink
 from lorekit.llm.errors import (
     CacheMiss,
+    LLMAnswerError,
     LLMAuthError,
     LLMConnectionError,
     LLMError,
+    LLMLengthError,
+    LLMProtocolError,
     LLMRateLimitError,
+    LLMRefusalError,
     LLMRequestError,
     LLMResponseError,
     LLMServerError,
     LLMTimeoutError,
+    LLMToolCallError,
     ScriptExhausted,
 )
 from lorekit.llm.limits import LimitedLLM, Limiter
@@ -56,14 +68,19 @@ __all__ = [
     "CallRecord",
     "CallSink",
     "Completion",
+    "LLMAnswerError",
     "LLMAuthError",
     "LLMConnectionError",
     "LLMError",
+    "LLMLengthError",
+    "LLMProtocolError",
     "LLMRateLimitError",
+    "LLMRefusalError",
     "LLMRequestError",
     "LLMResponseError",
     "LLMServerError",
     "LLMTimeoutError",
+    "LLMToolCallError",
     "Latency",
     "LimitedLLM",
     "Limiter",
@@ -87,4 +104,5 @@ __all__ = [
     "call_with_retries",
     "make_params",
     "request_key",
+    "tokens_label",
 ]

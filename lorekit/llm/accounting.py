@@ -3,6 +3,10 @@
 ``MeteredLLM`` is the outermost wrapper of a role's model: it sees every call,
 including cache hits, so it can count them apart. Cache hits add to
 ``cache_hits`` but not to tokens or cost, because nothing was spent on them.
+Failed calls count what the server billed for them (an answer cut off at
+``max_tokens`` costs as much as a good one): their tokens are in the totals
+and, apart, in ``error_tokens``. Calls whose counts were estimated locally
+are counted in ``estimated_calls`` so reports can mark their totals.
 Each finished call is also handed to an optional sink (the run store's
 episode writer), which is how every LLM call ends up recorded.
 """
@@ -16,6 +20,12 @@ from typing import Any
 
 from lorekit.llm.base import LLM, Completion, MessageLike, Usage, as_messages, make_params
 from lorekit.llm.calls import CallRecord, CallSink
+from lorekit.llm.errors import LLMError
+
+
+def tokens_label(tokens: int, estimated: bool) -> str:
+    """A token count for people: ``1,234``, or ``~1,234`` when any of it is an estimate."""
+    return f"{'~' if estimated else ''}{tokens:,}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,13 +49,17 @@ PriceTable = Mapping[str, Price]
 
 @dataclass(slots=True)
 class RoleUsage:
-    """What one role spent. Tokens and cost exclude cache hits."""
+    """What one role spent. Tokens and cost exclude cache hits and include the
+    billed tokens of failed calls (also counted apart in ``error_tokens``).
+    ``estimated_calls`` counts calls whose tokens were estimated, not reported."""
 
     calls: int = 0
     errors: int = 0
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    error_tokens: int = 0
+    estimated_calls: int = 0
     cost_usd: float = 0.0
     latency_s: float = 0.0
 
@@ -53,12 +67,19 @@ class RoleUsage:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    @property
+    def tokens_text(self) -> str:
+        """Total tokens for display, marked ``~`` when any call's count is an estimate."""
+        return tokens_label(self.total_tokens, self.estimated_calls > 0)
+
     def add(self, other: RoleUsage) -> None:
         self.calls += other.calls
         self.errors += other.errors
         self.cache_hits += other.cache_hits
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
+        self.error_tokens += other.error_tokens
+        self.estimated_calls += other.estimated_calls
         self.cost_usd += other.cost_usd
         self.latency_s += other.latency_s
 
@@ -75,8 +96,16 @@ class UsageLedger:
         self.by_role: dict[str, RoleUsage] = {}
 
     def record(
-        self, role: str, model: str, completion: Completion | None, latency_s: float
+        self,
+        role: str,
+        model: str,
+        completion: Completion | None,
+        latency_s: float,
+        *,
+        billed: Usage | None = None,
     ) -> None:
+        """Count one call. ``completion`` is None for a failed call, whose
+        ``billed`` usage (the error's, if the server charged for it) is counted."""
         row = self.by_role.get(role)
         if row is None:
             row = self.by_role[role] = RoleUsage()
@@ -84,15 +113,21 @@ class UsageLedger:
         row.latency_s += latency_s
         if completion is None:
             row.errors += 1
+            if billed is not None:
+                self._spend(row, model, billed)
+                row.error_tokens += billed.total_tokens
         elif completion.cached:
             row.cache_hits += 1
         else:
-            u = completion.usage
-            row.prompt_tokens += u.prompt_tokens
-            row.completion_tokens += u.completion_tokens
-            price = self.prices.get(model)
-            if price is not None:
-                row.cost_usd += price.cost(u)
+            self._spend(row, model, completion.usage)
+
+    def _spend(self, row: RoleUsage, model: str, usage: Usage) -> None:
+        row.prompt_tokens += usage.prompt_tokens
+        row.completion_tokens += usage.completion_tokens
+        row.estimated_calls += int(usage.estimated)
+        price = self.prices.get(model)
+        if price is not None:
+            row.cost_usd += price.cost(usage)
 
     def merge(self, other: UsageLedger) -> None:
         """Add another ledger's rows (an episode's) into this one (the run's)."""
@@ -153,11 +188,22 @@ class MeteredLLM:
             )
         except Exception as exc:
             latency = time.perf_counter() - t0
-            self.ledger.record(self.role, self.model, None, latency)
+            billed = exc.usage if isinstance(exc, LLMError) else None
+            self.ledger.record(self.role, self.model, None, latency, billed=billed)
             if self.sink is not None:
                 error = f"{type(exc).__name__}: {exc}"
                 self.sink(
-                    CallRecord(self.role, self.model, msgs, params, started, latency, None, error)
+                    CallRecord(
+                        self.role,
+                        self.model,
+                        msgs,
+                        params,
+                        started,
+                        latency,
+                        None,
+                        error,
+                        error_usage=billed,
+                    )
                 )
             raise
         latency = time.perf_counter() - t0

@@ -64,10 +64,16 @@ def as_messages(messages: Sequence[MessageLike] | str) -> tuple[Message, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token counts reported by the server (or estimated by a scripted model)."""
+    """Token counts of one call.
+
+    ``estimated`` is True when the counts were not reported by a server but
+    guessed locally (a server that sends no usage block, a scripted model):
+    reports mark such numbers (``~1,234``) so nobody mistakes them for a bill.
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    estimated: bool = False
 
     @property
     def total_tokens(self) -> int:
@@ -77,6 +83,7 @@ class Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
+            self.estimated or other.estimated,
         )
 
 
@@ -168,3 +175,9 @@ class LLM(Protocol):
 def estimate_tokens(text: str) -> int:
     """A rough token count (about four characters a token) for models that report none."""
     return max(1, (len(text) + 3) // 4) if text else 0
+
+
+def estimate_usage(messages: Sequence[Message], answer: str) -> Usage:
+    """Locally estimated usage of a request and its answer, flagged as an estimate."""
+    prompt = sum(estimate_tokens(m.content) for m in messages)
+    return Usage(prompt, estimate_tokens(answer), estimated=True)

@@ -36,7 +36,7 @@ from lorekit.llm.base import (
     as_messages,
     make_params,
 )
-from lorekit.llm.errors import CacheMiss
+from lorekit.llm.errors import CacheMiss, LLMError
 
 CacheMode = Literal["read-write", "replay", "off"]
 CACHE_MODES: tuple[str, ...] = get_args(CacheMode)
@@ -51,9 +51,12 @@ CREATE TABLE IF NOT EXISTS completions (
     completion_tokens INTEGER NOT NULL,
     finish_reason TEXT,
     latency_s REAL NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    usage_estimated INTEGER NOT NULL DEFAULT 0
 )
 """
+_ADDED_COLUMNS = {"usage_estimated": "INTEGER NOT NULL DEFAULT 0"}
+"""Columns newer than the first cache files; added in place when missing."""
 
 
 def request_json(model: str, messages: Sequence[Message], params: RequestParams) -> str:
@@ -86,24 +89,30 @@ class SQLiteCache:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(_SCHEMA)
+        present = {row[1] for row in self._db.execute("PRAGMA table_info(completions)")}
+        for name, decl in _ADDED_COLUMNS.items():
+            if name not in present:
+                self._db.execute(f"ALTER TABLE completions ADD COLUMN {name} {decl}")
 
     def get(self, key: str) -> Completion | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT text, prompt_tokens, completion_tokens, model, latency_s, finish_reason"
-                " FROM completions WHERE key = ?",
+                "SELECT text, prompt_tokens, completion_tokens, model, latency_s, finish_reason,"
+                " usage_estimated FROM completions WHERE key = ?",
                 (key,),
             ).fetchone()
         if row is None:
             return None
-        text, pt, ct, model, latency, finish = row
-        return Completion(text, Usage(pt, ct), model, latency, True, finish)
+        text, pt, ct, model, latency, finish, estimated = row
+        return Completion(text, Usage(pt, ct, bool(estimated)), model, latency, True, finish)
 
     def put(self, key: str, request: str, completion: Completion) -> None:
         c = completion
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO completions VALUES (?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO completions (key, model, request, text, prompt_tokens,"
+                " completion_tokens, finish_reason, latency_s, created_at, usage_estimated)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     key,
                     c.model,
@@ -114,6 +123,7 @@ class SQLiteCache:
                     c.finish_reason,
                     c.latency_s,
                     time.time(),
+                    int(c.usage.estimated),
                 ),
             )
 
@@ -190,6 +200,10 @@ class CachedLLM:
             except asyncio.CancelledError:
                 if not pending.cancelled():
                     raise
+            except LLMError as exc:
+                # The leader's caller is billed for the failed request; a
+                # follower only shared it and must not count its tokens again.
+                raise exc.without_usage() from None
             else:
                 self.hits += 1
                 return Completion(

@@ -19,7 +19,9 @@ class CallRecord:
 
     Exactly one of ``completion`` and ``error`` is set. ``error`` is the
     rendered message of the exception (type name first), so a record stays
-    plain data that serialises without the exception object.
+    plain data that serialises without the exception object. A failed call
+    may still have cost tokens (an answer cut off before any text is billed):
+    ``error_usage`` holds them, and :attr:`usage` reports them.
     """
 
     role: str
@@ -31,6 +33,7 @@ class CallRecord:
     completion: Completion | None = None
     error: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    error_usage: Usage | None = None
 
     @property
     def ok(self) -> bool:
@@ -42,10 +45,14 @@ class CallRecord:
 
     @property
     def usage(self) -> Usage:
-        return self.completion.usage if self.completion is not None else Usage()
+        """Tokens of the answer, or those billed for a failed call (zero if none)."""
+        if self.completion is not None:
+            return self.completion.usage
+        return self.error_usage if self.error_usage is not None else Usage()
 
     def to_dict(self) -> dict[str, Any]:
         c = self.completion
+        u = self.usage
         return {
             "role": self.role,
             "model": self.model,
@@ -54,8 +61,9 @@ class CallRecord:
             "started_at": self.started_at,
             "latency_s": self.latency_s,
             "answer": c.text if c is not None else None,
-            "prompt_tokens": c.usage.prompt_tokens if c is not None else 0,
-            "completion_tokens": c.usage.completion_tokens if c is not None else 0,
+            "prompt_tokens": u.prompt_tokens,
+            "completion_tokens": u.completion_tokens,
+            "usage_estimated": u.estimated,
             "cached": self.cached,
             "finish_reason": c.finish_reason if c is not None else None,
             "error": self.error,

@@ -11,6 +11,11 @@ covers them all. What this module adds on top of the SDK:
 - **Typed errors.** Every SDK failure becomes a :mod:`lorekit.llm.errors`
   error naming the model and the endpoint, with the server's own message, so
   a user knows what failed, where, and whether retrying could help.
+- **Its own reading of 200 answers.** The raw body is interpreted by
+  :mod:`lorekit.llm.openai_wire`, which tells a cut-off document (retried)
+  from a whole but unusable answer (not retried, its billed tokens kept).
+- **A deadline per attempt.** ``timeout_s`` bounds the whole exchange, not
+  only each network read.
 - **Local-server convenience.** Servers on localhost need no key; we send a
   placeholder so users do not have to invent one.
 """
@@ -19,20 +24,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
-import json
 import math
 import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
 import openai
-from openai.types.chat import ChatCompletion
 
 from lorekit.llm.base import (
     Completion,
@@ -41,22 +42,36 @@ from lorekit.llm.base import (
     RequestParams,
     Usage,
     as_messages,
-    estimate_tokens,
     make_params,
 )
 from lorekit.llm.errors import (
     LLMAuthError,
     LLMConnectionError,
     LLMError,
+    LLMProtocolError,
     LLMRateLimitError,
     LLMRequestError,
-    LLMResponseError,
     LLMServerError,
     LLMTimeoutError,
 )
+from lorekit.llm.openai_status import (
+    parse_retry_after,
+    server_message,
+    should_retry_header,
+    status_class,
+)
+from lorekit.llm.openai_wire import DEFAULT_BASE_URL, read_reply
 from lorekit.llm.retry import RetryPolicy, call_with_retries
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "LOCAL_PLACEHOLDER_KEY",
+    "OpenAICompatLLM",
+    "SlotLimiter",
+    "is_local_url",
+    "parse_retry_after",
+]
+
 LOCAL_PLACEHOLDER_KEY = "lorekit-local-no-key"
 """Sent to local servers when no key is configured: they ignore it, the SDK needs one."""
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
@@ -124,6 +139,7 @@ class OpenAICompatLLM:
             key = LOCAL_PLACEHOLDER_KEY
         self._model = model
         self._endpoint = url
+        self._timeout_s = float(timeout_s)
         self._retry = retry if retry is not None else RetryPolicy(max_attempts=1)
         self._limiter = limiter
         self._on_retry = on_retry
@@ -207,67 +223,54 @@ class OpenAICompatLLM:
             return await self._send(msgs, request)
 
     async def _send(self, msgs: tuple[Message, ...], request: dict[str, Any]) -> Completion:
+        """One request with a deadline on the whole exchange.
+
+        The SDK's timeout bounds each network read, so a server trickling a
+        byte now and then would never time out; ``asyncio.timeout`` bounds the
+        attempt as a whole, which is what ``timeout_s`` promises.
+        """
         started = time.perf_counter()
         try:
-            response: object = await self._client.chat.completions.create(**request)
+            async with asyncio.timeout(self._timeout_s):
+                raw = await self._client.chat.completions.with_raw_response.create(**request)
         except openai.OpenAIError as exc:
             raise self._map_error(exc) from exc
-        except json.JSONDecodeError as exc:
-            # The SDK parses a body labelled JSON with response.json() and lets
-            # a broken document escape as a plain ValueError.
-            raise self._error(LLMResponseError, f"malformed JSON in the response: {exc}") from exc
+        except TimeoutError:
+            message = f"request timed out: no complete answer within {self._timeout_s:g}s"
+            raise self._error(LLMTimeoutError, message) from None
         latency = time.perf_counter() - started
-        return self._to_completion(msgs, response, latency)
-
-    def _to_completion(
-        self, msgs: tuple[Message, ...], response: object, latency: float
-    ) -> Completion:
-        """Validate the body; anything short of a usable answer is an LLMResponseError."""
-        if not isinstance(response, ChatCompletion):
-            snippet = str(response)[:200]
-            raise self._error(LLMResponseError, f"response is not a chat completion: {snippet!r}")
-        choices: object = response.choices
-        if not isinstance(choices, list) or not choices:
-            # Some proxies answer 200 with an error envelope instead of choices.
-            extra = response.model_extra or {}
-            detail = _server_message({"error": extra["error"]}) if "error" in extra else ""
-            raise self._error(
-                LLMResponseError, f"response has no choices{': ' + detail if detail else ''}"
-            )
-        choice = choices[0]
-        message = getattr(choice, "message", None)
-        text = getattr(message, "content", None)
-        if not isinstance(text, str):
-            raise self._error(
-                LLMResponseError,
-                f"response choice has no text content (finish_reason="
-                f"{getattr(choice, 'finish_reason', None)!r})",
-            )
-        usage = self._usage(msgs, text, response)
-        model = response.model if isinstance(response.model, str) and response.model else ""
-        finish = getattr(choice, "finish_reason", None)
+        content_type = raw.headers.get("content-type", "")
+        reply = read_reply(
+            raw.text, content_type.lower(), msgs, request.get("max_tokens"), self._error
+        )
         return Completion(
-            text=text,
-            usage=usage,
-            model=model or self._model,
+            text=reply.text,
+            usage=reply.usage,
+            model=reply.model or self._model,
             latency_s=latency,
             cached=False,
-            finish_reason=str(finish) if finish is not None else None,
+            finish_reason=reply.finish_reason,
         )
 
-    @staticmethod
-    def _usage(msgs: tuple[Message, ...], text: str, response: ChatCompletion) -> Usage:
-        """The server's token counts, or an estimate when it reports none (some local servers)."""
-        reported = response.usage
-        if reported is not None:
-            prompt = getattr(reported, "prompt_tokens", None)
-            completion = getattr(reported, "completion_tokens", None)
-            if isinstance(prompt, int) and isinstance(completion, int):
-                return Usage(prompt, completion)
-        return Usage(sum(estimate_tokens(m.content) for m in msgs), estimate_tokens(text))
-
-    def _error(self, cls: type[LLMError], message: str, status: int | None = None) -> LLMError:
-        return cls(message, model=self._model, endpoint=self._endpoint, status=status)
+    def _error(
+        self,
+        cls: type[LLMError],
+        message: str,
+        status: int | None = None,
+        *,
+        usage: Usage | None = None,
+        finish_reason: str | None = None,
+        retry_after: float | None = None,
+    ) -> LLMError:
+        return cls(
+            message,
+            model=self._model,
+            endpoint=self._endpoint,
+            status=status,
+            usage=usage,
+            finish_reason=finish_reason,
+            retry_after=retry_after,
+        )
 
     def _map_error(self, exc: openai.OpenAIError) -> LLMError:
         """Translate an SDK exception into our typed error, keeping the server's message."""
@@ -279,41 +282,43 @@ class OpenAICompatLLM:
             return self._error(LLMConnectionError, f"connection failed{detail}")
         if isinstance(exc, openai.APIResponseValidationError):
             return self._error(
-                LLMResponseError, f"invalid response: {exc.message}", exc.status_code
+                LLMProtocolError, f"invalid response: {exc.message}", exc.status_code
             )
         if isinstance(exc, openai.APIStatusError):
             return self._map_status(exc)
         return self._error(LLMError, f"{type(exc).__name__}: {exc}")
 
     def _map_status(self, exc: openai.APIStatusError) -> LLMError:
+        """An error status as a typed error. ``Retry-After`` is read on every
+        status (429, 503, ...) and an explicit ``x-should-retry`` header
+        overrides the class's own judgement, as OpenAI's servers intend."""
         status = exc.status_code
-        detail = _server_message(exc.body)
-        if status == 429 and exc.code == "insufficient_quota":
+        detail = server_message(exc.body)
+        headers = exc.response.headers
+        retry_after = parse_retry_after(headers)
+        code = str(exc.code or "")
+        cls = status_class(status, code)
+        if cls is LLMRequestError and status == 429:
             # OpenAI reports an exhausted budget as 429 too; waiting will not refill it.
-            return self._error(LLMRequestError, f"quota exhausted: {detail}", status)
-        if status == 429:
-            retry_after = parse_retry_after(exc.response.headers)
-            hint = f"; server asks to retry after {retry_after:g}s" if retry_after else ""
-            return LLMRateLimitError(
-                f"rate limited: {detail or 'too many requests'}{hint}",
-                retry_after=retry_after,
-                model=self._model,
-                endpoint=self._endpoint,
-                status=status,
-            )
-        if status in (401, 403):
-            return self._error(
-                LLMAuthError,
-                f"not authorised: {detail or 'check the API key'} (is OPENAI_API_KEY right?)",
-                status,
-            )
-        if status >= 500:
-            return self._error(LLMServerError, f"server error: {detail or 'no details'}", status)
-        if status == 408:
+            message = f"quota exhausted: {detail}"
+        elif cls is LLMRateLimitError:
+            message = f"rate limited: {detail or 'too many requests'}"
+        elif cls is LLMAuthError:
+            message = f"not authorised: {detail or 'check the API key'} (is OPENAI_API_KEY right?)"
+        elif cls is LLMServerError:
+            message = f"server error: {detail or 'no details'}"
+        elif cls is LLMTimeoutError:
             # 408 Request Timeout is the server's timeout, as transient as ours.
             message = f"server timed out: {detail or 'no details'}"
-            return self._error(LLMTimeoutError, message, status)
-        return self._error(LLMRequestError, f"request rejected: {detail or 'no details'}", status)
+        else:
+            message = f"request rejected: {detail or 'no details'}"
+        if retry_after is not None and cls.retryable:
+            message += f"; server asks to retry after {retry_after:g}s"
+        error = self._error(cls, message, status, retry_after=retry_after)
+        override = should_retry_header(headers)
+        if override is not None and not (cls is LLMRequestError and status == 429):
+            error.retryable = override
+        return error
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
@@ -329,55 +334,3 @@ class OpenAICompatLLM:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-
-def _server_message(body: object) -> str:
-    """The human-readable message from an error body, in its common shapes."""
-    if isinstance(body, Mapping):
-        inner = body.get("error", body)
-        if isinstance(inner, Mapping):
-            message = inner.get("message") or inner.get("detail")
-            if message:
-                return str(message)
-        elif isinstance(inner, str) and inner:
-            return inner
-        detail = body.get("detail") or body.get("message")
-        if detail:
-            return str(detail)
-        return json.dumps(dict(body))[:300]
-    if isinstance(body, str):
-        return body.strip()[:300]
-    return ""
-
-
-def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
-    """Seconds the server asks us to wait, from ``retry-after-ms`` or ``Retry-After``.
-
-    ``Retry-After`` may be seconds or an HTTP date (RFC 9110); a date in the
-    past means "now" (0). Unparseable values are ignored (None) rather than
-    failing the request: the backoff curve is a fine fallback.
-    """
-    lowered = {k.lower(): v for k, v in headers.items()}
-    ms = lowered.get("retry-after-ms")
-    if ms is not None:
-        with contextlib.suppress(ValueError):
-            value = float(ms) / 1000.0
-            if math.isfinite(value) and value >= 0:
-                return value
-    raw = lowered.get("retry-after")
-    if raw is None or not raw.strip():
-        return None
-    try:
-        seconds = float(raw)
-    except ValueError:
-        pass
-    else:
-        return seconds if math.isfinite(seconds) and seconds >= 0 else None
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    current = now if now is not None else datetime.now(UTC)
-    return max(0.0, (when - current).total_seconds())

@@ -8,8 +8,9 @@ and the loop consults only that flag. Anything that is not an ``LLMError``
 (a bug in our own code, a cancellation) propagates at once, untouched.
 
 The loop never runs forever: ``max_attempts`` bounds it, and a server that
-asks us to come back later than ``max_retry_after_s`` makes it give up at
-once rather than stall a whole experiment.
+asks us to come back later than ``max_retry_after_s`` (``Retry-After`` on a
+429, a 503 or any other retryable status) makes it give up at once rather
+than stall a whole experiment.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from lorekit.llm.errors import LLMError, LLMRateLimitError
+from lorekit.llm.errors import LLMError
 
 T = TypeVar("T")
 
@@ -82,13 +83,14 @@ class RetryPolicy:
     def delay(self, attempt: int, error: LLMError, rng: random.Random) -> float:
         """Seconds to wait after failed attempt ``attempt`` (1-based) before the next one.
 
-        A rate-limited server that sends Retry-After knows better than our
-        backoff curve, so we wait at least that long. If it asks for more than
-        ``max_retry_after_s`` the answer is ``math.inf``: waiting would stall
-        the run, and :func:`call_with_retries` gives up instead.
+        A server that sends Retry-After (with a 429, a 503 or any other
+        status) knows better than our backoff curve, so we wait at least that
+        long. If it asks for more than ``max_retry_after_s`` the answer is
+        ``math.inf``: waiting would stall the run, and :func:`call_with_retries`
+        gives up instead.
         """
         wait = self.backoff(attempt, rng)
-        if isinstance(error, LLMRateLimitError) and error.retry_after is not None:
+        if error.retry_after is not None:
             if error.retry_after > self.max_retry_after_s:
                 return math.inf
             wait = max(wait, error.retry_after)
@@ -111,7 +113,8 @@ async def call_with_retries(
     rng: random.Random | None = None,
     on_retry: Callable[[int, LLMError, float], None] | None = None,
 ) -> T:
-    """Await ``fn()`` until it succeeds, retrying retryable :class:`LLMError` s.
+    """Await ``fn()`` until it succeeds, retrying retryable :class:`LLMError` s
+    that carry no billed ``usage``.
 
     ``fn`` is called afresh for every attempt (a coroutine object cannot be
     awaited twice). On the final failure the last error is re-raised with
@@ -127,12 +130,17 @@ async def call_with_retries(
         try:
             return await fn()
         except LLMError as exc:
-            if not exc.retryable or attempt >= policy.max_attempts:
+            # An error that was billed (usage kept) is final: trying again would
+            # pay again, and a later success would hide what the failure cost.
+            if not exc.retryable or exc.usage is not None or attempt >= policy.max_attempts:
                 exc.with_attempts(attempt)
                 raise
             wait = policy.delay(attempt, exc, source)
             if not math.isfinite(wait):
-                exc.with_attempts(attempt)
+                exc.with_reason(
+                    f"{exc.reason} (more than max_retry_after_s="
+                    f"{policy.max_retry_after_s:g}s, so not retried)"
+                ).with_attempts(attempt)
                 raise
             error = exc
         if on_retry is not None:

@@ -29,9 +29,9 @@ from lorekit.llm.base import (
     Message,
     MessageLike,
     RequestParams,
-    Usage,
     as_messages,
     estimate_tokens,
+    estimate_usage,
     make_params,
 )
 from lorekit.llm.errors import ScriptExhausted
@@ -195,8 +195,8 @@ class ScriptedLLM:
         if max_tokens is not None and estimate_tokens(text) > max_tokens:
             text, finish = text[: max_tokens * 4], "length"
         self.calls.append(ScriptedCall(msgs, params, text, None))
-        usage = Usage(sum(estimate_tokens(m.content) for m in msgs), estimate_tokens(text))
-        return Completion(text, usage, self._model, delay, False, finish)
+        # No server counted these tokens: the usage is an estimate and says so.
+        return Completion(text, estimate_usage(msgs, text), self._model, delay, False, finish)
 
 
 def _apply_stop(text: str, stop: tuple[str, ...] | None) -> str:

@@ -3,8 +3,10 @@
 Mocking the ``openai`` SDK would test our assumptions about the SDK, not the
 SDK. This server speaks real HTTP on an ephemeral local port, so a test
 exercises the whole path: our client, the SDK, its HTTP stack, sockets,
-timeouts and keep-alive. Faults (429 with Retry-After, 5xx, slow answers,
-broken JSON, dropped connections) are injected on demand, and every request
+timeouts and keep-alive. Faults (429 or 503 with Retry-After, 5xx, slow or
+trickling answers, broken JSON, dropped connections, answers without text
+and the reasons servers give for them, event streams and HTML where JSON was
+due, error envelopes inside a 200) are injected on demand, and every request
 the server saw is kept, so a test can count exactly how many attempts the
 client made.
 
@@ -16,6 +18,7 @@ Standard library only: it must run wherever the tests run, offline.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -235,8 +238,18 @@ class OpenAICompatServer:
         return {"object": "list", "data": data}
 
     def _answer_chat(self, handler: ChatHandler, body: dict[str, Any], fault: Fault | None) -> None:
-        if fault is not None and fault.kind == "malformed_json":
+        kind = fault.kind if fault is not None else None
+        if kind == "malformed_json":
             handler.send_raw(200, b'{"id": "chatcmpl-broken", "choices": [{"index": 0, "mess')
+            return
+        if kind == "html_body":
+            page = b"<!doctype html><html><head><title>Chat UI</title></head><body>Hi</body></html>"
+            handler.send_raw(200, page, content_type="text/html; charset=utf-8")
+            return
+        if fault is not None and kind == "error_envelope":
+            code: int | str | None = fault.error_code
+            code = int(code) if isinstance(code, str) and code.isdigit() else code
+            handler.send_json(200, {"error": {"message": fault.message, "code": code}})
             return
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
@@ -253,36 +266,50 @@ class OpenAICompatServer:
             handler.send_json(EXHAUSTED_STATUS, error_body(str(exc), "script_exhausted"))
             return
         except Exception as exc:  # a buggy test script; report it like a server would
-            message = f"script raised {type(exc).__name__}: {exc}"
-            handler.send_json(500, error_body(message, "script_error"))
+            problem = f"script raised {type(exc).__name__}: {exc}"
+            handler.send_json(500, error_body(problem, "script_error"))
             return
         text, finish = _apply_limits(answer, body.get("stop"), body.get("max_tokens"))
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        completion = _count_words(text)
+        if kind in ("missing_content", "no_text"):
+            message["content"] = None
+            if fault is not None and kind == "no_text":
+                message.update(dict(fault.fields))
+                finish = fault.finish_reason or "stop"
+                completion = _emitted_words(message, finish, body.get("max_tokens"))
         choice: dict[str, Any] = {
             "index": 0,
-            "message": {"role": "assistant", "content": text},
+            "message": message,
             "finish_reason": finish,
             "logprobs": None,
         }
-        if fault is not None and fault.kind == "missing_content":
-            choice["message"]["content"] = None
         payload: dict[str, Any] = {
             "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": self.model_name or str(body.get("model", "")),
-            "choices": [] if fault is not None and fault.kind == "empty_choices" else [choice],
+            "choices": [] if kind == "empty_choices" else [choice],
         }
-        if self.report_usage:
+        if self.report_usage and (fault is None or fault.usage):
             prompt = sum(
                 _count_words(str(m.get("content") or "")) for m in messages if isinstance(m, dict)
             )
-            completion = _count_words(text)
             payload["usage"] = {
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
                 "total_tokens": prompt + completion,
             }
-        handler.send_json(200, payload)
+        if fault is not None and kind == "sse_body":
+            handler.send_raw(200, _as_event_stream(payload, text), content_type=fault.message)
+        elif fault is not None and kind == "trickle":
+            data = json.dumps(payload).encode()
+            delay = fault.delay_s
+            handler.send_raw(
+                200, data, pieces=fault.pieces, pause=lambda: self._stopping.wait(delay)
+            )
+        else:
+            handler.send_json(200, payload)
 
     def _next_text(self, body: dict[str, Any]) -> str:
         """The scripted answer for this request (thread-safe for list scripts)."""
@@ -305,6 +332,32 @@ class OpenAICompatServer:
 
 class _ScriptExhaustedError(Exception):
     """Internal signal: a list script has no answers left."""
+
+
+def _emitted_words(message: dict[str, Any], finish: str, max_tokens: Any) -> int:
+    """Completion tokens of an answer without text: the whole budget when it ran
+    out, else the words of whatever the model did emit (reasoning, refusal)."""
+    if finish == "length" and isinstance(max_tokens, int):
+        return max_tokens
+    said = [v for k, v in message.items() if k != "role" and isinstance(v, str)]
+    return sum(_count_words(v) for v in said) + len(message.get("tool_calls") or [])
+
+
+def _as_event_stream(payload: dict[str, Any], text: str) -> bytes:
+    """A completion re-sent as streaming chunks (one per word), as an SSE body."""
+    base = {k: payload[k] for k in ("id", "created", "model")}
+    base["object"] = "chat.completion.chunk"
+    events = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
+    words = text.split(" ")
+    for i, word in enumerate(words):
+        piece = word if i == 0 else " " + word
+        events.append({**base, "choices": [{"index": 0, "delta": {"content": piece}}]})
+    finish = payload["choices"][0]["finish_reason"] if payload["choices"] else "stop"
+    events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    if "usage" in payload:
+        events.append({**base, "choices": [], "usage": payload["usage"]})
+    lines = [f"data: {json.dumps(e)}\n\n" for e in events] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode()
 
 
 def _apply_limits(text: str, stop: Any, max_tokens: Any) -> tuple[str, str]:

@@ -13,7 +13,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 FaultKind = Literal[
-    "status", "slow", "malformed_json", "empty_choices", "missing_content", "disconnect"
+    "status",
+    "slow",
+    "malformed_json",
+    "empty_choices",
+    "missing_content",
+    "disconnect",
+    "no_text",
+    "sse_body",
+    "no_usage",
+    "error_envelope",
+    "html_body",
+    "trickle",
 ]
 
 
@@ -31,6 +42,11 @@ class Fault:
     delay_s: float = 0.0
     headers: tuple[tuple[str, str], ...] = ()
     error_code: str | None = None
+    finish_reason: str | None = None
+    usage: bool = True
+    fields: tuple[tuple[str, object], ...] = ()
+    """Extra fields of the answer's message (``reasoning_content``, ``refusal``, ...)."""
+    pieces: int = 1
 
     @classmethod
     def rate_limit(
@@ -43,25 +59,42 @@ class Fault:
 
         ``error_code`` fills ``error.code`` in the body (OpenAI sends
         ``"insufficient_quota"`` with a 429 when the budget is spent)."""
-        headers: tuple[tuple[str, str], ...] = ()
-        if retry_after is not None:
-            value = retry_after if isinstance(retry_after, str) else f"{retry_after:g}"
-            headers = (("Retry-After", value),)
-        return cls("status", 429, message, headers=headers, error_code=error_code)
+        return cls("status", 429, message, headers=_retry_after(retry_after), error_code=error_code)
 
     @classmethod
-    def server_error(cls, code: int = 500, message: str = "internal server error") -> Fault:
-        """An HTTP 5xx answer, which clients should treat as transient."""
+    def server_error(
+        cls,
+        code: int = 500,
+        message: str = "internal server error",
+        retry_after: float | str | None = None,
+    ) -> Fault:
+        """An HTTP 5xx answer, which clients should treat as transient; ``retry_after``
+        adds a Retry-After header (a 503 from a loading or overloaded server)."""
         if not 500 <= code <= 599:
             raise ValueError(f"server_error needs a 5xx status, got {code}")
-        return cls("status", code, message)
+        return cls("status", code, message, headers=_retry_after(retry_after))
 
     @classmethod
-    def status(cls, code: int, message: str = "", error_code: str | None = None) -> Fault:
-        """Any error status with an OpenAI-style error body (400, 401, 404 unknown model, ...)."""
+    def status(
+        cls,
+        code: int,
+        message: str = "",
+        error_code: str | None = None,
+        *,
+        retry_after: float | str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> Fault:
+        """Any error status with an OpenAI-style error body (400, 401, 404 unknown model, ...),
+        optionally with Retry-After and other headers (``x-should-retry``)."""
         if not 400 <= code <= 599:
             raise ValueError(f"an error fault needs a 4xx or 5xx status, got {code}")
-        return cls("status", code, message or f"injected HTTP {code}", error_code=error_code)
+        return cls(
+            "status",
+            code,
+            message or f"injected HTTP {code}",
+            headers=_retry_after(retry_after) + tuple(headers),
+            error_code=error_code,
+        )
 
     @classmethod
     def slow(cls, delay_s: float) -> Fault:
@@ -89,6 +122,76 @@ class Fault:
     def disconnect(cls) -> Fault:
         """Read the request, then close the socket without answering."""
         return cls("disconnect")
+
+    @classmethod
+    def no_text(
+        cls,
+        finish_reason: str | None = "length",
+        *,
+        usage: bool = True,
+        reasoning: str | None = None,
+        tool_call: str | None = None,
+        refusal: str | None = None,
+    ) -> Fault:
+        """HTTP 200, complete and well-formed, whose message content is null.
+
+        As servers send it when the budget ran out (``length``: completion
+        tokens equal ``max_tokens``), e.g. vLLM with a reasoning parser whose
+        model never left its reasoning (``reasoning`` fills
+        ``reasoning_content``); when the model called a tool (``tool_call``
+        names it, finish ``tool_calls``); or when it refused (``refusal``).
+        ``usage=False`` leaves out the usage block.
+        """
+        fields: list[tuple[str, object]] = []
+        if reasoning is not None:
+            fields.append(("reasoning_content", reasoning))
+        if refusal is not None:
+            fields.append(("refusal", refusal))
+        if tool_call is not None:
+            call = {
+                "id": "call_0",
+                "type": "function",
+                "function": {"name": tool_call, "arguments": "{}"},
+            }
+            fields.append(("tool_calls", [call]))
+        return cls("no_text", finish_reason=finish_reason, usage=usage, fields=tuple(fields))
+
+    @classmethod
+    def sse_body(cls, *, usage: bool = True, content_type: str = "text/event-stream") -> Fault:
+        """HTTP 200 whose body is the answer as an SSE stream (``data: {...}`` chunks,
+        a usage chunk unless ``usage=False``, then ``data: [DONE]``), although the
+        request did not ask to stream. ``content_type`` may claim JSON, as some proxies do."""
+        return cls("sse_body", usage=usage, message=content_type)
+
+    @classmethod
+    def no_usage(cls) -> Fault:
+        """A normal answer without its usage block (as some local servers send)."""
+        return cls("no_usage", usage=False)
+
+    @classmethod
+    def error_envelope(cls, code: int | str = 502, message: str = "upstream failed") -> Fault:
+        """HTTP 200 whose body is an error envelope, no choices (as some gateways send)."""
+        return cls("error_envelope", message=message, error_code=str(code))
+
+    @classmethod
+    def html_body(cls) -> Fault:
+        """HTTP 200 with an HTML page instead of JSON (a web UI behind the wrong base URL)."""
+        return cls("html_body")
+
+    @classmethod
+    def trickle(cls, delay_s: float, pieces: int = 5) -> Fault:
+        """A normal answer sent in ``pieces`` parts, ``delay_s`` apart: every single
+        read is quick, the whole answer is slow."""
+        if delay_s < 0 or pieces < 1:
+            raise ValueError(f"trickle needs delay_s >= 0 and pieces >= 1, got {delay_s}, {pieces}")
+        return cls("trickle", delay_s=delay_s, pieces=pieces)
+
+
+def _retry_after(value: float | str | None) -> tuple[tuple[str, str], ...]:
+    """A Retry-After header from seconds or a ready-made value (an HTTP date)."""
+    if value is None:
+        return ()
+    return (("Retry-After", value if isinstance(value, str) else f"{value:g}"),)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ import json
 import socket
 import sys
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, cast
 
@@ -118,14 +119,30 @@ class ChatHandler(BaseHTTPRequestHandler):
         """Send a JSON document with an exact Content-Length (required for keep-alive)."""
         self.send_raw(status, json.dumps(payload).encode(), headers)
 
-    def send_raw(self, status: int, data: bytes, headers: tuple[tuple[str, str], ...] = ()) -> None:
+    def send_raw(
+        self,
+        status: int,
+        data: bytes,
+        headers: tuple[tuple[str, str], ...] = (),
+        *,
+        content_type: str = "application/json",
+        pieces: int = 1,
+        pause: Callable[[], object] | None = None,
+    ) -> None:
+        """Send a body with an exact Content-Length; with ``pieces > 1`` the body
+        goes out in that many parts with ``pause()`` before each after the first."""
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         for name, value in headers:
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(data)
+        size = max(1, -(-len(data) // max(1, pieces)))
+        for i, start in enumerate(range(0, len(data), size)):
+            if i and pause is not None:
+                pause()
+            self.wfile.write(data[start : start + size])
+            self.wfile.flush()
 
     def drop(self) -> None:
         """Close the connection without a byte of response."""

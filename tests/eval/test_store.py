@@ -60,10 +60,13 @@ def call(
     error: str | None = None,
     prompt: int = 10,
     completion: int = 5,
+    billed: Usage | None = None,
+    estimated: bool = False,
 ) -> CallRecord:
     comp = None
     if error is None:
-        comp = Completion(text, Usage(prompt, completion), "m1", 0.2, cached, "stop")
+        usage = Usage(prompt, completion, estimated)
+        comp = Completion(text, usage, "m1", 0.2, cached, "stop")
     return CallRecord(
         role=role,
         model="m1",
@@ -74,6 +77,7 @@ def call(
         completion=comp,
         error=error,
         meta={"attempt": 1},
+        error_usage=billed,
     )
 
 
@@ -229,8 +233,10 @@ def test_usage_by_role_excludes_cache_hits_from_tokens(store: RunStore) -> None:
     ep.add_llm_call(call("planner", cached=True, prompt=1000, completion=500))
     ep.add_llm_call(call("executor", prompt=10, completion=2))
     ep.add_llm_call(call("executor", error="LLMServerError: 503"))
+    # Cut off at max_tokens before any text: failed, but billed.
+    ep.add_llm_call(call("executor", error="LLMLengthError: ...", billed=Usage(40, 64)))
     ep.finish(success=True, reward=1.0)
-    store.add_run_llm_call(rid, call("checker", prompt=3, completion=1))
+    store.add_run_llm_call(rid, call("checker", prompt=3, completion=1, estimated=True))
     assert store.usage_by_role(rid) == {
         "planner": {
             "calls": 2,
@@ -238,13 +244,17 @@ def test_usage_by_role_excludes_cache_hits_from_tokens(store: RunStore) -> None:
             "completion_tokens": 20,
             "cache_hits": 1,
             "errors": 0,
+            "error_tokens": 0,
+            "estimated_calls": 0,
         },
         "executor": {
-            "calls": 2,
-            "prompt_tokens": 10,
-            "completion_tokens": 2,
+            "calls": 3,
+            "prompt_tokens": 50,
+            "completion_tokens": 66,
             "cache_hits": 0,
-            "errors": 1,
+            "errors": 2,
+            "error_tokens": 104,
+            "estimated_calls": 0,
         },
         "checker": {
             "calls": 1,
@@ -252,8 +262,12 @@ def test_usage_by_role_excludes_cache_hits_from_tokens(store: RunStore) -> None:
             "completion_tokens": 1,
             "cache_hits": 0,
             "errors": 0,
+            "error_tokens": 0,
+            "estimated_calls": 1,
         },
     }
+    failed = [c for c in store.llm_calls(rid, "a") if c["error"]]
+    assert [(c["prompt_tokens"], c["completion_tokens"]) for c in failed] == [(0, 0), (40, 64)]
     assert store.usage_by_role(new_run(store, "empty")) == {}
 
 

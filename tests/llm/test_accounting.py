@@ -1,16 +1,22 @@
 """Usage and cost per role; calls reach the sink; roles fall back to default."""
 
+import asyncio
+from pathlib import Path
+
 import pytest
 
 from lorekit.llm import (
+    CachedLLM,
     CallRecord,
     Completion,
+    LLMLengthError,
     MeteredLLM,
     Price,
     Roles,
     ScriptedLLM,
     Usage,
     UsageLedger,
+    tokens_label,
 )
 
 
@@ -74,3 +80,77 @@ def test_roles_without_default_name_what_is_configured() -> None:
     assert "executor" not in roles
     single = Roles(ScriptedLLM(default="x"))
     assert list(single) == ["default"]
+
+
+# ------------------------------------------------ failed calls, estimates
+def test_ledger_counts_billed_tokens_of_failed_calls_and_says_so() -> None:
+    ledger = UsageLedger({"big": Price(1.0, 2.0)})
+    ledger.record("planner", "big", Completion("x", Usage(100, 10), "big"), 0.1)
+    ledger.record("planner", "big", None, 0.2, billed=Usage(100, 64))  # cut off, billed
+    ledger.record("planner", "big", None, 0.1)  # a 503: nothing billed
+    row = ledger.by_role["planner"]
+    assert (row.calls, row.errors) == (3, 2)
+    assert (row.prompt_tokens, row.completion_tokens, row.error_tokens) == (200, 74, 164)
+    assert row.cost_usd == pytest.approx((200 * 1.0 + 74 * 2.0) / 1e6)
+    assert row.to_dict()["error_tokens"] == 164 and row.to_dict()["total_tokens"] == 274
+
+
+def test_ledger_counts_estimated_calls_and_labels_totals() -> None:
+    ledger = UsageLedger()
+    ledger.record("a", "m", Completion("x", Usage(1000, 234), "m"), 0.0)
+    assert ledger.total().estimated_calls == 0 and ledger.total().tokens_text == "1,234"
+    ledger.record("a", "m", Completion("x", Usage(5, 5, estimated=True), "m"), 0.0)
+    ledger.record("a", "m", None, 0.0, billed=Usage(3, 3, estimated=True))
+    total = ledger.total()
+    assert total.estimated_calls == 2 and total.tokens_text == "~1,250"
+    assert tokens_label(7, False) == "7" and tokens_label(7, True) == "~7"
+
+
+async def test_scripted_model_usage_is_marked_estimated() -> None:
+    out = await ScriptedLLM(["hello there"]).complete("hi")
+    assert out.usage.estimated and out.usage.completion_tokens > 0
+
+
+async def test_metered_llm_keeps_the_usage_of_a_failed_call() -> None:
+    billed = Usage(40, 16)
+    cut = LLMLengthError("the answer hit max_tokens=16 before any text", usage=billed)
+    seen: list[CallRecord] = []
+    llm = MeteredLLM(ScriptedLLM([cut]), "executor", sink=seen.append)
+    with pytest.raises(LLMLengthError):
+        await llm.complete("q", max_tokens=16)
+    row = llm.ledger.by_role["executor"]
+    assert (row.errors, row.prompt_tokens, row.completion_tokens, row.error_tokens) == (
+        1,
+        40,
+        16,
+        56,
+    )
+    record = seen[0]
+    assert not record.ok and record.usage == billed
+    d = record.to_dict()
+    assert d["error"].startswith("LLMLengthError") and (
+        d["prompt_tokens"],
+        d["completion_tokens"],
+    ) == (
+        40,
+        16,
+    )
+
+
+async def test_cache_followers_of_a_failed_call_do_not_count_its_tokens(tmp_path: Path) -> None:
+    gate = asyncio.Event()
+
+    async def slow_failure(msgs: object) -> str:
+        await gate.wait()
+        raise LLMLengthError("cut off", usage=Usage(10, 20))
+
+    shared = CachedLLM(ScriptedLLM(fn=slow_failure), tmp_path / "c.sqlite3")
+    ledger = UsageLedger()
+    a, b = MeteredLLM(shared, "a", ledger), MeteredLLM(shared, "b", ledger)
+    calls = [asyncio.create_task(m.complete("same")) for m in (a, b)]
+    await asyncio.sleep(0.01)
+    gate.set()
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    assert all(isinstance(r, LLMLengthError) for r in results)
+    assert ledger.total().errors == 2
+    assert ledger.total().total_tokens == 30  # billed once, to the caller that asked

@@ -219,3 +219,30 @@ async def test_real_sleep_is_used_by_default() -> None:
     policy = RetryPolicy(base_delay_s=0.001, max_delay_s=0.001)
     assert await call_with_retries(fn, policy, rng=random.Random(1)) == "ok"
     assert fn.calls == 2
+
+
+def test_retry_after_counts_on_any_error_class() -> None:
+    p = RetryPolicy(base_delay_s=0.01, jitter=0.0, max_retry_after_s=10)
+    busy = LLMServerError("loading", status=503, retry_after=4.0)
+    assert p.delay(1, busy, random.Random(0)) == 4.0
+    assert p.delay(1, LLMServerError("x", status=503, retry_after=11.0), random.Random(0)) == (
+        math.inf
+    )
+
+
+async def test_a_billed_error_is_final_even_if_its_class_is_retryable() -> None:
+    from lorekit.llm.base import Usage
+
+    billed = LLMServerError("gateway failed after the model ran", usage=Usage(5, 5))
+    fn = Flaky(billed)
+    sleeps = Sleeps()
+    with pytest.raises(LLMServerError) as info:
+        await call_with_retries(fn, RetryPolicy(max_attempts=4), sleep=sleeps)
+    assert fn.calls == 1 and sleeps.delays == [] and info.value.usage == Usage(5, 5)
+
+
+async def test_giving_up_on_a_long_retry_after_says_why() -> None:
+    fn = Flaky(LLMServerError("maintenance", status=503, retry_after=300.0))
+    with pytest.raises(LLMServerError) as info:
+        await call_with_retries(fn, RetryPolicy(max_retry_after_s=60), sleep=Sleeps())
+    assert "max_retry_after_s=60s" in str(info.value) and fn.calls == 1
