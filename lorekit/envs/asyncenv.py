@@ -75,7 +75,7 @@ class AsyncEnv(ABC):
 
     def _abandon(self, what: str) -> None:
         """A call was cancelled while running: the env's state is unknown."""
-        self.broken = f"{what} was abandoned while running (the episode was cancelled)"
+        self.broken = f"{what} was still running when its episode was cancelled"
 
     async def call(
         self, fn: Callable[Concatenate[TextEnv, P], R], /, *args: P.args, **kwargs: P.kwargs
@@ -90,7 +90,7 @@ class AsyncEnv(ABC):
         try:
             value: R = await self._run(fn, args, kwargs)
         except asyncio.CancelledError:
-            self._abandon(f"{getattr(fn, '__name__', 'a call')}() on env {self.name!r}")
+            self._abandon(f"{getattr(fn, '__name__', 'a call').lstrip('_')}()")
             raise
         return value
 

@@ -2,8 +2,11 @@
 
 For CPU-bound envs in pure Python, which would hold the GIL on a thread. The
 child is spawned (not forked: the parent runs an event loop and threads) with
-the env's registry name and arguments, and builds the env itself, so nothing
-live is pickled. Each call sends a module-level function and its arguments
+the env's registry name, its factory by reference (when it pickles: a
+module-level function or class) and its arguments, and builds the env
+itself, so nothing live is pickled. A factory that does not pickle (a lambda)
+is found by name in the child's registry, after importing the module that
+defined it. Each call sends a module-level function and its arguments
 and gets back the result or the exception. The pipe is served by a thread of
 the parent, so the event loop never waits on it.
 
@@ -19,6 +22,7 @@ import contextlib
 import importlib
 import multiprocessing as mp
 import os
+import pickle
 import signal
 from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
@@ -56,7 +60,7 @@ class ProcessEnv(AsyncEnv):
         parent, child = _SPAWN.Pipe()
         process = _SPAWN.Process(
             target=serve,
-            args=(child, spec.name, dict(spec.kwargs), spec.factory_module),
+            args=(child, spec.name, dict(spec.kwargs), _by_reference(spec.factory)),
             name=f"lorekit-env-{spec.name}",
             daemon=True,
         )
@@ -154,16 +158,33 @@ def _kill(process: Any) -> None:
         process.kill()
 
 
-def serve(conn: Connection, name: str, kwargs: Mapping[str, Any], module: str) -> None:
+def _by_reference(factory: Callable[..., Any]) -> Callable[..., Any] | str:
+    """The factory if it pickles (by reference), else the module to import in the child."""
+    try:
+        pickle.dumps(factory)
+    except Exception:
+        return str(getattr(factory, "__module__", "") or "")
+    return factory
+
+
+def serve(
+    conn: Connection, name: str, kwargs: Mapping[str, Any], factory: Callable[..., Any] | str
+) -> None:
     """The child's main loop: build the env, then answer calls until told to stop."""
     with contextlib.suppress(OSError):
         os.setpgrp()  # lead a group, so that killing it takes whatever the env started
     try:
-        if module and module not in _MAIN_MODULES:
-            importlib.import_module(module)  # plugins register their envs on import
+        from lorekit.envs.base import TextEnv
         from lorekit.envs.registry import make
 
-        env = make(name, **kwargs)
+        if callable(factory):
+            env = factory(**kwargs)
+            if not isinstance(env, TextEnv):
+                raise TypeError(f"factory for env {name!r} returned {type(env).__name__}")
+        else:
+            if factory and factory not in _MAIN_MODULES:
+                importlib.import_module(factory)  # plugins register their envs on import
+            env = make(name, **kwargs)
     except BaseException as exc:
         conn.send(("error", _sendable(exc)))
         return
@@ -192,8 +213,6 @@ def serve(conn: Connection, name: str, kwargs: Mapping[str, Any], module: str) -
 def _sendable(exc: BaseException) -> BaseException:
     """``exc`` if it pickles, else a RuntimeError that keeps its message."""
     try:
-        import pickle
-
         pickle.dumps(exc)
     except Exception:
         return RuntimeError(f"{type(exc).__name__}: {exc}")

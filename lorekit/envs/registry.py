@@ -88,9 +88,9 @@ class EnvSpec:
         return self.execution or _REGISTRY[self.name].execution
 
     @property
-    def factory_module(self) -> str:
-        """The module that registered the factory; a child process imports it first."""
-        return getattr(_REGISTRY[self.name].factory, "__module__", "") or ""
+    def factory(self) -> EnvFactory:
+        """The registered factory (a child process gets it by reference when it pickles)."""
+        return _REGISTRY[self.name].factory
 
 
 def list_envs() -> list[tuple[str, str]]:
