@@ -41,7 +41,12 @@ class EnvPool:
         self.discarded = 0
         self.stuck_threads = 0
 
+    def take_free(self) -> AsyncEnv | None:
+        """A healthy env from an earlier episode, if one is free (no waiting)."""
+        return self._free.pop() if self._free else None
+
     async def take(self) -> AsyncEnv:
+        """A free env, or a new one (building it off the loop)."""
         if self._free:
             return self._free.pop()
         if self._mode is None:

@@ -149,10 +149,13 @@ async def run_eval(
             error: str | None = None
             phase = "building the env"  # (a process to spawn, a browser to start): own limit
             try:
-                held.append(await asyncio.wait_for(pool.take(), episode_timeout_s))
+                env = pool.take_free()
+                if env is None:
+                    env = await asyncio.wait_for(pool.take(), episode_timeout_s)
+                held.append(env)
                 phase = "episode"
                 traj = await asyncio.wait_for(
-                    agent.run(held[0], spec.task, episode_roles, writer, seed=spec.seed),
+                    agent.run(env, spec.task, episode_roles, writer, seed=spec.seed),
                     episode_timeout_s,
                 )
             except TimeoutError:
