@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lorekit.agents import OracleAgent
-from lorekit.envs import EnvSpec, TextEnv, as_async, register
+from lorekit.envs import EnvBrokenError, EnvSpec, TextEnv, as_async, open_env, register
 from lorekit.envs.testing import SleepyEnv
 from lorekit.eval.runner import EpisodeOutcome, plan_episodes, run_eval
 from lorekit.eval.store import RunStore
@@ -184,3 +184,38 @@ def test_env_spec_checks_arguments_before_building_anything() -> None:
         EnvSpec("sleepy-process", {"no_such_option": 1})
     with pytest.raises(ValueError, match="execution must be one of"):
         EnvSpec("sleepy-thread", {}, execution="fibre")  # type: ignore[arg-type]
+
+
+def _where(env: TextEnv) -> int:
+    return os.getpid()
+
+
+def _fail(env: TextEnv, message: str) -> None:
+    raise ValueError(message)
+
+
+def _die(env: TextEnv) -> None:
+    os._exit(3)
+
+
+async def test_process_env_answers_calls_reports_errors_and_survives_bad_requests() -> None:
+    env = await open_env(EnvSpec("sleepy-process", {"step_s": 0.0, "steps": 2}))
+    try:
+        assert (env.execution, env.name, env.max_steps) == ("process", "sleepy", 2)
+        first = await env.reset(TASKS[0], seed=0)
+        assert first.info["pid"] == await env.call(_where) != os.getpid()
+        step = await env.step("wait")
+        assert step.info["valid"] and not step.done
+        assert await env.manual() and await env.action_forms() == ["wait"]
+        with pytest.raises(ValueError, match="from the child"):
+            await env.call(_fail, "from the child")
+        with pytest.raises(TypeError, match="module-level function"):
+            await env.call(lambda e: e.name)
+        assert env.broken is None and (await env.step("wait")).done  # still usable
+        with pytest.raises(EnvBrokenError, match="exit code 3"):
+            await env.call(_die)
+        assert env.broken is not None
+        with pytest.raises(EnvBrokenError):
+            await env.step("wait")
+    finally:
+        env.close()
