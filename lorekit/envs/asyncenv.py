@@ -68,6 +68,7 @@ class AsyncEnv(ABC):
         self.max_steps = max_steps
         self.execution = execution
         self.broken: str | None = None
+        self.closed = False
 
     @abstractmethod
     async def _run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Any) -> Any:
@@ -85,8 +86,9 @@ class AsyncEnv(ABC):
         For process envs ``fn``, its arguments and its result must pickle (a
         module-level function or a method of a picklable object).
         """
-        if self.broken is not None:
-            raise EnvBrokenError(f"env {self.name!r} is broken: {self.broken}")
+        if self.broken is not None or self.closed:
+            why = self.broken or "it was closed"
+            raise EnvBrokenError(f"env {self.name!r} cannot be used: {why}")
         try:
             value: R = await self._run(fn, args, kwargs)
         except asyncio.CancelledError:
@@ -229,7 +231,6 @@ class LocalEnv(AsyncEnv):
         self.moved_to_thread = False
         self._slow_calls = 0
         self._worker = worker if self.execution == "thread" else None
-        self._closed = False
         if self.execution == "thread" and self._worker is None:
             self._worker = Worker(env.name)
         self._finalizer = weakref.finalize(self, _stop_worker, self._worker)
@@ -237,7 +238,7 @@ class LocalEnv(AsyncEnv):
     async def call(
         self, fn: Callable[Concatenate[TextEnv, P], R], /, *args: P.args, **kwargs: P.kwargs
     ) -> R:
-        if self._worker is not None or self.broken is not None:
+        if self._worker is not None or self.broken is not None or self.closed:
             return await super().call(fn, *args, **kwargs)
         # Inline: the direct path, since these calls are meant to take microseconds.
         started = time.perf_counter()
@@ -264,9 +265,9 @@ class LocalEnv(AsyncEnv):
         return self.broken is not None and self._worker is not None and self._worker.busy
 
     def close(self) -> None:
-        if self._closed:
+        if self.closed:
             return
-        self._closed = True
+        self.closed = True
         worker = self._worker  # kept after closing, so ``stuck`` can still tell
         if self.owned and self.broken is None:
             if worker is not None:

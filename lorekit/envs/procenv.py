@@ -52,7 +52,6 @@ class ProcessEnv(AsyncEnv):
         self.process = process
         self._conn = conn
         self._worker = worker
-        self._closed = False
 
     @classmethod
     async def open(cls, spec: EnvSpec) -> ProcessEnv:
@@ -107,9 +106,9 @@ class ProcessEnv(AsyncEnv):
 
     def close(self) -> None:
         """Ask the child to close the env and exit; kill it if it is broken or slow to go."""
-        if self._closed:
+        if self.closed:
             return
-        self._closed = True
+        self.closed = True
         if self.broken is not None:
             _kill(self.process)
         else:

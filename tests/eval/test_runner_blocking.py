@@ -123,6 +123,9 @@ async def test_inline_env_caught_blocking_moves_to_a_thread() -> None:
     assert threads[0] == threading.get_ident()
     assert threads[-1] != threading.get_ident(), "a blocking 'inline' env stayed on the loop"
     assert getattr(handle, "moved_to_thread", False)
+    handle.close()
+    with pytest.raises(EnvBrokenError, match="closed"):
+        await handle.step("wait")
 
 
 async def test_agents_accept_plain_envs_and_handles_alike() -> None:
