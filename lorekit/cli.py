@@ -202,7 +202,7 @@ def run_cmd(
     """Evaluate an agent on an environment; results go to the run store."""
     from lorekit.agents import make_agent, needs_model
     from lorekit.config import RunConfig, apply_overrides, build_roles, load_config
-    from lorekit.envs import make
+    from lorekit.envs import EnvSpec, make
     from lorekit.eval.report import render_run
     from lorekit.eval.runner import plan_episodes, run_eval
     from lorekit.eval.store import RunMismatchError, RunStore
@@ -229,6 +229,7 @@ def run_cmd(
         probe = make(env_name, **env_kwargs)
         agent = make_agent(agent_name, **_kv(agent_opt, "--agent-opt"))
         tasks = probe.tasks(split)
+        probe.close()
     except (KeyError, TypeError, ValueError) as exc:
         raise UserError(str(exc).strip("'\"")) from None
     tasks = tasks[:episodes] if episodes else tasks
@@ -241,17 +242,12 @@ def run_cmd(
         "split": split,
         "seed": seed,
     }
-    pool = [probe]
-
-    def env_factory() -> Any:
-        return pool.pop() if pool else make(env_name, **env_kwargs)
-
     with RunStore(cfg.store) as db:
         try:
             result = asyncio.run(
                 run_eval(
                     db,
-                    env_factory=env_factory,
+                    env_factory=EnvSpec(env_name, env_kwargs),  # built where it runs
                     agent=agent,
                     roles=roles,
                     episodes=plan_episodes(tasks, seed=seed),

@@ -4,6 +4,11 @@ An agent gets an environment, a task, named models and a recorder; it never
 builds a model backend itself. It acts only through :class:`Episode`, which
 steps the environment and records each step, so every agent's trajectory is
 recorded the same way and success always comes from the environment.
+
+Agents await every env call (``await ep.act(...)``, ``await ep.env.manual()``):
+``ep.env`` is an :class:`~lorekit.envs.AsyncEnv`, which runs the env inline, on
+a thread or in a process as the env declares, so a slow env never stalls the
+other episodes. ``env`` may be a plain ``TextEnv``; it is wrapped on start.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from lorekit.envs.base import Observation, Step, Task, TextEnv
+from lorekit.envs.asyncenv import AsyncEnv, EnvLike, as_async
+from lorekit.envs.base import Observation, Step, Task
 from lorekit.llm.roles import Roles
 
 
@@ -77,17 +83,18 @@ class Episode:
     """An agent's handle on one episode: step the env, keep the trajectory,
     feed the recorder. Acting after the episode is done is refused."""
 
-    def __init__(self, env: TextEnv, task: Task, recorder: Recorder, first: Observation) -> None:
+    def __init__(self, env: AsyncEnv, task: Task, recorder: Recorder, first: Observation) -> None:
         self.env = env
         self.recorder = recorder
         self.trajectory = Trajectory(task, first.text)
 
     @classmethod
-    def start(
-        cls, env: TextEnv, task: Task, recorder: Recorder | None = None, seed: int | None = None
+    async def start(
+        cls, env: EnvLike, task: Task, recorder: Recorder | None = None, seed: int | None = None
     ) -> Episode:
-        first = env.reset(task, seed=seed)
-        return cls(env, task, recorder if recorder is not None else NullRecorder(), first)
+        handle = as_async(env)
+        first = await handle.reset(task, seed=seed)
+        return cls(handle, task, recorder if recorder is not None else NullRecorder(), first)
 
     @property
     def done(self) -> bool:
@@ -98,10 +105,10 @@ class Episode:
         t = self.trajectory
         return t.steps[-1].observation if t.steps else t.initial_observation
 
-    def act(self, action: str) -> Step:
+    async def act(self, action: str) -> Step:
         if self.trajectory.done:
             raise RuntimeError("the episode is over; no further actions")
-        step = self.env.step(action)
+        step = await self.env.step(action)
         t = self.trajectory
         t.steps.append(TrajectoryStep(action, step.observation, step.reward, step.done, step.info))
         t.reward += step.reward
@@ -126,5 +133,5 @@ class Agent(Protocol):
     name: str
 
     async def run(
-        self, env: TextEnv, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+        self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory: ...

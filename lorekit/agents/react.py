@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass
 
 from lorekit.agents.base import Episode, Recorder, Trajectory
 from lorekit.agents.prompts import load_prompts, render
-from lorekit.envs.base import Task, TextEnv
+from lorekit.envs.asyncenv import EnvLike
+from lorekit.envs.base import Task
 from lorekit.llm.base import Message
 from lorekit.llm.roles import Roles
 
@@ -96,16 +97,16 @@ class ReActAgent:
         return [Message("system", system), Message("user", first), *history]
 
     async def run(
-        self, env: TextEnv, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+        self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
-        ep = Episode.start(env, task, recorder, seed)
+        ep = await Episode.start(env, task, recorder, seed)
         llm = roles[self.role]
         p = self.prompts
         system = render(
             p["system"],
             "react.system",
-            manual=env.manual(),
-            action_forms="\n".join(f"- {f}" for f in env.action_forms()),
+            manual=await ep.env.manual(),
+            action_forms="\n".join(f"- {f}" for f in await ep.env.action_forms()),
         )
         first = render(p["task"], "react.task", observation=ep.observation)
         history: list[Message] = []
@@ -124,7 +125,7 @@ class ReActAgent:
                 history.append(Message("user", feedback))
                 turns.append(ReActTurn(out.text, thought, None, None, problem))
                 continue
-            step = ep.act(action)
+            step = await ep.act(action)
             turns.append(ReActTurn(out.text, thought, action, step.observation, None))
             if step.done:
                 return _finish(ep, turns, "done")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 
 from lorekit.agents.base import Episode, Recorder, Trajectory
-from lorekit.envs.base import Task, TextEnv
+from lorekit.envs.asyncenv import EnvLike
+from lorekit.envs.base import Task
 from lorekit.llm.roles import Roles
 
 
@@ -23,14 +24,14 @@ class OracleAgent:
         self.max_steps = max_steps
 
     async def run(
-        self, env: TextEnv, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+        self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
-        ep = Episode.start(env, task, recorder, seed)
+        ep = await Episode.start(env, task, recorder, seed)
         for _ in range(self.max_steps):
-            action = env.expert_action()
+            action = await ep.env.expert_action()
             if action is None:
                 return ep.stop("no_expert" if not ep.trajectory.steps else "gave_up")
-            if ep.act(action).done:
+            if (await ep.act(action)).done:
                 return ep.stop("done")
         return ep.stop("budget")
 
@@ -48,14 +49,14 @@ class RandomAgent:
         self.max_steps = max_steps
 
     async def run(
-        self, env: TextEnv, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+        self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
-        ep = Episode.start(env, task, recorder, seed)
+        ep = await Episode.start(env, task, recorder, seed)
         rng = random.Random(f"random-agent/{task.id}/{seed}")
         for _ in range(self.max_steps):
-            options = env.candidate_actions()
+            options = await ep.env.candidate_actions()
             if not options:
                 return ep.stop("gave_up")
-            if ep.act(rng.choice(options)).done:
+            if (await ep.act(rng.choice(options))).done:
                 return ep.stop("done")
         return ep.stop("budget")

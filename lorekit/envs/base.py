@@ -12,13 +12,25 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 def _empty() -> Mapping[str, Any]:
     return _EMPTY
+
+
+Execution = Literal["inline", "thread", "process"]
+"""Where the harness runs an env's calls so that they never block the event loop:
+
+- ``inline``: on the event loop itself, for envs whose calls take microseconds
+  (a thread hop would cost more than the call);
+- ``thread``: on a thread of its own, for envs that wait on I/O (a browser, a
+  server) or release the GIL;
+- ``process``: in a child process of its own, for CPU-bound envs in pure
+  Python; the harness builds it there from its registry name and arguments.
+"""
 
 
 @dataclass(frozen=True)
@@ -38,6 +50,10 @@ class Task:
         # ``data`` may be an unhashable mapping; the id, goal and group identify a task.
         return hash((self.id, self.goal, self.group))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A read-only mapping proxy cannot be pickled; a task goes to process envs as a dict.
+        return (Task, (self.id, self.goal, self.group, dict(self.data)))
+
 
 @dataclass(frozen=True)
 class Observation:
@@ -45,6 +61,9 @@ class Observation:
 
     text: str
     info: Mapping[str, Any] = field(default_factory=_empty)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Observation, (self.text, dict(self.info)))
 
 
 @dataclass(frozen=True)
@@ -61,6 +80,9 @@ class Step:
     done: bool
     info: Mapping[str, Any] = field(default_factory=_empty)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Step, (self.observation, self.reward, self.done, dict(self.info)))
+
 
 class TextEnv(ABC):
     """A text environment: one episode at a time, driven by action strings.
@@ -69,10 +91,16 @@ class TextEnv(ABC):
     a step before ``reset`` or after the episode ended all return a ``Step``
     whose observation says what went wrong. Same task, seed and actions must
     give the same observations.
+
+    Env authors write plain synchronous methods; ``execution`` declares how
+    the harness should run them (see :data:`Execution`). The default,
+    ``thread``, is safe for any env: a slow or hung call never stalls other
+    episodes. Declare ``inline`` only for envs whose calls take microseconds.
     """
 
     name: str = "env"
     max_steps: int = 50
+    execution: ClassVar[Execution] = "thread"
 
     @abstractmethod
     def reset(self, task: Task | str | None = None, seed: int | None = None) -> Observation:
@@ -100,6 +128,11 @@ class TextEnv(ABC):
 
     def expert_action(self) -> str | None:
         """Next action of a built-in expert from the current state, if any."""
+        return None
+
+    def close(self) -> None:
+        """Release what the env holds (a browser, a server process); called
+        once by whoever built it when it is no longer used. Default: nothing."""
         return None
 
     def candidate_actions(self) -> list[str]:

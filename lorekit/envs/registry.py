@@ -8,11 +8,11 @@ costs something when it is made.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from lorekit.envs.base import TextEnv
+from lorekit.envs.base import Execution, TextEnv
 
 EnvFactory = Callable[..., TextEnv]
 
@@ -21,18 +21,32 @@ class UnknownEnvError(LookupError):
     """Raised by :func:`make` for a name nobody registered."""
 
 
+_EXECUTIONS = ("inline", "thread", "process")
+
+
 @dataclass(frozen=True)
 class _Entry:
     factory: EnvFactory
     description: str
+    execution: Execution | None
 
 
 _REGISTRY: dict[str, _Entry] = {}
 
 
-def register(name: str, factory: EnvFactory, description: str, *, replace: bool = False) -> None:
+def register(
+    name: str,
+    factory: EnvFactory,
+    description: str,
+    *,
+    execution: Execution | None = None,
+    replace: bool = False,
+) -> None:
     """Make ``factory`` available as ``make(name, ...)``.
 
+    ``execution`` overrides the env class's own ``execution`` declaration;
+    ``"process"`` must be declared here, because the harness has to know it
+    before anything is built (it builds the env in a child process).
     Registering a taken name is an error unless ``replace`` is set, so two
     plugins cannot silently shadow each other.
     """
@@ -40,7 +54,43 @@ def register(name: str, factory: EnvFactory, description: str, *, replace: bool 
         raise ValueError(f"env name must be a non-empty string without spaces around it: {name!r}")
     if name in _REGISTRY and not replace:
         raise ValueError(f"env {name!r} is already registered; pass replace=True to override")
-    _REGISTRY[name] = _Entry(factory, description)
+    if execution is not None and execution not in _EXECUTIONS:
+        raise ValueError(f"execution must be one of {', '.join(_EXECUTIONS)}, got {execution!r}")
+    _REGISTRY[name] = _Entry(factory, description, execution)
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """A registered env by name and arguments: what the harness needs to build
+    copies of it anywhere, including in a child process (nothing live to pickle).
+
+    ``execution`` overrides both the registry's and the env class's choice.
+    """
+
+    name: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    execution: Execution | None = None
+
+    def __post_init__(self) -> None:
+        _check_arguments(self.name, dict(self.kwargs))
+        if self.execution is not None and self.execution not in _EXECUTIONS:
+            raise ValueError(
+                f"execution must be one of {', '.join(_EXECUTIONS)}, got {self.execution!r}"
+            )
+
+    def make(self) -> TextEnv:
+        """Build one env from the spec, in the calling thread."""
+        return make(self.name, **self.kwargs)
+
+    @property
+    def declared_execution(self) -> Execution | None:
+        """The spec's or the registry's choice; None leaves it to the env class."""
+        return self.execution or _REGISTRY[self.name].execution
+
+    @property
+    def factory(self) -> EnvFactory:
+        """The registered factory (a child process gets it by reference when it pickles)."""
+        return _REGISTRY[self.name].factory
 
 
 def list_envs() -> list[tuple[str, str]]:
@@ -54,6 +104,15 @@ def make(name: str, **kwargs: Any) -> TextEnv:
     Unknown names list the known ones; keyword arguments the factory does not
     accept are reported with the accepted ones, before anything is built.
     """
+    entry = _check_arguments(name, kwargs)
+    env = entry.factory(**kwargs)
+    if not isinstance(env, TextEnv):
+        raise TypeError(f"factory for env {name!r} returned {type(env).__name__}, not a TextEnv")
+    return env
+
+
+def _check_arguments(name: str, kwargs: dict[str, Any]) -> _Entry:
+    """The entry for ``name``, once its factory is known to accept ``kwargs``."""
     entry = _REGISTRY.get(name)
     if entry is None:
         known = ", ".join(sorted(_REGISTRY)) or "(none)"
@@ -74,10 +133,7 @@ def make(name: str, **kwargs: Any) -> TextEnv:
             raise TypeError(
                 f"bad arguments for env {name!r}: {error}; accepted: {accepted or '(none)'}"
             ) from None
-    env = entry.factory(**kwargs)
-    if not isinstance(env, TextEnv):
-        raise TypeError(f"factory for env {name!r} returned {type(env).__name__}, not a TextEnv")
-    return env
+    return entry
 
 
 def _make_textcraft(

@@ -5,6 +5,13 @@ pooled environment, under an asyncio concurrency bound and a per-episode
 timeout. Every step and model call goes to the run store, and an episode is
 committed whole when it ends. Resuming a run id skips the episodes the store
 already holds and plays exactly the missing ones.
+
+Env calls never run on the event loop unless the env declares them cheap
+(``inline``): the pool builds each env on its own thread or in its own
+process (:mod:`lorekit.envs.asyncenv`), so episodes overlap even when env
+steps block, and the timeout, which covers building the env, resetting it
+and every step, always ends an episode on time. An env whose call was cut
+off is discarded, never reused.
 """
 
 from __future__ import annotations
@@ -20,7 +27,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from lorekit.agents.base import Agent
-from lorekit.envs.base import Task, TextEnv
+from lorekit.envs.asyncenv import AsyncEnv
+from lorekit.envs.base import Task
+from lorekit.eval.envpool import EnvPool, EnvSource
 from lorekit.eval.report import run_summary
 from lorekit.eval.store import RunStore
 from lorekit.llm.accounting import PriceTable, UsageLedger
@@ -51,7 +60,13 @@ def plan_episodes(tasks: Sequence[Task], *, seed: int = 0, repeats: int = 1) -> 
 
 @dataclass(slots=True)
 class EvalResult:
-    """What a call to :func:`run_eval` did."""
+    """What a call to :func:`run_eval` did.
+
+    ``envs_discarded`` counts envs dropped because a call was cut off (or
+    their process died); ``stuck_threads`` those of them whose thread was
+    still inside the call when dropped (threads cannot be killed; they end
+    when the call returns, and never touch the run again).
+    """
 
     run_id: str
     played: int = 0
@@ -59,27 +74,24 @@ class EvalResult:
     successes: int = 0
     errors: int = 0
     wall_s: float = 0.0
+    envs_discarded: int = 0
+    stuck_threads: int = 0
     summary: dict[str, Any] = field(default_factory=dict)
 
 
-class _EnvPool:
-    """Reuses environments across episodes; one env serves one episode at a time."""
+@dataclass(frozen=True, slots=True)
+class EpisodeOutcome:
+    """How one episode ended, as handed to ``run_eval``'s ``on_episode`` hook."""
 
-    def __init__(self, factory: Callable[[], TextEnv]) -> None:
-        self._factory = factory
-        self._free: list[TextEnv] = []
-
-    def take(self) -> TextEnv:
-        return self._free.pop() if self._free else self._factory()
-
-    def give(self, env: TextEnv) -> None:
-        self._free.append(env)
+    spec: EpisodeSpec
+    status: str  # success, failure or error
+    error: str | None = None
 
 
 async def run_eval(
     store: RunStore,
     *,
-    env_factory: Callable[[], TextEnv],
+    env_factory: EnvSource,
     agent: Agent,
     roles: Roles,
     episodes: Sequence[EpisodeSpec],
@@ -91,11 +103,15 @@ async def run_eval(
     retry_errors: bool = False,
     prices: PriceTable | None = None,
     progress: bool | Console = False,
+    on_episode: Callable[[EpisodeOutcome], None] | None = None,
 ) -> EvalResult:
     """Play ``episodes`` (skipping those already in the store) and summarise.
 
-    ``retry_errors`` replays episodes that ended in an error (a timeout, a
-    crashed model) instead of counting them as done.
+    ``env_factory`` is an :class:`~lorekit.envs.EnvSpec` (registry name and
+    arguments; needed for envs that run in a process) or a callable that
+    builds a ``TextEnv``. ``retry_errors`` replays episodes that ended in an
+    error (a timeout, a crashed model) instead of counting them as done.
+    ``on_episode`` is called with each episode's outcome once it is stored.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
@@ -110,7 +126,7 @@ async def run_eval(
     todo = [e for e in episodes if e.key not in done_keys]
     result = EvalResult(rid, skipped=len(episodes) - len(todo))
     ledger = UsageLedger(prices)
-    pool = _EnvPool(env_factory)
+    pool = EnvPool(env_factory)
     gate = asyncio.Semaphore(concurrency)
     bar = _Bar(progress, total=len(todo))
     started = time.perf_counter()
@@ -118,7 +134,6 @@ async def run_eval(
 
     async def play(spec: EpisodeSpec) -> None:
         async with gate:
-            env = pool.take()
             writer = store.episode(
                 rid,
                 spec.key,
@@ -129,31 +144,37 @@ async def run_eval(
             )
             episode_ledger = UsageLedger(prices)
             episode_roles = roles.metered(episode_ledger, writer.add_llm_call)
+            held: list[AsyncEnv] = []
             t0 = time.perf_counter()
+            error: str | None = None
+            phase = "building the env"  # (a process to spawn, a browser to start): own limit
             try:
+                env = pool.take_free()
+                if env is None:
+                    env = await asyncio.wait_for(pool.take(), episode_timeout_s)
+                held.append(env)
+                phase = "episode"
                 traj = await asyncio.wait_for(
                     agent.run(env, spec.task, episode_roles, writer, seed=spec.seed),
                     episode_timeout_s,
                 )
             except TimeoutError:
-                writer.finish(
-                    success=False,
-                    reward=0.0,
-                    status="error",
-                    error=f"episode timed out after {episode_timeout_s} s",
-                    info={"usage": episode_ledger.total().to_dict()},
-                )
-                result.errors += 1
+                error = f"{phase} timed out after {episode_timeout_s} s"
+                if held and held[0].broken is not None:
+                    error += f"; env {held[0].name!r} discarded: {held[0].broken}"
             except Exception as exc:
-                tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+                error = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            finally:
+                if held:
+                    pool.give(held[0])
+                ledger.merge(episode_ledger)
+            usage = episode_ledger.total().to_dict()
+            if error is not None:
                 writer.finish(
-                    success=False,
-                    reward=0.0,
-                    status="error",
-                    error=tb,
-                    info={"usage": episode_ledger.total().to_dict()},
+                    success=False, reward=0.0, status="error", error=error, info={"usage": usage}
                 )
                 result.errors += 1
+                outcome = EpisodeOutcome(spec, "error", error)
             else:
                 writer.finish(
                     success=traj.success,
@@ -163,15 +184,15 @@ async def run_eval(
                         "stop_reason": traj.stop_reason,
                         "notes": traj.notes,
                         "wall_s": time.perf_counter() - t0,
-                        "usage": episode_ledger.total().to_dict(),
+                        "usage": usage,
                     },
                 )
                 result.successes += int(traj.success)
-            finally:
-                pool.give(env)
-                ledger.merge(episode_ledger)
+                outcome = EpisodeOutcome(spec, "success" if traj.success else "failure")
             result.played += 1
             bar.advance(result, ledger)
+            if on_episode is not None:
+                on_episode(outcome)
 
     try:
         with bar:
@@ -179,6 +200,9 @@ async def run_eval(
     except BaseException:
         store.set_run_status(rid, "interrupted")
         raise
+    finally:
+        pool.close()
+        result.envs_discarded, result.stuck_threads = pool.discarded, pool.stuck_threads
     result.wall_s = time.perf_counter() - started
     summary = run_summary(store, rid)
     summary["cost_usd"] = sum(u.cost_usd for u in ledger.by_role.values())
@@ -186,6 +210,8 @@ async def run_eval(
         "played": result.played,
         "skipped": result.skipped,
         "wall_s": result.wall_s,
+        "envs_discarded": result.envs_discarded,
+        "stuck_threads": result.stuck_threads,
     }
     result.summary = summary
     store.set_run_status(rid, "finished", summary)

@@ -24,7 +24,8 @@ from lorekit.agents.adapt.executor import Executor, SubtaskResult, Trust
 from lorekit.agents.adapt.order import evaluate_async
 from lorekit.agents.adapt.planner import Planner
 from lorekit.agents.base import Recorder, Trajectory
-from lorekit.envs.base import Task, TextEnv
+from lorekit.envs.asyncenv import EnvLike
+from lorekit.envs.base import Task
 from lorekit.llm.base import Message
 from lorekit.llm.roles import Roles
 
@@ -67,9 +68,9 @@ class PlanExecuteAgent:
         )
 
     async def run(
-        self, env: TextEnv, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+        self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
-        ctx = start(env, task, roles, recorder, seed, self.max_calls)
+        ctx = await start(env, task, roles, recorder, seed, self.max_calls)
         root = new_node(task.goal, 1)
         budget_hit = False
         try:
@@ -125,9 +126,9 @@ class TryAgainAgent:
         self.executor = _executor(executor_role, executor_turns, patience, trust, temperature)
 
     async def run(
-        self, env: TextEnv, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+        self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
-        ctx = start(env, task, roles, recorder, seed, self.max_calls)
+        ctx = await start(env, task, roles, recorder, seed, self.max_calls)
         trials: list[dict[str, Any]] = []
         memory: list[str] = []
         budget_hit = False

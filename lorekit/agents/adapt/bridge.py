@@ -13,6 +13,10 @@ Two things, both optional for an environment:
 Bridges are looked up by ``env.name``, so ALFWorld or WebShop plug in with
 :func:`register_bridge` and the controller does not change. An environment
 without a bridge gets :class:`NullBridge`: no state text, no checks.
+
+Bridge methods take the plain ``TextEnv`` and run where the env lives
+(``AsyncEnv.call``): on its thread, or in its process, so a bridge must be
+picklable (a module-level class with picklable state) for process envs.
 """
 
 from __future__ import annotations
@@ -105,7 +109,7 @@ def register_bridge(env_name: str, factory: BridgeFactory) -> None:
     _BRIDGES[env_name] = factory
 
 
-def bridge_for(env: TextEnv) -> EnvBridge:
-    """The registered bridge for ``env.name``, or :class:`NullBridge`."""
-    factory = _BRIDGES.get(env.name)
+def bridge_for(env_name: str) -> EnvBridge:
+    """The registered bridge for the env named ``env_name``, or :class:`NullBridge`."""
+    factory = _BRIDGES.get(env_name)
     return factory() if factory is not None else NullBridge()

@@ -20,7 +20,8 @@ import yaml
 from lorekit.agents.adapt.bridge import EnvBridge, bridge_for
 from lorekit.agents.base import Episode, Recorder, Trajectory
 from lorekit.agents.prompts import PromptError, render
-from lorekit.envs.base import Task, TextEnv
+from lorekit.envs.asyncenv import EnvLike, as_async
+from lorekit.envs.base import Task
 from lorekit.llm.base import Message
 from lorekit.llm.roles import Roles
 
@@ -78,11 +79,12 @@ class AdaptContext:
     def opening(self) -> str:
         return self.ep.trajectory.initial_observation
 
-    def state(self) -> str:
-        return self.bridge.describe_state(self.ep.env) or "(not available)"
+    async def state(self) -> str:
+        """The bridge's state text, read where the env lives (it may be a thread or a process)."""
+        return await self.ep.env.call(self.bridge.describe_state) or "(not available)"
 
-    def check(self, subtask: str) -> bool | None:
-        return self.bridge.check_subtask(self.ep.env, subtask)
+    async def check(self, subtask: str) -> bool | None:
+        return await self.ep.env.call(self.bridge.check_subtask, subtask)
 
     async def ask(
         self,
@@ -100,16 +102,16 @@ class AdaptContext:
         )
         return out.text
 
-    def manual_values(self) -> dict[str, str]:
+    async def manual_values(self) -> dict[str, str]:
         env = self.ep.env
         return {
-            "manual": env.manual().strip(),
-            "action_forms": "\n".join(f"- {f}" for f in env.action_forms()),
+            "manual": (await env.manual()).strip(),
+            "action_forms": "\n".join(f"- {f}" for f in await env.action_forms()),
         }
 
 
-def start(
-    env: TextEnv,
+async def start(
+    env: EnvLike,
     task: Task,
     roles: Roles,
     recorder: Recorder,
@@ -117,9 +119,9 @@ def start(
     max_calls: int | None,
 ) -> AdaptContext:
     """Reset the environment and wrap the episode for the ADaPT family."""
-    return AdaptContext(
-        Episode.start(env, task, recorder, seed), roles, bridge_for(env), CallBudget(max_calls)
-    )
+    handle = as_async(env)
+    episode = await Episode.start(handle, task, recorder, seed)
+    return AdaptContext(episode, roles, bridge_for(handle.name), CallBudget(max_calls))
 
 
 def finish(ctx: AdaptContext, method: str, budget_hit: bool, **notes: Any) -> Trajectory:

@@ -23,7 +23,8 @@ from lorekit.agents.adapt.executor import Executor, Trust
 from lorekit.agents.adapt.order import evaluate_async
 from lorekit.agents.adapt.planner import Planner
 from lorekit.agents.base import Recorder, Trajectory
-from lorekit.envs.base import Task, TextEnv
+from lorekit.envs.asyncenv import EnvLike
+from lorekit.envs.base import Task
 from lorekit.llm.roles import Roles
 
 
@@ -85,9 +86,9 @@ class AdaptAgent:
         self.trust = trust
 
     async def run(
-        self, env: TextEnv, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+        self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
-        ctx = start(env, task, roles, recorder, seed, self.max_calls)
+        ctx = await start(env, task, roles, recorder, seed, self.max_calls)
         root = new_node(task.goal, 1)
         budget_hit = False
         try:
@@ -122,14 +123,16 @@ class AdaptAgent:
 
         outcome = await evaluate_async(plan.order, run_step, episode_over)
         node["plan_outcome"] = outcome
-        node["success"] = self._judge(ctx, task, outcome, node)
+        node["success"] = await self._judge(ctx, task, outcome, node)
         return bool(node["success"])
 
-    def _judge(self, ctx: AdaptContext, task: str, outcome: bool, node: dict[str, Any]) -> bool:
+    async def _judge(
+        self, ctx: AdaptContext, task: str, outcome: bool, node: dict[str, Any]
+    ) -> bool:
         """After a plan: the episode's end, else the env's check, else the plan's logic."""
         if ctx.ep.done:
             return ctx.ep.trajectory.success
-        verified = ctx.check(task)
+        verified = await ctx.check(task)
         node["verified"] = verified
         if self.trust == "env" and verified is not None:
             return verified

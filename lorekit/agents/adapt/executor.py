@@ -96,16 +96,16 @@ class Executor:
         self.max_tokens = max_tokens
         self.history_turns = history_turns
 
-    def _first_messages(
+    async def _first_messages(
         self, ctx: AdaptContext, task: str, memory: Sequence[str]
     ) -> tuple[Message, Message]:
         lessons = "\n".join(f"- {m}" for m in memory)
-        system = fill("executor_system", **ctx.manual_values())
+        system = fill("executor_system", **await ctx.manual_values())
         user = fill(
             "executor_task",
             opening=ctx.opening,
             task=task,
-            state=ctx.state(),
+            state=await ctx.state(),
             last_action=ctx.last_success_action or "none yet",
             memory=fill("memory", lessons=lessons) if memory else "",
         )
@@ -127,16 +127,18 @@ class Executor:
             await self._turns(ctx, task, memory, result)
         except BudgetExhausted:
             result.stop = "budget"
+            await self._settle(ctx, result)
             raise
+        else:
+            await self._settle(ctx, result)
         finally:
-            self._settle(ctx, result)
             ctx.subtasks[slot] = result.to_dict()
         return result
 
     async def _turns(
         self, ctx: AdaptContext, task: str, memory: Sequence[str], result: SubtaskResult
     ) -> None:
-        system, first = self._first_messages(ctx, task, memory)
+        system, first = await self._first_messages(ctx, task, memory)
         history: list[Message] = []
         streak = 0
         while result.turns < self.max_turns:
@@ -165,7 +167,7 @@ class Executor:
                 result.claimed = said
                 result.stop = "completed" if said else "failed"
                 return
-            step = ctx.ep.act(action)
+            step = await ctx.ep.act(action)
             result.actions.append(action)
             result.transcript.append((action, step.observation))
             valid = bool(step.info.get("valid", True))
@@ -185,13 +187,13 @@ class Executor:
             history.append(Message("user", fill("observation", observation=step.observation)))
         result.stop = result.stop or "turns"
 
-    def _settle(self, ctx: AdaptContext, result: SubtaskResult) -> None:
+    async def _settle(self, ctx: AdaptContext, result: SubtaskResult) -> None:
         """Decide success: the episode's end, else the env's check, else the claim."""
         if ctx.ep.done:
             result.verified = ctx.ep.trajectory.success
             result.success = ctx.ep.trajectory.success
             return
-        result.verified = ctx.check(result.task)
+        result.verified = await ctx.check(result.task)
         if self.trust == "env" and result.verified is not None:
             result.success = result.verified
         else:

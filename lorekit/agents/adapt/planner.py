@@ -112,13 +112,12 @@ class Planner:
 
     async def plan(self, ctx: AdaptContext, task: str) -> PlanAttempt:
         style = fill(f"style_{self.style}", max_steps=self.max_steps)
+        state = await ctx.state()
         messages = [
-            Message("system", fill("planner_system", **ctx.manual_values())),
+            Message("system", fill("planner_system", **await ctx.manual_values())),
             Message(
                 "user",
-                fill(
-                    "planner_task", opening=ctx.opening, task=task, state=ctx.state(), style=style
-                ),
+                fill("planner_task", opening=ctx.opening, task=task, state=state, style=style),
             ),
         ]
         attempt = PlanAttempt(None)

@@ -68,6 +68,7 @@ class CrafterParty(TextEnv):
     """Several players in one world; see the module docstring."""
 
     name = "crafter-party"
+    execution = "inline"  # same engine as CrafterTextEnv: sub-millisecond steps
 
     def __init__(self, players: int = 2, *, length: int = 2_000) -> None:
         if players < 2:

@@ -3,12 +3,18 @@
 Crafter builds a world cell by cell, calling OpenSimplex noise a dozen times
 per cell from Python and drawing from the world's ``RandomState`` only when a
 noise test passes. We evaluate every noise field for the whole map at once
-(``OpenSimplex.noise3array``, which opensimplex compiles with numba), then run
+(opensimplex's noise function in a jitted loop over the grid), then run
 the cell-by-cell decisions in a small jitted loop that reads uniforms from a
 pre-drawn buffer. Afterwards the ``RandomState`` is advanced by exactly the
 number of uniforms crafter would have drawn, so the rest of the episode sees
 the same random stream. For a given world seed the materials, tunnels and
 creatures equal those of ``crafter.worldgen.generate_world`` (tested).
+
+Everything here runs serially on the calling thread, and nothing touches a
+process-wide setting. opensimplex's own array noise is a numba ``parallel``
+loop: calling it starts numba's threading layer, which (with OpenMP) resets
+the OpenMP thread count of the whole process, torch's included. We evaluate
+the same noise function in a serial jitted loop instead (same values).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import opensimplex
+from opensimplex.internals import _noise3 as _simplex_noise3
 
 # Material codes used inside the jitted loop; mapped to the world's ids later.
 WATER, GRASS, STONE, PATH, SAND, TREE, LAVA, COAL, IRON, DIAMOND = range(10)
@@ -151,6 +158,17 @@ def _decide_creatures(codes: Any, tunnels: Any, dist: Any, rand: Any) -> Any:
     return found[:count], used
 
 
+@_jit
+def _noise3_grid(x: Any, y: Any, z: Any, perm: Any, perm_grad_index3: Any) -> Any:
+    """``OpenSimplex.noise3array`` as a serial loop, indexed [z, y, x] like it."""
+    out = np.empty((z.size, y.size, x.size), dtype=np.double)
+    for k in range(z.size):
+        for j in range(y.size):
+            for i in range(x.size):
+                out[k, j, i] = _simplex_noise3(x[i], y[j], z[k], perm, perm_grad_index3)
+    return out
+
+
 @dataclass(frozen=True)
 class GeneratedWorld:
     """Materials by name index (``CODE_NAMES``), tunnels and creatures."""
@@ -166,11 +184,13 @@ def _fields(simplex: opensimplex.OpenSimplex, width: int, height: int, center: A
     ys = np.arange(height)
 
     def noise(xv: np.ndarray, yv: np.ndarray, z: float) -> np.ndarray:
-        # noise3array returns [z, y, x]; we index [x, y] like crafter.
-        grid = simplex.noise3array(
+        # the grid is [z, y, x]; we index [x, y] like crafter.
+        grid = _noise3_grid(
             np.ascontiguousarray(xv, np.float64),
             np.ascontiguousarray(yv, np.float64),
-            np.array([z]),
+            np.array([z], np.float64),
+            simplex._perm,
+            simplex._perm_grad_index3,
         )
         return np.asarray(grid[0].T)
 
@@ -220,16 +240,7 @@ def generate(random: np.random.RandomState, area: tuple[int, int], center: Any) 
     _warn_once()
     width, height = int(area[0]), int(area[1])
     simplex = opensimplex.OpenSimplex(seed=random.randint(0, 2**31 - 1))
-    # opensimplex's array noise is a parallel loop; on a 64x64 map, threads
-    # cost more than they save and fight other workers, so run it on one.
-    threads = numba.get_num_threads() if numba is not None else 1
-    if numba is not None:
-        numba.set_num_threads(1)
-    try:
-        fields = _fields(simplex, width, height, center)
-    finally:
-        if numba is not None:
-            numba.set_num_threads(threads)
+    fields = _fields(simplex, width, height, center)
     codes, tunnels, _ = _draw(
         random, 3 * width * height, lambda rand: _decide_materials(fields, rand)
     )

@@ -50,6 +50,7 @@ class TextCraftEnv(CraftRules, TextEnv):
     """Minecraft crafting as text: see the module docstring and the manual."""
 
     name = "textcraft"
+    execution = "inline"  # pure-Python table lookups: microseconds per call
 
     def __init__(
         self,
