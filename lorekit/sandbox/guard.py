@@ -26,7 +26,6 @@ what the run reports, even if the code caught it.
 
 from __future__ import annotations
 
-import ast
 import itertools
 import os
 import sys
@@ -100,9 +99,10 @@ _STDLIB_DIR = os.path.dirname(os.__file__)
 _GUARD_DIR = os.path.dirname(os.path.abspath(__file__))
 #: Names that code the standard library generates at run time (dataclasses,
 #: namedtuple, typing) uses; any other dunder in such code is refused.
-_GENERATED_DUNDERS = frozenset(
-    {"__class__", "__create_fn__", "__delattr__", "__post_init__", "__setattr__"}
-) | syntax.ALLOWED_DUNDERS
+_GENERATED_DUNDERS = (
+    frozenset({"__class__", "__create_fn__", "__delattr__", "__post_init__", "__setattr__"})
+    | syntax.ALLOWED_DUNDERS
+)
 _GENERATED_PRIVATE = frozenset({"_tuple_new"})
 _GENERATED_DENIED = frozenset(
     {
@@ -220,9 +220,9 @@ def _path_checker(workdir: str) -> Callable[[object], str | None]:
         kind = t_type(path)
         if kind is not t_str and kind is not t_bytes:
             if is_sub(kind, t_str):
-                path = as_str(path)  # type: ignore[arg-type]
+                path = as_str(path)
             elif is_sub(kind, t_bytes):
-                path = t_bytes.__getitem__(path, slice(None))  # type: ignore[index]
+                path = t_bytes.__getitem__(path, slice(None))  # type: ignore[call-overload]
             else:
                 return None
         if t_type(path) is t_bytes:
@@ -325,14 +325,22 @@ def _make_hook(
                     if ledger["files"] > max_files_written:
                         limit = max_files_written
                         raise refuse(
-                            "ForbiddenOperation", f"more than {limit} files opened for writing", caller
+                            "ForbiddenOperation",
+                            f"more than {limit} files opened for writing",
+                            caller,
                         )
                 return
-            if not writes and t_type(path) is t_str and path.startswith(stdlib_prefix):
-                if ".." not in path.split("/"):
-                    return  # lazy stdlib imports (codecs) read their own source
+            if (
+                not writes
+                and t_type(path) is t_str
+                and path.startswith(stdlib_prefix)
+                and ".." not in path.split("/")
+            ):
+                return  # lazy stdlib imports (codecs) read their own source
             shown = path if t_type(path) in (t_str, t_bytes, t_int) else t_type(path).__name__
-            raise refuse("ForbiddenOperation", f"file access outside the sandbox: {shown!r}", caller)
+            raise refuse(
+                "ForbiddenOperation", f"file access outside the sandbox: {shown!r}", caller
+            )
         if event == "import":
             name = args[0]
             if t_type(name) is t_str and name.startswith(lazy_imports):
@@ -355,8 +363,8 @@ def _make_hook(
                 "ForbiddenOperation", f"operation {event!r} ({name!r}) is not allowed", caller
             )
         if event == "compile":
-            name = args[1] if t_len(args) > 1 else None
-            if t_type(name) is t_str and (name.startswith(guard_prefix) or name.startswith(prefix)):
+            name = args[1] if t_len(args) > 1 and t_type(args[1]) is t_str else ""
+            if name.startswith(guard_prefix) or name.startswith(prefix):
                 raise refuse("ForbiddenOperation", "compiling under a sandbox file name", caller)
         if event == "exec" and args and t_type(args[0]) is t_code:
             bad = generated_names(args[0])

@@ -28,9 +28,7 @@ import sys
 import types
 import weakref
 from collections.abc import Callable
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lorekit.sandbox import guard_syntax as syntax
@@ -61,7 +59,7 @@ _TRUSTED_METACLASSES: tuple[type, ...] = (enum.EnumType,)
 def exact_str(value: object, what: str = "attribute name") -> str:
     """``value`` as a plain ``str`` with no subclass methods left to lie."""
     if _real_type(value) is str:
-        return value  # type: ignore[return-value]
+        return value
     if isinstance(value, str):
         return str.__str__(value)  # a copy of the characters, as an exact str
     raise TypeError(f"{what} must be a string, not {_real_type(value).__name__}")
@@ -136,7 +134,7 @@ class Rules:
     def match_args(self, names: object) -> None:
         if _real_type(names) is not tuple:
             raise self.refuse("__match_args__ must be a tuple of public attribute names")
-        for name in names:  # type: ignore[attr-defined]
+        for name in names:
             text = exact_str(name, "__match_args__ entry")
             if (
                 _real_type(name) is not str
@@ -245,6 +243,8 @@ def _guarded_functools(rules: Rules) -> dict[str, Any]:
         )
 
     def wraps(wrapped: Any, assigned: Any = assigned0, updated: Any = updated0) -> Any:
+        assigned = _wrapper_names(rules, assigned, assigned0)
+        updated = _wrapper_names(rules, updated, updated0)
         return functools.partial(
             update_wrapper, wrapped=wrapped, assigned=assigned, updated=updated
         )

@@ -34,14 +34,87 @@ ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__doc__", "__qualname__"})
 #: ``__mro_entries__``, ``__prepare__``, ``__class_getitem__``.
 SAFE_DUNDER_METHODS = ALLOWED_DUNDERS | frozenset(
     f"__{name}__"
-    for name in (
-        "new repr str bytes hash bool len length_hint iter next reversed contains "
-        "getitem setitem delitem missing call enter exit post_init "
-        "eq ne lt le gt ge neg pos abs invert int float complex index round trunc floor ceil "
-        "add sub mul matmul truediv floordiv mod divmod pow lshift rshift and xor or "
-        "radd rsub rmul rmatmul rtruediv rfloordiv rmod rdivmod rpow rlshift rrshift rand rxor ror "
-        "iadd isub imul imatmul itruediv ifloordiv imod ipow ilshift irshift iand ixor ior"
-    ).split()
+    for name in [
+        "new",
+        "repr",
+        "str",
+        "bytes",
+        "hash",
+        "bool",
+        "len",
+        "length_hint",
+        "iter",
+        "next",
+        "reversed",
+        "contains",
+        "getitem",
+        "setitem",
+        "delitem",
+        "missing",
+        "call",
+        "enter",
+        "exit",
+        "post_init",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "neg",
+        "pos",
+        "abs",
+        "invert",
+        "int",
+        "float",
+        "complex",
+        "index",
+        "round",
+        "trunc",
+        "floor",
+        "ceil",
+        "add",
+        "sub",
+        "mul",
+        "matmul",
+        "truediv",
+        "floordiv",
+        "mod",
+        "divmod",
+        "pow",
+        "lshift",
+        "rshift",
+        "and",
+        "xor",
+        "or",
+        "radd",
+        "rsub",
+        "rmul",
+        "rmatmul",
+        "rtruediv",
+        "rfloordiv",
+        "rmod",
+        "rdivmod",
+        "rpow",
+        "rlshift",
+        "rrshift",
+        "rand",
+        "rxor",
+        "ror",
+        "iadd",
+        "isub",
+        "imul",
+        "imatmul",
+        "itruediv",
+        "ifloordiv",
+        "imod",
+        "ipow",
+        "ilshift",
+        "irshift",
+        "iand",
+        "ixor",
+        "ior",
+    ]
 )
 
 #: Underscore names that are public API of standard-library types.
@@ -217,4 +290,5 @@ def _as_load(expr: ast.expr) -> ast.expr:
 
 def instrument(tree: ast.Module) -> ast.Module:
     """The checked tree with run-time checks added (see the module docstring)."""
-    return ast.fix_missing_locations(_Instrument().visit(tree))
+    checked: ast.Module = ast.fix_missing_locations(_Instrument().visit(tree))
+    return checked
