@@ -231,10 +231,12 @@ def _text(value: object) -> str:
     return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "..."
 
 
-def describe(exc: BaseException | None, limits: dict[str, Any]) -> dict[str, Any] | None:
+def describe(
+    exc: BaseException | None, limits: dict[str, Any], violation: Any = None
+) -> dict[str, Any] | None:
     """The report of how the code ended; a recorded violation always wins."""
-    if guard.STATE.violation is not None:
-        kind, message, line, where = guard.STATE.violation
+    if violation is not None:
+        kind, message, line, where = violation
         return {"kind": kind, "message": message, "line": line, "where": where}
     if exc is None:
         return None
@@ -285,7 +287,7 @@ def compile_pieces(job: dict[str, Any], denied: frozenset[str]) -> list[Any] | d
                 "line": problem[0],
                 "where": where,
             }
-        compiled.append(compile(tree, filename, "exec"))
+        compiled.append(compile(guard.instrument(tree), filename, "exec"))
     return compiled
 
 
@@ -297,11 +299,13 @@ def run_job(chan: Channel, job: dict[str, Any]) -> dict[str, Any]:
     compiled = compile_pieces(job, denied)
     if isinstance(compiled, dict):
         return {"op": "done", "output": "", "error": compiled}
-    views = guard.build_views(policy["imports"], policy["hidden_names"])
+    rules = guard.new_rules(denied)
+    sandbox_type = guard.make_type(rules)
+    views = guard.build_views(policy["imports"], policy["hidden_names"], rules, sandbox_type)
     module = types.ModuleType("__sandbox__")  # a real module: dataclasses look it up
     sys.modules["__sandbox__"] = module
     namespace: dict[str, Any] = module.__dict__
-    namespace["__builtins__"] = guard.make_builtins(views, denied, out.print)
+    namespace["__builtins__"] = guard.make_builtins(views, rules, sandbox_type, out.print)
     if job.get("api") is not None:
         namespace[job["api_name"]] = ApiProxy(job["api"], make_caller(chan, out))
     wall = float(limits["wall_s"])
@@ -310,10 +314,9 @@ def run_job(chan: Channel, job: dict[str, Any]) -> dict[str, Any]:
     signal.signal(signal.SIGPROF, cpu_hit)  # precise soft limit
     signal.signal(signal.SIGXCPU, cpu_hit)  # RLIMIT_CPU, whole seconds, then SIGKILL
     set_limits(limits)
-    guard.STATE.max_files_written = int(limits["max_files_written"])
     reserve = bytearray(1 << 20)  # released on MemoryError so the report fits
     failure: BaseException | None = None
-    guard.arm()
+    first_violation = guard.arm(int(limits["max_files_written"]))
     guard.STATE.running = True
     signal.setitimer(signal.ITIMER_REAL, wall, 0.05)
     signal.setitimer(signal.ITIMER_PROF, float(limits["cpu_s"]), 0.05)
@@ -334,7 +337,7 @@ def run_job(chan: Channel, job: dict[str, Any]) -> dict[str, Any]:
         del reserve
         namespace.clear()
         gc.collect()
-    report = describe(failure, limits)
+    report = describe(failure, limits, first_violation())
     return {"op": "done", "output": out.take_new(), "error": report}
 
 

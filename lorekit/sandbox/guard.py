@@ -1,35 +1,49 @@
 """In-child defences: syntax check, restricted builtins, import views, audit hook.
 
 This module runs inside the sandbox worker, loaded by ``child.py`` as a plain
-top-level module, so it imports the standard library only. The layers, from
-the outside in:
+top-level module (with its siblings ``guard_syntax`` and ``guard_runtime``),
+so it imports the standard library only. The layers, from the outside in:
 
 1. ``check_tree`` rejects syntax that reaches interpreter internals
-   (``x.__class__``, ``gen.gi_frame``, format strings that walk attributes).
+   (``x.__class__``, ``gen.gi_frame``, format strings that walk attributes,
+   dunder hooks such as ``__getattr__`` defined in a class body);
+   ``instrument`` adds run-time checks for private names and class patterns.
 2. The code gets a builtins dict without ``eval``/``exec``/``compile``/``vars``,
-   with a guarded ``getattr``, an ``open`` confined to the work dir and an
-   ``__import__`` that hands out filtered *views* of allowlisted modules.
-3. An audit hook, armed just before untrusted code runs and never disarmed,
+   with a ``getattr`` family and a ``type`` that check names, an ``open``
+   confined to the work dir and an ``__import__`` that hands out filtered
+   *views* of allowlisted modules (see ``guard_runtime``).
+3. An audit hook, installed by :func:`arm` just before untrusted code runs,
    blocks the effects that matter even if layers 1-2 are bypassed: files
-   outside the work dir, sockets, processes, signals, ctypes, new imports.
+   outside the work dir, sockets, processes, signals, ctypes, new imports,
+   code generated at run time that names internals. The hook is a closure
+   over values captured when it was made: no module global, flag or object
+   the code could reach switches it off or changes what it allows.
 
 Every violation raises :class:`Stop` (a ``BaseException``, so ``except
-Exception`` does not swallow it) and is recorded in ``STATE.violation``; the
-first one recorded is what the run reports, even if the code caught it.
+Exception`` does not swallow it) and is recorded; the first one recorded is
+what the run reports, even if the code caught it.
 """
 
 from __future__ import annotations
 
-import ast
+import itertools
 import os
-import string
 import sys
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lorekit.sandbox import guard_runtime as runtime
+    from lorekit.sandbox import guard_syntax as syntax
+else:  # in the worker this directory is on sys.path, the package is not
+    import guard_runtime as runtime
+    import guard_syntax as syntax
 
 SNIPPET_PREFIX = "<sandbox:"
-ALLOWED_DUNDERS = frozenset({"__init__", "__name__", "__doc__", "__qualname__"})
+ALLOWED_DUNDERS = syntax.ALLOWED_DUNDERS
+ModuleView = runtime.ModuleView
+Rules = runtime.Rules
 _ALWAYS_BLOCKED = (
     "os.",
     "socket.",
@@ -58,23 +72,56 @@ _ALWAYS_BLOCKED = (
     "gc.",
     "cpython.",
     "syslog.",
+    "_thread.",
+    "_posixsubprocess.",
+    "pdb.",
+    "ensurepip.",
+    "time.sleep",
     "code.__new__",
     "function.__new__",
     "sys.addaudithook",
     "sys.setprofile",
     "sys.settrace",
     "sys._current_frames",
+    "sys._current_exceptions",
+    "sys.excepthook",
+    "sys.unraisablehook",
     "sys.monitoring",
     "builtins.input",
     "setopencode",
 )
-_BLOCKED_FROM_SNIPPET = ("exec", "compile", "sys._getframe", "object.__getattr__")
+#: Audited attribute reads and writes (frames, code objects, ``__class__``
+#: assignment, function internals): only the guard's own code may.
+_TRUSTED_ONLY = frozenset({"object.__getattr__", "object.__setattr__", "object.__delattr__"})
+_BLOCKED_FROM_SNIPPET = frozenset({"exec", "compile", "sys._getframe"})
 _LAZY_IMPORTS = ("encodings.",)
-# Modules C code imports through the *calling frame's* ``__import__`` (e.g.
-# ``datetime.strptime``); code itself cannot name them: the syntax check
-# rejects importing any name with a leading underscore.
-_C_LAZY_IMPORTS = frozenset({"_strptime"})
 _STDLIB_DIR = os.path.dirname(os.__file__)
+_GUARD_DIR = os.path.dirname(os.path.abspath(__file__))
+#: Names that code the standard library generates at run time (dataclasses,
+#: namedtuple, typing) uses; any other dunder in such code is refused.
+_GENERATED_DUNDERS = (
+    frozenset({"__class__", "__create_fn__", "__delattr__", "__post_init__", "__setattr__"})
+    | syntax.ALLOWED_DUNDERS
+)
+_GENERATED_PRIVATE = frozenset({"_tuple_new"})
+_GENERATED_DENIED = frozenset(
+    {
+        "getattr",
+        "setattr",
+        "delattr",
+        "eval",
+        "exec",
+        "compile",
+        "open",
+        "globals",
+        "locals",
+        "vars",
+        "breakpoint",
+        "input",
+        "help",
+    }
+)
+_TICKS = itertools.count()
 
 
 class Stop(BaseException):
@@ -86,17 +133,17 @@ class Stop(BaseException):
         self.message = message
 
 
+Violation = tuple[str, str, int | None, str | None]
+
+
 class State:
-    """Mutable state of the one job this worker runs."""
+    """Run state the worker's own code reads (the hook keeps its own, unreachable)."""
 
     def __init__(self) -> None:
-        self.armed = False
         self.running = False
-        self.in_hook = False
-        self.violation: tuple[str, str, int | None, str | None] | None = None
+        self.violation: Violation | None = None
+        self.tick = -1
         self.workdir = os.getcwd()
-        self.files_written = 0
-        self.max_files_written = 16
 
 
 STATE = State()
@@ -118,286 +165,253 @@ def stop(kind: str, message: str) -> Stop:
     if STATE.violation is None:
         line, where = snippet_location()
         STATE.violation = (kind, message, line, where)
+        STATE.tick = next(_TICKS)
     return Stop(kind, message)
 
 
-# ---------------------------------------------------------------- syntax check
+# ---------------------------------------------------------------- syntax and builtins
+
+check_tree = syntax.check_tree
+instrument = syntax.instrument
 
 
-def _bad_attribute(name: str, denied: frozenset[str]) -> bool:
-    return (name.startswith("__") and name not in ALLOWED_DUNDERS) or name in denied
+def new_rules(denied: frozenset[str]) -> runtime.Rules:
+    """The run-time name rules of one run (shared by builtins and views)."""
+    return runtime.Rules(denied, stop)
 
 
-def _format_is_plain(template: str) -> bool:
-    """True when no replacement field walks attributes or indexes (``{0.x}``)."""
-    try:
-        parts = list(string.Formatter().parse(template))
-    except ValueError:
-        return True  # str.format will raise on it anyway, touching nothing
-    for _, field, spec, _ in parts:
-        if field and ("." in field or "[" in field):
-            return False
-        if spec and "{" in spec and not _format_is_plain(spec):
-            return False
-    return True
+def make_type(rules: runtime.Rules) -> type:
+    """The sandbox's ``type`` (checks class dicts; see ``guard_runtime.make_type``)."""
+    return runtime.make_type(rules)
 
 
-def check_tree(tree: ast.AST, denied: frozenset[str]) -> tuple[int, str] | None:
-    """First construct (in source order) the policy rejects, as (line, reason)."""
-    problems = []
-    for node in ast.walk(tree):
-        reason = _check_node(node, denied)
-        if reason is not None:
-            where = (getattr(node, "lineno", 0), getattr(node, "end_col_offset", 0) or 0)
-            problems.append((*where, reason))
-    if not problems:
-        return None
-    line, _, reason = min(problems)
-    return line, reason
-
-
-def _check_node(node: ast.AST, denied: frozenset[str]) -> str | None:
-    if isinstance(node, ast.Attribute):
-        if node.attr in ("format", "format_map"):
-            receiver = node.value
-            if (
-                isinstance(receiver, ast.Constant)
-                and isinstance(receiver.value, str)
-                and _format_is_plain(receiver.value)
-            ):
-                return None
-            return (
-                f"'.{node.attr}' is only allowed on a string literal without "
-                "attribute or index lookups; use an f-string"
-            )
-        if _bad_attribute(node.attr, denied):
-            return f"access to attribute {node.attr!r} is not allowed"
-    elif isinstance(node, ast.Name):
-        if node.id.startswith("__") and node.id not in ALLOWED_DUNDERS:
-            return f"use of name {node.id!r} is not allowed"
-    elif isinstance(node, ast.Import):
-        for alias in node.names:
-            if any(part.startswith("_") for part in alias.name.split(".")):
-                return f"importing private module {alias.name!r} is not allowed"
-    elif isinstance(node, ast.ImportFrom):
-        if node.level:
-            return "relative imports are not allowed"
-        if any(part.startswith("_") for part in (node.module or "").split(".")):
-            return f"importing from private module {node.module!r} is not allowed"
-        for alias in node.names:
-            if alias.name.startswith("_"):
-                return f"importing private name {alias.name!r} is not allowed"
-    elif isinstance(node, ast.MatchClass):
-        for attr in node.kwd_attrs:
-            if _bad_attribute(attr, denied):
-                return f"matching on attribute {attr!r} is not allowed"
-    return None
-
-
-# ---------------------------------------------------------------- module views
-
-
-class ModuleView:
-    """A snapshot of a module's public, non-module names handed to the code."""
-
-    def __init__(self, name: str, attrs: dict[str, Any]) -> None:
-        self.__dict__.update(attrs)
-        self.__dict__["__name__"] = name
-
-    def __repr__(self) -> str:
-        return f"<module {self.__dict__['__name__']!r} (sandbox view)>"
-
-
-def build_views(allowed: list[str], hidden: dict[str, list[str]]) -> dict[str, ModuleView]:
+def build_views(
+    allowed: list[str], hidden: dict[str, list[str]], rules: runtime.Rules, sandbox_type: type
+) -> dict[str, runtime.ModuleView]:
     """Views of every allowlisted (already imported) module, keyed by full name."""
-    views: dict[str, ModuleView] = {}
-    for full in sorted(allowed, key=lambda n: n.count(".")):
-        module = sys.modules.get(full)
-        if module is None:
-            continue
-        skip = set(hidden.get(full, ()))
-        attrs = {
-            key: value
-            for key, value in vars(module).items()
-            if not key.startswith("_")
-            and key not in skip
-            and not isinstance(value, types.ModuleType)
-        }
-        views[full] = ModuleView(full, attrs)
-    for full, view in views.items():  # allowlisted submodules become attributes
-        parent, _, leaf = full.rpartition(".")
-        if parent in views:
-            setattr(views[parent], leaf, view)
-    return views
-
-
-def make_import(views: dict[str, ModuleView]) -> Callable[..., ModuleView]:
-    """An ``__import__`` that only returns views of allowlisted modules."""
-    allowed = ", ".join(sorted(views))
-
-    def guarded_import(
-        name: str,
-        globals: object = None,
-        locals: object = None,
-        fromlist: object = (),
-        level: int = 0,
-    ) -> ModuleView:
-        if level != 0:
-            raise stop("ForbiddenImport", "relative imports are not allowed")
-        if name in _C_LAZY_IMPORTS and name in sys.modules:
-            return sys.modules[name]  # type: ignore[return-value]
-        if name not in views:
-            raise stop("ForbiddenImport", f"import of {name!r} is not allowed (allowed: {allowed})")
-        if fromlist:
-            return views[name]
-        return views[name.partition(".")[0]]
-
-    return guarded_import
-
-
-# ---------------------------------------------------------------- builtins
-
-_REMOVED_BUILTINS = (
-    "eval",
-    "exec",
-    "compile",
-    "vars",
-    "globals",
-    "locals",
-    "input",
-    "breakpoint",
-    "help",
-    "__loader__",
-    "__spec__",
-    "__package__",
-)
-
-
-def _unavailable(name: str) -> Callable[..., None]:
-    def stub(*args: object, **kwargs: object) -> None:
-        raise stop("ForbiddenOperation", f"{name}() is not available in the sandbox")
-
-    stub.__name__ = name
-    return stub
-
-
-def _inside_workdir(path: object) -> str | None:
-    """The absolute path if ``path`` names something inside the work dir."""
-    if isinstance(path, bytes):
-        path = os.fsdecode(path)
-    if not isinstance(path, str):
-        return None
-    full = os.path.normpath(os.path.join(STATE.workdir, path))
-    if full == STATE.workdir or full.startswith(STATE.workdir + os.sep):
-        return full
-    return None
+    return runtime.build_views(allowed, hidden, rules, sandbox_type)
 
 
 def make_builtins(
-    views: dict[str, ModuleView], denied: frozenset[str], printer: Callable[..., None]
+    views: dict[str, runtime.ModuleView],
+    rules: runtime.Rules,
+    sandbox_type: type,
+    printer: Callable[..., None],
 ) -> dict[str, Any]:
     """The builtins dict of sandboxed code."""
-    import builtins
+    check_path = _path_checker(os.getcwd())
+    return runtime.make_builtins(views, rules, sandbox_type, printer, check_path)
 
-    real_open = builtins.open
-    safe: dict[str, Any] = {k: v for k, v in vars(builtins).items() if k not in _REMOVED_BUILTINS}
 
-    def check_name(name: object) -> str:
-        if not isinstance(name, str):
-            raise TypeError("attribute name must be a string")
-        if _bad_attribute(name, denied):
-            raise stop("ForbiddenOperation", f"access to attribute {name!r} is not allowed")
-        return name
+def _path_checker(workdir: str) -> Callable[[object], str | None]:
+    """A function telling whether a path names something inside ``workdir``.
 
-    def guarded_getattr(obj: object, name: str, *default: object) -> object:
-        return getattr(obj, check_name(name), *default)
+    It uses only ``str`` methods on exact strings (a path given as a ``str``
+    or ``bytes`` subclass is copied first), so nothing the code patches or
+    subclasses changes its answer; symlinks are not followed (the code cannot
+    make any: ``os`` is blocked).
+    """
+    t_type, t_str, t_bytes = type, str, bytes
+    as_str, decode = str.__str__, bytes.decode
+    is_sub = issubclass
+    inside_prefix = workdir + "/"
 
-    def guarded_hasattr(obj: object, name: str) -> bool:
-        return hasattr(obj, check_name(name))
+    def inside(path: object) -> str | None:
+        kind = t_type(path)
+        if kind is not t_str and kind is not t_bytes:
+            if is_sub(kind, t_str):
+                path = as_str(path)
+            elif is_sub(kind, t_bytes):
+                path = t_bytes.__getitem__(path, slice(None))  # type: ignore[call-overload]
+            else:
+                return None
+        if t_type(path) is t_bytes:
+            path = decode(path, "utf-8", "surrogateescape")  # type: ignore[arg-type]
+        text: str = path  # type: ignore[assignment]
+        if "\x00" in text:
+            return None
+        if not text.startswith("/"):
+            text = inside_prefix + text
+        parts: list[str] = []
+        for part in text.split("/"):
+            if part == "" or part == ".":
+                continue
+            if part == "..":
+                if parts:
+                    parts.pop()
+                continue
+            parts.append(part)
+        full = "/" + "/".join(parts)
+        if full == workdir or full.startswith(inside_prefix):
+            return full
+        return None
 
-    def guarded_setattr(obj: object, name: str, value: object) -> None:
-        setattr(obj, check_name(name), value)
-
-    def guarded_delattr(obj: object, name: str) -> None:
-        delattr(obj, check_name(name))
-
-    def guarded_open(file: object, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        full = _inside_workdir(file)
-        if full is None:
-            raise stop(
-                "ForbiddenOperation",
-                f"open({file!r}) is outside the sandbox's working directory",
-            )
-        return real_open(full, mode, *args, **kwargs)
-
-    for name in _REMOVED_BUILTINS:
-        if not name.startswith("_"):
-            safe[name] = _unavailable(name)
-    safe.update(
-        getattr=guarded_getattr,
-        hasattr=guarded_hasattr,
-        setattr=guarded_setattr,
-        delattr=guarded_delattr,
-        open=guarded_open,
-        print=printer,
-        __import__=make_import(views),
-    )
-    return safe
+    return inside
 
 
 # ---------------------------------------------------------------- audit hook
 
 
-def _caller_is_snippet() -> bool:
-    frame = sys._getframe(3)  # 0: this, 1: _check_event, 2: _hook, 3: the trigger
-    return frame is not None and frame.f_code.co_filename.startswith(SNIPPET_PREFIX)
+def _make_hook(
+    workdir: str, max_files_written: int
+) -> tuple[Callable[[str, tuple[Any, ...]], None], Callable[[], tuple[int, Violation] | None]]:
+    """The audit hook and a reader of the first violation it raised.
 
+    Everything the hook consults is captured here, as closure cells of
+    functions nobody else holds: builtins, string methods, the work dir, the
+    limits and its own counters. Replacing a module global, a builtin or an
+    attribute of ``os`` or ``sys`` afterwards changes nothing it does.
+    """
+    getframe = sys._getframe
+    inside = _path_checker(workdir)
+    t_type, t_str, t_bytes, t_int, t_code = type, str, bytes, int, types.CodeType
+    t_len, t_sorted, t_set, t_next = len, sorted, set, next
+    prefix = SNIPPET_PREFIX
+    write_flags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+    stdlib_prefix = _STDLIB_DIR + os.sep
+    guard_prefix = _GUARD_DIR + os.sep
+    blocked, lazy_imports = _ALWAYS_BLOCKED, _LAZY_IMPORTS
+    trusted_only, from_snippet = _TRUSTED_ONLY, _BLOCKED_FROM_SNIPPET
+    generated_ok, generated_private = _GENERATED_DUNDERS, _GENERATED_PRIVATE
+    generated_denied = _GENERATED_DENIED
+    make_stop, ticks = Stop, _TICKS
+    inert_reads = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+    plain_writes = frozenset(
+        {"__doc__", "__name__", "__qualname__", "__module__", "__defaults__", "__kwdefaults__"}
+    )
+    ledger: dict[str, Any] = {"busy": False, "files": 0, "first": None}
 
-def _check_event(event: str, args: tuple[Any, ...]) -> None:
-    if event == "open":
-        path, mode, flags = args[0], args[1], args[2]
-        readonly = (
-            not set(mode) & set("wax+")
-            if isinstance(mode, str)
-            else not (isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR))
-        )
-        if _inside_workdir(path) is not None:
-            if not readonly:
-                STATE.files_written += 1
-                if STATE.files_written > STATE.max_files_written:
-                    limit = STATE.max_files_written
-                    raise stop("ForbiddenOperation", f"more than {limit} files opened for writing")
+    def refuse(kind: str, message: str, caller: Any) -> Stop:
+        if ledger["first"] is None:
+            line = where = None
+            frame = caller
+            while frame is not None:
+                name = frame.f_code.co_filename
+                if name.startswith(prefix):
+                    line, where = frame.f_lineno, name[t_len(prefix) : -1]
+                    break
+                frame = frame.f_back
+            ledger["first"] = (t_next(ticks), (kind, message, line, where))
+        return make_stop(kind, message)
+
+    def generated_names(code: Any) -> list[str]:
+        bad, todo = [], [code]
+        while todo:
+            item = todo.pop()
+            for name in item.co_names:
+                if t_type(name) is not t_str:
+                    continue
+                dunder = name.startswith("__")
+                if (
+                    (dunder and name not in generated_ok)
+                    or (not dunder and name.startswith("_") and name not in generated_private)
+                    or name in generated_denied
+                ):
+                    bad.append(name)
+            todo.extend(c for c in item.co_consts if t_type(c) is t_code)
+        return bad
+
+    def check(event: str, args: tuple[Any, ...]) -> None:
+        caller = getframe(2)  # 0: check, 1: hook, 2: the frame that raised the event
+        filename = caller.f_code.co_filename if caller is not None else ""
+        trusted = filename.startswith(guard_prefix)
+        snippet = filename.startswith(prefix)
+        if event == "open":
+            path, flags = args[0], args[2]
+            writes = not (t_type(flags) is t_int and not flags & write_flags)
+            if inside(path) is not None:
+                if writes:
+                    ledger["files"] += 1
+                    if ledger["files"] > max_files_written:
+                        limit = max_files_written
+                        raise refuse(
+                            "ForbiddenOperation",
+                            f"more than {limit} files opened for writing",
+                            caller,
+                        )
+                return
+            if (
+                not writes
+                and t_type(path) is t_str
+                and path.startswith(stdlib_prefix)
+                and ".." not in path.split("/")
+            ):
+                return  # lazy stdlib imports (codecs) read their own source
+            shown = path if t_type(path) in (t_str, t_bytes, t_int) else t_type(path).__name__
+            raise refuse(
+                "ForbiddenOperation", f"file access outside the sandbox: {shown!r}", caller
+            )
+        if event == "import":
+            name = args[0]
+            if t_type(name) is t_str and name.startswith(lazy_imports):
+                return
+            raise refuse("ForbiddenImport", f"loading module {name!r} is not allowed", caller)
+        if event.startswith(blocked):
+            raise refuse("ForbiddenOperation", f"operation {event!r} is not allowed", caller)
+        if trusted:
             return
-        if readonly and isinstance(path, str) and path.startswith(_STDLIB_DIR + os.sep):
-            return  # lazy stdlib imports (codecs) read their own source
-        raise stop("ForbiddenOperation", f"file access outside the sandbox: {path!r}")
-    if event == "import":
-        name = str(args[0])
-        if name.startswith(_LAZY_IMPORTS):
-            return
-        raise stop("ForbiddenImport", f"loading module {name!r} is not allowed")
-    if event.startswith(_ALWAYS_BLOCKED) or event in _ALWAYS_BLOCKED:
-        raise stop("ForbiddenOperation", f"operation {event!r} is not allowed in the sandbox")
-    if event in _BLOCKED_FROM_SNIPPET and _caller_is_snippet():
-        detail = f" ({args[1]!r})" if event == "object.__getattr__" else ""
-        raise stop("ForbiddenOperation", f"operation {event!r}{detail} is not allowed")
+        if event in from_snippet and snippet:
+            raise refuse("ForbiddenOperation", f"operation {event!r} is not allowed", caller)
+        if event in trusted_only:
+            name = args[1] if t_len(args) > 1 and t_type(args[1]) is t_str else "?"
+            if event == "object.__getattr__":
+                if not snippet and name in inert_reads:
+                    return  # e.g. dataclasses reads __code__; a code object alone runs nothing
+            elif name in plain_writes:
+                return  # dataclasses and functools set a class's or function's __doc__
+            raise refuse(
+                "ForbiddenOperation", f"operation {event!r} ({name!r}) is not allowed", caller
+            )
+        if event == "compile":
+            name = args[1] if t_len(args) > 1 and t_type(args[1]) is t_str else ""
+            if name.startswith(guard_prefix) or name.startswith(prefix):
+                raise refuse("ForbiddenOperation", "compiling under a sandbox file name", caller)
+        if event == "exec" and args and t_type(args[0]) is t_code:
+            bad = generated_names(args[0])
+            if bad:
+                raise refuse(
+                    "ForbiddenOperation",
+                    f"code generated at run time may not use {t_sorted(t_set(bad))}",
+                    caller,
+                )
 
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if ledger["busy"]:
+            return  # events the hook itself causes (frame reads)
+        ledger["busy"] = True
+        try:
+            check(event, args)
+        finally:
+            ledger["busy"] = False
 
-def _hook(event: str, args: tuple[Any, ...]) -> None:
-    if not STATE.armed or STATE.in_hook:
-        return
-    STATE.in_hook = True
-    try:
-        _check_event(event, args)
-    finally:
-        STATE.in_hook = False
+    def first() -> tuple[int, Violation] | None:
+        found: tuple[int, Violation] | None = ledger["first"]
+        return found
+
+    return hook, first
 
 
 def install_audit_hook() -> None:
-    """Install the hook (inert until :func:`arm`); it can never be removed."""
-    sys.addaudithook(_hook)
+    """Kept for the worker's start-up sequence: the hook is installed by :func:`arm`.
+
+    Installing it at start-up would need an "armed" flag somewhere the code
+    could reach; installing it just before the code runs needs none.
+    """
 
 
-def arm() -> None:
-    """From now on every blocked event raises. There is no way back."""
-    STATE.armed = True
+def arm(max_files_written: int) -> Callable[[], Violation | None]:
+    """Install the audit hook; from now on every blocked event raises. No way back.
+
+    Returns a function giving the run's first violation, whichever layer saw
+    it first: the hook's own record (out of the code's reach) or ``STATE``'s.
+    """
+    hook, hook_first = _make_hook(STATE.workdir, max_files_written)
+    sys.addaudithook(hook)
+
+    def first_violation() -> Violation | None:
+        found = hook_first()
+        if found is not None and (STATE.violation is None or found[0] < STATE.tick):
+            return found[1]
+        return STATE.violation
+
+    return first_violation

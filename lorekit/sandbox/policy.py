@@ -39,12 +39,18 @@ DEFAULT_IMPORTS: tuple[str, ...] = (
 )
 
 #: Public names hidden from a module's view because they reach attributes or
-#: evaluate strings behind the syntax checker's back.
+#: evaluate strings behind the syntax checker's back, or rewrite other
+#: modules (``enum.global_enum`` updates the globals of the module an enum
+#: claims to live in). Functions that take attribute names from the caller
+#: and have safe uses (``functools.update_wrapper``, ``wraps``,
+#: ``dataclasses.make_dataclass``, ``typing.get_origin``) are not hidden but
+#: replaced by checked versions inside the worker.
 DEFAULT_HIDDEN_NAMES: Mapping[str, tuple[str, ...]] = {
     "operator": ("attrgetter", "methodcaller"),
     "string": ("Formatter",),
     "typing": ("get_type_hints", "ForwardRef"),
     "functools": ("singledispatchmethod",),
+    "enum": ("global_enum", "global_enum_repr", "global_flag_repr", "global_str"),
 }
 
 #: Attribute names that lead from an ordinary object to frames, code or

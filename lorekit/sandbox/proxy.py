@@ -22,11 +22,39 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAX_DEPTH = 32
+#: Longest JSON text of one argument or result a recorded call keeps.
+RECORD_VALUE_CHARS = 4_096
+#: JSON text all recorded calls of one run keep together; later values are elided.
+RECORD_TOTAL_CHARS = 1 << 18
+#: Longest error message a recorded call keeps.
+RECORD_ERROR_CHARS = 500
+#: Longest rendering of one call in feedback.
+RENDER_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Elided:
+    """Stands in for a recorded argument or result too large to keep.
+
+    The code may pass up to half a message (512 KB) per call and make a few
+    hundred calls; keeping all of it would let one run hold ~100 MB in its
+    result. The real value still reached the API (or the code); only the
+    record is shortened.
+    """
+
+    type_name: str
+    chars: int
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} of {self.chars:,} chars, not kept>"
 
 
 @dataclass(frozen=True)
 class ApiCall:
-    """One call the code made: what it asked for and what it got back."""
+    """One call the code made: what it asked for and what it got back.
+
+    Large arguments and results are recorded as :class:`Elided` markers.
+    """
 
     method: str
     args: tuple[Any, ...]
@@ -34,11 +62,20 @@ class ApiCall:
     result: Any = None
     error: str | None = None
 
-    def render(self, api_name: str = "api") -> str:
-        """``api.move('north') -> 'ok'`` style, for feedback to a model."""
+    def render(self, api_name: str = "api", max_chars: int = RENDER_CHARS) -> str:
+        """``api.move('north') -> 'ok'`` style, for feedback to a model; at most ``max_chars``."""
         parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
         head = f"{api_name}.{self.method}({', '.join(parts)})"
-        return f"{head} -> error: {self.error}" if self.error else f"{head} -> {self.result!r}"
+        text = f"{head} -> error: {self.error}" if self.error else f"{head} -> {self.result!r}"
+        return shorten(text, max_chars)
+
+
+def shorten(text: str, max_chars: int) -> str:
+    """``text`` cut to ``max_chars`` with a marker saying how much was cut."""
+    if len(text) <= max_chars:
+        return text
+    keep = max(0, max_chars - 32)  # room for the marker
+    return text[:keep] + f" ...[{len(text) - keep:,} more chars]"
 
 
 def conforms(value: Any, hint: Any) -> bool:
@@ -127,6 +164,7 @@ class ApiGate:
         self.max_calls = max_calls
         self.max_result_bytes = max_result_bytes
         self.calls: list[ApiCall] = []
+        self.recorded_chars = 0
         self.charged = 0
         self.attempts = 0
         self._methods: dict[str, tuple[Callable[..., Any], inspect.Signature, dict[str, Any]]]
@@ -143,10 +181,40 @@ class ApiGate:
         """Method name to signature text, for the child's proxy."""
         return {name: str(sig) for name, (_, sig, _) in self._methods.items()}
 
+    def _keep(self, value: Any) -> Any:
+        """``value`` if the run's record has room for it, else an :class:`Elided` marker."""
+        try:
+            chars = len(json.dumps(value))
+        except (TypeError, ValueError):
+            chars = RECORD_VALUE_CHARS + 1
+        if chars > RECORD_VALUE_CHARS or self.recorded_chars + chars > RECORD_TOTAL_CHARS:
+            return Elided(type(value).__name__, chars)
+        self.recorded_chars += chars
+        return value
+
+    def _record(
+        self,
+        method: str,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        *,
+        result: Any = None,
+        error: str | None = None,
+    ) -> None:
+        self.calls.append(
+            ApiCall(
+                method[:100],
+                tuple(self._keep(a) for a in args),
+                {str(k)[:100]: self._keep(v) for k, v in kwargs.items()},
+                result=self._keep(result),
+                error=None if error is None else shorten(error, RECORD_ERROR_CHARS),
+            )
+        )
+
     def _reject(
         self, method: str, args: list[Any], kwargs: dict[str, Any], kind: str, message: str
     ) -> dict[str, Any]:
-        self.calls.append(ApiCall(method, tuple(args), dict(kwargs), error=f"{kind}: {message}"))
+        self._record(method, args, kwargs, error=f"{kind}: {message}")
         return {"ok": False, "kind": kind, "message": message}
 
     def handle(self, method: str, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -160,7 +228,7 @@ class ApiGate:
                 args,
                 kwargs,
                 "ApiCallRejected",
-                f"api.{method} is not an allowed method (allowed: {known})",
+                f"api.{method[:100]} is not an allowed method (allowed: {known})",
             )
         func, signature, hints = entry
         try:
@@ -198,14 +266,14 @@ class ApiGate:
         try:
             result = to_json(func(*bound.args, **bound.kwargs))
         except Exception as exc:
-            message = f"api.{method} raised {type(exc).__name__}: {exc}"
-            self.calls.append(ApiCall(method, tuple(args), dict(kwargs), error=message))
+            message = shorten(f"api.{method} raised {type(exc).__name__}: {exc}", 2_000)
+            self._record(method, args, kwargs, error=message)
             return {"ok": False, "kind": "ApiError", "message": message}
         if len(json.dumps(result)) > self.max_result_bytes:
             return self._reject(
                 method, args, kwargs, "ApiError", f"api.{method} returned a value too large to send"
             )
-        self.calls.append(ApiCall(method, tuple(args), dict(kwargs), result=result))
+        self._record(method, args, kwargs, result=result)
         return {"ok": True, "result": result}
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from lorekit.sandbox.errors import SandboxError
-from lorekit.sandbox.proxy import ApiCall
+from lorekit.sandbox.proxy import ApiCall, shorten
 
 
 @cache
@@ -56,37 +56,53 @@ class SandboxResult:
         if self.error is not None:
             raise self.error
 
-    def feedback(self, *, max_calls: int = 20, max_output_chars: int = 2_000) -> str:
-        """A compact report for the model: status, API calls, output, error hint."""
+    def feedback(
+        self, *, max_calls: int = 20, max_output_chars: int = 2_000, max_chars: int = 10_000
+    ) -> str:
+        """A compact report for the model: status, API calls, output, error hint.
+
+        Bounded whatever the code did: at most ``max_calls`` calls, each
+        rendering cut to ``RENDER_CHARS``, the last ``max_output_chars`` of
+        the output, and ``max_chars`` in all (the calls and output are cut
+        first, with a marker, so the status and hint always survive).
+        """
         t = _templates()
-        lines = [
+        head = [
             t["status_ok"]
             if self.error is None
-            else t["status_error"].format(error=self.error.describe())
+            else t["status_error"].format(error=shorten(self.error.describe(), 2_500))
         ]
         if self.error is not None and self.error.source_line:
-            lines.append(t["source_line"].format(line=self.error.source_line.strip()))
+            head.append(t["source_line"].format(line=shorten(self.error.source_line.strip(), 300)))
+        body: list[str] = []
         if self.calls:
-            lines.append(t["calls_heading"].format(n=len(self.calls)))
-            shown = self.calls[-max_calls:]
+            body.append(t["calls_heading"].format(n=len(self.calls)))
+            shown = self.calls[-max_calls:] if max_calls > 0 else ()
             if len(self.calls) > len(shown):
-                lines.append(t["calls_omitted"].format(n=len(self.calls) - len(shown)))
+                body.append(t["calls_omitted"].format(n=len(self.calls) - len(shown)))
             start = len(self.calls) - len(shown) + 1
             for i, call in enumerate(shown, start):
-                lines.append(f"  {i}. {call.render(self.api_name)}")
+                body.append(f"  {i}. {call.render(self.api_name)}")
         else:
-            lines.append(t["calls_none"])
+            body.append(t["calls_none"])
         if self.output:
-            lines.append(t["output_heading"])
+            body.append(t["output_heading"])
             text = self.output
             if len(text) > max_output_chars:
-                lines.append(t["output_cut"].format(chars=max_output_chars))
-                text = text[-max_output_chars:]
-            lines.append(text.rstrip("\n"))
+                body.append(t["output_cut"].format(chars=max_output_chars))
+                text = text[-max_output_chars:] if max_output_chars > 0 else ""
+            body.append(text.rstrip("\n"))
         else:
-            lines.append(t["output_none"])
+            body.append(t["output_none"])
+        tail: list[str] = []
         if self.error is not None:
             hint = t["hints"].get(type(self.error).kind)
             if hint:
-                lines.append(hint)
-        return "\n".join(lines)
+                tail.append(hint)
+        fixed = sum(len(line) + 1 for line in head + tail)
+        middle = "\n".join(body)
+        room = max(0, max_chars - fixed)
+        if len(middle) > room:
+            marker = t["feedback_cut"].format(chars=len(middle) - room)
+            middle = middle[: max(0, room - len(marker) - 1)] + "\n" + marker
+        return "\n".join([*head, middle, *tail])

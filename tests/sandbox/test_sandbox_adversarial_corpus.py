@@ -1,0 +1,101 @@
+"""The escape corpus (``corpus/escapes.yaml``): every route stays shut.
+
+Each case is run in a warm worker and must fail with an acceptable error,
+and, more to the point, its goal must not have happened: the marker outside
+the work dir does not exist, the parent's secret and forged output did not
+come back, no worker process outlived its run. An ordinary run follows each
+case and must still work (sibling workers and the pool are intact).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from lorekit.sandbox import Limits, SandboxResult, WorkerPool, run_code
+from lorekit.sandbox.pool import CHILD_SCRIPT
+
+CORPUS_FILE = Path(__file__).with_name("corpus") / "escapes.yaml"
+CORPUS: dict[str, Any] = yaml.safe_load(CORPUS_FILE.read_text(encoding="utf-8"))
+CASES: list[dict[str, Any]] = CORPUS["cases"]
+LIMITS = Limits(wall_s=1.0, cpu_s=1.5, memory_mb=128, max_output_chars=4_000, grace_s=0.4)
+#: Text that only appears if a forged report or a file outside came back.
+NEVER_SHOWN = ("FORGED", "root:x:0:0", "PATH=")
+
+
+def _orphan_workers() -> set[int]:
+    """Worker processes of this checkout that are not children of this process."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if str(CHILD_SCRIPT).encode() in cmdline and ppid != os.getpid():
+            found.add(int(entry.name))
+    return found
+
+
+def _expand(case: dict[str, Any], marker: Path, secret_path: Path, secret: str) -> str:
+    code = str(case["code"]).replace("@PWN@\n", CORPUS["pwn"])
+    for key, value in (
+        ("@MARKER@", str(marker)),
+        ("@SECRET_PATH@", str(secret_path)),
+        ("@SECRET@", secret),
+    ):
+        code = code.replace(key, value)
+    return code
+
+
+def test_corpus_is_large_and_covers_every_class() -> None:
+    assert len(CASES) >= 40
+    assert len({c["id"] for c in CASES}) == len(CASES)
+    classes = {c["class"] for c in CASES}
+    assert {"str-subclass", "gadget", "match", "guard-state", "protocol", "os"} <= classes
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_escape_attempt_is_contained(
+    case: dict[str, Any], pool: WorkerPool, env: object, tmp_path: Path
+) -> None:
+    marker = tmp_path / "escaped.marker"
+    secret = f"secret-{os.getpid()}-{case['id']}"
+    secret_path = tmp_path / "secret.txt"
+    secret_path.write_text(secret)
+    before = _orphan_workers()
+    code = _expand(case, marker, secret_path, secret)
+
+    result = run_code(code, env if case.get("api") else None, pool=pool, limits=LIMITS)
+
+    shown = result.output + "\n" + result.feedback()
+    assert not result.ok, f"{case['id']} ran to the end: {result.feedback()}"
+    expected = case.get("expect")
+    if expected:
+        assert result.error_kind in expected, result.feedback()
+    assert not marker.exists(), f"{case['id']} wrote outside the sandbox"
+    assert secret not in shown
+    assert not any(text in shown for text in NEVER_SHOWN), shown
+    assert result.duration_s < LIMITS.wall_s + LIMITS.grace_s + 3
+    _assert_no_new_orphans(before)
+    _assert_next_run_works(pool)
+
+
+def _assert_no_new_orphans(before: set[int]) -> None:
+    deadline = time.monotonic() + 2
+    while (left := _orphan_workers() - before) and time.monotonic() < deadline:
+        time.sleep(0.05)  # a killed worker may take a moment to be reaped
+    assert not left, f"processes outlived their run: {sorted(left)}"
+
+
+def _assert_next_run_works(pool: WorkerPool) -> None:
+    after: SandboxResult = run_code("print(sum(range(10)))", pool=pool, limits=LIMITS)
+    assert after.ok and after.output == "45\n", after.feedback()
