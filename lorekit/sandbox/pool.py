@@ -193,7 +193,7 @@ def start_worker(
     try:
         with open(root / "stderr.log", "wb") as log:
             proc, confined = _popen(plan, config, root, root / "work", log)
-    except OSError as exc:
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
         shutil.rmtree(root, ignore_errors=True)
         raise SandboxUnavailable(f"could not start a sandbox worker: {exc}") from exc
     assert proc.stdin is not None and proc.stdout is not None
@@ -327,7 +327,7 @@ class WorkerPool:
         worker: Worker | None = None
         try:
             worker = self._spawn_here()
-        except SandboxUnavailable:
+        except Exception:  # whatever went wrong, the count below must be restored
             worker = None
         with self._cond:
             if worker is not None and not self._closed:
