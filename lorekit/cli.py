@@ -1,23 +1,35 @@
 """The ``lorekit`` command line.
 
-Bad arguments and unusable configs exit with code 2 and one line on stderr
-that says what to fix; model failures exit with 1 and the model's error.
+Every failure ends with one line on stderr: exit code 2 for what the user can
+fix before running (arguments, config, roles, keys, extras, paths), 1 for a run
+or request that failed. :mod:`lorekit.cli_errors` holds the error types and
+the top-level handler, :mod:`lorekit.cli_checks` the checks made before a run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from lorekit import __version__
+from lorekit.cli_errors import (
+    Interrupted,
+    RunFailed,
+    UserError,
+    model_error_hint,
+    run_cli,
+    set_debug,
+    with_hint,
+)
 from lorekit.cli_options import model_options
 
 DEFAULT_STORE = "runs/lorekit.sqlite3"
@@ -25,12 +37,6 @@ DEFAULT_STORE = "runs/lorekit.sqlite3"
 _PIPED_WIDTH = None if sys.stdout.isatty() else 160
 console = Console(width=_PIPED_WIDTH)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
-
-
-class UserError(click.ClickException):
-    """An error the user can fix; shown as one line, exit code 2."""
-
-    exit_code = 2
 
 
 def _store_option(f: Any) -> Any:
@@ -44,8 +50,14 @@ def _store_option(f: Any) -> Any:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="lorekit")
-def cli() -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="Print the traceback of an error instead of one line (also: LOREKIT_DEBUG=1).",
+)
+def cli(debug: bool) -> None:
     """LoreKit: agents that learn how a world works, and the lab to test them."""
+    set_debug(debug)
 
 
 # --------------------------------------------------------------------- models
@@ -75,11 +87,19 @@ def models_check(
 ) -> None:
     """Send one request and print the answer, latency and tokens."""
     from lorekit.llm import LLMError
-    from lorekit.llm.openai_compat import OpenAICompatLLM
+    from lorekit.llm.openai_compat import DEFAULT_BASE_URL, OpenAICompatLLM, is_local_url
     from lorekit.llm.retry import RetryPolicy
 
     if base_url is not None and not base_url.startswith(("http://", "https://")):
         raise UserError(f"--base-url: expected an http:// or https:// URL, got {base_url!r}")
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    if not is_local_url(url) and not (
+        os.environ.get(api_key_env) or os.environ.get("OPENAI_API_KEY")
+    ):
+        raise UserError(
+            f"model {model!r} at {url} needs an API key: set the {api_key_env} environment "
+            "variable (or name another one with --api-key-env); servers on localhost need no key"
+        )
     try:
         llm = OpenAICompatLLM(
             model,
@@ -100,8 +120,7 @@ def models_check(
     try:
         out = asyncio.run(one())
     except LLMError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
-        sys.exit(1)
+        raise RunFailed(with_hint(str(exc), model_error_hint(exc))) from None
     table = Table(show_header=False, box=None)
     table.add_row("endpoint", llm.endpoint)
     table.add_row("model", out.model)
@@ -123,10 +142,18 @@ def envs() -> None:
 def envs_list() -> None:
     """List registered environments."""
     from lorekit.envs import list_envs
+    from lorekit.envs.registry import env_extra
+    from lorekit.extras import extra_installed, install_command
 
-    table = Table("env", "description")
+    table = Table("env", "description", "needs")
     for name, desc in list_envs():
-        table.add_row(name, desc)
+        extra = env_extra(name)
+        needs = ""
+        if extra is not None:
+            installed = extra_installed(extra)
+            missing = "" if installed is not False else f": {install_command(extra)}"
+            needs = f"{extra} extra{missing}"
+        table.add_row(name, desc, needs)
     console.print(table)
 
 
@@ -139,7 +166,10 @@ def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UserError(f"{flag}: expected KEY=VALUE, got {item!r}")
-        out[key] = yaml.safe_load(value)
+        try:
+            out[key] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            out[key] = value  # not YAML: keep what the user typed, as text
     return out
 
 
@@ -170,6 +200,14 @@ def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
 @click.option("--env-opt", multiple=True, help="KEY=VALUE passed to the environment.")
 @click.option("--agent-opt", multiple=True, help="KEY=VALUE passed to the agent.")
 @click.option("--retry-errors", is_flag=True, help="On resume, replay episodes that errored.")
+@click.option(
+    "--max-initial-failures",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Stop when the first N episodes all fail with the same connection, "
+    "timeout, auth or request error (0: never stop early).",
+)
 @click.option("--progress/--no-progress", default=True, show_default=True)
 @click.option("--store", default=None, help="Run store (default: the config's, or $LOREKIT_STORE).")
 def run_cmd(
@@ -189,37 +227,60 @@ def run_cmd(
     env_opt: tuple[str, ...],
     agent_opt: tuple[str, ...],
     retry_errors: bool,
+    max_initial_failures: int,
     progress: bool,
     store: str | None,
 ) -> None:
-    """Evaluate an agent on an environment; results go to the run store."""
-    from lorekit.agents import make_agent, needs_model
+    """Evaluate an agent on an environment; results go to the run store.
+
+    Exits 1 when the run stopped early or any episode ended in an error."""
+    from lorekit.agents import declared_roles, make_agent, needs_model
+    from lorekit.cli_checks import (
+        check_api_keys,
+        check_cache,
+        check_roles,
+        check_writable,
+        role_names,
+    )
     from lorekit.config import RunConfig, apply_overrides, build_roles, load_config
     from lorekit.envs import make
+    from lorekit.eval.abort import EarlyStop, RunAborted
     from lorekit.eval.report import render_run
     from lorekit.eval.runner import plan_episodes, run_eval
-    from lorekit.eval.store import RunMismatchError, RunStore
+    from lorekit.eval.store import RunMismatchError, RunStore, StoreError, new_run_id
 
+    if not math.isfinite(timeout_s):
+        raise UserError(f"--timeout: expected a finite number of seconds, got {timeout_s}")
     cfg = load_config(config_path) if config_path else RunConfig()
-    store = (
-        store or os.environ.get("LOREKIT_STORE") or (cfg.store if config_path else DEFAULT_STORE)
-    )
+    store, store_setting = _pick_store(store, cfg, config_path)
     cfg = apply_overrides(
         cfg, model=model, base_url=base_url, roles=roles_opt, cache=cache, store=store
+    )
+    try:
+        agent = make_agent(agent_name, **_kv(agent_opt, "--agent-opt"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UserError(_agent_problem(agent_name, agent_opt, exc)) from None
+    check_roles(
+        cfg,
+        declared_roles(agent),
+        owner=f"agent {agent_name}",
+        from_flags=role_names(roles_opt),
+        config_path=config_path,
     )
     if needs_model(agent_name) and not (model or config_path):
         raise UserError(
             f"agent {agent_name!r} needs a model: pass --model (and --base-url) or --config"
         )
+    check_api_keys(cfg, config_path=config_path)
     env_kwargs = _kv(env_opt, "--env-opt")
     try:
         probe = make(env_name, **env_kwargs)
-        agent = make_agent(agent_name, **_kv(agent_opt, "--agent-opt"))
         tasks = probe.tasks(split)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UserError(str(exc).strip("'\"")) from None
+    except (LookupError, TypeError, ValueError) as exc:
+        raise UserError(_env_problem(env_name, env_opt, exc)) from None
     tasks = tasks[:episodes] if episodes else tasks
-    roles = build_roles(cfg)
+    check_writable(cfg.store, what="run store", setting=store_setting)
+    check_cache(cfg, config_path=config_path)
     config = {
         "run": cfg.model_dump(),
         "env": env_name,
@@ -233,7 +294,13 @@ def run_cmd(
     def env_factory() -> Any:
         return pool.pop() if pool else make(env_name, **env_kwargs)
 
-    with RunStore(cfg.store) as db:
+    try:
+        db = RunStore(cfg.store)
+    except StoreError as exc:
+        raise UserError(f"{exc} (set another with {store_setting})") from None
+    with db:
+        roles = build_roles(cfg)
+        rid = run_id or new_run_id()
         try:
             result = asyncio.run(
                 run_eval(
@@ -242,7 +309,7 @@ def run_cmd(
                     agent=agent,
                     roles=roles,
                     episodes=plan_episodes(tasks, seed=seed),
-                    run_id=run_id,
+                    run_id=rid,
                     env_name=env_name,
                     config=config,
                     concurrency=concurrency,
@@ -250,16 +317,70 @@ def run_cmd(
                     retry_errors=retry_errors,
                     prices=cfg.prices(),
                     progress=err_console if progress else False,
+                    early_stop=EarlyStop(max_initial_failures),
                 )
             )
         except RunMismatchError as exc:
             raise UserError(f"--run-id: {exc}") from None
+        except RunAborted as exc:
+            render_run(db, rid, console)
+            hint = model_error_hint(exc.error)
+            raise RunFailed(
+                f"{with_hint(str(exc), hint)}; fix it, then resume with --run-id {rid} "
+                "--retry-errors"
+            ) from None
+        except KeyboardInterrupt:
+            raise Interrupted(f"interrupted; resume with --run-id {rid}") from None
         if result.skipped:
             err_console.print(
                 f"resumed: {result.skipped} episodes already done, {result.played} played now"
             )
         render_run(db, result.run_id, console)
         console.print(f"store: {cfg.store}   run: {result.run_id}")
+        errored = [e for e in db.episodes(result.run_id) if e.status == "error"]
+    if errored:
+        first = (errored[0].error or "").strip().splitlines()
+        raise RunFailed(
+            f"{len(errored)} of {len(tasks)} episodes ended in an error"
+            + (f" (first: {first[-1]})" if first else "")
+            + f"; see `lorekit show {result.run_id} {errored[0].episode_key}`, "
+            f"or replay them with --run-id {result.run_id} --retry-errors"
+        )
+
+
+def _pick_store(flag: str | None, cfg: Any, config_path: str | None) -> tuple[str, str]:
+    """The run store path, and how the user would choose another (for messages)."""
+    env = os.environ.get("LOREKIT_STORE")
+    if flag:
+        return flag, "--store"
+    if env:
+        return env, "--store or $LOREKIT_STORE"
+    if config_path:
+        return str(cfg.store), f"--store or store: in {config_path}"
+    return DEFAULT_STORE, "--store"
+
+
+def _problem(exc: BaseException) -> str:
+    text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+    return str(text)
+
+
+def _agent_problem(name: str, opts: Sequence[str], exc: BaseException) -> str:
+    from lorekit.agents import AGENTS
+
+    msg = _problem(exc)
+    if name not in AGENTS or msg.startswith(f"agent {name!r}"):
+        return msg
+    return f"agent {name!r}" + (f" with --agent-opt {' '.join(opts)}" if opts else "") + f": {msg}"
+
+
+def _env_problem(name: str, opts: Sequence[str], exc: BaseException) -> str:
+    from lorekit.envs.registry import UnknownEnvError
+
+    msg = _problem(exc)
+    if isinstance(exc, UnknownEnvError) or msg.startswith(f"bad arguments for env {name!r}"):
+        return msg
+    return f"env {name!r}" + (f" with --env-opt {' '.join(opts)}" if opts else "") + f": {msg}"
 
 
 # ----------------------------------------------------------------------- runs
@@ -269,11 +390,16 @@ def runs() -> None:
 
 
 def _open_store(path: str) -> Any:
-    from lorekit.eval.store import RunStore
+    """Open an existing store read-only: inspecting a run never writes to it."""
+    from lorekit.eval.store import RunStore, StoreError
 
-    if not Path(path).exists():
-        raise UserError(f"--store: no run store at {path} (run something first, or pass --store)")
-    return RunStore(path)
+    if not Path(path).is_file():
+        what = "a folder, not a run store" if Path(path).is_dir() else "no run store"
+        raise UserError(f"--store: {what} at {path} (run something first, or pass --store)")
+    try:
+        return RunStore.open_readonly(path)
+    except StoreError as exc:
+        raise UserError(f"--store: {exc}") from None
 
 
 @runs.command("list")
@@ -327,7 +453,11 @@ def runs_export(run_id: str, store: str, output: str | None) -> None:
         if output is None:
             db.export_jsonl(run_id, sys.stdout)
             return
-        with open(output, "w", encoding="utf-8") as fh:
+        try:
+            fh = open(output, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
+        except OSError as exc:
+            raise UserError(f"--output: cannot write {output}: {exc.strerror or exc}") from None
+        with fh:
             n = db.export_jsonl(run_id, fh)
     err_console.print(f"wrote {n} lines to {output}")
 
@@ -367,37 +497,9 @@ _register_plugins()
 
 
 # ----------------------------------------------------------------- entry point
-def _fail(message: str, code: int) -> NoReturn:
-    first = " ".join(message.strip().splitlines()[:1]) or "error"
-    print(f"lorekit: error: {first}", file=sys.stderr)
-    sys.exit(code)
-
-
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point: click in non-standalone mode so every error is one line."""
-    from lorekit.config import ConfigError
-
-    try:
-        cli.main(
-            args=list(argv) if argv is not None else None,
-            prog_name="lorekit",
-            standalone_mode=False,
-        )
-    except click.exceptions.NoArgsIsHelpError as exc:
-        click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
-        sys.exit(2)
-    except click.UsageError as exc:
-        cmd = exc.ctx.command_path if exc.ctx is not None else "lorekit"
-        _fail(f"{cmd}: {exc.format_message()}", 2)
-    except click.ClickException as exc:
-        _fail(exc.format_message(), exc.exit_code)
-    except ConfigError as exc:
-        msg = str(exc).splitlines()
-        _fail(msg[0] + (f" (+{len(msg) - 1} more)" if len(msg) > 1 else ""), 2)
-    except click.exceptions.Abort:
-        _fail("aborted", 130)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
+    """Entry point: every failure ends as one line and an exit code (see cli_errors)."""
+    run_cli(cli, argv)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ class OracleAgent:
     """
 
     name = "oracle"
+    model_roles: tuple[str, ...] = ()
 
     def __init__(self, max_steps: int = 1000) -> None:
         self.max_steps = max_steps
@@ -43,6 +44,7 @@ class RandomAgent:
     """
 
     name = "random"
+    model_roles: tuple[str, ...] = ()
 
     def __init__(self, max_steps: int = 40) -> None:
         self.max_steps = max_steps

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lorekit.envs.base import TextEnv
+from lorekit.extras import requires_extra
 
 EnvFactory = Callable[..., TextEnv]
 
@@ -25,22 +26,33 @@ class UnknownEnvError(LookupError):
 class _Entry:
     factory: EnvFactory
     description: str
+    extra: str | None = None
 
 
 _REGISTRY: dict[str, _Entry] = {}
 
 
-def register(name: str, factory: EnvFactory, description: str, *, replace: bool = False) -> None:
+def register(
+    name: str,
+    factory: EnvFactory,
+    description: str,
+    *,
+    extra: str | None = None,
+    replace: bool = False,
+) -> None:
     """Make ``factory`` available as ``make(name, ...)``.
 
-    Registering a taken name is an error unless ``replace`` is set, so two
-    plugins cannot silently shadow each other.
+    ``extra`` names the optional dependency group (``pip install
+    'lorekit[EXTRA]'``) the env needs, so a missing package is reported as that
+    one command instead of an import traceback. Registering a taken name is an
+    error unless ``replace`` is set, so two plugins cannot silently shadow
+    each other.
     """
     if not name or name != name.strip():
         raise ValueError(f"env name must be a non-empty string without spaces around it: {name!r}")
     if name in _REGISTRY and not replace:
         raise ValueError(f"env {name!r} is already registered; pass replace=True to override")
-    _REGISTRY[name] = _Entry(factory, description)
+    _REGISTRY[name] = _Entry(factory, description, extra)
 
 
 def list_envs() -> list[tuple[str, str]]:
@@ -48,11 +60,19 @@ def list_envs() -> list[tuple[str, str]]:
     return [(name, entry.description) for name, entry in sorted(_REGISTRY.items())]
 
 
+def env_extra(name: str) -> str | None:
+    """The optional extra env ``name`` needs, or None (also for unknown names)."""
+    entry = _REGISTRY.get(name)
+    return entry.extra if entry is not None else None
+
+
 def make(name: str, **kwargs: Any) -> TextEnv:
     """Build the env registered as ``name`` with ``kwargs``.
 
     Unknown names list the known ones; keyword arguments the factory does not
-    accept are reported with the accepted ones, before anything is built.
+    accept are reported with the accepted ones, before anything is built; a
+    missing optional package raises :class:`~lorekit.extras.MissingExtraError`
+    with the install command.
     """
     entry = _REGISTRY.get(name)
     if entry is None:
@@ -74,7 +94,8 @@ def make(name: str, **kwargs: Any) -> TextEnv:
             raise TypeError(
                 f"bad arguments for env {name!r}: {error}; accepted: {accepted or '(none)'}"
             ) from None
-    env = entry.factory(**kwargs)
+    with requires_extra(f"the {name!r} environment", entry.extra):
+        env = entry.factory(**kwargs)
     if not isinstance(env, TextEnv):
         raise TypeError(f"factory for env {name!r} returned {type(env).__name__}, not a TextEnv")
     return env
@@ -123,8 +144,14 @@ def _make_crafter_party(players: int = 2, *, length: int = 2_000) -> TextEnv:
 
 
 register(
-    "crafter", _make_crafter, "Crafter survival world as text (crafter's engine, 22 achievements)"
+    "crafter",
+    _make_crafter,
+    "Crafter survival world as text (crafter's engine, 22 achievements)",
+    extra="crafter",
 )
 register(
-    "crafter-party", _make_crafter_party, "Several players in one Crafter world, collective tasks"
+    "crafter-party",
+    _make_crafter_party,
+    "Several players in one Crafter world, collective tasks",
+    extra="crafter",
 )

@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from lorekit.agents.base import Agent
 from lorekit.envs.base import Task, TextEnv
+from lorekit.eval.abort import EarlyStop
 from lorekit.eval.report import run_summary
 from lorekit.eval.store import RunStore
 from lorekit.llm.accounting import PriceTable, UsageLedger
@@ -91,11 +92,14 @@ async def run_eval(
     retry_errors: bool = False,
     prices: PriceTable | None = None,
     progress: bool | Console = False,
+    early_stop: EarlyStop | None = None,
 ) -> EvalResult:
     """Play ``episodes`` (skipping those already in the store) and summarise.
 
     ``retry_errors`` replays episodes that ended in an error (a timeout, a
-    crashed model) instead of counting them as done.
+    crashed model) instead of counting them as done. ``early_stop`` ends the
+    run with :class:`~lorekit.eval.abort.RunAborted` when its first episodes
+    all fail with the same model error (see :mod:`lorekit.eval.abort`).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
@@ -130,12 +134,14 @@ async def run_eval(
             episode_ledger = UsageLedger(prices)
             episode_roles = roles.metered(episode_ledger, writer.add_llm_call)
             t0 = time.perf_counter()
+            failure: BaseException | None = None
             try:
                 traj = await asyncio.wait_for(
                     agent.run(env, spec.task, episode_roles, writer, seed=spec.seed),
                     episode_timeout_s,
                 )
-            except TimeoutError:
+            except TimeoutError as exc:
+                failure = exc
                 writer.finish(
                     success=False,
                     reward=0.0,
@@ -145,6 +151,7 @@ async def run_eval(
                 )
                 result.errors += 1
             except Exception as exc:
+                failure = exc
                 tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
                 writer.finish(
                     success=False,
@@ -172,10 +179,13 @@ async def run_eval(
                 ledger.merge(episode_ledger)
             result.played += 1
             bar.advance(result, ledger)
+            if early_stop is not None:
+                early_stop.observe(failure)
 
     try:
         with bar:
-            await asyncio.gather(*(play(s) for s in todo))
+            work = asyncio.gather(*(play(s) for s in todo))
+            await (early_stop.watch(work) if early_stop is not None else work)
     except BaseException:
         store.set_run_status(rid, "interrupted")
         raise

@@ -96,6 +96,7 @@ def run(
     as_json: bool,
 ) -> None:
     """Run one pass of SPEC and print each node's output."""
+    from lorekit.cli_checks import check_api_keys, check_cache, check_roles, role_names
     from lorekit.config import ConfigError, RunConfig, apply_overrides, build_roles, load_config
 
     if model is None and config_path is None:
@@ -107,6 +108,15 @@ def run(
         cfg = apply_overrides(cfg, model=model, base_url=base_url, roles=roles_opt)
     except (GraphError, ConfigError) as exc:
         raise GraphUsageError(str(exc)) from None
+    check_roles(
+        cfg,
+        {node.role for node in spec.nodes},
+        owner=f"graph {spec.name}",
+        from_flags=role_names(roles_opt),
+        config_path=config_path,
+    )
+    check_api_keys(cfg, config_path=config_path)
+    check_cache(cfg, config_path=config_path)
     graph_ = spec.build(build_roles(cfg))
     try:
         results = asyncio.run(graph_.evaluate(db, sequential=sequential))

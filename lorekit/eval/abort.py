@@ -1,0 +1,127 @@
+"""Stop a run early when its first episodes all fail with the same model error.
+
+A wrong ``--base-url``, a bad API key or an unknown model name makes every
+episode fail the same way, each only after its full retries and backoff: a
+200-episode run would spend minutes (and hundreds of connection attempts) to
+report 200 copies of one error. :class:`EarlyStop` watches the episodes as they
+finish; when the first ``first`` of them all ended with the same
+connection, timeout, authentication or request error, it cancels the rest and
+raises :class:`RunAborted`. One success, or any other outcome, among the first
+episodes disarms it for the rest of the run: from then on failures are results,
+not a broken setup.
+
+The runner's only duty is to call :meth:`EarlyStop.observe` once per finished
+episode and to await its episodes through :meth:`EarlyStop.watch`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable
+from typing import TypeVar
+
+from lorekit.llm.errors import (
+    LLMAuthError,
+    LLMConnectionError,
+    LLMError,
+    LLMRequestError,
+    LLMTimeoutError,
+)
+
+T = TypeVar("T")
+
+DEFAULT_FIRST = 3
+"""Episodes that must all fail the same way before a run stops."""
+
+SETUP_ERRORS: tuple[type[LLMError], ...] = (
+    LLMConnectionError,
+    LLMTimeoutError,
+    LLMAuthError,
+    LLMRequestError,
+)
+"""Model errors that point at the setup (URL, key, model name), not at one episode.
+Rate limits and 5xx are left out: they come and go, and retries handle them."""
+
+
+class RunAborted(Exception):
+    """The run stopped early; ``error`` is the model error every early episode hit."""
+
+    def __init__(self, episodes: int, error: LLMError) -> None:
+        self.episodes = episodes
+        self.error = error
+        super().__init__(
+            f"stopped after the first {episodes} episodes all failed with the same error: {error}"
+        )
+
+
+def setup_error(error: BaseException | None) -> LLMError | None:
+    """The setup-type model error behind ``error`` (itself or a cause), if any."""
+    seen = 0
+    while error is not None and seen < 8:
+        if isinstance(error, SETUP_ERRORS):
+            return error
+        error = error.__cause__ or error.__context__
+        seen += 1
+    return None
+
+
+def _retrieve(future: asyncio.Future[object]) -> None:
+    """Mark a cancelled future's outcome as seen, so asyncio does not log it."""
+    if not future.cancelled():
+        future.exception()
+
+
+def _signature(error: LLMError) -> tuple[object, ...]:
+    return (type(error), error.model, error.endpoint, error.status, error.reason)
+
+
+class EarlyStop:
+    """The early-stop rule for one run; ``first=0`` never stops."""
+
+    def __init__(self, first: int = DEFAULT_FIRST) -> None:
+        if first < 0:
+            raise ValueError(f"first must be >= 0, got {first}")
+        self.first = first
+        self._armed = first > 0
+        self._failures: list[LLMError] = []
+        self._tripped = asyncio.Event()
+
+    @property
+    def tripped(self) -> bool:
+        return self._tripped.is_set()
+
+    def observe(self, error: BaseException | None) -> None:
+        """Record how one finished episode ended: the exception that ended it,
+        or None when it ended normally (a success or an ordinary failure)."""
+        if not self._armed or self.tripped:
+            return
+        cause = setup_error(error)
+        if cause is None or (self._failures and _signature(cause) != _signature(self._failures[0])):
+            self._armed = False
+            return
+        self._failures.append(cause)
+        if len(self._failures) >= self.first:
+            self._tripped.set()
+
+    async def watch(self, work: Awaitable[T]) -> T:
+        """Await ``work`` (all of a run's episodes); if the rule trips first,
+        cancel it and raise :class:`RunAborted`. When the work finishes, its
+        result stands even if the last episode tripped the rule: nothing was
+        left to save."""
+        task = asyncio.ensure_future(work)
+        trip = asyncio.ensure_future(self._tripped.wait())
+        try:
+            await asyncio.wait({task, trip}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # cancelled from outside (Ctrl-C): take the work down too
+            task.cancel()
+            task.add_done_callback(_retrieve)
+            raise
+        finally:
+            trip.cancel()
+        if task.done():
+            return task.result()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        raise RunAborted(len(self._failures), self._failures[0])
