@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from lorekit.llm.errors import (
     LLMAuthError,
@@ -66,7 +66,7 @@ def setup_error(error: BaseException | None) -> LLMError | None:
     return None
 
 
-def _retrieve(future: asyncio.Future[object]) -> None:
+def _retrieve(future: asyncio.Future[Any]) -> None:
     """Mark a cancelled future's outcome as seen, so asyncio does not log it."""
     if not future.cancelled():
         future.exception()
