@@ -393,9 +393,10 @@ def _open_store(path: str) -> Any:
     """Open an existing store read-only: inspecting a run never writes to it."""
     from lorekit.eval.store import RunStore, StoreError
 
+    if Path(path).is_dir():
+        raise UserError(f"--store: {path} is a folder, not a run store (pass the .sqlite3 file)")
     if not Path(path).is_file():
-        what = "a folder, not a run store" if Path(path).is_dir() else "no run store"
-        raise UserError(f"--store: {what} at {path} (run something first, or pass --store)")
+        raise UserError(f"--store: no run store at {path} (run something first, or pass --store)")
     try:
         return RunStore.open_readonly(path)
     except StoreError as exc:

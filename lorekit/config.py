@@ -167,7 +167,7 @@ def apply_overrides(
             raise ConfigError(f"--role: expected ROLE=MODEL, got {item!r}")
         entry = dict(role_map.get(name) or {k: v for k, v in default.items()})
         entry["model"] = value
-        if entry.get("provider") == "scripted":
+        if entry.get("provider") == "scripted" and value != "echo":  # as for --model
             entry["provider"] = "openai"
         role_map[name] = entry
     if cache is not None:

@@ -11,13 +11,13 @@ episodes disarms it for the rest of the run: from then on failures are results,
 not a broken setup.
 
 The runner's only duty is to call :meth:`EarlyStop.observe` once per finished
-episode and to await its episodes through :meth:`EarlyStop.watch`.
+episode and to await its episodes through :meth:`EarlyStop.watch`. Episodes
+cut short are not recorded, so resuming the run id plays them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -66,12 +66,6 @@ def setup_error(error: BaseException | None) -> LLMError | None:
     return None
 
 
-def _retrieve(future: asyncio.Future[Any]) -> None:
-    """Mark a cancelled future's outcome as seen, so asyncio does not log it."""
-    if not future.cancelled():
-        future.exception()
-
-
 def _signature(error: LLMError) -> tuple[object, ...]:
     return (type(error), error.model, error.endpoint, error.status, error.reason)
 
@@ -85,16 +79,20 @@ class EarlyStop:
         self.first = first
         self._armed = first > 0
         self._failures: list[LLMError] = []
-        self._tripped = asyncio.Event()
+        self._tripped = False
+        self._work: asyncio.Future[Any] | None = None
 
     @property
     def tripped(self) -> bool:
-        return self._tripped.is_set()
+        return self._tripped
 
     def observe(self, error: BaseException | None) -> None:
         """Record how one finished episode ended: the exception that ended it,
-        or None when it ended normally (a success or an ordinary failure)."""
-        if not self._armed or self.tripped:
+        or None when it ended normally (a success or an ordinary failure).
+
+        Tripping cancels the watched work at once, before another episode can
+        take the freed slot."""
+        if not self._armed or self._tripped:
             return
         cause = setup_error(error)
         if cause is None or (self._failures and _signature(cause) != _signature(self._failures[0])):
@@ -102,26 +100,22 @@ class EarlyStop:
             return
         self._failures.append(cause)
         if len(self._failures) >= self.first:
-            self._tripped.set()
+            self._tripped = True
+            if self._work is not None:
+                self._work.cancel()
 
     async def watch(self, work: Awaitable[T]) -> T:
-        """Await ``work`` (all of a run's episodes); if the rule trips first,
-        cancel it and raise :class:`RunAborted`. When the work finishes, its
-        result stands even if the last episode tripped the rule: nothing was
-        left to save."""
-        task = asyncio.ensure_future(work)
-        trip = asyncio.ensure_future(self._tripped.wait())
+        """Await ``work`` (all of a run's episodes); raise :class:`RunAborted`
+        if the rule cancelled it. Cancellation from outside (Ctrl-C) passes
+        through unchanged."""
+        future = asyncio.ensure_future(work)
+        self._work = future
         try:
-            await asyncio.wait({task, trip}, return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:  # cancelled from outside (Ctrl-C): take the work down too
-            task.cancel()
-            task.add_done_callback(_retrieve)
+            return await future
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._tripped and not (current is not None and current.cancelling()):
+                raise RunAborted(len(self._failures), self._failures[0]) from None
             raise
         finally:
-            trip.cancel()
-        if task.done():
-            return task.result()
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        raise RunAborted(len(self._failures), self._failures[0])
+            self._work = None
