@@ -205,8 +205,8 @@ def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
     type=click.IntRange(min=0),
     default=3,
     show_default=True,
-    help="Stop when the first N episodes all fail with the same connection, "
-    "timeout, auth or request error (0: never stop early).",
+    help="Stop when the first N episodes all fail with the same model error "
+    "(connection, key, model name, quota; 0: never stop early).",
 )
 @click.option("--progress/--no-progress", default=True, show_default=True)
 @click.option("--store", default=None, help="Run store (default: the config's, or $LOREKIT_STORE).")
@@ -236,13 +236,14 @@ def run_cmd(
     Exits 1 when the run stopped early or any episode ended in an error."""
     from lorekit.agents import declared_roles, make_agent, needs_model
     from lorekit.cli_checks import (
+        build_models,
         check_api_keys,
         check_cache,
         check_roles,
         check_writable,
         role_names,
     )
-    from lorekit.config import RunConfig, apply_overrides, build_roles, load_config
+    from lorekit.config import RunConfig, apply_overrides, load_config
     from lorekit.envs import make
     from lorekit.eval.abort import EarlyStop, RunAborted
     from lorekit.eval.report import render_run
@@ -299,7 +300,7 @@ def run_cmd(
     except StoreError as exc:
         raise UserError(f"{exc} (set another with {store_setting})") from None
     with db:
-        roles = build_roles(cfg)
+        roles = build_models(cfg, config_path=config_path)
         rid = run_id or new_run_id()
         try:
             result = asyncio.run(

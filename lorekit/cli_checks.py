@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import difflib
 import os
+import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
 from lorekit.cli_errors import UserError
-from lorekit.config import RunConfig
+from lorekit.config import RunConfig, build_roles
+from lorekit.llm.roles import Roles
 
 
 def _did_you_mean(name: str, options: Iterable[str]) -> str:
@@ -122,16 +124,32 @@ def check_writable(path: str | Path, *, what: str, setting: str) -> None:
         raise UserError(f"cannot write the {what} {path}: {problem} (set another with {setting})")
 
 
+def _cache_setting(config_path: str | None) -> str:
+    return f"cache.path in {config_path}" if config_path else "cache.path in a --config file"
+
+
 def check_cache(config: RunConfig, *, config_path: str | None = None) -> None:
     """The model cache must be writable, and a replay needs a recorded cache."""
     mode = config.cache.mode
     if mode == "off":
         return
     path = config.cache.path
-    setting = f"cache.path in {config_path}" if config_path else "cache.path in a --config file"
+    setting = _cache_setting(config_path)
     if mode == "replay" and not Path(path).is_file():
         raise UserError(
             f"cache mode replay needs a recorded cache, and there is none at {path} "
             f"(record one with --cache read-write, or set {setting})"
         )
     check_writable(path, what="model cache", setting=f"{setting}, or --cache off")
+
+
+def build_models(config: RunConfig, *, config_path: str | None = None) -> Roles:
+    """:func:`~lorekit.config.build_roles`, with a cache file that is not a
+    usable SQLite database reported as one line naming it."""
+    try:
+        return build_roles(config)
+    except sqlite3.DatabaseError as exc:
+        raise UserError(
+            f"cannot use {config.cache.path} as the model cache: {exc} (set another with "
+            f"{_cache_setting(config_path)}, or --cache off)"
+        ) from None

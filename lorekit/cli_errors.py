@@ -74,7 +74,10 @@ def model_error_hint(error: Exception) -> str:
     from lorekit.llm.errors import (
         LLMAuthError,
         LLMConnectionError,
+        LLMRateLimitError,
         LLMRequestError,
+        LLMResponseError,
+        LLMServerError,
         LLMTimeoutError,
     )
 
@@ -91,6 +94,12 @@ def model_error_hint(error: Exception) -> str:
         return "check --model, and that --base-url ends in /v1"
     if isinstance(error, LLMRequestError):
         return "the server refused the request; check --model and the server's log"
+    if isinstance(error, LLMRateLimitError):
+        return "rate limited or out of quota; check the account, or lower --concurrency"
+    if isinstance(error, LLMServerError):
+        return "the server failed; check its log"
+    if isinstance(error, LLMResponseError):
+        return "the answer was not an OpenAI-style completion; is --base-url an OpenAI API?"
     return ""
 
 

@@ -141,7 +141,7 @@ def test_without_early_stop_a_run_with_errors_exits_1(
     assert "status=finished" in out
 
 
-def test_episode_errors_that_are_not_setup_errors_do_not_stop_the_run(
+def test_episode_errors_that_are_not_model_errors_do_not_stop_the_run(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     slow = {"provider": "scripted", "model": "s", "latency_s": 1.0, "answers": ["Action: look"]}

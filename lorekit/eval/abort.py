@@ -1,14 +1,16 @@
 """Stop a run early when its first episodes all fail with the same model error.
 
-A wrong ``--base-url``, a bad API key or an unknown model name makes every
-episode fail the same way, each only after its full retries and backoff: a
-200-episode run would spend minutes (and hundreds of connection attempts) to
-report 200 copies of one error. :class:`EarlyStop` watches the episodes as they
-finish; when the first ``first`` of them all ended with the same
-connection, timeout, authentication or request error, it cancels the rest and
-raises :class:`RunAborted`. One success, or any other outcome, among the first
-episodes disarms it for the rest of the run: from then on failures are results,
-not a broken setup.
+A wrong ``--base-url``, a bad API key, an unknown model name, a used-up quota
+or a server that is down makes every episode fail the same way, each only
+after its full retries and backoff: a 200-episode run would spend minutes (and
+hundreds of connection attempts) to report 200 copies of one error.
+:class:`EarlyStop` watches the episodes as they finish; when the first
+``first`` of them all ended with the same model error (same type, model,
+endpoint, status and message), it cancels the rest and raises
+:class:`RunAborted`. One success, or any other outcome, among the first
+episodes disarms it for the rest of the run: from then on failures are
+results, not a broken setup. Errors of the agent or the environment never
+stop a run (they are the experiment's findings), nor do episode timeouts.
 
 The runner's only duty is to call :meth:`EarlyStop.observe` once per finished
 episode and to await its episodes through :meth:`EarlyStop.watch`. Episodes
@@ -21,27 +23,12 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from lorekit.llm.errors import (
-    LLMAuthError,
-    LLMConnectionError,
-    LLMError,
-    LLMRequestError,
-    LLMTimeoutError,
-)
+from lorekit.llm.errors import LLMError
 
 T = TypeVar("T")
 
 DEFAULT_FIRST = 3
 """Episodes that must all fail the same way before a run stops."""
-
-SETUP_ERRORS: tuple[type[LLMError], ...] = (
-    LLMConnectionError,
-    LLMTimeoutError,
-    LLMAuthError,
-    LLMRequestError,
-)
-"""Model errors that point at the setup (URL, key, model name), not at one episode.
-Rate limits and 5xx are left out: they come and go, and retries handle them."""
 
 
 class RunAborted(Exception):
@@ -55,11 +42,11 @@ class RunAborted(Exception):
         )
 
 
-def setup_error(error: BaseException | None) -> LLMError | None:
-    """The setup-type model error behind ``error`` (itself or a cause), if any."""
+def model_error(error: BaseException | None) -> LLMError | None:
+    """The model error behind ``error`` (itself or one of its causes), if any."""
     seen = 0
     while error is not None and seen < 8:
-        if isinstance(error, SETUP_ERRORS):
+        if isinstance(error, LLMError):
             return error
         error = error.__cause__ or error.__context__
         seen += 1
@@ -94,7 +81,7 @@ class EarlyStop:
         take the freed slot."""
         if not self._armed or self._tripped:
             return
-        cause = setup_error(error)
+        cause = model_error(error)
         if cause is None or (self._failures and _signature(cause) != _signature(self._failures[0])):
             self._armed = False
             return

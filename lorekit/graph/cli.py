@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -68,13 +70,17 @@ def graph() -> None:
 def show(spec_path: str, image: str | None) -> None:
     """Print the graph of SPEC as Mermaid text."""
     graph_ = _spec(spec_path).build()
+    if image is not None and not Path(image).resolve().parent.is_dir():
+        raise GraphUsageError(f"--image: no folder {Path(image).parent} to write {image} into")
     click.echo(to_mermaid(graph_), nl=False)
     if image is not None:
         try:
             write_image(graph_, image)
         except GraphvizMissing as exc:
             raise click.ClickException(str(exc)) from None
-        except (RuntimeError, OSError) as exc:
+        except OSError as exc:
+            raise GraphUsageError(f"--image: cannot write {image}: {exc.strerror or exc}") from None
+        except (RuntimeError, subprocess.SubprocessError) as exc:
             raise click.ClickException(f"--image: {exc}") from None
         click.echo(f"wrote {image}", err=True)
 
@@ -96,8 +102,14 @@ def run(
     as_json: bool,
 ) -> None:
     """Run one pass of SPEC and print each node's output."""
-    from lorekit.cli_checks import check_api_keys, check_cache, check_roles, role_names
-    from lorekit.config import ConfigError, RunConfig, apply_overrides, build_roles, load_config
+    from lorekit.cli_checks import (
+        build_models,
+        check_api_keys,
+        check_cache,
+        check_roles,
+        role_names,
+    )
+    from lorekit.config import ConfigError, RunConfig, apply_overrides, load_config
 
     if model is None and config_path is None:
         raise GraphUsageError("graph run needs a model: pass --model (and --base-url) or --config")
@@ -117,7 +129,7 @@ def run(
     )
     check_api_keys(cfg, config_path=config_path)
     check_cache(cfg, config_path=config_path)
-    graph_ = spec.build(build_roles(cfg))
+    graph_ = spec.build(build_models(cfg, config_path=config_path))
     try:
         results = asyncio.run(graph_.evaluate(db, sequential=sequential))
         failed: NodeFailedError | None = None

@@ -1,5 +1,5 @@
-"""The early-stop rule: a run whose first episodes all hit the same setup error
-(connection, timeout, auth, bad request) stops; anything else disarms it."""
+"""The early-stop rule: a run whose first episodes all hit the same model error
+(connection, auth, unknown model, quota, ...) stops; anything else disarms it."""
 
 import asyncio
 from pathlib import Path
@@ -8,7 +8,7 @@ import pytest
 
 from lorekit.agents import ReActAgent
 from lorekit.envs import TextEnv, make
-from lorekit.eval.abort import EarlyStop, RunAborted, setup_error
+from lorekit.eval.abort import EarlyStop, RunAborted, model_error
 from lorekit.eval.runner import plan_episodes, run_eval
 from lorekit.eval.store import RunStore
 from lorekit.llm import Roles, ScriptedLLM
@@ -27,7 +27,7 @@ def textcraft() -> TextEnv:
     return make("textcraft")
 
 
-def test_trips_after_the_first_k_identical_setup_errors() -> None:
+def test_trips_after_the_first_k_identical_model_errors() -> None:
     stop = EarlyStop(3)
     for _ in range(2):
         stop.observe(REFUSED)
@@ -42,9 +42,9 @@ def test_trips_after_the_first_k_identical_setup_errors() -> None:
         None,  # a normal episode (success or ordinary failure)
         ValueError("agent bug"),  # not a model setup error
         TimeoutError("episode timed out"),
-        LLMServerError("overloaded", model="m", status=503),  # transient: retries handle it
-        LLMRateLimitError("slow down", model="m", status=429),
+        LLMServerError("connection refused", model="m", endpoint="http://127.0.0.1:9/v1"),
         LLMConnectionError("connection refused", model="m", endpoint="http://other:1/v1"),
+        LLMConnectionError("connection reset", model="m", endpoint="http://127.0.0.1:9/v1"),
     ],
 )
 def test_anything_else_among_the_first_episodes_disarms_it(other: BaseException | None) -> None:
@@ -65,7 +65,23 @@ def test_zero_never_trips_and_negative_is_refused() -> None:
         EarlyStop(-1)
 
 
-def test_setup_errors_are_found_behind_a_wrapper() -> None:
+@pytest.mark.parametrize(
+    "error",
+    [
+        LLMAuthError("invalid api key", model="m", status=401),
+        LLMRequestError("model 'x' not found", model="x", status=404),
+        LLMRateLimitError("you exceeded your current quota", model="m", status=429),
+        LLMServerError("bad gateway", model="m", status=502),
+    ],
+)
+def test_any_model_error_repeated_by_every_early_episode_trips_it(error: Exception) -> None:
+    stop = EarlyStop(3)
+    for _ in range(3):
+        stop.observe(error)
+    assert stop.tripped
+
+
+def test_model_errors_are_found_behind_a_wrapper() -> None:
     auth = LLMAuthError("bad key", model="m", status=401)
     try:
         try:
@@ -73,9 +89,9 @@ def test_setup_errors_are_found_behind_a_wrapper() -> None:
         except LLMAuthError as exc:
             raise RuntimeError("agent gave up") from exc
     except RuntimeError as wrapped:
-        assert setup_error(wrapped) is auth
-    assert isinstance(setup_error(LLMRequestError("no such model", status=404)), LLMRequestError)
-    assert setup_error(ValueError("x")) is None and setup_error(None) is None
+        assert model_error(wrapped) is auth
+    assert isinstance(model_error(LLMRequestError("no such model", status=404)), LLMRequestError)
+    assert model_error(ValueError("x")) is None and model_error(None) is None
 
 
 async def test_watch_returns_the_result_when_the_work_finishes() -> None:
