@@ -208,7 +208,11 @@ def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
     help="Stop when the first N episodes all fail with the same model error "
     "(connection, key, model name, quota; 0: never stop early).",
 )
-@click.option("--progress/--no-progress", default=True, show_default=True)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Live progress bar on stderr [default: when stderr is a terminal].",
+)
 @click.option("--store", default=None, help="Run store (default: the config's, or $LOREKIT_STORE).")
 def run_cmd(
     env_name: str,
@@ -228,7 +232,7 @@ def run_cmd(
     agent_opt: tuple[str, ...],
     retry_errors: bool,
     max_initial_failures: int,
-    progress: bool,
+    progress: bool | None,
     store: str | None,
 ) -> None:
     """Evaluate an agent on an environment; results go to the run store.
@@ -317,7 +321,7 @@ def run_cmd(
                     episode_timeout_s=timeout_s,
                     retry_errors=retry_errors,
                     prices=cfg.prices(),
-                    progress=err_console if progress else False,
+                    progress=err_console if _show_progress(progress) else False,
                     early_stop=EarlyStop(max_initial_failures),
                 )
             )
@@ -347,6 +351,11 @@ def run_cmd(
             + f"; see `lorekit show {result.run_id} {errored[0].episode_key}`, "
             f"or replay them with --run-id {result.run_id} --retry-errors"
         )
+
+
+def _show_progress(flag: bool | None) -> bool:
+    """A bar in a log file is one stale line; show it only to a person watching."""
+    return flag if flag is not None else sys.stderr.isatty()
 
 
 def _pick_store(flag: str | None, cfg: Any, config_path: str | None) -> tuple[str, str]:

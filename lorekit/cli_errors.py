@@ -10,7 +10,8 @@ well.
 
 Anything else is a bug in LoreKit. It also ends as one line (exit 1), which
 names the file its traceback was saved to; ``--debug`` or ``LOREKIT_DEBUG=1``
-print the traceback of every error instead.
+print the traceback of every error raised as an exception instead (usage
+errors detected by the commands stay one line).
 """
 
 from __future__ import annotations

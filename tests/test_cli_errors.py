@@ -151,6 +151,16 @@ def test_episode_errors_that_are_not_model_errors_do_not_stop_the_run(
     one_line(err, code, 1, "4 of 4 episodes ended in an error", "timed out")
 
 
+def test_unknown_model_stops_early_with_a_hint(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with OpenAICompatServer(["never used"]) as srv:
+        srv.inject(Fault.status(404, "model 'nope' not found"), times=None)
+        args = ["run", "textcraft", "-a", "react", "-m", "nope", "--base-url", srv.base_url]
+        code, _, err = cli([*args, "-n", "10", "-j", "2", *store_args(tmp_path), *QUIET], capsys)
+    one_line(err, code, 1, "stopped after the first 3", "404", "check --model")
+
+
 def test_models_check_unreachable(capsys: pytest.CaptureFixture[str]) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
     code, _, err = cli(["models", "check", "-m", "m", "--base-url", url, "--attempts", "1"], capsys)
@@ -246,6 +256,27 @@ def test_replay_without_a_recorded_cache(
     args = ["run", "textcraft", "-a", "react", "-m", "echo", "--cache", "replay"]
     code, _, err = cli([*args, *store_args(tmp_path), *QUIET], capsys)
     one_line(err, code, 2, "replay needs a recorded cache", "--cache read-write")
+
+
+def test_cache_that_is_not_a_database(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "cache.sqlite3").write_text("not SQLite")
+    cfg = write_config(
+        tmp_path / "run.yaml",
+        {"default": {"provider": "scripted", "model": "echo"}},
+        cache={"mode": "read-write", "path": str(tmp_path / "cache.sqlite3")},
+    )
+    args = ["run", "textcraft", "-a", "react", "-c", cfg, *store_args(tmp_path), *QUIET]
+    code, _, err = cli(args, capsys)
+    one_line(err, code, 2, "as the model cache", "not a database", f"cache.path in {cfg}")
+
+
+def test_graph_image_into_a_missing_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    image = tmp_path / "missing" / "g.png"
+    code, out, err = cli(["graph", "show", EXAMPLE, "--image", str(image)], capsys)
+    one_line(err, code, 2, "--image", str(image))
+    assert out == ""
 
 
 @pytest.mark.parametrize(
@@ -393,3 +424,17 @@ def test_python_dash_m_lorekit() -> None:
         timeout=60,
     )
     one_line(proc.stderr, proc.returncode, 2, "Missing option '--agent'")
+
+
+INTERRUPT = """
+import lorekit.eval.runner
+async def interrupted(*args, **kwargs):
+    raise KeyboardInterrupt
+lorekit.eval.runner.run_eval = interrupted
+"""
+
+
+def test_ctrl_c_says_how_to_resume(tmp_path: Path) -> None:
+    args = ["run", "textcraft", "-a", "oracle", "--run-id", "r", *store_args(tmp_path), *QUIET]
+    proc = run_module(INTERRUPT, args)
+    one_line(proc.stderr, proc.returncode, 130, "interrupted", "resume with --run-id r")
