@@ -108,7 +108,7 @@ def models_check(
             timeout_s=timeout_s,
             retry=RetryPolicy(max_attempts=attempts, base_delay_s=0.5),
         )
-    except LLMError as exc:
+    except (LLMError, ValueError) as exc:
         raise UserError(str(exc)) from None
 
     async def one() -> Any:
@@ -205,8 +205,8 @@ def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
     type=click.IntRange(min=0),
     default=3,
     show_default=True,
-    help="Stop when the first N episodes all fail with the same model error "
-    "(connection, key, model name, quota; 0: never stop early).",
+    help="Stop when the first N episodes all fail with the same error "
+    "(a wrong URL, key or model name, ...; 0: never stop early).",
 )
 @click.option(
     "--progress/--no-progress",
@@ -263,7 +263,7 @@ def run_cmd(
     )
     try:
         agent = make_agent(agent_name, **_kv(agent_opt, "--agent-opt"))
-    except (KeyError, TypeError, ValueError) as exc:
+    except (LookupError, TypeError, ValueError, OSError) as exc:
         raise UserError(_agent_problem(agent_name, agent_opt, exc)) from None
     check_roles(
         cfg,
@@ -281,7 +281,7 @@ def run_cmd(
     try:
         probe = make(env_name, **env_kwargs)
         tasks = probe.tasks(split)
-    except (LookupError, TypeError, ValueError) as exc:
+    except (LookupError, TypeError, ValueError, OSError) as exc:
         raise UserError(_env_problem(env_name, env_opt, exc)) from None
     tasks = tasks[:episodes] if episodes else tasks
     check_writable(cfg.store, what="run store", setting=store_setting)
@@ -371,6 +371,8 @@ def _pick_store(flag: str | None, cfg: Any, config_path: str | None) -> tuple[st
 
 
 def _problem(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
     text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
     return str(text)
 
@@ -465,11 +467,10 @@ def runs_export(run_id: str, store: str, output: str | None) -> None:
             db.export_jsonl(run_id, sys.stdout)
             return
         try:
-            fh = open(output, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
+            with open(output, "w", encoding="utf-8") as fh:
+                n = db.export_jsonl(run_id, fh)
         except OSError as exc:
             raise UserError(f"--output: cannot write {output}: {exc.strerror or exc}") from None
-        with fh:
-            n = db.export_jsonl(run_id, fh)
     err_console.print(f"wrote {n} lines to {output}")
 
 

@@ -70,7 +70,7 @@ def debug_enabled() -> bool:
     return _debug or os.environ.get("LOREKIT_DEBUG", "").strip() not in ("", "0")
 
 
-def model_error_hint(error: Exception) -> str:
+def model_error_hint(error: BaseException) -> str:
     """What to check for a model error, in CLI terms (flags, variables)."""
     from lorekit.llm.errors import (
         LLMAuthError,

@@ -161,6 +161,23 @@ def test_unknown_model_stops_early_with_a_hint(
     one_line(err, code, 1, "stopped after the first 3", "404", "check --model")
 
 
+def test_the_same_agent_error_in_every_early_episode_stops_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    args = ["run", "textcraft", "-a", "react", "-m", "echo", "-n", "20", "-j", "1"]
+    args += ["--agent-opt", "temperature=abc", "--run-id", "r"]
+    code, _, err = cli([*args, *store_args(tmp_path), *QUIET], capsys)
+    one_line(err, code, 1, "stopped after the first 3 episodes", "'abc'")
+    with RunStore(tmp_path / "runs.sqlite3") as db:
+        assert len(db.episodes("r")) == 3
+
+
+def test_models_check_without_a_model_name(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["models", "check", "-m", "", "--base-url", "http://127.0.0.1:9/v1"]
+    code, _, err = cli(args, capsys)
+    one_line(err, code, 2, "model name")
+
+
 def test_models_check_unreachable(capsys: pytest.CaptureFixture[str]) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
     code, _, err = cli(["models", "check", "-m", "m", "--base-url", url, "--attempts", "1"], capsys)
@@ -325,6 +342,10 @@ def test_bad_files(
             ["max_turns"],
         ),
         (["run", "textcraft", "-a", "oracle", "--timeout", "nan"], ["--timeout"]),
+        (
+            ["run", "textcraft", "-a", "react", "-m", "echo", "--agent-opt", "prompts=nope"],
+            ["agent 'react' with --agent-opt prompts=nope", "nope.yaml"],
+        ),
         (["run", "textcraft", "-a", "oracle", "--max-initial-failures", "-1"], ["--max-initial"]),
         (["run", "textcraft", "-a", "react", "-m", "m", "--base-url", "localhost:8000"], ["http"]),
     ],

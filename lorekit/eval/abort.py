@@ -1,16 +1,17 @@
-"""Stop a run early when its first episodes all fail with the same model error.
+"""Stop a run early when its first episodes all fail with the same error.
 
-A wrong ``--base-url``, a bad API key, an unknown model name, a used-up quota
-or a server that is down makes every episode fail the same way, each only
-after its full retries and backoff: a 200-episode run would spend minutes (and
-hundreds of connection attempts) to report 200 copies of one error.
-:class:`EarlyStop` watches the episodes as they finish; when the first
-``first`` of them all ended with the same model error (same type, model,
-endpoint, status and message), it cancels the rest and raises
-:class:`RunAborted`. One success, or any other outcome, among the first
-episodes disarms it for the rest of the run: from then on failures are
-results, not a broken setup. Errors of the agent or the environment never
-stop a run (they are the experiment's findings), nor do episode timeouts.
+A wrong ``--base-url``, a bad API key, an unknown model name, a used-up quota,
+a server that is down, or an agent option of the wrong type makes every
+episode fail the same way, model errors each only after their full retries
+and backoff: a 200-episode run would spend minutes (and hundreds of connection
+attempts) to report 200 copies of one error. :class:`EarlyStop` watches the
+episodes as they finish; when the first ``first`` of them all ended with the
+same error, it cancels the rest and raises :class:`RunAborted`. "The same"
+means the same type and message (for a model error: the same type, model,
+endpoint, status and reason). One episode that ends any other way among the
+first ones disarms the rule for the rest of the run: from then on failures
+are results, not a broken setup. An episode timeout never counts as such an
+error: a slow agent is a finding, not a broken setup.
 
 The runner's only duty is to call :meth:`EarlyStop.observe` once per finished
 episode and to await its episodes through :meth:`EarlyStop.watch`. Episodes
@@ -32,9 +33,9 @@ DEFAULT_FIRST = 3
 
 
 class RunAborted(Exception):
-    """The run stopped early; ``error`` is the model error every early episode hit."""
+    """The run stopped early; ``error`` is the error every early episode hit."""
 
-    def __init__(self, episodes: int, error: LLMError) -> None:
+    def __init__(self, episodes: int, error: BaseException) -> None:
         self.episodes = episodes
         self.error = error
         super().__init__(
@@ -53,8 +54,14 @@ def model_error(error: BaseException | None) -> LLMError | None:
     return None
 
 
-def _signature(error: LLMError) -> tuple[object, ...]:
-    return (type(error), error.model, error.endpoint, error.status, error.reason)
+def _signature(error: BaseException | None) -> tuple[object, ...] | None:
+    """What makes two episode errors "the same"; None for outcomes that never count."""
+    if error is None or isinstance(error, TimeoutError):
+        return None
+    cause = model_error(error)
+    if cause is not None:
+        return (type(cause), cause.model, cause.endpoint, cause.status, cause.reason)
+    return (type(error), str(error))
 
 
 class EarlyStop:
@@ -65,7 +72,7 @@ class EarlyStop:
             raise ValueError(f"first must be >= 0, got {first}")
         self.first = first
         self._armed = first > 0
-        self._failures: list[LLMError] = []
+        self._failures: list[BaseException] = []
         self._tripped = False
         self._work: asyncio.Future[Any] | None = None
 
@@ -81,11 +88,15 @@ class EarlyStop:
         take the freed slot."""
         if not self._armed or self._tripped:
             return
-        cause = model_error(error)
-        if cause is None or (self._failures and _signature(cause) != _signature(self._failures[0])):
+        signature = _signature(error)
+        if (
+            error is None
+            or signature is None
+            or (self._failures and signature != _signature(self._failures[0]))
+        ):
             self._armed = False
             return
-        self._failures.append(cause)
+        self._failures.append(model_error(error) or error)
         if len(self._failures) >= self.first:
             self._tripped = True
             if self._work is not None:

@@ -56,6 +56,17 @@ def test_anything_else_among_the_first_episodes_disarms_it(other: BaseException 
     assert not stop.tripped
 
 
+def test_the_same_agent_error_trips_it_but_episode_timeouts_never_do() -> None:
+    bad_option = EarlyStop(3)
+    for _ in range(3):
+        bad_option.observe(ValueError("could not convert string to float: 'abc'"))
+    assert bad_option.tripped
+    slow = EarlyStop(3)
+    for _ in range(10):
+        slow.observe(TimeoutError("episode timed out after 600 s"))
+    assert not slow.tripped
+
+
 def test_zero_never_trips_and_negative_is_refused() -> None:
     stop = EarlyStop(0)
     for _ in range(10):
