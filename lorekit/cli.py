@@ -3,7 +3,8 @@
 Every failure ends with one line on stderr: exit code 2 for what the user can
 fix before running (arguments, config, roles, keys, extras, paths), 1 for a run
 or request that failed. :mod:`lorekit.cli_errors` holds the error types and
-the top-level handler, :mod:`lorekit.cli_checks` the checks made before a run.
+the top-level handler, :mod:`lorekit.cli_checks` the checks made before a run;
+the commands that read recorded runs live in :mod:`lorekit.cli_runs`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import math
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import click
@@ -31,21 +31,12 @@ from lorekit.cli_errors import (
     with_hint,
 )
 from lorekit.cli_options import model_options
+from lorekit.cli_runs import DEFAULT_STORE
 
-DEFAULT_STORE = "runs/lorekit.sqlite3"
 # Piped output (files, CI logs) gets a wide fixed width so tables never fold.
 _PIPED_WIDTH = None if sys.stdout.isatty() else 160
 console = Console(width=_PIPED_WIDTH)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
-
-
-def _store_option(f: Any) -> Any:
-    return click.option(
-        "--store",
-        default=lambda: os.environ.get("LOREKIT_STORE", DEFAULT_STORE),
-        show_default=f"$LOREKIT_STORE or {DEFAULT_STORE}",
-        help="Run store (SQLite file).",
-    )(f)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -395,113 +386,13 @@ def _env_problem(name: str, opts: Sequence[str], exc: BaseException) -> str:
     return f"env {name!r}" + (f" with --env-opt {' '.join(opts)}" if opts else "") + f": {msg}"
 
 
-# ----------------------------------------------------------------------- runs
-@cli.group()
-def runs() -> None:
-    """Inspect recorded runs."""
-
-
-def _open_store(path: str) -> Any:
-    """Open an existing store read-only: inspecting a run never writes to it."""
-    from lorekit.eval.store import RunStore, StoreError
-
-    if Path(path).is_dir():
-        raise UserError(f"--store: {path} is a folder, not a run store (pass the .sqlite3 file)")
-    if not Path(path).is_file():
-        raise UserError(f"--store: no run store at {path} (run something first, or pass --store)")
-    try:
-        return RunStore.open_readonly(path)
-    except StoreError as exc:
-        raise UserError(f"--store: {exc}") from None
-
-
-@runs.command("list")
-@_store_option
-def runs_list(store: str) -> None:
-    """List runs, newest first."""
-    with _open_store(store) as db:
-        rows = db.list_runs()
-        table = Table("run", "created", "env", "agent", "status", "episodes", "success")
-        for r in rows:
-            eps = db.episodes(r.run_id)
-            ok = sum(e.success for e in eps)
-            rate = f"{ok / len(eps):.1%}" if eps else "-"
-            table.add_row(
-                r.run_id, _when(r.created_at), r.env, r.agent, r.status, str(len(eps)), rate
-            )
-    if not rows:
-        console.print(f"no runs in {store}")
-        return
-    console.print(table)
-
-
-@runs.command("show")
-@click.argument("run_id")
-@_store_option
-def runs_show(run_id: str, store: str) -> None:
-    """Summary of one run: episodes, success, usage by role."""
-    from lorekit.eval.report import render_run
-
-    with _open_store(store) as db:
-        if db.get_run(run_id) is None:
-            raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
-        render_run(db, run_id, console)
-
-
-@runs.command("export")
-@click.argument("run_id")
-@_store_option
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, writable=True),
-    default=None,
-    help="File to write (default: standard output).",
-)
-def runs_export(run_id: str, store: str, output: str | None) -> None:
-    """Export a run as JSON lines: the run, then one line per episode."""
-    with _open_store(store) as db:
-        if db.get_run(run_id) is None:
-            raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
-        if output is None:
-            db.export_jsonl(run_id, sys.stdout)
-            return
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                n = db.export_jsonl(run_id, fh)
-        except OSError as exc:
-            raise UserError(f"--output: cannot write {output}: {exc.strerror or exc}") from None
-    err_console.print(f"wrote {n} lines to {output}")
-
-
-def _when(ts: float) -> str:
-    import datetime as dt
-
-    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
-
-
-@cli.command("show")
-@click.argument("run_id", metavar="RUN")
-@click.argument("episode", metavar="EPISODE")
-@_store_option
-def show_cmd(run_id: str, episode: str, store: str) -> None:
-    """Print one episode: steps, model calls, and an agent's own record
-    (e.g. ADaPT's decomposition tree). EPISODE is an index, key or task id."""
-    from lorekit.eval.show import render_episode
-
-    with _open_store(store) as db:
-        if db.get_run(run_id) is None:
-            raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
-        try:
-            render_episode(db, run_id, episode, console)
-        except LookupError as exc:
-            raise UserError(f"EPISODE: {str(exc).strip(chr(39))}") from None
-
-
 def _register_plugins() -> None:
     """Command groups that live next to their feature."""
+    from lorekit.cli_runs import runs, show_cmd
     from lorekit.graph.cli import graph
 
+    cli.add_command(runs)
+    cli.add_command(show_cmd)
     cli.add_command(graph)
 
 

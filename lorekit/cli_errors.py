@@ -108,15 +108,31 @@ def with_hint(message: str, hint: str) -> str:
     return f"{message} ({hint})" if hint else message
 
 
+MAX_LINE = 600
+"""Longer messages keep their start and their end (where the status, the
+attempt count and the hint are) with the middle elided."""
+
+
 def _one_line(message: str) -> str:
+    """Any message as one line: whitespace runs (newlines of a server's HTML
+    error page, say) become single spaces, and the middle of a very long
+    message is elided."""
+    text = " ".join(message.split()) or "error"
+    if len(text) > MAX_LINE:
+        text = f"{text[: MAX_LINE // 2]} ... {text[-(MAX_LINE // 2 - 5) :]}"
+    return text
+
+
+def first_and_count(message: str) -> str:
+    """A list of problems (one per line) as its first one and how many more."""
     lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
-    if not lines:
-        return "error"
-    return lines[0] + (f" (+{len(lines) - 1} more)" if len(lines) > 1 else "")
+    if len(lines) <= 1:
+        return message
+    return f"{lines[0]} (+{len(lines) - 1} more)"
 
 
 def fail(message: str, code: int) -> NoReturn:
-    """Print ``lorekit: error: MESSAGE`` (first line only) and exit with ``code``."""
+    """Print ``lorekit: error: MESSAGE`` (as one line) and exit with ``code``."""
     print(f"lorekit: error: {_one_line(message)}", file=sys.stderr, flush=True)
     sys.exit(code)
 
@@ -129,7 +145,7 @@ def _known(exc: BaseException) -> tuple[str, int] | None:
     from lorekit.llm.errors import LLMAuthError, LLMError
 
     if isinstance(exc, ConfigError):
-        return str(exc), EXIT_USAGE
+        return first_and_count(str(exc)), EXIT_USAGE
     if isinstance(exc, MissingExtraError):
         return str(exc), EXIT_USAGE
     if isinstance(exc, StoreError):
@@ -157,7 +173,7 @@ def _internal(exc: BaseException) -> NoReturn:
         where = f"traceback in {path}"
     except OSError:
         where = "no traceback file could be written"
-    summary = _one_line(f"{type(exc).__name__}: {exc}")
+    summary = first_and_count(f"{type(exc).__name__}: {exc}")
     fail(
         f"internal error: {summary} [{where}; this is a bug in LoreKit, please report it; "
         "--debug or LOREKIT_DEBUG=1 prints the traceback]",

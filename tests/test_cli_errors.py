@@ -178,6 +178,14 @@ def test_models_check_without_a_model_name(capsys: pytest.CaptureFixture[str]) -
     one_line(err, code, 2, "model name")
 
 
+def test_a_multi_line_server_error_becomes_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with OpenAICompatServer(["x"]) as srv:
+        srv.inject(Fault.server_error(500, "<html>\n<p>upstream down</p>\n</html>"), times=None)
+        args = ["models", "check", "-m", "m", "--base-url", srv.base_url, "--attempts", "1"]
+        code, _, err = cli(args, capsys)
+    one_line(err, code, 1, "<p>upstream down</p> </html>", "HTTP 500", "check its log")
+
+
 def test_models_check_unreachable(capsys: pytest.CaptureFixture[str]) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
     code, _, err = cli(["models", "check", "-m", "m", "--base-url", url, "--attempts", "1"], capsys)

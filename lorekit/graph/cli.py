@@ -19,6 +19,7 @@ from typing import Any
 import click
 import yaml
 
+from lorekit.cli_errors import first_and_count
 from lorekit.cli_options import model_options
 from lorekit.graph.errors import GraphError, NodeFailedError
 from lorekit.graph.node import NodeFailure
@@ -36,7 +37,7 @@ def _spec(path: str) -> GraphSpec:
     try:
         return load_spec(path)
     except GraphError as exc:
-        raise GraphUsageError(str(exc)) from None
+        raise GraphUsageError(first_and_count(str(exc))) from None
 
 
 def _values(items: Sequence[str]) -> dict[str, Any]:
@@ -119,7 +120,7 @@ def run(
         cfg = load_config(config_path) if config_path else RunConfig()
         cfg = apply_overrides(cfg, model=model, base_url=base_url, roles=roles_opt)
     except (GraphError, ConfigError) as exc:
-        raise GraphUsageError(str(exc)) from None
+        raise GraphUsageError(first_and_count(str(exc))) from None
     check_roles(
         cfg,
         {node.role for node in spec.nodes},
@@ -136,7 +137,7 @@ def run(
     except NodeFailedError as exc:
         results, failed = exc.results, exc
     except GraphError as exc:  # a missing value, an edit a hook was not allowed to make
-        raise GraphUsageError(str(exc)) from None
+        raise GraphUsageError(first_and_count(str(exc))) from None
     report = graph_.last_report
     if as_json:
         payload = {
