@@ -263,7 +263,7 @@ def run_cmd(
         from_flags=role_names(roles_opt),
         config_path=config_path,
     )
-    if needs_model(agent_name) and not (model or config_path):
+    if needs_model(agent_name) and not (model or config_path or roles_opt):
         raise UserError(
             f"agent {agent_name!r} needs a model: pass --model (and --base-url) or --config"
         )

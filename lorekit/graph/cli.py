@@ -112,7 +112,7 @@ def run(
     )
     from lorekit.config import ConfigError, RunConfig, apply_overrides, load_config
 
-    if model is None and config_path is None:
+    if model is None and config_path is None and not roles_opt:
         raise GraphUsageError("graph run needs a model: pass --model (and --base-url) or --config")
     spec = _spec(spec_path)
     try:
