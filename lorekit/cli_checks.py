@@ -98,6 +98,9 @@ def writable_file_problem(path: str | Path) -> str | None:
     p = Path(path)
     if p.is_dir():
         return "it is a directory"
+    blocker = next((a for a in p.parents if a.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        return f"{blocker} is a file, not a folder"
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
