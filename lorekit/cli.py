@@ -1,51 +1,54 @@
 """The ``lorekit`` command line.
 
-Bad arguments and unusable configs exit with code 2 and one line on stderr
-that says what to fix; model failures exit with 1 and the model's error.
+Every failure ends with one line on stderr: exit code 2 for what the user can
+fix before running (arguments, config, roles, keys, extras, paths), 1 for a run
+or request that failed. :mod:`lorekit.cli_errors` holds the error types and
+the top-level handler, :mod:`lorekit.cli_checks` the checks made before a run;
+the commands that read recorded runs live in :mod:`lorekit.cli_runs`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from lorekit import __version__
+from lorekit.cli_errors import (
+    Interrupted,
+    RunFailed,
+    UserError,
+    model_error_hint,
+    run_cli,
+    set_debug,
+    with_hint,
+)
 from lorekit.cli_options import model_options, positive_seconds
+from lorekit.cli_runs import DEFAULT_STORE
 
-DEFAULT_STORE = "runs/lorekit.sqlite3"
 # Piped output (files, CI logs) gets a wide fixed width so tables never fold.
 _PIPED_WIDTH = None if sys.stdout.isatty() else 160
 console = Console(width=_PIPED_WIDTH)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
-class UserError(click.ClickException):
-    """An error the user can fix; shown as one line, exit code 2."""
-
-    exit_code = 2
-
-
-def _store_option(f: Any) -> Any:
-    return click.option(
-        "--store",
-        default=lambda: os.environ.get("LOREKIT_STORE", DEFAULT_STORE),
-        show_default=f"$LOREKIT_STORE or {DEFAULT_STORE}",
-        help="Run store (SQLite file).",
-    )(f)
-
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="lorekit")
-def cli() -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="Print the traceback of an error instead of one line (also: LOREKIT_DEBUG=1).",
+)
+def cli(debug: bool) -> None:
     """LoreKit: agents that learn how a world works, and the lab to test them."""
+    set_debug(debug)
 
 
 # --------------------------------------------------------------------- models
@@ -81,11 +84,19 @@ def models_check(
 ) -> None:
     """Send one request and print the answer, latency and tokens."""
     from lorekit.llm import LLMError
-    from lorekit.llm.openai_compat import OpenAICompatLLM
+    from lorekit.llm.openai_compat import DEFAULT_BASE_URL, OpenAICompatLLM, is_local_url
     from lorekit.llm.retry import RetryPolicy
 
     if base_url is not None and not base_url.startswith(("http://", "https://")):
         raise UserError(f"--base-url: expected an http:// or https:// URL, got {base_url!r}")
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    if not is_local_url(url) and not (
+        os.environ.get(api_key_env) or os.environ.get("OPENAI_API_KEY")
+    ):
+        raise UserError(
+            f"model {model!r} at {url} needs an API key: set the {api_key_env} environment "
+            "variable (or name another one with --api-key-env); servers on localhost need no key"
+        )
     try:
         llm = OpenAICompatLLM(
             model,
@@ -94,7 +105,7 @@ def models_check(
             timeout_s=timeout_s,
             retry=RetryPolicy(max_attempts=attempts, base_delay_s=0.5),
         )
-    except LLMError as exc:
+    except (LLMError, ValueError) as exc:
         raise UserError(str(exc)) from None
 
     async def one() -> Any:
@@ -106,8 +117,7 @@ def models_check(
     try:
         out = asyncio.run(one())
     except LLMError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
-        sys.exit(1)
+        raise RunFailed(with_hint(str(exc), model_error_hint(exc))) from None
     table = Table(show_header=False, box=None)
     table.add_row("endpoint", llm.endpoint)
     table.add_row("model", out.model)
@@ -129,10 +139,18 @@ def envs() -> None:
 def envs_list() -> None:
     """List registered environments."""
     from lorekit.envs import list_envs
+    from lorekit.envs.registry import env_extra
+    from lorekit.extras import extra_installed, install_command
 
-    table = Table("env", "description")
+    table = Table("env", "description", "needs")
     for name, desc in list_envs():
-        table.add_row(name, desc)
+        extra = env_extra(name)
+        needs = ""
+        if extra is not None:
+            installed = extra_installed(extra)
+            missing = "" if installed is not False else f": {install_command(extra)}"
+            needs = f"{extra} extra{missing}"
+        table.add_row(name, desc, needs)
     console.print(table)
 
 
@@ -145,7 +163,10 @@ def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UserError(f"{flag}: expected KEY=VALUE, got {item!r}")
-        out[key] = yaml.safe_load(value)
+        try:
+            out[key] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            out[key] = value  # not YAML: keep what the user typed, as text
     return out
 
 
@@ -176,7 +197,19 @@ def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
 @click.option("--env-opt", multiple=True, help="KEY=VALUE passed to the environment.")
 @click.option("--agent-opt", multiple=True, help="KEY=VALUE passed to the agent.")
 @click.option("--retry-errors", is_flag=True, help="On resume, replay episodes that errored.")
-@click.option("--progress/--no-progress", default=True, show_default=True)
+@click.option(
+    "--max-initial-failures",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Stop when the first N episodes all fail with the same error "
+    "(a wrong URL, key or model name, ...; 0: never stop early).",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Live progress bar on stderr [default: when stderr is a terminal].",
+)
 @click.option("--store", default=None, help="Run store (default: the config's, or $LOREKIT_STORE).")
 def run_cmd(
     env_name: str,
@@ -196,21 +229,33 @@ def run_cmd(
     env_opt: tuple[str, ...],
     agent_opt: tuple[str, ...],
     retry_errors: bool,
-    progress: bool,
+    max_initial_failures: int,
+    progress: bool | None,
     store: str | None,
 ) -> None:
-    """Evaluate an agent on an environment; results go to the run store."""
-    from lorekit.agents import make_agent, needs_model
-    from lorekit.config import RunConfig, apply_overrides, build_roles, load_config
+    """Evaluate an agent on an environment; results go to the run store.
+
+    Exits 1 when the run stopped early or any episode ended in an error."""
+    from lorekit.agents import declared_roles, make_agent, needs_model
+    from lorekit.cli_checks import (
+        build_models,
+        check_api_keys,
+        check_cache,
+        check_roles,
+        check_writable,
+        role_names,
+    )
+    from lorekit.config import RunConfig, apply_overrides, load_config
     from lorekit.envs import EnvSpec, make
+    from lorekit.eval.abort import EarlyStop, RunAborted
     from lorekit.eval.report import render_run
     from lorekit.eval.runner import plan_episodes, run_eval
-    from lorekit.eval.store import RunMismatchError, RunStore
+    from lorekit.eval.store import RunMismatchError, RunStore, StoreError, new_run_id
 
+    if not math.isfinite(timeout_s):
+        raise UserError(f"--timeout: expected a finite number of seconds, got {timeout_s}")
     cfg = load_config(config_path) if config_path else RunConfig()
-    store = (
-        store or os.environ.get("LOREKIT_STORE") or (cfg.store if config_path else DEFAULT_STORE)
-    )
+    store, store_setting = _pick_store(store, cfg, config_path)
     cfg = apply_overrides(
         cfg,
         model=model,
@@ -220,20 +265,32 @@ def run_cmd(
         store=store,
         request_timeout=request_timeout,
     )
-    if needs_model(agent_name) and not (model or config_path):
+    try:
+        agent = make_agent(agent_name, **_kv(agent_opt, "--agent-opt"))
+    except (LookupError, TypeError, ValueError, OSError) as exc:
+        raise UserError(_agent_problem(agent_name, agent_opt, exc)) from None
+    check_roles(
+        cfg,
+        declared_roles(agent),
+        owner=f"agent {agent_name}",
+        from_flags=role_names(roles_opt),
+        config_path=config_path,
+    )
+    if needs_model(agent_name) and not (model or config_path or roles_opt):
         raise UserError(
             f"agent {agent_name!r} needs a model: pass --model (and --base-url) or --config"
         )
+    check_api_keys(cfg, config_path=config_path)
     env_kwargs = _kv(env_opt, "--env-opt")
     try:
         probe = make(env_name, **env_kwargs)
-        agent = make_agent(agent_name, **_kv(agent_opt, "--agent-opt"))
         tasks = probe.tasks(split)
         probe.close()
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UserError(str(exc).strip("'\"")) from None
+    except (LookupError, TypeError, ValueError, OSError) as exc:
+        raise UserError(_env_problem(env_name, env_opt, exc)) from None
     tasks = tasks[:episodes] if episodes else tasks
-    roles = build_roles(cfg)
+    check_writable(cfg.store, what="run store", setting=store_setting)
+    check_cache(cfg, config_path=config_path)
     config = {
         "run": cfg.model_dump(),
         "env": env_name,
@@ -242,7 +299,13 @@ def run_cmd(
         "split": split,
         "seed": seed,
     }
-    with RunStore(cfg.store) as db:
+    try:
+        db = RunStore(cfg.store)
+    except StoreError as exc:
+        raise UserError(f"{exc} (set another with {store_setting})") from None
+    with db:
+        roles = build_models(cfg, config_path=config_path)
+        rid = run_id or new_run_id()
         try:
             result = asyncio.run(
                 run_eval(
@@ -251,125 +314,95 @@ def run_cmd(
                     agent=agent,
                     roles=roles,
                     episodes=plan_episodes(tasks, seed=seed),
-                    run_id=run_id,
+                    run_id=rid,
                     env_name=env_name,
                     config=config,
                     concurrency=concurrency,
                     episode_timeout_s=timeout_s,
                     retry_errors=retry_errors,
                     prices=cfg.prices(),
-                    progress=err_console if progress else False,
+                    progress=err_console if _show_progress(progress) else False,
+                    early_stop=EarlyStop(max_initial_failures),
                 )
             )
         except RunMismatchError as exc:
             raise UserError(f"--run-id: {exc}") from None
+        except RunAborted as exc:
+            render_run(db, rid, console)
+            hint = model_error_hint(exc.error)
+            raise RunFailed(
+                f"{with_hint(str(exc), hint)}; fix it, then resume with --run-id {rid} "
+                "--retry-errors"
+            ) from None
+        except KeyboardInterrupt:
+            raise Interrupted(f"interrupted; resume with --run-id {rid}") from None
         if result.skipped:
             err_console.print(
                 f"resumed: {result.skipped} episodes already done, {result.played} played now"
             )
         render_run(db, result.run_id, console)
         console.print(f"store: {cfg.store}   run: {result.run_id}")
+        errored = [e for e in db.episodes(result.run_id) if e.status == "error"]
+    if errored:
+        first = (errored[0].error or "").strip().splitlines()
+        raise RunFailed(
+            f"{len(errored)} of {len(tasks)} episodes ended in an error"
+            + (f" (first: {first[-1]})" if first else "")
+            + f"; see `lorekit show {result.run_id} {errored[0].episode_key}`, "
+            f"or replay them with --run-id {result.run_id} --retry-errors"
+        )
 
 
-# ----------------------------------------------------------------------- runs
-@cli.group()
-def runs() -> None:
-    """Inspect recorded runs."""
+def _show_progress(flag: bool | None) -> bool:
+    """A bar in a log file is one stale line; show it only to a person watching."""
+    return flag if flag is not None else sys.stderr.isatty()
 
 
-def _open_store(path: str) -> Any:
-    from lorekit.eval.store import RunStore
-
-    if not Path(path).exists():
-        raise UserError(f"--store: no run store at {path} (run something first, or pass --store)")
-    return RunStore(path)
-
-
-@runs.command("list")
-@_store_option
-def runs_list(store: str) -> None:
-    """List runs, newest first."""
-    with _open_store(store) as db:
-        rows = db.list_runs()
-        table = Table("run", "created", "env", "agent", "status", "episodes", "success")
-        for r in rows:
-            eps = db.episodes(r.run_id)
-            ok = sum(e.success for e in eps)
-            rate = f"{ok / len(eps):.1%}" if eps else "-"
-            table.add_row(
-                r.run_id, _when(r.created_at), r.env, r.agent, r.status, str(len(eps)), rate
-            )
-    if not rows:
-        console.print(f"no runs in {store}")
-        return
-    console.print(table)
+def _pick_store(flag: str | None, cfg: Any, config_path: str | None) -> tuple[str, str]:
+    """The run store path, and how the user would choose another (for messages)."""
+    env = os.environ.get("LOREKIT_STORE")
+    if flag:
+        return flag, "--store"
+    if env:
+        return env, "--store or $LOREKIT_STORE"
+    if config_path:
+        return str(cfg.store), f"--store or store: in {config_path}"
+    return DEFAULT_STORE, "--store"
 
 
-@runs.command("show")
-@click.argument("run_id")
-@_store_option
-def runs_show(run_id: str, store: str) -> None:
-    """Summary of one run: episodes, success, usage by role."""
-    from lorekit.eval.report import render_run
-
-    with _open_store(store) as db:
-        if db.get_run(run_id) is None:
-            raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
-        render_run(db, run_id, console)
+def _problem(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+    return str(text)
 
 
-@runs.command("export")
-@click.argument("run_id")
-@_store_option
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, writable=True),
-    default=None,
-    help="File to write (default: standard output).",
-)
-def runs_export(run_id: str, store: str, output: str | None) -> None:
-    """Export a run as JSON lines: the run, then one line per episode."""
-    with _open_store(store) as db:
-        if db.get_run(run_id) is None:
-            raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
-        if output is None:
-            db.export_jsonl(run_id, sys.stdout)
-            return
-        with open(output, "w", encoding="utf-8") as fh:
-            n = db.export_jsonl(run_id, fh)
-    err_console.print(f"wrote {n} lines to {output}")
+def _agent_problem(name: str, opts: Sequence[str], exc: BaseException) -> str:
+    from lorekit.agents import AGENTS
+
+    msg = _problem(exc)
+    if name not in AGENTS or msg.startswith(f"agent {name!r}"):
+        return msg
+    return f"agent {name!r}" + (f" with --agent-opt {' '.join(opts)}" if opts else "") + f": {msg}"
 
 
-def _when(ts: float) -> str:
-    import datetime as dt
+def _env_problem(name: str, opts: Sequence[str], exc: BaseException) -> str:
+    from lorekit.envs.registry import UnknownEnvError
 
-    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
-
-
-@cli.command("show")
-@click.argument("run_id", metavar="RUN")
-@click.argument("episode", metavar="EPISODE")
-@_store_option
-def show_cmd(run_id: str, episode: str, store: str) -> None:
-    """Print one episode: steps, model calls, and an agent's own record
-    (e.g. ADaPT's decomposition tree). EPISODE is an index, key or task id."""
-    from lorekit.eval.show import render_episode
-
-    with _open_store(store) as db:
-        if db.get_run(run_id) is None:
-            raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
-        try:
-            render_episode(db, run_id, episode, console)
-        except LookupError as exc:
-            raise UserError(f"EPISODE: {str(exc).strip(chr(39))}") from None
+    msg = _problem(exc)
+    if isinstance(exc, UnknownEnvError) or msg.startswith(f"bad arguments for env {name!r}"):
+        return msg
+    return f"env {name!r}" + (f" with --env-opt {' '.join(opts)}" if opts else "") + f": {msg}"
 
 
 def _register_plugins() -> None:
     """Command groups that live next to their feature."""
     from lorekit.cli_doctor import doctor
+    from lorekit.cli_runs import runs, show_cmd
     from lorekit.graph.cli import graph
 
+    cli.add_command(runs)
+    cli.add_command(show_cmd)
     cli.add_command(graph)
     cli.add_command(doctor)
 
@@ -378,37 +411,9 @@ _register_plugins()
 
 
 # ----------------------------------------------------------------- entry point
-def _fail(message: str, code: int) -> NoReturn:
-    first = " ".join(message.strip().splitlines()[:1]) or "error"
-    print(f"lorekit: error: {first}", file=sys.stderr)
-    sys.exit(code)
-
-
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point: click in non-standalone mode so every error is one line."""
-    from lorekit.config import ConfigError
-
-    try:
-        cli.main(
-            args=list(argv) if argv is not None else None,
-            prog_name="lorekit",
-            standalone_mode=False,
-        )
-    except click.exceptions.NoArgsIsHelpError as exc:
-        click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
-        sys.exit(2)
-    except click.UsageError as exc:
-        cmd = exc.ctx.command_path if exc.ctx is not None else "lorekit"
-        _fail(f"{cmd}: {exc.format_message()}", 2)
-    except click.ClickException as exc:
-        _fail(exc.format_message(), exc.exit_code)
-    except ConfigError as exc:
-        msg = str(exc).splitlines()
-        _fail(msg[0] + (f" (+{len(msg) - 1} more)" if len(msg) > 1 else ""), 2)
-    except click.exceptions.Abort:
-        _fail("aborted", 130)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
+    """Entry point: every failure ends as one line and an exit code (see cli_errors)."""
+    run_cli(cli, argv)
 
 
 if __name__ == "__main__":

@@ -136,12 +136,17 @@ def load_config(path: str | Path) -> RunConfig:
         text = p.read_text()
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such config file") from None
+    except OSError as err:
+        raise ConfigError(f"{p}: cannot read the config: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: not a text (UTF-8) file") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        raise ConfigError(f"{p}{where}: not valid YAML: {err}") from None
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ConfigError(f"{p}{where}: not valid YAML: {problem}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -178,7 +183,7 @@ def apply_overrides(
             raise ConfigError(f"--role: expected ROLE=MODEL, got {item!r}")
         entry = dict(role_map.get(name) or {k: v for k, v in default.items()})
         entry["model"] = value
-        if entry.get("provider") == "scripted":
+        if entry.get("provider") == "scripted" and value != "echo":  # as for --model
             entry["provider"] = "openai"
         role_map[name] = entry
     if request_timeout is not None:

@@ -10,9 +10,18 @@ from collections.abc import Callable
 from typing import Any
 
 from lorekit.agents.adapt import AdaptAgent, PlanExecuteAgent, ReflexionAgent, TryAgainAgent
-from lorekit.agents.base import Agent, Episode, NullRecorder, Recorder, Trajectory, TrajectoryStep
+from lorekit.agents.base import (
+    Agent,
+    Episode,
+    NullRecorder,
+    Recorder,
+    Trajectory,
+    TrajectoryStep,
+    declared_roles,
+)
 from lorekit.agents.react import ReActAgent, parse_react
 from lorekit.agents.simple import OracleAgent, RandomAgent
+from lorekit.extras import requires_extra
 
 AgentFactory = Callable[..., Agent]
 
@@ -26,6 +35,11 @@ AGENTS: dict[str, tuple[AgentFactory, str, bool]] = {
     "reflexion": (ReflexionAgent, "executor trials with a lesson kept after each failure", True),
 }
 """name -> (factory, description, needs a model)."""
+
+AGENT_EXTRAS: dict[str, str] = {}
+"""name -> the optional extra (``pip install 'lorekit[EXTRA]'``) an agent needs.
+No built-in agent needs one yet; plugins that do register it here, so a
+missing package is reported as the install command."""
 
 
 class UnknownAgentError(KeyError):
@@ -48,7 +62,8 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
             f"agent {name!r} takes no argument {', '.join(bad)}; "
             f"it takes: {', '.join(params) or 'none'}"
         )
-    return factory(**kwargs)
+    with requires_extra(f"the {name!r} agent", AGENT_EXTRAS.get(name)):
+        return factory(**kwargs)
 
 
 def needs_model(name: str) -> bool:
@@ -57,6 +72,7 @@ def needs_model(name: str) -> bool:
 
 __all__ = [
     "AGENTS",
+    "AGENT_EXTRAS",
     "AdaptAgent",
     "Agent",
     "Episode",
@@ -71,6 +87,7 @@ __all__ = [
     "TrajectoryStep",
     "TryAgainAgent",
     "UnknownAgentError",
+    "declared_roles",
     "make_agent",
     "needs_model",
     "parse_react",

@@ -128,10 +128,29 @@ class Episode:
 
 @runtime_checkable
 class Agent(Protocol):
-    """Anything that can play an episode."""
+    """Anything that can play an episode.
+
+    An agent may also declare ``model_roles``: the role names it asks its
+    ``roles`` for (ADaPT: executor and planner). The CLI then refuses a
+    ``--role`` it would never ask for, so a typo cannot silently send every
+    call to the default model. Agents without it accept any role.
+    """
 
     name: str
 
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory: ...
+
+
+def model_roles(*names: str) -> tuple[str, ...]:
+    """The distinct role names an agent asks for, in first-use order."""
+    return tuple(dict.fromkeys(names))
+
+
+def declared_roles(agent: object) -> tuple[str, ...] | None:
+    """The roles ``agent`` declares in ``model_roles``, or None if it declares none."""
+    roles = getattr(agent, "model_roles", None)
+    if roles is None:
+        return None
+    return tuple(str(r) for r in roles)

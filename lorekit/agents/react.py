@@ -85,6 +85,7 @@ class ReActAgent:
         if max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {max_turns}")
         self.role = role
+        self.model_roles: tuple[str, ...] = (role,)
         self.max_turns = max_turns
         self.history_turns = history_turns
         self.temperature = temperature

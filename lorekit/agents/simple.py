@@ -19,6 +19,7 @@ class OracleAgent:
     """
 
     name = "oracle"
+    model_roles: tuple[str, ...] = ()
 
     def __init__(self, max_steps: int = 1000) -> None:
         self.max_steps = max_steps
@@ -44,6 +45,7 @@ class RandomAgent:
     """
 
     name = "random"
+    model_roles: tuple[str, ...] = ()
 
     def __init__(self, max_steps: int = 40) -> None:
         self.max_steps = max_steps

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lorekit.envs.base import Execution, TextEnv
+from lorekit.extras import requires_extra
 
 EnvFactory = Callable[..., TextEnv]
 
@@ -29,6 +30,7 @@ class _Entry:
     factory: EnvFactory
     description: str
     execution: Execution | None
+    extra: str | None = None
 
 
 _REGISTRY: dict[str, _Entry] = {}
@@ -40,6 +42,7 @@ def register(
     description: str,
     *,
     execution: Execution | None = None,
+    extra: str | None = None,
     replace: bool = False,
 ) -> None:
     """Make ``factory`` available as ``make(name, ...)``.
@@ -47,8 +50,11 @@ def register(
     ``execution`` overrides the env class's own ``execution`` declaration;
     ``"process"`` must be declared here, because the harness has to know it
     before anything is built (it builds the env in a child process).
-    Registering a taken name is an error unless ``replace`` is set, so two
-    plugins cannot silently shadow each other.
+    ``extra`` names the optional dependency group (``pip install
+    'lorekit[EXTRA]'``) the env needs, so a missing package is reported as that
+    one command instead of an import traceback. Registering a taken name is
+    an error unless ``replace`` is set, so two plugins cannot silently shadow
+    each other.
     """
     if not name or name != name.strip():
         raise ValueError(f"env name must be a non-empty string without spaces around it: {name!r}")
@@ -56,7 +62,7 @@ def register(
         raise ValueError(f"env {name!r} is already registered; pass replace=True to override")
     if execution is not None and execution not in _EXECUTIONS:
         raise ValueError(f"execution must be one of {', '.join(_EXECUTIONS)}, got {execution!r}")
-    _REGISTRY[name] = _Entry(factory, description, execution)
+    _REGISTRY[name] = _Entry(factory, description, execution, extra)
 
 
 @dataclass(frozen=True)
@@ -98,14 +104,23 @@ def list_envs() -> list[tuple[str, str]]:
     return [(name, entry.description) for name, entry in sorted(_REGISTRY.items())]
 
 
+def env_extra(name: str) -> str | None:
+    """The optional extra env ``name`` needs, or None (also for unknown names)."""
+    entry = _REGISTRY.get(name)
+    return entry.extra if entry is not None else None
+
+
 def make(name: str, **kwargs: Any) -> TextEnv:
     """Build the env registered as ``name`` with ``kwargs``.
 
     Unknown names list the known ones; keyword arguments the factory does not
-    accept are reported with the accepted ones, before anything is built.
+    accept are reported with the accepted ones, before anything is built; a
+    missing optional package raises :class:`~lorekit.extras.MissingExtraError`
+    with the install command.
     """
     entry = _check_arguments(name, kwargs)
-    env = entry.factory(**kwargs)
+    with requires_extra(f"the {name!r} environment", entry.extra):
+        env = entry.factory(**kwargs)
     if not isinstance(env, TextEnv):
         raise TypeError(f"factory for env {name!r} returned {type(env).__name__}, not a TextEnv")
     return env
@@ -179,8 +194,14 @@ def _make_crafter_party(players: int = 2, *, length: int = 2_000) -> TextEnv:
 
 
 register(
-    "crafter", _make_crafter, "Crafter survival world as text (crafter's engine, 22 achievements)"
+    "crafter",
+    _make_crafter,
+    "Crafter survival world as text (crafter's engine, 22 achievements)",
+    extra="crafter",
 )
 register(
-    "crafter-party", _make_crafter_party, "Several players in one Crafter world, collective tasks"
+    "crafter-party",
+    _make_crafter_party,
+    "Several players in one Crafter world, collective tasks",
+    extra="crafter",
 )

@@ -29,6 +29,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from lorekit.agents.base import Agent
 from lorekit.envs.asyncenv import AsyncEnv
 from lorekit.envs.base import Task
+from lorekit.eval.abort import EarlyStop
 from lorekit.eval.envpool import EnvPool, EnvSource
 from lorekit.eval.report import run_summary
 from lorekit.eval.store import RunStore
@@ -104,6 +105,7 @@ async def run_eval(
     prices: PriceTable | None = None,
     progress: bool | Console = False,
     on_episode: Callable[[EpisodeOutcome], None] | None = None,
+    early_stop: EarlyStop | None = None,
 ) -> EvalResult:
     """Play ``episodes`` (skipping those already in the store) and summarise.
 
@@ -112,6 +114,9 @@ async def run_eval(
     builds a ``TextEnv``. ``retry_errors`` replays episodes that ended in an
     error (a timeout, a crashed model) instead of counting them as done.
     ``on_episode`` is called with each episode's outcome once it is stored.
+    ``early_stop`` ends the run with :class:`~lorekit.eval.abort.RunAborted`
+    when its first episodes all fail with the same model error (see
+    :mod:`lorekit.eval.abort`).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
@@ -147,6 +152,7 @@ async def run_eval(
             held: list[AsyncEnv] = []
             t0 = time.perf_counter()
             error: str | None = None
+            failure: BaseException | None = None
             phase = "building the env"  # (a process to spawn, a browser to start): own limit
             try:
                 env = pool.take_free()
@@ -158,11 +164,13 @@ async def run_eval(
                     agent.run(env, spec.task, episode_roles, writer, seed=spec.seed),
                     episode_timeout_s,
                 )
-            except TimeoutError:
+            except TimeoutError as exc:
+                failure = exc
                 error = f"{phase} timed out after {episode_timeout_s} s"
                 if held and held[0].broken is not None:
                     error += f"; env {held[0].name!r} discarded: {held[0].broken}"
             except Exception as exc:
+                failure = exc
                 error = traceback.format_exception_only(type(exc), exc)[-1].strip()
             finally:
                 if held:
@@ -193,10 +201,13 @@ async def run_eval(
             bar.advance(result, ledger)
             if on_episode is not None:
                 on_episode(outcome)
+            if early_stop is not None:
+                early_stop.observe(failure)
 
     try:
         with bar:
-            await asyncio.gather(*(play(s) for s in todo))
+            work = asyncio.gather(*(play(s) for s in todo))
+            await (early_stop.watch(work) if early_stop is not None else work)
     except BaseException:
         store.set_run_status(rid, "interrupted")
         raise

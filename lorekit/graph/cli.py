@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
 import yaml
 
+from lorekit.cli_errors import first_and_count
 from lorekit.cli_options import model_options
 from lorekit.graph.errors import GraphError, NodeFailedError
 from lorekit.graph.node import NodeFailure
@@ -34,7 +37,7 @@ def _spec(path: str) -> GraphSpec:
     try:
         return load_spec(path)
     except GraphError as exc:
-        raise GraphUsageError(str(exc)) from None
+        raise GraphUsageError(first_and_count(str(exc))) from None
 
 
 def _values(items: Sequence[str]) -> dict[str, Any]:
@@ -68,13 +71,17 @@ def graph() -> None:
 def show(spec_path: str, image: str | None) -> None:
     """Print the graph of SPEC as Mermaid text."""
     graph_ = _spec(spec_path).build()
+    if image is not None and not Path(image).resolve().parent.is_dir():
+        raise GraphUsageError(f"--image: no folder {Path(image).parent} to write {image} into")
     click.echo(to_mermaid(graph_), nl=False)
     if image is not None:
         try:
             write_image(graph_, image)
         except GraphvizMissing as exc:
             raise click.ClickException(str(exc)) from None
-        except (RuntimeError, OSError) as exc:
+        except OSError as exc:
+            raise GraphUsageError(f"--image: cannot write {image}: {exc.strerror or exc}") from None
+        except (RuntimeError, subprocess.SubprocessError) as exc:
             raise click.ClickException(f"--image: {exc}") from None
         click.echo(f"wrote {image}", err=True)
 
@@ -97,9 +104,16 @@ def run(
     as_json: bool,
 ) -> None:
     """Run one pass of SPEC and print each node's output."""
-    from lorekit.config import ConfigError, RunConfig, apply_overrides, build_roles, load_config
+    from lorekit.cli_checks import (
+        build_models,
+        check_api_keys,
+        check_cache,
+        check_roles,
+        role_names,
+    )
+    from lorekit.config import ConfigError, RunConfig, apply_overrides, load_config
 
-    if model is None and config_path is None:
+    if model is None and config_path is None and not roles_opt:
         raise GraphUsageError("graph run needs a model: pass --model (and --base-url) or --config")
     spec = _spec(spec_path)
     try:
@@ -109,15 +123,24 @@ def run(
             cfg, model=model, base_url=base_url, roles=roles_opt, request_timeout=request_timeout
         )
     except (GraphError, ConfigError) as exc:
-        raise GraphUsageError(str(exc)) from None
-    graph_ = spec.build(build_roles(cfg))
+        raise GraphUsageError(first_and_count(str(exc))) from None
+    check_roles(
+        cfg,
+        {node.role for node in spec.nodes},
+        owner=f"graph {spec.name}",
+        from_flags=role_names(roles_opt),
+        config_path=config_path,
+    )
+    check_api_keys(cfg, config_path=config_path)
+    check_cache(cfg, config_path=config_path)
+    graph_ = spec.build(build_models(cfg, config_path=config_path))
     try:
         results = asyncio.run(graph_.evaluate(db, sequential=sequential))
         failed: NodeFailedError | None = None
     except NodeFailedError as exc:
         results, failed = exc.results, exc
     except GraphError as exc:  # a missing value, an edit a hook was not allowed to make
-        raise GraphUsageError(str(exc)) from None
+        raise GraphUsageError(first_and_count(str(exc))) from None
     report = graph_.last_report
     if as_json:
         payload = {

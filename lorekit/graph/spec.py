@@ -169,6 +169,8 @@ def load_spec(path: str | Path) -> GraphSpec:
         raise SpecError(f"{p}: no such spec file") from None
     except OSError as exc:
         raise SpecError(f"{p}: cannot read: {exc}") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{p}: not a text (UTF-8) file") from None
     return parse_spec(text, source=str(p), base_dir=p.resolve().parent, default_name=p.stem)
 
 
@@ -182,7 +184,8 @@ def parse_spec(
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
-        raise SpecError(f"{source}{where}: not valid YAML: {err}") from None
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise SpecError(f"{source}{where}: not valid YAML: {problem}") from None
     if not isinstance(data, dict):
         raise SpecError(f"{source}: expected a mapping with 'nodes' at the top level")
     loc = Locator(source, root)

@@ -23,7 +23,7 @@ from lorekit.agents.adapt.controller import new_node
 from lorekit.agents.adapt.executor import Executor, SubtaskResult, Trust
 from lorekit.agents.adapt.order import evaluate_async
 from lorekit.agents.adapt.planner import Planner
-from lorekit.agents.base import Recorder, Trajectory
+from lorekit.agents.base import Recorder, Trajectory, model_roles
 from lorekit.envs.asyncenv import EnvLike
 from lorekit.envs.base import Task
 from lorekit.llm.base import Message
@@ -58,6 +58,7 @@ class PlanExecuteAgent:
     ) -> None:
         self.max_calls = max_calls
         self.trust = trust
+        self.model_roles = model_roles(executor_role, planner_role)
         self.executor = _executor(executor_role, executor_turns, patience, trust, temperature)
         self.planner = Planner(
             role=planner_role,
@@ -123,6 +124,7 @@ class TryAgainAgent:
             raise ValueError(f"d_max must be >= 1, got {d_max}")
         self.d_max = d_max
         self.max_calls = max_calls
+        self.model_roles = model_roles(executor_role)
         self.executor = _executor(executor_role, executor_turns, patience, trust, temperature)
 
     async def run(
@@ -184,6 +186,7 @@ class ReflexionAgent(TryAgainAgent):
             temperature=temperature,
         )
         self.reflector_role = reflector_role
+        self.model_roles = model_roles(executor_role, reflector_role)
         self.temperature = temperature
         self.max_tokens = max_tokens
 

@@ -22,7 +22,7 @@ from lorekit.agents.adapt.common import AdaptContext, BudgetExhausted, finish, s
 from lorekit.agents.adapt.executor import Executor, Trust
 from lorekit.agents.adapt.order import evaluate_async
 from lorekit.agents.adapt.planner import Planner
-from lorekit.agents.base import Recorder, Trajectory
+from lorekit.agents.base import Recorder, Trajectory, model_roles
 from lorekit.envs.asyncenv import EnvLike
 from lorekit.envs.base import Task
 from lorekit.llm.roles import Roles
@@ -69,6 +69,7 @@ class AdaptAgent:
             raise ValueError(f"d_max must be >= 1, got {d_max}")
         self.d_max = d_max
         self.max_calls = max_calls
+        self.model_roles = model_roles(executor_role, planner_role)
         self.executor = Executor(
             role=executor_role,
             max_turns=executor_turns,

@@ -1,0 +1,158 @@
+"""Checks the CLI makes before it starts any work.
+
+A run that is going to fail for a reason known up front (a role the agent
+never asks for, a remote model without an API key, a store or cache path that
+cannot be written) should fail in the first second with one line that says
+what to change, not after the first episodes, and not with a traceback.
+Each check raises :class:`~lorekit.cli_errors.UserError` (exit code 2).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+from lorekit.cli_errors import UserError
+from lorekit.config import RunConfig, build_roles
+from lorekit.llm.roles import Roles
+
+
+def _did_you_mean(name: str, options: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(options), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def role_names(items: Iterable[str]) -> list[str]:
+    """The role names of ``--role ROLE=MODEL`` items, in order."""
+    return [item.partition("=")[0] for item in items]
+
+
+def check_roles(
+    config: RunConfig,
+    allowed: Iterable[str] | None,
+    *,
+    owner: str,
+    from_flags: Iterable[str] = (),
+    config_path: str | None = None,
+) -> None:
+    """Every configured role must be one that ``owner`` asks for.
+
+    ``allowed`` are the roles the agent (or graph) uses; None means it does not
+    say, and anything goes. The default role is always valid: it serves every
+    role that is not set. ``from_flags`` are the role names given with
+    ``--role``, so the message can point at the flag or at the config file.
+    """
+    if allowed is None:
+        return
+    known = sorted(set(allowed) - {config.default_role})
+    flagged = set(from_flags)
+    for name in config.roles:
+        if name == config.default_role or name in known:
+            continue
+        where = (
+            "--role" if name in flagged or config_path is None else f"{config_path}: roles.{name}"
+        )
+        if not known and config.default_role in set(allowed):
+            raise UserError(
+                f"{where}: unknown role {name!r} for {owner}; it uses only the "
+                f"{config.default_role!r} role (set it with --model)"
+            )
+        if not known:
+            raise UserError(f"{where}: {owner} uses no model, so it has no role {name!r}")
+        raise UserError(
+            f"{where}: unknown role {name!r} for {owner}; its roles are: "
+            f"{', '.join(known)} (or {config.default_role!r} for all)" + _did_you_mean(name, known)
+        )
+
+
+def check_api_keys(config: RunConfig, *, config_path: str | None = None) -> None:
+    """Remote OpenAI-compatible models need a key; servers on this machine do not."""
+    from lorekit.llm.openai_compat import DEFAULT_BASE_URL, is_local_url
+
+    for role, s in config.roles.items():
+        if s.provider != "openai":
+            continue
+        url = s.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        if is_local_url(url):
+            continue
+        if os.environ.get(s.api_key_env) or os.environ.get("OPENAI_API_KEY"):
+            continue
+        field = f"roles.{role}.api_key_env in {config_path}" if config_path else "api_key_env"
+        raise UserError(
+            f"role {role!r} (model {s.model!r} at {url}) needs an API key: set the "
+            f"{s.api_key_env} environment variable (or point {field} at the variable "
+            "that holds it); servers on localhost need no key"
+        )
+
+
+def writable_file_problem(path: str | Path) -> str | None:
+    """Why ``path`` cannot be created or written as an SQLite file, or None.
+
+    Creates missing parent directories (a new run store in a new folder is
+    normal). SQLite also writes journal files next to the database, so the
+    directory must be writable too.
+    """
+    p = Path(path)
+    if p.is_dir():
+        return "it is a directory"
+    blocker = next((a for a in p.parents if a.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        return f"{blocker} is a file, not a folder"
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create the folder {p.parent}: {exc.strerror or exc}"
+    if not os.access(p.parent, os.W_OK | os.X_OK):
+        return f"the folder {p.parent} is not writable"
+    if p.exists():
+        return None if os.access(p, os.R_OK | os.W_OK) else "permission denied"
+    try:
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return None
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    os.close(fd)
+    p.unlink()
+    return None
+
+
+def check_writable(path: str | Path, *, what: str, setting: str) -> None:
+    """One line naming the path, the problem and the setting that chooses it."""
+    problem = writable_file_problem(path)
+    if problem is not None:
+        raise UserError(f"cannot write the {what} {path}: {problem} (set another with {setting})")
+
+
+def _cache_setting(config_path: str | None) -> str:
+    return f"cache.path in {config_path}" if config_path else "cache.path in a --config file"
+
+
+def check_cache(config: RunConfig, *, config_path: str | None = None) -> None:
+    """The model cache must be writable, and a replay needs a recorded cache."""
+    mode = config.cache.mode
+    if mode == "off":
+        return
+    path = config.cache.path
+    setting = _cache_setting(config_path)
+    if mode == "replay" and not Path(path).is_file():
+        raise UserError(
+            f"cache mode replay needs a recorded cache, and there is none at {path} "
+            f"(record one with --cache read-write, or set {setting})"
+        )
+    check_writable(path, what="model cache", setting=f"{setting}, or --cache off")
+
+
+def build_models(config: RunConfig, *, config_path: str | None = None) -> Roles:
+    """:func:`~lorekit.config.build_roles`, with a cache file that is not a
+    usable SQLite database reported as one line naming it."""
+    try:
+        return build_roles(config)
+    except sqlite3.DatabaseError as exc:
+        raise UserError(
+            f"cannot use {config.cache.path} as the model cache: {exc} (set another with "
+            f"{_cache_setting(config_path)}, or --cache off)"
+        ) from None

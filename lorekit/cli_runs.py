@@ -1,0 +1,138 @@
+"""``lorekit runs list/show/export`` and ``lorekit show``: read recorded runs.
+
+These commands only read: they open the store read-only, so inspecting a run
+never changes the file, even while another process is still writing it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from lorekit.cli_errors import UserError
+
+DEFAULT_STORE = "runs/lorekit.sqlite3"
+
+
+def _console(err: bool = False) -> Console:
+    """The CLI's shared consoles (set up once, in :mod:`lorekit.cli`)."""
+    from lorekit.cli import console, err_console
+
+    return err_console if err else console
+
+
+def _store_option(f: Any) -> Any:
+    return click.option(
+        "--store",
+        default=lambda: os.environ.get("LOREKIT_STORE", DEFAULT_STORE),
+        show_default=f"$LOREKIT_STORE or {DEFAULT_STORE}",
+        help="Run store (SQLite file).",
+    )(f)
+
+
+@click.group()
+def runs() -> None:
+    """Inspect recorded runs."""
+
+
+def _open_store(path: str) -> Any:
+    """Open an existing store read-only: inspecting a run never writes to it."""
+    from lorekit.eval.store import RunStore, StoreError
+
+    if Path(path).is_dir():
+        raise UserError(f"--store: {path} is a folder, not a run store (pass the .sqlite3 file)")
+    if not Path(path).is_file():
+        raise UserError(f"--store: no run store at {path} (run something first, or pass --store)")
+    try:
+        return RunStore.open_readonly(path)
+    except StoreError as exc:
+        raise UserError(f"--store: {exc}") from None
+
+
+@runs.command("list")
+@_store_option
+def runs_list(store: str) -> None:
+    """List runs, newest first."""
+    with _open_store(store) as db:
+        rows = db.list_runs()
+        table = Table("run", "created", "env", "agent", "status", "episodes", "success")
+        for r in rows:
+            eps = db.episodes(r.run_id)
+            ok = sum(e.success for e in eps)
+            rate = f"{ok / len(eps):.1%}" if eps else "-"
+            table.add_row(
+                r.run_id, _when(r.created_at), r.env, r.agent, r.status, str(len(eps)), rate
+            )
+    if not rows:
+        _console().print(f"no runs in {store}")
+        return
+    _console().print(table)
+
+
+@runs.command("show")
+@click.argument("run_id")
+@_store_option
+def runs_show(run_id: str, store: str) -> None:
+    """Summary of one run: episodes, success, usage by role."""
+    from lorekit.eval.report import render_run
+
+    with _open_store(store) as db:
+        if db.get_run(run_id) is None:
+            raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
+        render_run(db, run_id, _console())
+
+
+@runs.command("export")
+@click.argument("run_id")
+@_store_option
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="File to write (default: standard output).",
+)
+def runs_export(run_id: str, store: str, output: str | None) -> None:
+    """Export a run as JSON lines: the run, then one line per episode."""
+    with _open_store(store) as db:
+        if db.get_run(run_id) is None:
+            raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
+        if output is None:
+            db.export_jsonl(run_id, sys.stdout)
+            return
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                n = db.export_jsonl(run_id, fh)
+        except OSError as exc:
+            raise UserError(f"--output: cannot write {output}: {exc.strerror or exc}") from None
+    _console(err=True).print(f"wrote {n} lines to {output}")
+
+
+def _when(ts: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+
+@click.command("show")
+@click.argument("run_id", metavar="RUN")
+@click.argument("episode", metavar="EPISODE")
+@_store_option
+def show_cmd(run_id: str, episode: str, store: str) -> None:
+    """Print one episode: steps, model calls, and an agent's own record
+    (e.g. ADaPT's decomposition tree). EPISODE is an index, key or task id."""
+    from lorekit.eval.show import render_episode
+
+    with _open_store(store) as db:
+        if db.get_run(run_id) is None:
+            raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
+        try:
+            render_episode(db, run_id, episode, _console())
+        except LookupError as exc:
+            raise UserError(f"EPISODE: {str(exc).strip(chr(39))}") from None
