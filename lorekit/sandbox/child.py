@@ -291,8 +291,12 @@ def compile_pieces(job: dict[str, Any], denied: frozenset[str]) -> list[Any] | d
     return compiled
 
 
-def run_job(chan: Channel, job: dict[str, Any]) -> dict[str, Any]:
-    """Run one job under every limit and return the ``done`` message."""
+def run_job(chan: Channel, job: dict[str, Any], alarm_fd: int | None = None) -> dict[str, Any]:
+    """Run one job under every limit and return the ``done`` message.
+
+    Violations also go to ``alarm_fd`` the moment they are seen (see
+    ``guard.make_alarm``), so the ``done`` message is not their only witness.
+    """
     limits, policy = job["limits"], job["policy"]
     denied = frozenset(policy["denied_attributes"])
     out = Output(int(limits["max_output_chars"]))
@@ -316,7 +320,7 @@ def run_job(chan: Channel, job: dict[str, Any]) -> dict[str, Any]:
     set_limits(limits)
     reserve = bytearray(1 << 20)  # released on MemoryError so the report fits
     failure: BaseException | None = None
-    first_violation = guard.arm(int(limits["max_files_written"]))
+    first_violation = guard.arm(int(limits["max_files_written"]), alarm_fd)
     guard.STATE.running = True
     signal.setitimer(signal.ITIMER_REAL, wall, 0.05)
     signal.setitimer(signal.ITIMER_PROF, float(limits["cpu_s"]), 0.05)
@@ -433,7 +437,8 @@ def main() -> None:
                 os._exit(2)
             message = run_unguarded(job)
         else:
-            message = run_job(chan, job)
+            alarm = config.get("alarm_fd")
+            message = run_job(chan, job, alarm if isinstance(alarm, int) else None)
     except BaseException as exc:  # a bug here must still end the worker cleanly
         os.write(2, f"sandbox worker failed: {exc!r}\n".encode(errors="replace"))
         os._exit(5)

@@ -123,6 +123,39 @@ _GENERATED_DENIED = frozenset(
 )
 _TICKS = itertools.count()
 
+Alarm = Callable[[str, str, "int | None", "str | None"], None]
+
+
+def _silent(kind: str, message: str, line: int | None, where: str | None) -> None:
+    """The alarm before :func:`arm` names a channel: nowhere to sound."""
+
+
+def make_alarm(fd: int | None) -> Alarm:
+    """A writer of violation records to the parent's alarm pipe.
+
+    The record goes out the moment a violation is first seen, on a pipe that
+    only carries these records, so what the parent learns from it cannot be
+    taken back by whatever the code does afterwards (catch the exception,
+    forge a report on the protocol pipe). Format: one line of
+    ``kind<TAB>line<TAB>where<TAB>message``.
+    """
+    if fd is None:
+        return _silent
+    write, t_str = os.write, str
+
+    def sound(kind: str, message: str, line: int | None, where: str | None) -> None:
+        fields = (kind, "" if line is None else t_str(line), where or "", message)
+        record = "\t".join(t_str.replace(t_str.replace(f, "\n", " "), "\t", " ") for f in fields)
+        try:  # noqa: SIM105 (plain try: this runs inside the audit hook, no contextlib)
+            write(fd, record[:1000].encode("utf-8", "replace") + b"\n")
+        except OSError:
+            pass
+
+    return sound
+
+
+_ALARM: list[Alarm] = [_silent]
+
 
 class Stop(BaseException):
     """Raised at the code when it hits a policy or limit; carries the kind."""
@@ -166,6 +199,7 @@ def stop(kind: str, message: str) -> Stop:
         line, where = snippet_location()
         STATE.violation = (kind, message, line, where)
         STATE.tick = next(_TICKS)
+        _ALARM[0](kind, message, line, where)
     return Stop(kind, message)
 
 
@@ -253,7 +287,7 @@ def _path_checker(workdir: str) -> Callable[[object], str | None]:
 
 
 def _make_hook(
-    workdir: str, max_files_written: int
+    workdir: str, max_files_written: int, sound: Alarm = _silent
 ) -> tuple[Callable[[str, tuple[Any, ...]], None], Callable[[], tuple[int, Violation] | None]]:
     """The audit hook and a reader of the first violation it raised.
 
@@ -292,6 +326,7 @@ def _make_hook(
                     break
                 frame = frame.f_back
             ledger["first"] = (t_next(ticks), (kind, message, line, where))
+            sound(kind, message, line, where)
         return make_stop(kind, message)
 
     def generated_names(code: Any) -> list[str]:
@@ -399,13 +434,15 @@ def install_audit_hook() -> None:
     """
 
 
-def arm(max_files_written: int) -> Callable[[], Violation | None]:
+def arm(max_files_written: int, alarm_fd: int | None = None) -> Callable[[], Violation | None]:
     """Install the audit hook; from now on every blocked event raises. No way back.
 
     Returns a function giving the run's first violation, whichever layer saw
     it first: the hook's own record (out of the code's reach) or ``STATE``'s.
     """
-    hook, hook_first = _make_hook(STATE.workdir, max_files_written)
+    sound = make_alarm(alarm_fd)
+    _ALARM[0] = sound
+    hook, hook_first = _make_hook(STATE.workdir, max_files_written, sound)
     sys.addaudithook(hook)
 
     def first_violation() -> Violation | None:

@@ -41,6 +41,7 @@ from lorekit.sandbox.protocol import Connection, DeadlineExceeded
 
 CHILD_SCRIPT = Path(__file__).with_name("child.py")
 STDERR_TAIL_CHARS = 2_000
+ALARM_BYTES = 1 << 16
 WORKDIR_BYTES = 64 << 20
 
 
@@ -78,19 +79,51 @@ class Worker:
     """One started child process, its pipes and its private directory."""
 
     def __init__(
-        self, proc: subprocess.Popen[bytes], root: Path, conn: Connection, *, confined: bool
+        self,
+        proc: subprocess.Popen[bytes],
+        root: Path,
+        conn: Connection,
+        *,
+        confined: bool,
+        alarm_fd: int | None = None,
     ) -> None:
         self.proc = proc
         self.root = root
         self.workdir = root / "work"
         self.conn = conn
         self.confined = confined
+        self.alarm_fd = alarm_fd
         self.info: dict[str, Any] = {}
         self.layers: tuple[confine.Layer, ...] = ()
         self.killed_by_parent = False
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def alarms(self) -> list[tuple[str, int | None, str | None, str]]:
+        """The violation records the guard sent on the alarm pipe, oldest first.
+
+        Each is ``(kind, line, where, message)``. Raises ProtocolViolation if
+        the pipe holds anything the guard's alarm does not write.
+        """
+        if self.alarm_fd is None:
+            return []
+        data = b""
+        with contextlib.suppress(BlockingIOError, OSError):
+            while len(data) < ALARM_BYTES and (chunk := os.read(self.alarm_fd, ALARM_BYTES)):
+                data += chunk
+        records = []
+        for raw in data.splitlines()[:16]:
+            fields = raw.decode("utf-8", "replace").split("\t")
+            if (
+                len(fields) != 4
+                or not fields[0].isidentifier()
+                or not (fields[1] == "" or fields[1].isdigit())
+            ):
+                raise ProtocolViolation("the worker's alarm pipe carried something malformed")
+            kind, line, where, message = fields
+            records.append((kind, int(line) if line else None, where or None, message))
+        return records
 
     def exit_status(self) -> int | None:
         """The worker's exit code, negative for a signal, as for a plain process.
@@ -115,6 +148,10 @@ class Worker:
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
+        if self.alarm_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.alarm_fd)
+            self.alarm_fd = None
         shutil.rmtree(self.root, ignore_errors=True)
 
     def stderr_tail(self) -> str:
@@ -129,7 +166,7 @@ class Worker:
 
 
 def _popen(
-    plan: Plan, config: dict[str, Any], root: Path, workdir: Path, log: Any
+    plan: Plan, config: dict[str, Any], root: Path, workdir: Path, log: Any, alarm: int
 ) -> tuple[subprocess.Popen[bytes], bool]:
     """Start the worker process, confined when the plan allows."""
     if plan.confined:
@@ -153,7 +190,7 @@ def _popen(
                 env={},
                 start_new_session=True,
                 close_fds=True,
-                pass_fds=launch.pass_fds,
+                pass_fds=(*launch.pass_fds, alarm),
             )
         finally:
             for fd in launch.close_after_start:
@@ -169,6 +206,7 @@ def _popen(
         env={},
         start_new_session=True,
         close_fds=True,
+        pass_fds=(alarm,),
     )
     return proc, False
 
@@ -184,21 +222,27 @@ def start_worker(
     """Start one worker, wait until it says it is ready and check its confinement."""
     plan = plan or Plan("off")
     root = Path(tempfile.mkdtemp(prefix="lorekit-sandbox-"))
+    alarm_read, alarm_write = os.pipe()  # violations, out of band (guard.make_alarm)
+    os.set_blocking(alarm_read, False)
     config = {
         "preload": list(policy.preload_modules),
         "netns": policy.network_namespace and not plan.confined,
         "max_message_bytes": max_message_bytes,
         "unguarded_for_tests": unguarded_for_tests,
+        "alarm_fd": alarm_write,
     }
     try:
         with open(root / "stderr.log", "wb") as log:
-            proc, confined = _popen(plan, config, root, root / "work", log)
+            proc, confined = _popen(plan, config, root, root / "work", log, alarm_write)
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
         shutil.rmtree(root, ignore_errors=True)
+        os.close(alarm_read)
         raise SandboxUnavailable(f"could not start a sandbox worker: {exc}") from exc
+    finally:
+        os.close(alarm_write)
     assert proc.stdin is not None and proc.stdout is not None
     conn = Connection(proc.stdout.fileno(), proc.stdin.fileno(), max_message_bytes)
-    worker = Worker(proc, root, conn, confined=confined)
+    worker = Worker(proc, root, conn, confined=confined, alarm_fd=alarm_read)
     try:
         hello = conn.recv(time.monotonic() + timeout_s)
     except (DeadlineExceeded, ProtocolViolation) as exc:

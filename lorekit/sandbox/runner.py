@@ -79,6 +79,7 @@ def run_code(
     started = time.monotonic()
     try:
         output, error = _drive(worker, job, gate, limits, started)
+        error = _witnessed(worker, error)
     finally:
         worker.kill()
     if error is not None and error.line is not None and error.source_line is None:
@@ -149,6 +150,30 @@ def _drive(
         return _bounded(output, limits), exc
     except (BrokenPipeError, ConnectionResetError):
         return _bounded(output, limits), _exit_error(worker, limits)
+
+
+def _witnessed(worker: Worker, error: SandboxError | None) -> SandboxError | None:
+    """The run's error, with the alarm pipe's first violation taking precedence.
+
+    The ``done`` message comes from the process the code ran in, so it is not
+    the only witness: the guard wrote each first violation to the alarm pipe
+    when it happened, and a report that leaves it out (or says ``ok``) is
+    overruled. A parent-side ProtocolViolation is kept as it is.
+    """
+    try:
+        records = worker.alarms()
+    except ProtocolViolation as exc:
+        return exc
+    if not records or isinstance(error, ProtocolViolation):
+        return error
+    kind, line, where, message = records[0]
+    if error is not None and type(error).kind == kind:
+        return error
+    try:
+        cls = error_from_kind(kind)
+    except KeyError:
+        return ProtocolViolation(f"the worker's alarm named an unknown error kind {kind!r}")
+    return cls(message[:2000], line=line, where=where)
 
 
 def _append(parts: list[str], text: str, limits: Limits) -> None:
