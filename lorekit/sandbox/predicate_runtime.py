@@ -1,0 +1,202 @@
+"""Run-time guards a compiled predicate calls, and its per-call step budget.
+
+The static rules (``predicate_check``) make most blow-ups impossible to
+write; what they cannot see is the *size* of values, which is only known at
+run time. Two cheap mechanisms cover that, and both stay off the common path:
+
+- **Growth guards.** Only a few operators can make a value much bigger than
+  their operands (``*``, ``**``, ``<<`` on anything; ``+``, ``-``, ``|``, ``^``
+  and f-strings when repeated on their own results), and ``%`` on a string is
+  printf-style formatting with computed widths. The rewriter routes exactly
+  those operators through the guards below (and skips them when an operand is
+  a numeric literal, which cannot grow anything), so every integer the
+  predicate makes stays under ``max_int_bits`` and every string, list, tuple,
+  set or dict it grows stays under ``max_sequence`` items.
+- **A step budget.** A predicate with loops gets a one-item list ``box`` as
+  its first local, holding the steps left for this call. Entering a loop
+  charges ``items x weight`` (the weight is the loop body's size, so a fat
+  body costs more per item), and inside loops every operation whose cost
+  grows with its operand (``in`` on a list, ``sum``, ``sorted``, ``count``,
+  slicing, comparing two collections...) charges that operand's length. Past
+  the budget the call stops with :class:`BudgetExceeded`. A predicate without
+  loops has no box and pays nothing.
+
+The guards receive ``box`` (or ``None`` outside loops) so that values made
+inside loops are charged too: that is what bounds the memory a list
+comprehension of fresh values can hold.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Iterable, Iterator
+from operator import length_hint
+from typing import Any
+
+
+from lorekit.sandbox.errors import PredicateError
+
+#: Types whose size the guards check and charge (subclasses included).
+SIZED = (str, bytes, bytearray, list, tuple, set, frozenset, dict)
+#: Containers where ``x in c`` is a hash lookup, so it costs nothing per item.
+HASHED = (dict, set, frozenset, range, type({}.keys()), type({}.items()))
+Box = list[int]
+
+
+class BudgetExceeded(PredicateError):
+    """A call of a compiled predicate ran past one of its size or step limits.
+
+    A :class:`PredicateError`, so that a generator a predicate returned, consumed
+    later by the caller, still stops with the documented error type.
+    """
+
+
+def runtime_helpers(
+    *, max_sequence: int, max_int_bits: int, max_steps: int, max_range: int,
+    max_exponent: int, max_shift: int,
+) -> dict[str, Callable[..., Any]]:  # fmt: skip
+    """The guard functions, bound to these limits, by the names the rewriter uses."""
+    int_limit = 1 << max_int_bits
+
+    def over(what: str) -> BudgetExceeded:
+        return BudgetExceeded(
+            f"{what} went past the step budget of {max_steps:,} for one call "
+            "(PredicateLimits.max_steps); loop over fewer items"
+        )
+
+    def charge(box: Box, n: int, what: str) -> None:
+        left = box[0] - n
+        box[0] = left
+        if left < 0:
+            raise over(what)
+
+    def checked(box: Box | None, value: Any, what: str) -> Any:
+        cls = value.__class__
+        if cls is int:
+            if value > int_limit or value < -int_limit:
+                raise BudgetExceeded(
+                    f"{what} made an integer over {max_int_bits:,} bits, the limit "
+                    "(PredicateLimits.max_int_bits)"
+                )
+        elif cls is float or cls is bool:
+            pass
+        elif isinstance(value, SIZED):
+            n = len(value)
+            if n > max_sequence:
+                raise BudgetExceeded(
+                    f"{what} made a {cls.__name__} of {n:,} items, longer than the limit "
+                    f"of {max_sequence:,} (PredicateLimits.max_sequence)"
+                )
+            if box is not None:
+                charge(box, n, what)
+        return value
+
+    def bits(value: Any) -> int:
+        return value.bit_length() if isinstance(value, int) else 0
+
+    def add(box: Box | None, a: Any, b: Any) -> Any:
+        return checked(box, a + b, "'+'")
+
+    def sub(box: Box | None, a: Any, b: Any) -> Any:
+        return checked(box, a - b, "'-'")
+
+    def bit_or(box: Box | None, a: Any, b: Any) -> Any:
+        return checked(box, a | b, "'|'")
+
+    def bit_xor(box: Box | None, a: Any, b: Any) -> Any:
+        return checked(box, a ^ b, "'^'")
+
+    def mul(box: Box | None, a: Any, b: Any) -> Any:
+        if isinstance(a, int) and isinstance(b, int):
+            if bits(a) + bits(b) > max_int_bits + 1:
+                raise BudgetExceeded(
+                    f"'*' would make an integer over {max_int_bits:,} bits, the limit "
+                    "(PredicateLimits.max_int_bits)"
+                )
+        else:
+            for seq, times in ((a, b), (b, a)):
+                if isinstance(seq, SIZED) and isinstance(times, int):
+                    if len(seq) * times > max_sequence:
+                        raise BudgetExceeded(
+                            f"'*' would repeat to {len(seq) * times:,} items, longer than "
+                            f"the limit of {max_sequence:,} (PredicateLimits.max_sequence)"
+                        )
+        return checked(box, a * b, "'*'")
+
+    def power(box: Box | None, a: Any, b: Any) -> Any:
+        if isinstance(a, int) and isinstance(b, int) and b > 0 and not -1 <= a <= 1:
+            if b > max_exponent or bits(a) * b > max_int_bits + 1:
+                raise BudgetExceeded(
+                    f"'**' with exponent {b:,} would make an integer over {max_int_bits:,} "
+                    "bits, the limit (PredicateLimits.max_int_bits, max_exponent)"
+                )
+        return checked(box, a**b, "'**'")
+
+    def lshift(box: Box | None, a: Any, b: Any) -> Any:
+        if isinstance(a, int) and isinstance(b, int) and a:
+            if b > max_shift or bits(a) + b > max_int_bits:
+                raise BudgetExceeded(
+                    f"'<<' by {b:,} would make an integer over {max_int_bits:,} bits, "
+                    "the limit (PredicateLimits.max_int_bits, max_shift)"
+                )
+        return checked(box, a << b, "'<<'")
+
+    def mod(box: Box | None, a: Any, b: Any) -> Any:
+        if isinstance(a, str | bytes | bytearray):
+            raise BudgetExceeded(
+                "'%' formatting of strings is not allowed in a predicate; compare values "
+                "instead of building text"
+            )
+        return checked(box, a % b, "'%'")
+
+    def text(box: Box | None, value: Any) -> Any:
+        return checked(box, value, "building a string")
+
+    def bounded_range(*args: int) -> range:
+        r = range(*args)
+        if len(r) > max_range:
+            raise BudgetExceeded(
+                f"range of {len(r):,} items exceeds the limit of {max_range:,} "
+                "(PredicateLimits.max_range)"
+            )
+        return r
+
+    def cost(box: Box, value: Any) -> Any:
+        charge(box, length_hint(value), "scanning a collection inside a loop")
+        return value
+
+    def scan(box: Box, container: Any) -> Any:
+        if not isinstance(container, HASHED):
+            charge(box, length_hint(container), "'in' on a collection inside a loop")
+        return container
+
+    def counted(box: Box, weight: int, items: Iterable[Any]) -> Iterator[Any]:
+        for item in items:
+            charge(box, weight, "a loop")
+            yield item
+
+    def loop(box: Box, weight: int, items: Any) -> Any:
+        try:
+            n = len(items)
+        except TypeError:  # zip, enumerate, a generator: charge item by item
+            if isinstance(items, types.GeneratorType | Iterator):
+                return counted(box, weight, items)
+            return counted(box, weight, iter(items))
+        charge(box, n * weight, "a loop")
+        return items
+
+    return {
+        "range": bounded_range,
+        "_sb_add": add,
+        "_sb_sub": sub,
+        "_sb_mul": mul,
+        "_sb_pow": power,
+        "_sb_lshift": lshift,
+        "_sb_mod": mod,
+        "_sb_or": bit_or,
+        "_sb_xor": bit_xor,
+        "_sb_text": text,
+        "_sb_cost": cost,
+        "_sb_scan": scan,
+        "_sb_loop": loop,
+    }
