@@ -9,19 +9,19 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from lorekit.sandbox.policy import DENIED_ATTRIBUTES
 from lorekit.sandbox.predicate_rules import (
-    _ADVICE,
-    _ALLOWED,
+    ADVICE,
+    ALLOWED_NODES,
     ALLOWED_SUMMARY,
     BUILTIN_TYPE_ATTRIBUTES,
     DATA_ATTRIBUTES,
-    DENIED_ATTRIBUTES,
     KEY_FUNCTIONS,
     SAFE_BUILTINS,
     SAFE_METHODS,
     TYPE_NAMES,
-    _is_literal_int,
     check_format_spec,
+    is_literal_int,
     is_numeric_literal,
     reject,
     store_names,
@@ -48,9 +48,9 @@ class Checker(ast.NodeVisitor):
 
     # -- structure -----------------------------------------------------------
     def generic_visit(self, node: ast.AST) -> None:
-        if not isinstance(node, _ALLOWED):
+        if not isinstance(node, ALLOWED_NODES):
             kind = type(node).__name__
-            advice = _ADVICE.get(kind, ALLOWED_SUMMARY)
+            advice = ADVICE.get(kind, ALLOWED_SUMMARY)
             raise reject(node, f"{kind} is not allowed in a predicate; {advice}")
         super().generic_visit(node)
 
@@ -136,15 +136,15 @@ class Checker(ast.NodeVisitor):
         self._bind(target, target.id, "name")
 
     def _bind(self, node: ast.AST, name: str, what: str) -> None:
-        if name.startswith("_"):
+        if name.startswith("_") and name != "_":
             raise reject(node, f"{what} {name!r} is not allowed (leading underscore)")
         if name in SAFE_BUILTINS or name in self.allowed or name == self.own_name:
-            raise reject(node, f"{what} {name!r} would hide the builtin or name {name!r}; rename it")
+            raise reject(node, f"{what} {name!r} would hide the builtin or allowed name; rename it")
         self.stores.add(name)
 
     # -- expressions -----------------------------------------------------------
     def visit_Name(self, node: ast.Name) -> None:
-        if node.id.startswith("_"):
+        if node.id.startswith("_") and node.id != "_":
             raise reject(node, f"name {node.id!r} is not allowed (leading underscore)")
         if node.id in SAFE_BUILTINS and id(node) not in self.value_ok:
             raise reject(
@@ -220,7 +220,7 @@ class Checker(ast.NodeVisitor):
         args, keywords = node.args, {k.arg: k.value for k in node.keywords}
         if name == "round":
             ndigits = args[1] if len(args) > 1 else keywords.get("ndigits")
-            if ndigits is not None and not _is_literal_int(ndigits, 300):
+            if ndigits is not None and not is_literal_int(ndigits, 300):
                 raise reject(node, "round()'s ndigits must be a whole-number literal (-300..300)")
         elif name == "sum":
             start = args[1] if len(args) > 1 else keywords.get("start")
@@ -248,9 +248,9 @@ class Checker(ast.NodeVisitor):
         for node in self.loads:
             if node.id == self.own_name:
                 raise reject(node, "a predicate may not refer to itself")
-            if node.id not in self.stores and node.id not in self.allowed:
-                if node.id not in SAFE_BUILTINS:
-                    raise reject(node, f"unknown name {node.id!r}")
+            known = node.id in self.stores or node.id in self.allowed
+            if not known and node.id not in SAFE_BUILTINS:
+                raise reject(node, f"unknown name {node.id!r}")
 
 
 # -- nesting that grows with each loop turn -------------------------------------

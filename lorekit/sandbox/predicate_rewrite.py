@@ -45,9 +45,7 @@ def _literal(node: ast.AST) -> bool:
 
 def _size(nodes: list[ast.AST]) -> int:
     """How many expressions and statements one pass over ``nodes`` evaluates, at most."""
-    return sum(
-        1 for root in nodes for n in ast.walk(root) if isinstance(n, ast.expr | ast.stmt)
-    )
+    return sum(1 for root in nodes for n in ast.walk(root) if isinstance(n, ast.expr | ast.stmt))
 
 
 def _guard_for(node: ast.BinOp, in_loop: bool) -> str | None:

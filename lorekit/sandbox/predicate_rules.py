@@ -38,7 +38,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from lorekit.sandbox.errors import PredicateRejected
-from lorekit.sandbox.policy import DENIED_ATTRIBUTES
 
 SAFE_BUILTINS = (
     "abs", "all", "any", "bool", "dict", "divmod", "enumerate", "float", "frozenset", "int",
@@ -62,7 +61,7 @@ CONSTANT_TIME_METHODS = frozenset(
     {"get", "keys", "values", "items", "startswith", "endswith", "is_integer", "bit_length"}
 )
 DATA_ATTRIBUTES = frozenset({"real", "imag", "numerator", "denominator", "start", "stop", "step"})
-_BUILTIN_TYPES = (
+_BUILTIN_TYPES: tuple[type, ...] = (
     str, bytes, bytearray, list, tuple, dict, set, frozenset, int, float, complex, bool, range,
     slice, type(None), memoryview, type({}.keys()), type({}.values()), type({}.items()),
     enumerate, zip, reversed, map, filter, type(iter([])), type(iter("")), types.GeneratorType,
@@ -81,13 +80,13 @@ _EXPRESSIONS = (
 )  # fmt: skip
 _SUPPORT = (ast.arguments, ast.arg, ast.keyword, ast.comprehension, ast.expr_context,
             ast.boolop, ast.operator, ast.unaryop, ast.cmpop)  # fmt: skip
-_ALLOWED = _STATEMENTS + _EXPRESSIONS + _SUPPORT
+ALLOWED_NODES = _STATEMENTS + _EXPRESSIONS + _SUPPORT
 ALLOWED_SUMMARY = (
     "a predicate may use assignments, if, for over a collection or a small range, return, "
     "comparisons, and/or/not, arithmetic, subscripts, comprehensions, and calls of "
     f"builtins ({', '.join(SAFE_BUILTINS)}), of allowed names and of methods"
 )
-_ADVICE = {
+ADVICE = {
     "Lambda": "write the expression inline, e.g. any(x > 0 for x in items)",
     "While": "loop with 'for x in <collection>' or 'for i in range(<small n>)'",
     "FunctionDef": "write one function and inline its helpers",
@@ -126,7 +125,9 @@ def check_shape(tree: ast.AST, max_nodes: int, max_depth: int) -> None:
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
-def literal_defaults(args: ast.arguments, max_int_bits: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def literal_defaults(
+    args: ast.arguments, max_int_bits: int
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """Default values, evaluated as literals and checked to be immutable and hashable."""
     positional_args = [*args.posonlyargs, *args.args]
     named = positional_args[len(positional_args) - len(args.defaults) :]
@@ -161,14 +162,10 @@ def _immutable(value: Any, max_int_bits: int) -> bool:
     return value is None or isinstance(value, float | complex | str | bytes)
 
 
-def _is_literal_int(node: ast.AST, bound: int) -> bool:
+def is_literal_int(node: ast.AST, bound: int) -> bool:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         node = node.operand
-    return (
-        isinstance(node, ast.Constant)
-        and type(node.value) is int
-        and abs(node.value) <= bound
-    )
+    return isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) <= bound
 
 
 def is_numeric_literal(node: ast.AST) -> bool:

@@ -33,13 +33,12 @@ from collections.abc import Callable, Iterable, Iterator
 from operator import length_hint
 from typing import Any
 
-
 from lorekit.sandbox.errors import PredicateError
 
 #: Types whose size the guards check and charge (subclasses included).
 SIZED = (str, bytes, bytearray, list, tuple, set, frozenset, dict)
 #: Containers where ``x in c`` is a hash lookup, so it costs nothing per item.
-HASHED = (dict, set, frozenset, range, type({}.keys()), type({}.items()))
+HASHED: tuple[type, ...] = (dict, set, frozenset, range, type({}.keys()), type({}.items()))
 Box = list[int]
 
 
@@ -115,30 +114,30 @@ def runtime_helpers(
                 )
         else:
             for seq, times in ((a, b), (b, a)):
-                if isinstance(seq, SIZED) and isinstance(times, int):
-                    if len(seq) * times > max_sequence:
-                        raise BudgetExceeded(
-                            f"'*' would repeat to {len(seq) * times:,} items, longer than "
-                            f"the limit of {max_sequence:,} (PredicateLimits.max_sequence)"
-                        )
+                repeated = isinstance(seq, SIZED) and isinstance(times, int)
+                if repeated and len(seq) * times > max_sequence:
+                    raise BudgetExceeded(
+                        f"'*' would repeat to {len(seq) * times:,} items, longer than "
+                        f"the limit of {max_sequence:,} (PredicateLimits.max_sequence)"
+                    )
         return checked(box, a * b, "'*'")
 
     def power(box: Box | None, a: Any, b: Any) -> Any:
-        if isinstance(a, int) and isinstance(b, int) and b > 0 and not -1 <= a <= 1:
-            if b > max_exponent or bits(a) * b > max_int_bits + 1:
-                raise BudgetExceeded(
-                    f"'**' with exponent {b:,} would make an integer over {max_int_bits:,} "
-                    "bits, the limit (PredicateLimits.max_int_bits, max_exponent)"
-                )
+        big = isinstance(a, int) and isinstance(b, int) and b > 0 and not -1 <= a <= 1
+        if big and (b > max_exponent or bits(a) * b > max_int_bits + 1):
+            raise BudgetExceeded(
+                f"'**' with exponent {b:,} would make an integer over {max_int_bits:,} "
+                "bits, the limit (PredicateLimits.max_int_bits, max_exponent)"
+            )
         return checked(box, a**b, "'**'")
 
     def lshift(box: Box | None, a: Any, b: Any) -> Any:
-        if isinstance(a, int) and isinstance(b, int) and a:
-            if b > max_shift or bits(a) + b > max_int_bits:
-                raise BudgetExceeded(
-                    f"'<<' by {b:,} would make an integer over {max_int_bits:,} bits, "
-                    "the limit (PredicateLimits.max_int_bits, max_shift)"
-                )
+        big = isinstance(a, int) and isinstance(b, int) and a != 0
+        if big and (b > max_shift or bits(a) + b > max_int_bits):
+            raise BudgetExceeded(
+                f"'<<' by {b:,} would make an integer over {max_int_bits:,} bits, "
+                "the limit (PredicateLimits.max_int_bits, max_shift)"
+            )
         return checked(box, a << b, "'<<'")
 
     def mod(box: Box | None, a: Any, b: Any) -> Any:

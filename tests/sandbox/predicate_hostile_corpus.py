@@ -46,30 +46,59 @@ def _def(body: str, params: str = "x") -> str:
 
 CASES = [
     # -- the review's classes ------------------------------------------------------
-    Case("map-lambda-nesting", _def(
-        "return list(map(lambda a: list(map(lambda b: a * b, range(10**4))), range(10**4)))"
-    ), "reject"),
+    Case(
+        "map-lambda-nesting",
+        _def("return list(map(lambda a: list(map(lambda b: a * b, range(10**4))), range(10**4)))"),
+        "reject",
+    ),
     Case("self-applied-lambda", _def("return (lambda g: g(g))(lambda g: g(g))"), "reject"),
-    Case("repeated-pow-256", _def("x = x ** 256\nx = x ** 256\nx = x ** 256\nreturn x > 0"),
-         "stop", lambda: (3,)),
-    Case("pow-256-in-loop", _def("for i in range(50):\n    x = x ** 256 % 1000003\nreturn x"),
-         "stop", lambda: (3,)),
-    Case("nested-loops-long-string", _def("return sum(1 for a in s for b in s)", "s"),
-         "stop", lambda: (LONG,)),
-    Case("nested-for-long-string", _def(
-        "n = 0\nfor a in s:\n    for b in s:\n        n += 1\nreturn n", "s"
-    ), "stop", lambda: (LONG,)),
-    Case("built-long-string-loops", _def(
-        "s = 'ab' * 5000\nreturn sum(1 for a in s for b in s if a == b)"
-    ), "stop"),
-    Case("list-doubling", _def("y = [0]\nfor i in range(100):\n    y = y + y\nreturn len(y)"),
-         "stop"),
-    Case("list-doubling-augmented", _def("y = [0]\nfor i in range(100):\n    y += y\nreturn 1"),
-         "stop"),
-    Case("list-doubling-repeat", _def("y = [0]\nfor i in range(100):\n    y = y * 2\nreturn 1"),
-         "stop"),
-    Case("list-doubling-unpack", _def("y = [0]\nfor i in range(100):\n    y = [*y, *y]\nreturn 1"),
-         "reject"),
+    Case(
+        "repeated-pow-256",
+        _def("x = x ** 256\nx = x ** 256\nx = x ** 256\nreturn x > 0"),
+        "stop",
+        lambda: (3,),
+    ),
+    Case(
+        "pow-256-in-loop",
+        _def("for i in range(50):\n    x = x ** 256 % 1000003\nreturn x"),
+        "stop",
+        lambda: (3,),
+    ),
+    Case(
+        "nested-loops-long-string",
+        _def("return sum(1 for a in s for b in s)", "s"),
+        "stop",
+        lambda: (LONG,),
+    ),
+    Case(
+        "nested-for-long-string",
+        _def("n = 0\nfor a in s:\n    for b in s:\n        n += 1\nreturn n", "s"),
+        "stop",
+        lambda: (LONG,),
+    ),
+    Case(
+        "built-long-string-loops",
+        _def("s = 'ab' * 5000\nreturn sum(1 for a in s for b in s if a == b)"),
+        "stop",
+    ),
+    Case(
+        "list-doubling", _def("y = [0]\nfor i in range(100):\n    y = y + y\nreturn len(y)"), "stop"
+    ),
+    Case(
+        "list-doubling-augmented",
+        _def("y = [0]\nfor i in range(100):\n    y += y\nreturn 1"),
+        "stop",
+    ),
+    Case(
+        "list-doubling-repeat",
+        _def("y = [0]\nfor i in range(100):\n    y = y * 2\nreturn 1"),
+        "stop",
+    ),
+    Case(
+        "list-doubling-unpack",
+        _def("y = [0]\nfor i in range(100):\n    y = [*y, *y]\nreturn 1"),
+        "reject",
+    ),
     Case("format-spec-padding", _def("return f'{1:>{n}}'", "n"), "reject", lambda: (10**9,)),
     Case("format-spec-literal-width", _def("return f'{1:>999999999}'"), "reject"),
     Case("format-precision", _def("return f'{x:.999999999f}'"), "reject", lambda: (1.5,)),
@@ -78,95 +107,194 @@ CASES = [
     Case("percent-padding", _def("return '%*d' % (n, 1)", "n"), "stop", lambda: (10**9,)),
     Case("percent-literal-width", _def("return '%0999999999d' % x"), "stop"),
     Case("to-bytes", _def("return len(n.to_bytes(10**9, 'big'))", "n"), "reject", lambda: (1,)),
-    Case("str-replace", _def("for i in range(40):\n    s = s.replace('a', s)\nreturn s", "s"),
-         "reject", lambda: ("aa",)),
-    Case("sorted-key-lambda", _def("return sorted(range(10**5), key=lambda i: 'x' * i)"),
-         "reject"),
+    Case(
+        "str-replace",
+        _def("for i in range(40):\n    s = s.replace('a', s)\nreturn s", "s"),
+        "reject",
+        lambda: ("aa",),
+    ),
+    Case("sorted-key-lambda", _def("return sorted(range(10**5), key=lambda i: 'x' * i)"), "reject"),
     Case("sorted-key-local", _def("k = str\nreturn sorted(range(10), key=k)"), "reject"),
-    Case("join-growth", _def("for i in range(40):\n    s = s.join([s, s])\nreturn s", "s"),
-         "reject", lambda: ("ab",)),
+    Case(
+        "join-growth",
+        _def("for i in range(40):\n    s = s.join([s, s])\nreturn s", "s"),
+        "reject",
+        lambda: ("ab",),
+    ),
     Case("nested-not-900", "def f(x):\n    return " + "not " * 900 + "x\n", "reject"),
-    Case("nested-list-literal", "def f(x):\n    return " + "[" * 150 + "x" + "]" * 150 + "\n",
-         "reject"),
+    Case(
+        "nested-list-literal",
+        "def f(x):\n    return " + "[" * 150 + "x" + "]" * 150 + "\n",
+        "reject",
+    ),
     Case("unhashable-default", "def f(x={[1]: 2}):\n    return x\n", "reject", lambda: ()),
     Case("mutable-default", "def f(x=[1, 2]):\n    return x\n", "reject", lambda: ()),
     # -- the rest of the class -------------------------------------------------------
     Case("tower-of-powers", _def("return 10 ** 10 ** 9 > 0"), "stop"),
-    Case("squaring-loop", _def("for i in range(100):\n    x = x * x\nreturn x > 0"),
-         "stop", lambda: (3,)),
-    Case("self-sum-loop", _def("for i in range(10000):\n    x = x + x\nreturn x > 0"),
-         "stop", lambda: (3,)),
-    Case("shift-loop", _def("for i in range(64):\n    x = x << x\nreturn x > 0"),
-         "stop", lambda: (3,)),
+    Case(
+        "squaring-loop",
+        _def("for i in range(100):\n    x = x * x\nreturn x > 0"),
+        "stop",
+        lambda: (3,),
+    ),
+    Case(
+        "self-sum-loop",
+        _def("for i in range(10000):\n    x = x + x\nreturn x > 0"),
+        "stop",
+        lambda: (3,),
+    ),
+    Case(
+        "shift-loop",
+        _def("for i in range(64):\n    x = x << x\nreturn x > 0"),
+        "stop",
+        lambda: (3,),
+    ),
     Case("shift-huge", _def("return (1 << n) > 0", "n"), "stop", lambda: (10**9,)),
     Case("string-times-arg", _def("return len('ab' * n)", "n"), "stop", lambda: (10**9,)),
     Case("arg-times-list", _def("return len(n * [0])", "n"), "stop", lambda: (10**9,)),
     Case("range-huge", _def("return sum(range(n))", "n"), "stop", lambda: (10**12,)),
-    Case("range-product", _def("return len([0 for a in range(10000) for b in range(10000)])"),
-         "stop"),
+    Case(
+        "range-product", _def("return len([0 for a in range(10000) for b in range(10000)])"), "stop"
+    ),
     Case("sum-of-lists", _def("return len(sum([[1] * 1000] * 1000, []))"), "reject"),
     Case("sorted-huge", _def("return sorted(range(10**9))[0]"), "stop"),
     Case("str-of-huge-int", _def("return len(str(int('1' * 10000, 16)))"), "stop"),
     Case("int-literal-huge", _def("return 0x" + "f" * 5000 + " > x"), "reject"),
     Case("round-negative-ndigits", _def("return round(5, -10**8)"), "reject"),
     Case("round-computed-ndigits", _def("return round(5, -n)", "n"), "reject", lambda: (10**8,)),
-    Case("fstring-doubling", _def("s = 'ab'\nfor i in range(64):\n    s = f'{s}{s}'\nreturn s"),
-         "stop"),
-    Case("repr-escape-doubling",
-         _def("s = '\\\\'\n" + "s = str([s])\n" * 40 + "return len(s)"), "stop"),
-    Case("upper-lower-growth",
-         _def("for i in range(40):\n    s = s.upper() + s.lower()\nreturn s", "s"),
-         "stop", lambda: ("\u0390" * 10,)),
-    Case("set-growth-loop", _def(
-        "acc = frozenset()\nfor i in range(10000):\n    for j in range(10000):\n"
-        "        acc = acc | {i * 10000 + j}\nreturn len(acc)"
-    ), "stop"),
-    Case("comprehension-of-copies", _def("return len([list(xs) for i in range(10000)])", "xs"),
-         "stop", lambda: (list(range(10_000)),)),
-    Case("comprehension-of-slices", _def("return len([s[i:] for i in range(len(s))])", "s"),
-         "stop", lambda: (LONG[:10_000],)),
-    Case("comprehension-of-fresh-strings", _def("return [s + str(i) for i in range(10000)]", "s"),
-         "stop", lambda: ("x" * 9_990,)),
-    Case("split-in-loop", _def("return sum(len(s.split()) for i in range(10000))", "s"),
-         "stop", lambda: ("a " * 50_000,)),
-    Case("membership-scan-in-loop", _def("return sum(1 for a in xs if a in ys)", "xs, ys"),
-         "stop", lambda: (list(range(10_000)), list(range(10_000, 0, -1)))),
-    Case("equal-lists-in-loop", _def(
-        "c = 0\nfor a in range(10000):\n    c = c + (xs == ys)\nreturn c", "xs, ys"
-    ), "stop", lambda: (list(range(10_000)), list(range(10_000)))),
-    Case("count-in-loop", _def("return sum(s.count('x') for i in range(10000))", "s"),
-         "stop", lambda: (LONG,)),
-    Case("enumerate-nested", _def(
-        "n = 0\nfor i, a in enumerate(s):\n    for j, b in enumerate(s):\n        n += 1\nreturn n",
-        "s",
-    ), "stop", lambda: (LONG,)),
-    Case("zip-nested", _def(
-        "return sum(1 for a, b in zip(s, s) for c, d in zip(s, s))", "s"
-    ), "stop", lambda: (LONG,)),
-    Case("tuple-nesting-loop", _def("t = ()\nfor i in range(10000):\n    t = (t,)\nreturn t in {1}"),
-         "reject"),
-    Case("list-nesting-via-pair", _def(
-        "a = []\nfor i in range(10000):\n    b = [a]\n    a = b\nreturn a == a"
-    ), "reject"),
-    Case("zip-nesting-loop", _def("z = zip(x)\nfor i in range(10000):\n    z = zip(z)\nreturn z"),
-         "reject", lambda: ([1],)),
-    Case("dict-nesting-loop", _def("d = {}\nfor i in range(10000):\n    d = dict(a=d)\nreturn d"),
-         "reject"),
-    Case("generator-chain", _def(
-        "g = (y for y in x)\nfor i in range(5000):\n    g = (y for y in g)\nreturn list(g)"
-    ), "stop", lambda: ([1],)),
-    Case("deep-state-compare", _def("return x == y", "x, y"), "stop",
-         lambda: (_deep_list(100_000), _deep_list(100_000))),
-    Case("loop-depth-3", _def("return sum(1 for a in s for b in s for c in s)", "s"),
-         "reject", lambda: (LONG,)),
+    Case(
+        "fstring-doubling",
+        _def("s = 'ab'\nfor i in range(64):\n    s = f'{s}{s}'\nreturn s"),
+        "stop",
+    ),
+    Case(
+        "repr-escape-doubling",
+        _def("s = '\\\\'\n" + "s = str([s])\n" * 40 + "return len(s)"),
+        "stop",
+    ),
+    Case(
+        "upper-lower-growth",
+        _def("for i in range(40):\n    s = s.upper() + s.lower()\nreturn s", "s"),
+        "stop",
+        lambda: ("\u0390" * 10,),
+    ),
+    Case(
+        "set-growth-loop",
+        _def(
+            "acc = frozenset()\nfor i in range(10000):\n    for j in range(10000):\n"
+            "        acc = acc | {i * 10000 + j}\nreturn len(acc)"
+        ),
+        "stop",
+    ),
+    Case(
+        "comprehension-of-copies",
+        _def("return len([list(xs) for i in range(10000)])", "xs"),
+        "stop",
+        lambda: (list(range(10_000)),),
+    ),
+    Case(
+        "comprehension-of-slices",
+        _def("return len([s[i:] for i in range(len(s))])", "s"),
+        "stop",
+        lambda: (LONG[:10_000],),
+    ),
+    Case(
+        "comprehension-of-fresh-strings",
+        _def("return [s + str(i) for i in range(10000)]", "s"),
+        "stop",
+        lambda: ("x" * 9_990,),
+    ),
+    Case(
+        "split-in-loop",
+        _def("return sum(len(s.split()) for i in range(10000))", "s"),
+        "stop",
+        lambda: ("a " * 50_000,),
+    ),
+    Case(
+        "membership-scan-in-loop",
+        _def("return sum(1 for a in xs if a in ys)", "xs, ys"),
+        "stop",
+        lambda: (list(range(10_000)), list(range(10_000, 0, -1))),
+    ),
+    Case(
+        "equal-lists-in-loop",
+        _def("c = 0\nfor a in range(10000):\n    c = c + (xs == ys)\nreturn c", "xs, ys"),
+        "stop",
+        lambda: (list(range(10_000)), list(range(10_000))),
+    ),
+    Case(
+        "count-in-loop",
+        _def("return sum(s.count('x') for i in range(10000))", "s"),
+        "stop",
+        lambda: (LONG,),
+    ),
+    Case(
+        "enumerate-nested",
+        _def(
+            "n = 0\nfor i, a in enumerate(s):\n    for j, b in enumerate(s):\n"
+            "        n += 1\nreturn n",
+            "s",
+        ),
+        "stop",
+        lambda: (LONG,),
+    ),
+    Case(
+        "zip-nested",
+        _def("return sum(1 for a, b in zip(s, s) for c, d in zip(s, s))", "s"),
+        "stop",
+        lambda: (LONG,),
+    ),
+    Case(
+        "tuple-nesting-loop",
+        _def("t = ()\nfor i in range(10000):\n    t = (t,)\nreturn t in {1}"),
+        "reject",
+    ),
+    Case(
+        "list-nesting-via-pair",
+        _def("a = []\nfor i in range(10000):\n    b = [a]\n    a = b\nreturn a == a"),
+        "reject",
+    ),
+    Case(
+        "zip-nesting-loop",
+        _def("z = zip(x)\nfor i in range(10000):\n    z = zip(z)\nreturn z"),
+        "reject",
+        lambda: ([1],),
+    ),
+    Case(
+        "dict-nesting-loop",
+        _def("d = {}\nfor i in range(10000):\n    d = dict(a=d)\nreturn d"),
+        "reject",
+    ),
+    Case(
+        "generator-chain",
+        _def("g = (y for y in x)\nfor i in range(5000):\n    g = (y for y in g)\nreturn list(g)"),
+        "stop",
+        lambda: ([1],),
+    ),
+    Case(
+        "deep-state-compare",
+        _def("return x == y", "x, y"),
+        "stop",
+        lambda: (_deep_list(100_000), _deep_list(100_000)),
+    ),
+    Case(
+        "loop-depth-3",
+        _def("return sum(1 for a in s for b in s for c in s)", "s"),
+        "reject",
+        lambda: (LONG,),
+    ),
     Case("while-true", _def("while True:\n    pass"), "reject"),
     Case("recursion", _def("return f(x)"), "reject"),
     Case("call-a-local", _def("g = x.count\nreturn g(1)"), "reject", lambda: ([1],)),
     Case("builtin-alias", _def("r = round\nreturn r(5, -10**8)"), "reject"),
     Case("shadow-builtin", _def("len = 5\nreturn len"), "reject"),
     Case("dunder-escape", _def("return x.__class__.__subclasses__()"), "reject"),
-    Case("extend-doubling", _def("for i in range(100):\n    x.extend(x)\nreturn len(x)"),
-         "reject", lambda: ([1],)),
+    Case(
+        "extend-doubling",
+        _def("for i in range(100):\n    x.extend(x)\nreturn len(x)"),
+        "reject",
+        lambda: ([1],),
+    ),
     Case("mutate-state", _def("x['a'] = x\nreturn x"), "reject", lambda: ({},)),
     Case("center-padding", _def("return s.center(10**9)", "s"), "reject", lambda: ("a",)),
     Case("expandtabs", _def("return s.expandtabs(10**9)", "s"), "reject", lambda: ("\t",)),
