@@ -98,11 +98,20 @@ class Predicate:
             if isinstance(exc, BudgetExceeded):
                 raise PredicateError(f"{self.name} stopped: {exc.message}", line=line) from None
             raise PredicateError(
-                f"{self.name} failed: {exc}", line=line, exc_type=type(exc).__name__
+                f"{self.name} failed: {_describe(exc)}", line=line, exc_type=type(exc).__name__
             ) from exc
 
     def __repr__(self) -> str:
         return f"<Predicate {self.name}({', '.join(self.params)})>"
+
+
+def _describe(exc: BaseException, limit: int = 300) -> str:
+    """The exception's text, short: a KeyError's text is the repr of a whole key."""
+    try:
+        text = str(exc)
+    except Exception:  # e.g. the repr of a deeply nested key recurses too far
+        return type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _parse(source: str, limits: PredicateLimits) -> ast.FunctionDef:

@@ -15,12 +15,16 @@ from typing import TypeVar
 from lorekit.sandbox.predicate_rules import CONSTANT_TIME_METHODS, SAFE_METHODS, is_numeric_literal
 
 _BOX = "_sb_box"
-#: Builtins whose cost grows with their argument: charged per argument inside loops.
-_SCANNING = frozenset(
-    {"all", "any", "dict", "enumerate", "float", "frozenset", "int", "list", "max", "min",
-     "set", "sorted", "sum", "tuple", "zip"}
+#: Builtins that copy their argument: charged by its length wherever they run.
+_COPYING = frozenset({"dict", "frozenset", "list", "set", "sorted", "tuple"})
+#: Builtins that scan their argument: charged by its length inside loops.
+_SCANNING = frozenset({"all", "any", "enumerate", "float", "int", "max", "min", "sum", "zip"})
+#: Methods that build a value as big as their receiver, and those that only scan it.
+_COPYING_METHODS = frozenset(
+    {"split", "rsplit", "lower", "upper", "casefold", "strip", "lstrip", "rstrip",
+     "intersection", "difference"}
 )  # fmt: skip
-_CHARGED_METHODS = SAFE_METHODS - CONSTANT_TIME_METHODS
+_SCANNING_METHODS = SAFE_METHODS - CONSTANT_TIME_METHODS - _COPYING_METHODS
 _Node = TypeVar("_Node", bound=ast.AST)
 
 
@@ -178,11 +182,16 @@ class Rewriter(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
         func = node.func
-        if self.in_loop:
-            if isinstance(func, ast.Name) and func.id in _SCANNING:
-                node.args = [self._cost(arg) for arg in node.args]
-            elif isinstance(func, ast.Attribute) and func.attr in _CHARGED_METHODS:
-                func.value = self._cost(func.value)
+        # Copies are charged everywhere (a few hundred straight-line copies of a
+        # big argument would add up); scans only inside loops, where they repeat.
+        if isinstance(func, ast.Name) and (
+            func.id in _COPYING or (self.in_loop and func.id in _SCANNING)
+        ):
+            node.args = [self._cost(arg) for arg in node.args]
+        elif isinstance(func, ast.Attribute) and (
+            func.attr in _COPYING_METHODS or (self.in_loop and func.attr in _SCANNING_METHODS)
+        ):
+            func.value = self._cost(func.value)
         if isinstance(func, ast.Name) and func.id == "str":  # repr can double escapes
             return ast.copy_location(_call("_sb_text", self.box(), node), node)
         return node
@@ -192,11 +201,12 @@ class Rewriter(ast.NodeTransformer):
             return node  # charged by its own loops
         if _literal(node):
             return node
+        self.uses_box = True
         return ast.copy_location(_call("_sb_cost", ast.Name(_BOX, ast.Load()), node), node)
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
         self.generic_visit(node)
-        if self.in_loop and isinstance(node.slice, ast.Slice):
+        if isinstance(node.slice, ast.Slice):  # a copy: charged like list()
             return self._cost(node)
         return node
 
@@ -209,6 +219,7 @@ class Rewriter(ast.NodeTransformer):
             left, right = operands[i], operands[i + 1]
             if isinstance(op, ast.In | ast.NotIn):
                 if not _literal(right):
+                    self.uses_box = True
                     box = ast.Name(_BOX, ast.Load())
                     operands[i + 1] = ast.copy_location(_call("_sb_scan", box, right), right)
             elif not isinstance(op, ast.Is | ast.IsNot) and not (_literal(left) or _literal(right)):

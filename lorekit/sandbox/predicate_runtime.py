@@ -28,10 +28,9 @@ comprehension of fresh values can hold.
 
 from __future__ import annotations
 
-import types
 from collections.abc import Callable, Iterable, Iterator
 from operator import length_hint
-from typing import Any
+from typing import Any, cast
 
 from lorekit.sandbox.errors import PredicateError
 
@@ -50,6 +49,37 @@ class BudgetExceeded(PredicateError):
     """
 
 
+class SizedEnumerate(enumerate):  # type: ignore[type-arg]
+    """``enumerate`` that knows its length, so loops over it are charged up front."""
+
+    __slots__ = ("_hint",)
+    _hint: int
+
+    def __new__(cls, iterable: Iterable[Any], start: int = 0) -> SizedEnumerate:
+        self = super().__new__(cls, iterable, start)
+        self._hint = length_hint(iterable, -1)
+        return self
+
+    def __length_hint__(self) -> int:
+        return self._hint if self._hint >= 0 else NotImplemented
+
+
+class SizedZip(zip):  # type: ignore[type-arg]
+    """``zip`` that knows its length (the shortest input's), when its inputs do."""
+
+    __slots__ = ("_hint",)
+    _hint: int
+
+    def __new__(cls, *iterables: Iterable[Any], strict: bool = False) -> SizedZip:
+        self = cast(SizedZip, super().__new__(cls, *iterables, strict=strict))
+        hints = [length_hint(i, -1) for i in iterables]
+        self._hint = -1 if any(h < 0 for h in hints) else min(hints, default=0)
+        return self
+
+    def __length_hint__(self) -> int:
+        return self._hint if self._hint >= 0 else NotImplemented
+
+
 def runtime_helpers(
     *, max_sequence: int, max_int_bits: int, max_steps: int, max_range: int,
     max_exponent: int, max_shift: int,
@@ -60,7 +90,8 @@ def runtime_helpers(
     def over(what: str) -> BudgetExceeded:
         return BudgetExceeded(
             f"{what} went past the step budget of {max_steps:,} for one call "
-            "(PredicateLimits.max_steps); loop over fewer items"
+            "(PredicateLimits.max_steps); do less work per call: fewer or smaller loops "
+            "and copies"
         )
 
     def charge(box: Box, n: int, what: str) -> None:
@@ -161,7 +192,7 @@ def runtime_helpers(
         return r
 
     def cost(box: Box, value: Any) -> Any:
-        charge(box, length_hint(value), "scanning a collection inside a loop")
+        charge(box, length_hint(value), "copying or scanning a collection")
         return value
 
     def scan(box: Box, container: Any) -> Any:
@@ -175,12 +206,9 @@ def runtime_helpers(
             yield item
 
     def loop(box: Box, weight: int, items: Any) -> Any:
-        try:
-            n = len(items)
-        except TypeError:  # zip, enumerate, a generator: charge item by item
-            if isinstance(items, types.GeneratorType | Iterator):
-                return counted(box, weight, items)
-            return counted(box, weight, iter(items))
+        n = length_hint(items, -1)
+        if n < 0:  # a generator or an iterator of unknown length: charge item by item
+            return counted(box, weight, items)
         charge(box, n * weight, "a loop")
         return items
 
@@ -198,4 +226,6 @@ def runtime_helpers(
         "_sb_cost": cost,
         "_sb_scan": scan,
         "_sb_loop": loop,
+        "enumerate": SizedEnumerate,
+        "zip": SizedZip,
     }

@@ -12,6 +12,7 @@ that a real blow-up could not take down with it.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import resource
 import time
@@ -282,6 +283,24 @@ CASES = [
         _def("return sum(1 for a in s for b in s for c in s)", "s"),
         "reject",
         lambda: (LONG,),
+    ),
+    Case(
+        "straight-line-splits",
+        _def("a = s.split()\n" * 200 + "return len(a)", "s"),
+        "stop",
+        lambda: ("ab " * 300_000,),
+    ),
+    Case(
+        "straight-line-copies",
+        _def("a = list(enumerate(s))\n" * 150 + "return len(a)", "s"),
+        "stop",
+        lambda: (LONG * 5,),
+    ),
+    Case(
+        "endless-argument",
+        _def("n = 0\nfor a in x:\n    n += 1\nreturn n"),
+        "stop",
+        lambda: (itertools.count(),),
     ),
     Case("while-true", _def("while True:\n    pass"), "reject"),
     Case("recursion", _def("return f(x)"), "reject"),

@@ -7,6 +7,7 @@ rules one by one and ordinary reward predicates that must keep working.
 from __future__ import annotations
 
 import inspect
+import itertools
 import threading
 
 import predicate_examples as examples
@@ -271,12 +272,30 @@ def test_scans_inside_loops_are_charged() -> None:
         p(list(range(1_000)), list(range(1_000)))
 
 
-def test_unsized_iterables_are_charged_item_by_item() -> None:
+def test_enumerate_and_zip_are_charged_by_their_inputs() -> None:
     source = "def f(s):\n    return sum(1 for i, c in enumerate(s) for d in zip(s, s))"
     p = compile_predicate(source, limits=PredicateLimits(max_steps=10_000))
     assert p("abc") == 9
     with pytest.raises(PredicateError, match="budget"):
         p("x" * 1_000)
+
+
+def test_iterators_of_unknown_length_are_charged_item_by_item() -> None:
+    p = compile_predicate(
+        "def f(items):\n    n = 0\n    for x in items:\n        n += 1\n    return n",
+        limits=PredicateLimits(max_steps=10_000),
+    )
+    assert p(x for x in range(100)) == 100
+    with pytest.raises(PredicateError, match="step budget"):
+        p(itertools.count())  # endless, yet the call ends
+
+
+def test_copies_are_charged_even_outside_loops() -> None:
+    source = "def f(s):\n" + "    a = s.split()\n" * 30 + "    return len(a)"
+    p = compile_predicate(source, limits=PredicateLimits(max_steps=100_000))
+    assert p("a b c") == 3
+    with pytest.raises(PredicateError, match="step budget"):
+        p("ab " * 10_000)
 
 
 def test_a_returned_generator_stays_bounded() -> None:
