@@ -86,23 +86,39 @@ class Predicate:
         self._filename = filename
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # compile_predicate's predicates skip this: their class calls the function
+        # directly, and the function turns its own errors into PredicateError.
         try:
             return self.function(*args, **kwargs)
         except Exception as exc:
-            line = None
-            tb = exc.__traceback__
-            while tb is not None:
-                if tb.tb_frame.f_code.co_filename == self._filename:
-                    line = tb.tb_lineno
-                tb = tb.tb_next
-            if isinstance(exc, BudgetExceeded):
-                raise PredicateError(f"{self.name} stopped: {exc.message}", line=line) from None
-            raise PredicateError(
-                f"{self.name} failed: {_describe(exc)}", line=line, exc_type=type(exc).__name__
-            ) from exc
+            raise as_predicate_error(exc, self.name, self._filename) from None
 
     def __repr__(self) -> str:
         return f"<Predicate {self.name}({', '.join(self.params)})>"
+
+
+def as_predicate_error(exc: Exception, name: str, filename: str) -> PredicateError:
+    """The typed error for an exception raised while calling predicate ``name``.
+
+    The line is the last one of the predicate's own code in the traceback; a
+    limit stop reads "stopped", any other exception "failed" with its type.
+    """
+    if isinstance(exc, PredicateError) and not isinstance(exc, BudgetExceeded):
+        return exc
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if isinstance(exc, BudgetExceeded):
+        error = PredicateError(f"{name} stopped: {exc.message}", line=line)
+    else:
+        text = _describe(exc)
+        error = PredicateError(f"{name} failed: {text}", line=line, exc_type=type(exc).__name__)
+        error.__cause__ = exc
+    error.__suppress_context__ = True
+    return error
 
 
 def _describe(exc: BaseException, limit: int = 300) -> str:
@@ -197,8 +213,15 @@ def compile_predicate(
             max_shift=limits.max_shift,
         )
     )
+    name = func.name
+    namespace["_sb_fail"] = lambda exc: as_predicate_error(exc, name, filename)
+    namespace["_sb_exception"] = Exception
     namespace.update(names)
     function = types.FunctionType(code, namespace, func.name, defaults or None)
     if kwdefaults:
         function.__kwdefaults__ = kwdefaults
-    return Predicate(function, source, filename)
+    # A class of its own whose __call__ *is* the function: calling the predicate
+    # costs no more than calling the function (it handles its own errors).
+    direct = type("Predicate", (Predicate,), {"__slots__": (), "__call__": staticmethod(function)})
+    predicate: Predicate = direct(function, source, filename)
+    return predicate

@@ -91,16 +91,20 @@ class Rewriter(ast.NodeTransformer):
         return _call("_sb_loop", ast.Name(_BOX, ast.Load()), ast.Constant(weight), iterable)
 
     def rewrite(self, func: ast.FunctionDef) -> ast.FunctionDef:
-        """The function with guards inserted and, if it loops, a step budget."""
+        """The function with guards inserted, a step budget if it loops, and its
+        body wrapped so that any exception leaves it as a ``PredicateError``
+        (``_sb_fail`` builds it); ``try`` costs nothing until something raises."""
+        head: list[ast.stmt] = func.body[:1] if ast.get_docstring(func) is not None else []
         body: list[ast.stmt] = []
-        for statement in func.body:
+        for statement in func.body[len(head) :]:
             new = self.visit(statement)
             body.extend(new if isinstance(new, list) else [new])
         if self.uses_box:
-            start = 1 if ast.get_docstring(func) is not None else 0
             budget = ast.List([ast.Constant(self.max_steps)], ast.Load())
-            body.insert(start, ast.Assign([ast.Name(_BOX, ast.Store())], budget))
-        func.body = body
+            head.append(ast.Assign([ast.Name(_BOX, ast.Store())], budget))
+        fail = ast.Raise(_call("_sb_fail", ast.Name("_sb_exc", ast.Load())), None)
+        handler = ast.ExceptHandler(ast.Name("_sb_exception", ast.Load()), "_sb_exc", [fail])
+        func.body = [*head, ast.Try(body or [ast.Pass()], [handler], [], [])]
         return func
 
     # -- statements --------------------------------------------------------------
