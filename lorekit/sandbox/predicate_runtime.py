@@ -191,13 +191,21 @@ def runtime_helpers(
             )
         return r
 
+    # The three helpers below run once per loop entry or per scan: charge() is
+    # inlined in them to keep that to one Python call.
     def cost(box: Box, value: Any) -> Any:
-        charge(box, length_hint(value), "copying or scanning a collection")
+        left = box[0] - length_hint(value)
+        box[0] = left
+        if left < 0:
+            raise over("copying or scanning a collection")
         return value
 
     def scan(box: Box, container: Any) -> Any:
         if not isinstance(container, HASHED):
-            charge(box, length_hint(container), "'in' on a collection inside a loop")
+            left = box[0] - length_hint(container)
+            box[0] = left
+            if left < 0:
+                raise over("'in' on a collection inside a loop")
         return container
 
     def counted(box: Box, weight: int, items: Iterable[Any]) -> Iterator[Any]:
@@ -209,7 +217,10 @@ def runtime_helpers(
         n = length_hint(items, -1)
         if n < 0:  # a generator or an iterator of unknown length: charge item by item
             return counted(box, weight, items)
-        charge(box, n * weight, "a loop")
+        left = box[0] - n * weight
+        box[0] = left
+        if left < 0:
+            raise over("a loop")
         return items
 
     return {
