@@ -28,6 +28,7 @@ from lorekit.sandbox.predicate_rules import (
 )
 
 _NESTING_CALLS = frozenset({"zip", "enumerate"})
+_CALLABLE = SAFE_METHODS | DATA_ATTRIBUTES
 _METHOD_LIST = ", ".join(sorted(SAFE_METHODS))
 
 
@@ -177,10 +178,10 @@ class Checker(ast.NodeVisitor):
             raise reject(node, f"attribute {name!r} is not allowed in a predicate")
         if not isinstance(node.ctx, ast.Load):
             raise reject(node, "predicates may not set attributes")
-        if name in SAFE_METHODS:
-            if not called:
-                raise reject(node, f"method {name!r} may only be called, as in x.{name}(...)")
-        elif name in BUILTIN_TYPE_ATTRIBUTES and name not in DATA_ATTRIBUTES:
+        # Only *calling* a method can cost anything, and a bound method held in a
+        # variable cannot be called (calls of values are refused), so the method
+        # allowlist applies to calls; reading `book.title` or `state.items` is fine.
+        if called and name in BUILTIN_TYPE_ATTRIBUTES and name not in _CALLABLE:
             raise reject(
                 node, f"method {name!r} is not allowed in a predicate (it can build values of "
                 f"unbounded size or change a value); allowed methods: {_METHOD_LIST}",

@@ -12,8 +12,9 @@ cannot *say* anything that runs forever or builds a value of unbounded size:
 - loops and comprehensions nest at most ``max_loop_depth`` deep;
 - methods of builtin types are allowlisted to those whose cost and result are
   bounded by their receiver (``get``, ``count``, ``lower``, ``split``...);
-  ``replace``, ``join``, ``ljust``, ``to_bytes``, ``format`` and friends are
-  out, and allowed methods can only be called, not passed around;
+  calling ``replace``, ``join``, ``ljust``, ``to_bytes``, ``format`` and
+  friends is refused (reading an attribute of that name is not: a bound
+  method held in a variable can never be called);
 - builtins can only be called (``key=len`` and ``isinstance(x, int)`` aside),
   and ``round``/``sum`` take only literal ``ndigits``/``start``;
 - f-string format specs are literal with small widths; no ``%`` on strings

@@ -208,7 +208,7 @@ def test_ordinary_predicates_answer_a_known_state() -> None:
 NARROWED = [
     ("lambda", "def f(x):\n    return (lambda y: y)(x)", "Lambda"),
     ("map", "def f(x):\n    return list(map(abs, x))", "'map'"),
-    ("call-local", "def f(x):\n    g = x.count\n    return g(1)", "may only be called"),
+    ("call-local", "def f(x):\n    g = x.count\n    return g(1)", "not a function"),
     ("call-param", "def f(x, g):\n    return g(x)", "not a function"),
     ("builtin-value", "def f(x):\n    g = len\n    return 1", "may only be called"),
     ("shadow-param", "def f(sum):\n    return sum", "hide the builtin"),
@@ -238,6 +238,17 @@ def test_narrowed_language_rejects(source: str, text: str) -> None:
         compile_predicate(source)
     assert text in str(info.value)
     assert info.value.line is not None or "nodes" in str(info.value)
+
+
+def test_state_attributes_named_like_methods_can_be_read() -> None:
+    class Book:
+        title = "Dune"
+        items = ("map", "key")
+
+    p = compile_predicate("def f(book):\n    return book.title == 'Dune' and 'key' in book.items")
+    assert p(Book()) is True
+    with pytest.raises(PredicateRejected, match="'title'"):
+        compile_predicate("def f(book):\n    return book.title()")
 
 
 def test_trusted_methods_and_allowed_helpers_pass() -> None:
