@@ -194,6 +194,13 @@ class Checker(ast.NodeVisitor):
             raise reject(node, "'**' unpacking in a call is not allowed; pass keywords by name")
         if isinstance(func, ast.Attribute):
             self.visit_Attribute(func, called=True)
+            strip = func.attr in ("strip", "lstrip", "rstrip")
+            if strip and not all(isinstance(a, ast.Constant) for a in node.args):
+                raise reject(
+                    node,
+                    f"{func.attr}() takes only literal characters, as in "
+                    f"x.{func.attr}(' .') (its cost is their number times x's length)",
+                )
         elif isinstance(func, ast.Name) and func.id == self.own_name:
             raise reject(node, "a predicate may not call itself")
         elif isinstance(func, ast.Name) and func.id in SAFE_BUILTINS:

@@ -18,7 +18,7 @@ _BOX = "_sb_box"
 #: Builtins that copy their argument: charged by its length wherever they run.
 _COPYING = frozenset({"dict", "frozenset", "list", "set", "sorted", "tuple"})
 #: Builtins that scan their argument: charged by its length inside loops.
-_SCANNING = frozenset({"all", "any", "enumerate", "float", "int", "max", "min", "sum", "zip"})
+_SCANNING = frozenset({"all", "any", "float", "int", "max", "min", "sum"})
 #: Methods that build a value as big as their receiver, and those that only scan it.
 _COPYING_METHODS = frozenset(
     {"split", "rsplit", "lower", "upper", "casefold", "strip", "lstrip", "rstrip",
@@ -195,7 +195,8 @@ class Rewriter(ast.NodeTransformer):
         elif isinstance(func, ast.Attribute) and (
             func.attr in _COPYING_METHODS or (self.in_loop and func.attr in _SCANNING_METHODS)
         ):
-            func.value = self._cost(func.value)
+            func.value = self._cost(func.value)  # and its arguments: a.issubset(b) reads b
+            node.args = [self._cost(arg) for arg in node.args]
         if isinstance(func, ast.Name) and func.id == "str":  # repr can double escapes
             return ast.copy_location(_call("_sb_text", self.box(), node), node)
         return node

@@ -214,6 +214,7 @@ NARROWED = [
     ("shadow-param", "def f(sum):\n    return sum", "hide the builtin"),
     ("replace", "def f(s):\n    return s.replace('a', 'b')", "'replace'"),
     ("join", "def f(s):\n    return ''.join(s)", "'join'"),
+    ("strip-computed", "def f(s, t):\n    return s.strip(t)", "literal characters"),
     ("append", "def f(s):\n    s.append(1)\n    return s", "'append'"),
     ("subscript-store", "def f(d):\n    d['k'] = 1\n    return d", "change a collection"),
     ("computed-spec", "def f(x, n):\n    return f'{x:>{n}}'", "computed format specs"),
