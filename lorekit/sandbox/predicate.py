@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import builtins
 import types
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -197,7 +198,9 @@ def compile_predicate(
     try:
         _check(func, set(names), limits)
         module = ast.Module([Rewriter(limits.max_steps).rewrite(func)], type_ignores=[])
-        module_code = compile(ast.fix_missing_locations(module), filename, "exec")
+        with warnings.catch_warnings():  # "'int' object is not subscriptable" and such
+            warnings.simplefilter("ignore", SyntaxWarning)
+            module_code = compile(ast.fix_missing_locations(module), filename, "exec")
     except RecursionError:
         raise PredicateRejected("the predicate is nested too deeply to check") from None
     code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))

@@ -52,27 +52,42 @@ def _size(nodes: list[ast.AST]) -> int:
     return sum(1 for root in nodes for n in ast.walk(root) if isinstance(n, ast.expr | ast.stmt))
 
 
+_GUARDS = {
+    ast.Add: "_sb_add", ast.Sub: "_sb_sub", ast.Mult: "_sb_mul", ast.Pow: "_sb_pow",
+    ast.LShift: "_sb_lshift", ast.RShift: "_sb_rshift", ast.Mod: "_sb_mod",
+    ast.FloorDiv: "_sb_floordiv", ast.Div: "_sb_truediv", ast.BitOr: "_sb_or",
+    ast.BitXor: "_sb_xor", ast.BitAnd: "_sb_and",
+}  # fmt: skip
+
+
 def _guard_for(node: ast.BinOp, in_loop: bool) -> str | None:
-    """The guard a binary operation needs, or ``None`` when it cannot grow anything."""
+    """The guard a binary operation needs, or ``None`` when it cannot blow up.
+
+    Outside loops an operation runs once, so only growth matters: ``+`` can
+    double a string or list (unless an operand is a number literal), ``*``,
+    ``**`` and ``<<`` can make huge values, ``%`` on a string is printf
+    formatting, and ``//``/``/`` of two variables can be a quadratic division
+    of the caller's huge integers. ``-``, ``|``, ``^``, ``&`` and ``>>`` add at
+    most a bit or the operands' items. Inside loops every operation is guarded
+    so that big integers pay for their size. A float literal operand makes the
+    result a float (or an error), which is always cheap.
+    """
     op, left, right = node.op, node.left, node.right
-    numeric = is_numeric_literal(left) or is_numeric_literal(right)
-    if isinstance(op, ast.Add):  # x = x + x doubles a string or list every time
-        return None if numeric else "_sb_add"
-    if isinstance(op, ast.Sub | ast.BitOr | ast.BitXor):
-        # These add at most one bit to an integer and no more items than both
-        # operands hold, so straight-line code cannot blow up with them; only
-        # a loop can repeat them often enough to matter, and there it pays.
-        names = {ast.Sub: "_sb_sub", ast.BitOr: "_sb_or", ast.BitXor: "_sb_xor"}
-        return None if numeric or not in_loop else names[type(op)]
-    if isinstance(op, ast.Mult | ast.Pow):
-        if _float_literal(left) or _float_literal(right):
-            return None
-        return "_sb_mul" if isinstance(op, ast.Mult) else "_sb_pow"
-    if isinstance(op, ast.LShift):
-        return "_sb_lshift"
+    helper = _GUARDS.get(type(op))
+    if helper is None:
+        return None
     if isinstance(op, ast.Mod):
-        return None if is_numeric_literal(left) else "_sb_mod"
-    return None  # / // & >> never grow a value
+        return None if is_numeric_literal(left) else helper
+    if _float_literal(left) or _float_literal(right):
+        return None
+    if in_loop:
+        return helper
+    numeric = is_numeric_literal(left) or is_numeric_literal(right)
+    if isinstance(op, ast.Add | ast.FloorDiv | ast.Div):
+        return None if numeric else helper
+    if isinstance(op, ast.Mult | ast.Pow | ast.LShift):
+        return helper
+    return None
 
 
 class Rewriter(ast.NodeTransformer):

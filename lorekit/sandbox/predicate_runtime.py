@@ -28,6 +28,7 @@ comprehension of fresh values can hold.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Iterator
 from operator import length_hint
 from typing import Any, cast
@@ -124,17 +125,28 @@ def runtime_helpers(
     def bits(value: Any) -> int:
         return value.bit_length() if isinstance(value, int) else 0
 
-    def add(box: Box | None, a: Any, b: Any) -> Any:
-        return checked(box, a + b, "'+'")
+    def int_cost(box: Box | None, a: Any, b: Any, what: str, quadratic: bool = False) -> None:
+        """Charge integer arithmetic by operand size, inside loops (``box`` set).
 
-    def sub(box: Box | None, a: Any, b: Any) -> Any:
-        return checked(box, a - b, "'-'")
+        Adding or comparing n-bit numbers costs ~n/64 word steps; multiplying or
+        dividing them ~n*m/65536 (a 4,096-bit product: 256 steps).
+        """
+        if box is not None and (a.__class__ is int or b.__class__ is int):
+            x, y = bits(a), bits(b)
+            n = (x + y) >> 6
+            if quadratic:
+                n += (x * y) >> 16
+            if n:
+                charge(box, n, what)
 
-    def bit_or(box: Box | None, a: Any, b: Any) -> Any:
-        return checked(box, a | b, "'|'")
+    def linear(symbol: str, op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+        what = f"'{symbol}'"
 
-    def bit_xor(box: Box | None, a: Any, b: Any) -> Any:
-        return checked(box, a ^ b, "'^'")
+        def guard(box: Box | None, a: Any, b: Any) -> Any:
+            int_cost(box, a, b, what)
+            return checked(box, op(a, b), what)
+
+        return guard
 
     def mul(box: Box | None, a: Any, b: Any) -> Any:
         if isinstance(a, int) and isinstance(b, int):
@@ -143,6 +155,7 @@ def runtime_helpers(
                     f"'*' would make an integer over {max_int_bits:,} bits, the limit "
                     "(PredicateLimits.max_int_bits)"
                 )
+            int_cost(box, a, b, "'*'", quadratic=True)
         else:
             for seq, times in ((a, b), (b, a)):
                 repeated = isinstance(seq, SIZED) and isinstance(times, int)
@@ -155,11 +168,14 @@ def runtime_helpers(
 
     def power(box: Box | None, a: Any, b: Any) -> Any:
         big = isinstance(a, int) and isinstance(b, int) and b > 0 and not -1 <= a <= 1
-        if big and (b > max_exponent or bits(a) * b > max_int_bits + 1):
-            raise BudgetExceeded(
-                f"'**' with exponent {b:,} would make an integer over {max_int_bits:,} "
-                "bits, the limit (PredicateLimits.max_int_bits, max_exponent)"
-            )
+        if big:
+            if b > max_exponent or bits(a) * b > max_int_bits + 1:
+                raise BudgetExceeded(
+                    f"'**' with exponent {b:,} would make an integer over {max_int_bits:,} "
+                    "bits, the limit (PredicateLimits.max_int_bits, max_exponent)"
+                )
+            result = 1 << (bits(a) * b)  # the size of the answer sets the cost
+            int_cost(box, result, result, "'**'", quadratic=True)
         return checked(box, a**b, "'**'")
 
     def lshift(box: Box | None, a: Any, b: Any) -> Any:
@@ -169,15 +185,35 @@ def runtime_helpers(
                 f"'<<' by {b:,} would make an integer over {max_int_bits:,} bits, "
                 "the limit (PredicateLimits.max_int_bits, max_shift)"
             )
+        int_cost(box, a, b, "'<<'")
         return checked(box, a << b, "'<<'")
 
-    def mod(box: Box | None, a: Any, b: Any) -> Any:
-        if isinstance(a, str | bytes | bytearray):
-            raise BudgetExceeded(
-                "'%' formatting of strings is not allowed in a predicate; compare values "
-                "instead of building text"
-            )
-        return checked(box, a % b, "'%'")
+    def division(symbol: str, op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+        """``//``, ``/``, ``%``: quadratic in the operands' sizes, so two integers
+        over ``max_int_bits`` (only the caller's arguments can be) are refused."""
+        what = f"'{symbol}'"
+
+        def guard(box: Box | None, a: Any, b: Any) -> Any:
+            if symbol == "%" and isinstance(a, str | bytes | bytearray):
+                raise BudgetExceeded(
+                    "'%' formatting of strings is not allowed in a predicate; compare "
+                    "values instead of building text"
+                )
+            if isinstance(a, int) and isinstance(b, int):
+                if bits(a) * bits(b) > max_int_bits * max_int_bits:
+                    raise BudgetExceeded(
+                        f"{what} of a {bits(a):,}-bit by a {bits(b):,}-bit integer is over "
+                        f"the limit of {max_int_bits:,} bits (PredicateLimits.max_int_bits)"
+                    )
+                int_cost(box, a, b, what, quadratic=True)
+            return op(a, b)
+
+        return guard
+
+    floordiv = division("//", operator.floordiv)
+
+    def checked_divmod(a: Any, b: Any) -> tuple[Any, Any]:
+        return floordiv(None, a, b), a % b
 
     def text(box: Box | None, value: Any) -> Any:
         return checked(box, value, "building a string")
@@ -194,7 +230,8 @@ def runtime_helpers(
     # The three helpers below run once per loop entry or per scan: charge() is
     # inlined in them to keep that to one Python call.
     def cost(box: Box, value: Any) -> Any:
-        left = box[0] - length_hint(value)
+        n = value.bit_length() >> 6 if value.__class__ is int else length_hint(value)
+        left = box[0] - n
         box[0] = left
         if left < 0:
             raise over("copying or scanning a collection")
@@ -225,14 +262,19 @@ def runtime_helpers(
 
     return {
         "range": bounded_range,
-        "_sb_add": add,
-        "_sb_sub": sub,
+        "divmod": checked_divmod,
+        "_sb_add": linear("+", operator.add),
+        "_sb_sub": linear("-", operator.sub),
+        "_sb_or": linear("|", operator.or_),
+        "_sb_xor": linear("^", operator.xor),
+        "_sb_and": linear("&", operator.and_),
+        "_sb_rshift": linear(">>", operator.rshift),
         "_sb_mul": mul,
         "_sb_pow": power,
         "_sb_lshift": lshift,
-        "_sb_mod": mod,
-        "_sb_or": bit_or,
-        "_sb_xor": bit_xor,
+        "_sb_mod": division("%", operator.mod),
+        "_sb_floordiv": floordiv,
+        "_sb_truediv": division("/", operator.truediv),
         "_sb_text": text,
         "_sb_cost": cost,
         "_sb_scan": scan,

@@ -297,6 +297,29 @@ CASES = [
         lambda: (LONG * 5,),
     ),
     Case(
+        "big-int-argument-division",
+        _def("return x // y + x % y", "x, y"),
+        "stop",
+        lambda: (10**100_000, 10**99_000),
+    ),
+    Case(
+        "big-int-argument-in-loop",
+        _def(
+            "z = 0\nfor i in range(10000):\n    for j in range(100):\n        z = x // 3\nreturn z"
+        ),
+        "stop",
+        lambda: (10**100_000,),
+    ),
+    Case(
+        "big-products-in-loop",
+        _def(
+            "z = 0\nfor i in range(10000):\n    for j in range(100):\n        z = x * x\nreturn 1"
+        ),
+        "stop",
+        lambda: (3**1290,),
+    ),
+    Case("divmod-huge", _def("return divmod(x, x - 1)"), "stop", lambda: (10**100_000,)),
+    Case(
         "endless-argument",
         _def("n = 0\nfor a in x:\n    n += 1\nreturn n"),
         "stop",
@@ -343,6 +366,19 @@ def run_case(case: Case) -> dict[str, Any]:
     return result
 
 
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory. On Linux ``ru_maxrss`` survives exec,
+    so it would report the parent's (pytest's) peak: read ``VmHWM`` instead."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memory-mb", type=int, default=1024)
@@ -351,8 +387,9 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     for case in CASES:
         print(json.dumps(run_case(case)), flush=True)
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"summary": True, "cases": len(CASES), "peak_rss_mb": round(peak_mb, 1)}))
+    print(
+        json.dumps({"summary": True, "cases": len(CASES), "peak_rss_mb": round(_peak_rss_mb(), 1)})
+    )
 
 
 if __name__ == "__main__":
