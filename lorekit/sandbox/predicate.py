@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lorekit.sandbox.errors import PredicateError, PredicateRejected
-from lorekit.sandbox.predicate_check import Checker, check_nesting
+from lorekit.sandbox.predicate_check import Checker
+from lorekit.sandbox.predicate_nesting import check_nesting
 from lorekit.sandbox.predicate_rewrite import Rewriter
 from lorekit.sandbox.predicate_rules import (
     SAFE_BUILTINS,

@@ -7,7 +7,6 @@ the tree's depth, so its recursion is shallow whatever the source is.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 from lorekit.sandbox.policy import DENIED_ATTRIBUTES
 from lorekit.sandbox.predicate_rules import (
@@ -24,10 +23,8 @@ from lorekit.sandbox.predicate_rules import (
     is_literal_int,
     is_numeric_literal,
     reject,
-    store_names,
 )
 
-_NESTING_CALLS = frozenset({"zip", "enumerate"})
 _CALLABLE = SAFE_METHODS | DATA_ATTRIBUTES
 _METHOD_LIST = ", ".join(sorted(SAFE_METHODS))
 
@@ -259,77 +256,3 @@ class Checker(ast.NodeVisitor):
             known = node.id in self.stores or node.id in self.allowed
             if not known and node.id not in SAFE_BUILTINS:
                 raise reject(node, f"unknown name {node.id!r}")
-
-
-# -- nesting that grows with each loop turn -------------------------------------
-def _names(node: ast.AST, nested: bool = False) -> Iterator[tuple[str, bool]]:
-    """(name, inside a new container) for every name read in an expression."""
-    if isinstance(node, ast.Name):
-        if isinstance(node.ctx, ast.Load):
-            yield node.id, nested
-        return
-    children: list[tuple[ast.AST, bool]] = []
-    if isinstance(node, ast.List | ast.Tuple | ast.Set):
-        children = [(e, True) for e in node.elts]
-    elif isinstance(node, ast.Dict):
-        children = [(e, True) for e in (*node.keys, *node.values) if e is not None]
-    elif isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp):
-        children = [(node.elt, True), *((g, nested) for g in node.generators)]
-    elif isinstance(node, ast.DictComp):
-        children = [(node.key, True), (node.value, True), *((g, nested) for g in node.generators)]
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        wraps = node.func.id in _NESTING_CALLS
-        children = [(a, nested or wraps) for a in node.args]
-        children += [(k.value, nested or node.func.id == "dict") for k in node.keywords]
-    else:
-        children = [(c, nested) for c in ast.iter_child_nodes(node)]
-    for child, inner in children:
-        yield from _names(child, inner)
-
-
-def _assignments(body: list[ast.stmt]) -> Iterator[tuple[ast.AST, list[str], list[ast.AST]]]:
-    """(node, bound names, value expressions) for every binding inside a loop body."""
-    for statement in body:
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Assign):
-                bound = [n.id for t in node.targets for n in store_names(t)]
-                yield node, bound, [node.value]
-            elif isinstance(node, ast.AugAssign | ast.AnnAssign) and node.value is not None:
-                bound = [n.id for n in store_names(node.target)]
-                yield node, bound, [node.value, node.target]
-            elif isinstance(node, ast.For):
-                yield node, [n.id for n in store_names(node.target)], [node.iter]
-
-
-def check_nesting(func: ast.FunctionDef) -> None:
-    """Reject loops that wrap a value in a container built from its own past value."""
-    for loop in (n for n in ast.walk(func) if isinstance(n, ast.For)):
-        edges: dict[str, set[str]] = {}
-        nesting: list[tuple[ast.AST, str, str]] = []
-        for node, bound, values in _assignments(loop.body):
-            for value in values:
-                for name, nested in _names(value):
-                    for target in bound:
-                        edges.setdefault(name, set()).add(target)
-                        if nested:
-                            nesting.append((node, name, target))
-        for node, source, target in nesting:
-            if _reaches(edges, target, source):
-                raise reject(
-                    node, f"{target!r} is built inside a new container from {source!r}, "
-                    "which the same loop updates: the nesting would grow every turn; "
-                    "collect values with a comprehension instead",
-                )  # fmt: skip
-
-
-def _reaches(edges: dict[str, set[str]], start: str, goal: str) -> bool:
-    seen, stack = {start}, [start]
-    while stack:
-        name = stack.pop()
-        if name == goal:
-            return True
-        for nxt in edges.get(name, ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-    return False

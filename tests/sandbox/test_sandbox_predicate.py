@@ -241,6 +241,41 @@ def test_narrowed_language_rejects(source: str, text: str) -> None:
     assert info.value.line is not None or "nodes" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "pos = (pos[0] + step[0], pos[1] + step[1])",
+        "best = (len(step), step)",
+        "acc = acc + [step]",
+        "seen = seen | {step[0]}",
+        "pair = (step, pos)\n        pos = pair[1]",
+    ],
+)
+def test_loops_that_keep_their_nesting_compile(body: str) -> None:
+    source = (
+        "def f(path):\n    pos, best, acc, seen = (0, 0), None, [], set()\n"
+        f"    for step in path:\n        {body}\n    return pos, best, acc, seen"
+    )
+    compile_predicate(source)([(1, 2), (3, 4)])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "acc = (acc, step)",
+        "box = [acc]\n        acc = [box[0]]",
+        "acc = acc[:] + [acc]",
+        "acc = {'next': acc}",
+        "acc = list(zip(acc))",
+        "acc = [a for a in [acc]]",
+    ],
+)
+def test_loops_that_nest_deeper_every_turn_are_rejected(body: str) -> None:
+    source = f"def f(path):\n    acc = []\n    for step in path:\n        {body}\n    return acc"
+    with pytest.raises(PredicateRejected, match="nesting grows"):
+        compile_predicate(source)
+
+
 def test_state_attributes_named_like_methods_can_be_read() -> None:
     class Book:
         title = "Dune"
