@@ -1,26 +1,26 @@
-"""``compile_predicate``: small pure functions from model text, checked and fast.
+"""``compile_predicate``: small pure functions from model text, checked, total and fast.
 
-Reward predicates are called millions of times, so they cannot pay for a
-process round trip. Instead the source must pass a strict syntax allowlist,
-and only then is the *checked tree* (never the text) compiled and bound to a
-namespace holding nothing but safe builtins and the caller's names. No
-statement of the source runs at definition time: the function object is built
-directly from its code object, with literal defaults only.
+Reward predicates are written by a model from mined laws and called on every
+step of reinforcement learning, so they cannot pay for a process round trip;
+and since they run in-process, a predicate must not be able to hang or
+exhaust memory. The route:
 
-The rules (all checked before anything is compiled):
+1. The source must be one ``def`` in a deliberately small language (see
+   :mod:`lorekit.sandbox.predicate_rules`): no ``while``, no lambdas or
+   recursion, ``for`` only over existing collections and small ranges, a
+   short list of builtins and of methods whose cost is bounded by their
+   receiver, literal format specs, bounded syntax depth and size.
+2. The *checked tree* (never the text) is rewritten so that the few operators
+   that can grow values go through size guards, and loops charge a per-call
+   step budget (:mod:`lorekit.sandbox.predicate_runtime`).
+3. It is compiled and bound to a namespace holding only safe builtins, the
+   guards and the caller's names. No statement runs at definition time: the
+   function object is built from its code object, with literal defaults.
 
-- exactly one top-level ``def``, no decorators; no nested ``def``/``class``;
-- statements: assignment, ``if``, ``for``, ``return``, ``pass``, ``break``,
-  ``continue`` and expressions; no ``while``, ``try``, ``with``, ``raise``,
-  ``import``, ``global``, ``yield``, ``await``, ``del``;
-- every name read is a parameter, a local, a safe builtin or one of
-  ``allowed_names``; no name or attribute starts with ``_``; no ``format``,
-  frame or generator internals; no calls to the function itself;
-- bounded work: ``range`` yields at most ``max_range`` items, loops and
-  comprehensions nest at most ``max_loop_depth`` deep, ``*``, ``**`` and
-  ``<<`` are checked at run time so ``"a" * 10**9`` or ``2 ** 10**9`` fail
-  fast instead of eating memory, padding methods (``center``, ``zfill``...)
-  are unavailable.
+Together these make every call total: it returns, raises
+:class:`PredicateError`, or stops with a :class:`PredicateError` saying which
+limit it hit, in time and memory bounded by :class:`PredicateLimits` and the
+size of the arguments (which the caller supplies and trusts).
 """
 
 from __future__ import annotations
@@ -28,43 +28,48 @@ from __future__ import annotations
 import ast
 import builtins
 import types
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from lorekit.sandbox.errors import PredicateError, PredicateRejected
-from lorekit.sandbox.policy import DENIED_ATTRIBUTES
+from lorekit.sandbox.predicate_check import Checker
+from lorekit.sandbox.predicate_nesting import check_nesting
+from lorekit.sandbox.predicate_rewrite import Rewriter
+from lorekit.sandbox.predicate_rules import (
+    SAFE_BUILTINS,
+    check_shape,
+    literal_defaults,
+    reject,
+)
+from lorekit.sandbox.predicate_runtime import BudgetExceeded, runtime_helpers
 
-SAFE_BUILTINS = (
-    "abs", "all", "any", "bool", "dict", "divmod", "enumerate", "filter", "float",
-    "frozenset", "int", "isinstance", "len", "list", "map", "max", "min", "reversed",
-    "round", "set", "sorted", "str", "sum", "tuple", "zip",
-)  # fmt: skip
-_PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
-_STATEMENTS = (ast.Assign, ast.AugAssign, ast.If, ast.For, ast.Return, ast.Pass, ast.Break,
-               ast.Continue, ast.Expr)  # fmt: skip
-_EXPRESSIONS = (
-    ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Lambda, ast.IfExp, ast.Dict, ast.Set, ast.ListComp,
-    ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Compare, ast.Call, ast.FormattedValue,
-    ast.JoinedStr, ast.Constant, ast.Attribute, ast.Subscript, ast.Starred, ast.Name, ast.List,
-    ast.Tuple, ast.Slice,
-)  # fmt: skip
-_SUPPORT = (ast.arguments, ast.arg, ast.keyword, ast.comprehension, ast.expr_context,
-            ast.boolop, ast.operator, ast.unaryop, ast.cmpop)  # fmt: skip
-_ALLOWED = _STATEMENTS + _EXPRESSIONS + _SUPPORT
-_GUARDED_OPS = {ast.Mult: "_sb_mul", ast.Pow: "_sb_pow", ast.LShift: "_sb_lshift"}
+__all__ = ["SAFE_BUILTINS", "Predicate", "PredicateLimits", "compile_predicate"]
 
 
 @dataclass(frozen=True)
 class PredicateLimits:
-    """Bounds that keep one predicate call short."""
+    """Bounds on what a predicate may say and on what one call may do.
+
+    ``max_steps`` is the per-call budget: entering a loop costs its item count
+    times the size of its body, and inside loops every operation that scans a
+    collection costs that collection's length. ``max_sequence`` bounds every
+    string, list, tuple, set or dict a predicate *grows* (with ``+``, ``*``,
+    ``|``, ``^``, f-strings, ``str()``); ``max_int_bits`` every integer it
+    makes with ``+ - * ** << | ^``.
+    """
 
     max_range: int = 10_000
     max_loop_depth: int = 2
-    max_sequence: int = 100_000
+    max_sequence: int = 10_000
+    max_int_bits: int = 4_096
     max_exponent: int = 256
     max_shift: int = 4_096
+    max_steps: int = 1_000_000
+    max_format_width: int = 100
     max_nodes: int = 2_000
+    max_depth: int = 60
     max_source_chars: int = 20_000
 
 
@@ -83,176 +88,83 @@ class Predicate:
         self._filename = filename
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # compile_predicate's predicates skip this: their class calls the function
+        # directly, and the function turns its own errors into PredicateError.
         try:
             return self.function(*args, **kwargs)
         except Exception as exc:
-            line = None
-            tb = exc.__traceback__
-            while tb is not None:
-                if tb.tb_frame.f_code.co_filename == self._filename:
-                    line = tb.tb_lineno
-                tb = tb.tb_next
-            raise PredicateError(
-                f"{self.name} failed: {exc}", line=line, exc_type=type(exc).__name__
-            ) from exc
+            raise as_predicate_error(exc, self.name, self._filename) from None
 
     def __repr__(self) -> str:
         return f"<Predicate {self.name}({', '.join(self.params)})>"
 
 
-def _reject(node: ast.AST | None, reason: str) -> PredicateRejected:
-    return PredicateRejected(reason, line=getattr(node, "lineno", None))
+def as_predicate_error(exc: Exception, name: str, filename: str) -> PredicateError:
+    """The typed error for an exception raised while calling predicate ``name``.
+
+    The line is the last one of the predicate's own code in the traceback; a
+    limit stop reads "stopped", any other exception "failed" with its type.
+    """
+    if isinstance(exc, PredicateError) and not isinstance(exc, BudgetExceeded):
+        return exc
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if isinstance(exc, BudgetExceeded):
+        error = PredicateError(f"{name} stopped: {exc.message}", line=line)
+    else:
+        text = _describe(exc)
+        error = PredicateError(f"{name} failed: {text}", line=line, exc_type=type(exc).__name__)
+        error.__cause__ = exc
+    error.__suppress_context__ = True
+    return error
 
 
-class _Checker(ast.NodeVisitor):
-    """Walks the function body enforcing the allowlist and collecting names."""
-
-    def __init__(self, limits: PredicateLimits, known: set[str], own_name: str) -> None:
-        self.limits, self.known, self.own_name = limits, known, own_name
-        self.loads: list[ast.Name] = []
-        self.stores: set[str] = set()
-        self.depth = 0
-
-    def generic_visit(self, node: ast.AST) -> None:
-        if not isinstance(node, _ALLOWED):
-            raise _reject(node, f"{type(node).__name__} is not allowed in a predicate")
-        super().generic_visit(node)
-
-    def visit_Name(self, node: ast.Name) -> None:
-        if node.id.startswith("_"):
-            raise _reject(node, f"name {node.id!r} is not allowed (leading underscore)")
-        if isinstance(node.ctx, ast.Store):
-            self.stores.add(node.id)
-        else:
-            self.loads.append(node)
-
-    def visit_arg(self, node: ast.arg) -> None:
-        if node.arg.startswith("_"):
-            raise _reject(node, f"parameter {node.arg!r} is not allowed (leading underscore)")
-        self.stores.add(node.arg)
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        name = node.attr
-        if name.startswith("_") or name in DENIED_ATTRIBUTES or name in _PADDING_METHODS:
-            raise _reject(node, f"attribute {name!r} is not allowed in a predicate")
-        if isinstance(node.ctx, ast.Store | ast.Del):
-            raise _reject(node, "predicates may not set attributes")
-        self.visit(node.value)
-
-    def _loop(self, node: ast.AST) -> None:
-        self.depth += 1
-        if self.depth > self.limits.max_loop_depth:
-            raise _reject(node, f"loops nest deeper than {self.limits.max_loop_depth}")
-        self.generic_visit(node)
-
-    def visit_For(self, node: ast.For) -> None:
-        if node.orelse:
-            raise _reject(node, "for ... else is not allowed in a predicate")
-        saved = self.depth
-        self._loop(node)
-        self.depth = saved
-
-    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp) -> None:
-        saved = self.depth
-        for generator in node.generators:  # loops first: the element runs inside them
-            self.visit(generator)
-        self.visit(node.elt)
-        self.depth = saved
-
-    def visit_DictComp(self, node: ast.DictComp) -> None:
-        saved = self.depth
-        for generator in node.generators:
-            self.visit(generator)
-        self.visit(node.key)
-        self.visit(node.value)
-        self.depth = saved
-
-    visit_ListComp = visit_SetComp = visit_GeneratorExp = _comprehension
-
-    def visit_comprehension(self, node: ast.comprehension) -> None:
-        if node.is_async:
-            raise _reject(node.iter, "async comprehensions are not allowed")
-        self._loop(node)
-
-    def check_names(self) -> None:
-        for node in self.loads:
-            if node.id == self.own_name:
-                raise _reject(node, "a predicate may not call itself")
-            if node.id not in self.stores and node.id not in self.known:
-                raise _reject(node, f"unknown name {node.id!r}")
-
-
-class _GuardOps(ast.NodeTransformer):
-    """Routes ``*``, ``**`` and ``<<`` through run-time size checks."""
-
-    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-        self.generic_visit(node)
-        helper = _GUARDED_OPS.get(type(node.op))
-        if helper is None or _float_constant(node.left) or _float_constant(node.right):
-            return node
-        call = ast.Call(ast.Name(helper, ast.Load()), [node.left, node.right], [])
-        return ast.copy_location(call, node)
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
-        if type(node.op) not in _GUARDED_OPS or _float_constant(node.value):
-            return self.generic_visit(node)
-        if not isinstance(node.target, ast.Name):
-            raise _reject(node, "use 'x = x * y' instead of an augmented '*=', '**=' or '<<='")
-        load = ast.copy_location(ast.Name(node.target.id, ast.Load()), node.target)
-        binop = ast.copy_location(ast.BinOp(load, node.op, node.value), node)
-        value = self.visit_BinOp(binop)
-        assert isinstance(value, ast.expr)
-        return ast.copy_location(ast.Assign([node.target], value), node)
-
-
-def _float_constant(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, float)
-
-
-def _runtime_helpers(limits: PredicateLimits) -> dict[str, Any]:
-    sized = (str, bytes, list, tuple)
-
-    def bounded_range(*args: int) -> range:
-        r = range(*args)
-        if len(r) > limits.max_range:
-            raise ValueError(f"range of {len(r)} items exceeds the limit of {limits.max_range}")
-        return r
-
-    def mul(a: Any, b: Any) -> Any:
-        for seq, times in ((a, b), (b, a)):
-            if (
-                isinstance(seq, sized)
-                and isinstance(times, int)
-                and len(seq) * times > limits.max_sequence
-            ):
-                raise ValueError(f"repetition longer than {limits.max_sequence} items")
-        return a * b
-
-    def power(a: Any, b: Any) -> Any:
-        big = isinstance(a, int) and isinstance(b, int) and abs(b) > limits.max_exponent
-        if big and abs(a) > 1:
-            raise ValueError(f"exponent {b} exceeds the limit of {limits.max_exponent}")
-        return a**b
-
-    def lshift(a: Any, b: Any) -> Any:
-        if isinstance(b, int) and b > limits.max_shift:
-            raise ValueError(f"shift by {b} exceeds the limit of {limits.max_shift}")
-        return a << b
-
-    return {"range": bounded_range, "_sb_mul": mul, "_sb_pow": power, "_sb_lshift": lshift}
-
-
-def _literal_defaults(args: ast.arguments) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def _describe(exc: BaseException, limit: int = 300) -> str:
+    """The exception's text, short: a KeyError's text is the repr of a whole key."""
     try:
-        positional = tuple(ast.literal_eval(d) for d in args.defaults)
-        keyword = {
-            a.arg: ast.literal_eval(d)
-            for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
-            if d is not None
-        }
-    except ValueError:
-        raise _reject(args, "default values must be literals") from None
-    return positional, keyword
+        text = str(exc)
+    except Exception:  # e.g. the repr of a deeply nested key recurses too far
+        return type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _parse(source: str, limits: PredicateLimits) -> ast.FunctionDef:
+    if len(source) > limits.max_source_chars:
+        raise PredicateRejected(f"source longer than {limits.max_source_chars:,} characters")
+    try:
+        tree = ast.parse(source, mode="exec")
+    except SyntaxError as exc:
+        raise PredicateRejected(f"syntax error: {exc.msg}", line=exc.lineno) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise PredicateRejected(f"cannot parse: {exc}") from None
+    check_shape(tree, limits.max_nodes, limits.max_depth)
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
+        raise reject(tree.body[0] if tree.body else None, "source must be exactly one 'def'")
+    func = tree.body[0]
+    if func.decorator_list:
+        raise reject(func, "decorators are not allowed")
+    if func.name.startswith("_"):
+        raise reject(func, f"function name {func.name!r} is not allowed")
+    return func
+
+
+def _check(func: ast.FunctionDef, names: set[str], limits: PredicateLimits) -> None:
+    checker = Checker(
+        own_name=func.name,
+        allowed=names,
+        max_loop_depth=limits.max_loop_depth,
+        max_int_bits=limits.max_int_bits,
+        max_format_width=limits.max_format_width,
+    )
+    checker.visit(func.args)
+    for statement in func.body:
+        checker.visit(statement)
+    checker.check_names()
+    check_nesting(func)
 
 
 def compile_predicate(
@@ -261,56 +173,59 @@ def compile_predicate(
     *,
     limits: PredicateLimits | None = None,
 ) -> Predicate:
-    """Check ``source`` (one ``def``) against the allowlist and compile it.
+    """Check ``source`` (one ``def``) against the predicate language and compile it.
 
-    ``allowed_names`` are extra globals the predicate may read (constants,
-    trusted helper functions). Raises :class:`PredicateRejected` with the line
-    of the first offending construct; calls that fail raise :class:`PredicateError`.
+    ``allowed_names`` are extra globals the predicate may read and call
+    (constants, classes for ``isinstance``, trusted helper functions): they
+    and the arguments are trusted, so their own methods are the caller's
+    responsibility. Raises :class:`PredicateRejected` naming the line and the
+    construct; calls that fail or hit a limit raise :class:`PredicateError`.
     """
     limits = limits or PredicateLimits()
-    names = dict(allowed_names or {})
     if not isinstance(source, str):
         raise TypeError("source must be a string")
-    if len(source) > limits.max_source_chars:
-        raise PredicateRejected(f"source longer than {limits.max_source_chars} characters")
+    names = dict(allowed_names or {})
     bad = [n for n in names if not n.isidentifier() or n.startswith("_")]
     if bad:
         raise ValueError(f"allowed_names must be public identifiers: {bad}")
-    try:
-        tree = ast.parse(source, mode="exec")
-    except SyntaxError as exc:
-        raise PredicateRejected(f"syntax error: {exc.msg}", line=exc.lineno) from None
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise PredicateRejected(f"cannot parse: {exc}") from None
-    if sum(1 for _ in ast.walk(tree)) > limits.max_nodes:
-        raise PredicateRejected(f"the predicate has more than {limits.max_nodes} syntax nodes")
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
-        raise _reject(tree.body[0] if tree.body else None, "source must be exactly one 'def'")
-    func = tree.body[0]
-    if func.decorator_list:
-        raise _reject(func, "decorators are not allowed")
-    if func.name.startswith("_"):
-        raise _reject(func, f"function name {func.name!r} is not allowed")
+    func = _parse(source, limits)
     for arg in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs,
                 func.args.vararg, func.args.kwarg):  # fmt: skip
         if arg is not None:
             arg.annotation = None  # annotations would be evaluated: drop them
     func.returns = None
-    defaults, kwdefaults = _literal_defaults(func.args)
-    checker = _Checker(limits, {*SAFE_BUILTINS, "range", *names}, func.name)
-    checker.visit(func.args)
-    for statement in func.body:
-        checker.visit(statement)
-    checker.check_names()
-    tree = ast.fix_missing_locations(_GuardOps().visit(tree))
+    defaults, kwdefaults = literal_defaults(func.args, limits.max_int_bits)
     filename = f"<predicate {func.name}>"
-    module_code = compile(tree, filename, "exec")
+    try:
+        _check(func, set(names), limits)
+        module = ast.Module([Rewriter(limits.max_steps).rewrite(func)], type_ignores=[])
+        with warnings.catch_warnings():  # "'int' object is not subscriptable" and such
+            warnings.simplefilter("ignore", SyntaxWarning)
+            module_code = compile(ast.fix_missing_locations(module), filename, "exec")
+    except RecursionError:
+        raise PredicateRejected("the predicate is nested too deeply to check") from None
     code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
     namespace: dict[str, Any] = {"__builtins__": {}, "__name__": "predicate"}
     namespace.update({name: getattr(builtins, name) for name in SAFE_BUILTINS})
-    namespace.update(_runtime_helpers(limits))
+    namespace.update(
+        runtime_helpers(
+            max_sequence=limits.max_sequence,
+            max_int_bits=limits.max_int_bits,
+            max_steps=limits.max_steps,
+            max_range=limits.max_range,
+            max_exponent=limits.max_exponent,
+            max_shift=limits.max_shift,
+        )
+    )
+    name = func.name
+    namespace["_sb_fail"] = lambda exc: as_predicate_error(exc, name, filename)
+    namespace["_sb_exception"] = Exception
     namespace.update(names)
     function = types.FunctionType(code, namespace, func.name, defaults or None)
     if kwdefaults:
         function.__kwdefaults__ = kwdefaults
-    return Predicate(function, source, filename)
+    # A class of its own whose __call__ *is* the function: calling the predicate
+    # costs no more than calling the function (it handles its own errors).
+    direct = type("Predicate", (Predicate,), {"__slots__": (), "__call__": staticmethod(function)})
+    predicate: Predicate = direct(function, source, filename)
+    return predicate
