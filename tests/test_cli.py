@@ -8,23 +8,13 @@ import time
 from pathlib import Path
 
 import pytest
+from _cli import run_cli
 
 from lorekit import __version__
-from lorekit.cli import main
 from lorekit.eval.store import RunStore
 from lorekit.llm import CallRecord, Completion, Message, Usage
 from lorekit.llm.base import make_params
 from lorekit.llm.testing import Fault, OpenAICompatServer
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = 0
-    try:
-        main(args)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def make_store(path: Path) -> str:

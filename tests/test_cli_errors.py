@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _cli import run_cli
 
-from lorekit.cli import main
 from lorekit.eval.store import RunStore
 from lorekit.llm.testing import Fault, OpenAICompatServer
 
@@ -31,14 +31,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]
     yield
 
 
-def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = 0
-    try:
-        main(args)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+cli = run_cli
 
 
 def one_line(err: str, code: int, expected: int, *needles: str) -> str:

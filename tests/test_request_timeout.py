@@ -8,23 +8,13 @@ import time
 from pathlib import Path
 
 import pytest
+from _cli import run_cli
 
-from lorekit.cli import main
 from lorekit.eval.store import RunStore
 from lorekit.llm.testing import Fault, OpenAICompatServer
 
 EXAMPLE = str(Path(__file__).resolve().parent.parent / "examples" / "planner_gate.yaml")
 SETS = ["--set", "goal=craft 4 oak planks", "--set", "observation=You see an oak tree."]
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = 0
-    try:
-        main(args)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_attempt_config(tmp_path: Path, url: str, **extra: object) -> str:

@@ -27,10 +27,11 @@ from lorekit.sandbox.errors import (
     error_from_kind,
 )
 from lorekit.sandbox.policy import DEFAULT_LIMITS, DEFAULT_POLICY, Limits, Policy
-from lorekit.sandbox.pool import Worker, WorkerPool, shared_pool
+from lorekit.sandbox.pool import WorkerPool, shared_pool
 from lorekit.sandbox.protocol import DeadlineExceeded
 from lorekit.sandbox.proxy import ApiGate, flooding
 from lorekit.sandbox.result import SandboxResult
+from lorekit.sandbox.worker import Worker
 
 
 def run_code(

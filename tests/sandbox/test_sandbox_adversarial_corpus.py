@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from lorekit.sandbox import Limits, SandboxResult, WorkerPool, run_code
-from lorekit.sandbox.pool import CHILD_SCRIPT
+from lorekit.sandbox.worker import CHILD_SCRIPT
 
 CORPUS_FILE = Path(__file__).with_name("corpus") / "escapes.yaml"
 CORPUS: dict[str, Any] = yaml.safe_load(CORPUS_FILE.read_text(encoding="utf-8"))

@@ -9,7 +9,7 @@ import pytest
 from lorekit.sandbox import ForbiddenImport, ForbiddenOperation, Limits, WorkerPool, run_code
 from lorekit.sandbox import runner as runner_module
 from lorekit.sandbox.errors import ProtocolViolation
-from lorekit.sandbox.pool import Worker
+from lorekit.sandbox.worker import Worker
 
 LIMITS = Limits(wall_s=2.0, cpu_s=2.0)
 

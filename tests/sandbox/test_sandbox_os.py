@@ -23,9 +23,10 @@ from pathlib import Path
 import pytest
 from _procs import process_tree, processes_with
 
-from lorekit.sandbox import Limits, SandboxUnavailable, WorkerPool, confine, run_code
+from lorekit.sandbox import Limits, SandboxUnavailable, WorkerPool, confine, isolation, run_code
 from lorekit.sandbox.errors import ProtocolViolation
-from lorekit.sandbox.pool import make_plan, probe_isolation
+from lorekit.sandbox.isolation import make_plan
+from lorekit.sandbox.pool import probe_isolation
 from lorekit.sandbox.protocol import HEADER, MAX_DEPTH, decode
 
 LIMITS = Limits(wall_s=3.0, cpu_s=3.0, memory_mb=256, max_output_chars=4_000, grace_s=0.5)
@@ -74,7 +75,7 @@ def test_every_layer_is_active_and_checked_per_worker(guarded: WorkerPool) -> No
         names = {layer.name: layer.active for layer in worker.layers}
     finally:
         worker.kill()
-    expected = {f"{ns} namespace" for ns in confine.NAMESPACES}
+    expected = {f"{ns} namespace" for ns in isolation.NAMESPACES}
     expected |= {"unprivileged uid", "no capabilities", "no_new_privs", "seccomp filter"}
     assert names == dict.fromkeys(expected, True)
     assert guarded.report.complete
@@ -324,7 +325,7 @@ def test_parent_survives_hostile_frames() -> None:
 
 def test_missing_bubblewrap_warns_once_and_says_how_to_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(confine, "find_tools", lambda: (None, "/usr/bin/setpriv"))
-    monkeypatch.setattr(confine, "_warned", False)
+    monkeypatch.setattr(isolation, "_warned", False)
     with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
         make_plan("required")
     with warnings.catch_warnings(record=True) as caught:
@@ -332,17 +333,17 @@ def test_missing_bubblewrap_warns_once_and_says_how_to_fix(monkeypatch: pytest.M
         with WorkerPool(size=0, isolation="auto") as first, WorkerPool(size=0, isolation="auto"):
             result = run_code("print(2 + 2)", pool=first, limits=LIMITS)
     assert result.output == "4\n"
-    isolation = [w for w in caught if issubclass(w.category, confine.IsolationWarning)]
-    assert len(isolation) == 1 and "bubblewrap" in str(isolation[0].message)
+    gaps = [w for w in caught if issubclass(w.category, isolation.IsolationWarning)]
+    assert len(gaps) == 1 and "bubblewrap" in str(gaps[0].message)
     assert not first.report.complete
 
 
 def test_isolation_mode_is_validated(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(confine.ISOLATION_ENV, "strict")
+    monkeypatch.setenv(isolation.ISOLATION_ENV, "strict")
     with pytest.raises(ValueError, match="auto, required or off"):
-        confine.isolation_mode()
-    monkeypatch.setenv(confine.ISOLATION_ENV, "OFF")
-    assert confine.isolation_mode() == "off"
+        isolation.isolation_mode()
+    monkeypatch.setenv(isolation.ISOLATION_ENV, "OFF")
+    assert isolation.isolation_mode() == "off"
     with WorkerPool(size=0) as pool:
         assert not pool.plan.confined
         assert "switched off" in pool.report.summary()
@@ -419,7 +420,7 @@ def test_a_kernel_that_refuses_namespaces_is_reported_not_hidden(
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
     fake.chmod(0o755)
     monkeypatch.setattr(confine, "find_tools", lambda: (str(fake), "/usr/bin/setpriv"))
-    monkeypatch.setattr(confine, "_warned", False)
+    monkeypatch.setattr(isolation, "_warned", False)
     with (
         pytest.raises(SandboxUnavailable, match="create new namespace"),
         WorkerPool(size=0, isolation="required") as strict,
@@ -433,7 +434,7 @@ def test_a_kernel_that_refuses_namespaces_is_reported_not_hidden(
     assert result.output == "42\n"  # still works, on the in-process guard alone
     assert not report.confined and not report.complete
     assert "unprivileged_userns_clone" in report.summary()
-    assert [str(w.message) for w in caught if w.category is confine.IsolationWarning] == [
+    assert [str(w.message) for w in caught if w.category is isolation.IsolationWarning] == [
         report.summary() + " (details: lorekit doctor)"
     ]
 
