@@ -132,7 +132,10 @@ def build_launch(
     ]
     if os.geteuid() == 0:
         view += ["--tmpfs", "/tmp"]  # the inner bwrap builds its root there; root-owned
-    view += ["--remount-ro", "/"]
+    # /dev is a tmpfs bwrap builds as the calling user: without this, /dev and
+    # /dev/shm would be writable memory outside every cap. Device nodes keep
+    # working on a read-only mount.
+    view += ["--remount-ro", "/dev", "--remount-ro", "/"]
     ids = ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
     fds: list[int] = []
     seccomp_args: list[str] = []

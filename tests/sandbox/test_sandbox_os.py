@@ -134,7 +134,9 @@ def test_cannot_write_outside_its_dir_or_fill_the_disk(
 ) -> None:
     code = """
     import os
-    for path in ['/usr/evil', '/python/evil', '/lorekit-sandbox/evil.py', '/evil', '/tmp/evil']:
+    outside = ['/usr/evil', '/python/evil', '/lorekit-sandbox/evil.py', '/evil', '/tmp/evil',
+               '/dev/evil', '/dev/shm/evil']
+    for path in outside:
         try:
             open(path, 'w').write('x')
             print('wrote', path)
@@ -151,7 +153,7 @@ def test_cannot_write_outside_its_dir_or_fill_the_disk(
     """
     out = escape(unguarded, code, guarded)
     assert "wrote" not in out
-    assert out.count("refused") == 5
+    assert out.count("refused") == 7
     stopped = [line for line in out.splitlines() if line.startswith("stopped after")]
     assert stopped and int(stopped[0].split()[2]) < 100  # capped well below 200 MiB
 
@@ -398,6 +400,11 @@ def test_a_normal_user_gets_the_same_layers(tmp_path: Path) -> None:
         "with WorkerPool(size=0, isolation='required') as pool:\n"
         "    w = pool.acquire(); print(sorted(l.name for l in w.layers if l.active)); w.kill()\n"
         "    print(run_code('import math; print(math.factorial(5))', pool=pool).output, end='')\n"
+        "with WorkerPool(size=0, isolation='required', unguarded_for_tests=True) as raw:\n"
+        '    probe = \'for d in ("/dev", "/dev/shm", "/tmp", "/", "/work"):\\n\'\n'
+        '    probe += \'    try:\\n        open(d + "/x", "w").write("x"); print(d)\\n\'\n'
+        "    probe += '    except OSError:\\n        pass'\n"
+        "    print(run_code(probe, pool=raw).output.split())\n"
     )
     command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(SYSTEM_PYTHON)]
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": paths, "HOME": str(tmp_path)}
@@ -408,9 +415,10 @@ def test_a_normal_user_gets_the_same_layers(tmp_path: Path) -> None:
         [*command, "-c", script], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    layers, answer = done.stdout.splitlines()
+    layers, answer, writable = done.stdout.splitlines()
     assert len(ast.literal_eval(layers)) == 10
     assert answer == "120"
+    assert ast.literal_eval(writable) == ["/work"]  # nothing else, /dev and /dev/shm included
 
 
 def test_a_kernel_that_refuses_namespaces_is_reported_not_hidden(
