@@ -24,7 +24,12 @@ from lorekit.llm.roles import Roles
 
 @runtime_checkable
 class Recorder(Protocol):
-    """Where an episode's steps go (the run store's episode writer, or a list)."""
+    """Where an episode's steps go (the run store's episode writer, or a list).
+
+    A recorder that also has ``attach(trajectory)`` is handed the live
+    trajectory when the episode starts, so an episode ended by an exception
+    still leaves the agent's notes behind.
+    """
 
     def add_step(
         self, observation: str, action: str, reward: float, done: bool, info: Mapping[str, Any]
@@ -87,6 +92,8 @@ class Episode:
         self.env = env
         self.recorder = recorder
         self.trajectory = Trajectory(task, first.text)
+        self.seed: int | None = None
+        self.restarts = 0
 
     @classmethod
     async def start(
@@ -94,7 +101,12 @@ class Episode:
     ) -> Episode:
         handle = as_async(env)
         first = await handle.reset(task, seed=seed)
-        return cls(handle, task, recorder if recorder is not None else NullRecorder(), first)
+        episode = cls(handle, task, recorder if recorder is not None else NullRecorder(), first)
+        attach = getattr(episode.recorder, "attach", None)
+        if callable(attach):
+            attach(episode.trajectory)
+        episode.seed = seed
+        return episode
 
     @property
     def done(self) -> bool:
@@ -118,6 +130,21 @@ class Episode:
             t.stop_reason = "done"
         self.recorder.add_step(step.observation, action, step.reward, step.done, step.info)
         return step
+
+    async def restart(self) -> str:
+        """Play the same task again from its start (a new trial); the first observation.
+
+        The env is reset with the episode's task and seed, so the contract's
+        "same seed, same episode" gives the trial the very start the first
+        one had. Steps already taken stay in the trajectory and the record
+        (nothing is rewritten); ``done``, ``success`` and ``reward`` start
+        over, because they describe the trial now being played.
+        """
+        first = await self.env.reset(self.trajectory.task, seed=self.seed)
+        t = self.trajectory
+        t.done, t.success, t.reward, t.stop_reason = False, False, 0.0, ""
+        self.restarts += 1
+        return first.text
 
     def stop(self, reason: str) -> Trajectory:
         """End the agent's part; keeps ``done`` if the env already ended it."""

@@ -178,9 +178,15 @@ async def run_eval(
                 ledger.merge(episode_ledger)
             usage = episode_ledger.total().to_dict()
             if error is not None:
-                writer.finish(
-                    success=False, reward=0.0, status="error", error=error, info={"usage": usage}
-                )
+                info: dict[str, Any] = {"usage": usage}
+                partial = writer.live  # what the agent had built when the error struck
+                if partial is not None:
+                    info.update(
+                        initial_observation=partial.initial_observation,
+                        stop_reason="error",
+                        notes=partial.notes,
+                    )
+                writer.finish(success=False, reward=0.0, status="error", error=error, info=info)
                 result.errors += 1
                 outcome = EpisodeOutcome(spec, "error", error)
             else:

@@ -58,6 +58,7 @@ class EpisodeWriter:
         self.seed = seed
         self.started_at = time.time()
         self._t0 = time.monotonic()
+        self.live: Any = None  # the agent's trajectory while it plays, see attach()
         self._steps: list[tuple[Any, ...]] = []
         self._calls: list[tuple[Any, ...]] = []
         self._closed: str | None = None
@@ -98,6 +99,15 @@ class EpisodeWriter:
         self._calls.append(call_row(record))
 
     __call__ = add_llm_call
+
+    def attach(self, trajectory: Any) -> None:
+        """Keep a reference to the agent's live trajectory.
+
+        ``Episode.start`` calls this, so when an exception ends the episode
+        the harness can still store what the agent had built so far (an
+        ADaPT decomposition tree, trials) instead of losing it with the stack.
+        """
+        self.live = trajectory
 
     def finish(
         self,

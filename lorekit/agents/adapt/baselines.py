@@ -1,16 +1,20 @@
-"""The baselines ADaPT is compared with, on the same executor and episode.
+"""The baselines ADaPT is compared with, on the same executor.
 
 - ReAct is :class:`AdaptAgent` with ``d_max=1`` (one executor run, no planner).
 - :class:`PlanExecuteAgent`: one plan up front, each step run once by the
   executor under the plan's AND/OR order; no adaptation when a step fails.
-- :class:`TryAgainAgent`: up to ``d_max`` fresh executor trials on the whole
-  task (the budget ADaPT gets), stopping at the first success.
+- :class:`TryAgainAgent`: up to ``d_max`` executor trials on the whole task
+  (the budget ADaPT gets), stopping at the first success; the best trial
+  counts. As in the paper, the first trial is drawn at the agent's
+  temperature and each further one is a fresh sample at ``retry_temperature``
+  (0.7), with its own ``sample`` index so a cache cannot replay the first.
 - :class:`ReflexionAgent`: like Try-Again, but after each failed trial the
   model writes a lesson that the next trials see in their prompt.
 
-Trials play on in the same episode (the environment is not reset), exactly as
-ADaPT's sub-tasks do, so all methods get the same step limit and the
-environment's reward is comparable. Only the executor's context is fresh.
+Each trial restarts the task from its beginning (``reset_per_trial=True``,
+as in the paper and in Reflexion): the environment is reset to the same task
+and seed. ``reset_per_trial=False`` keeps the older behaviour, where trials
+play on in the same episode and share its step limit.
 """
 
 from __future__ import annotations
@@ -73,6 +77,7 @@ class PlanExecuteAgent:
     ) -> Trajectory:
         ctx = await start(env, task, roles, recorder, seed, self.max_calls)
         root = new_node(task.goal, 1)
+        ctx.ep.trajectory.notes["tree"] = root  # live: kept even if an exception ends the episode
         budget_hit = False
         try:
             await self._play(ctx, root)
@@ -119,11 +124,17 @@ class TryAgainAgent:
         trust: Trust = "env",
         executor_role: str = "executor",
         temperature: float = 0.0,
+        retry_temperature: float = 0.7,
+        reset_per_trial: bool = True,
     ) -> None:
         if d_max < 1:
             raise ValueError(f"d_max must be >= 1, got {d_max}")
+        if retry_temperature < 0:
+            raise ValueError(f"retry_temperature must be >= 0, got {retry_temperature}")
         self.d_max = d_max
         self.max_calls = max_calls
+        self.retry_temperature = retry_temperature
+        self.reset_per_trial = reset_per_trial
         self.model_roles = model_roles(executor_role)
         self.executor = _executor(executor_role, executor_turns, patience, trust, temperature)
 
@@ -133,13 +144,30 @@ class TryAgainAgent:
         ctx = await start(env, task, roles, recorder, seed, self.max_calls)
         trials: list[dict[str, Any]] = []
         memory: list[str] = []
+        ctx.ep.trajectory.notes.update(trials=trials, memory=memory)  # live, see start()
+        outcomes: list[tuple[bool, float]] = []
         budget_hit = False
         try:
             for number in range(1, self.d_max + 1):
-                result = await self.executor.run(ctx, task.goal, depth=1, memory=memory)
-                trials.append({"trial": number, **result.to_dict()})
-                if result.success or ctx.ep.done:
+                if number > 1 and self.reset_per_trial:
+                    await ctx.ep.restart()
+                    ctx.last_success_action = None  # nothing carries over from a failed trial
+                first_step = len(ctx.ep.trajectory.steps)
+                result = await self.executor.run(
+                    ctx,
+                    task.goal,
+                    depth=1,
+                    memory=memory,
+                    temperature=None if number == 1 else self.retry_temperature,
+                    sample=number - 1,
+                )
+                traj = ctx.ep.trajectory
+                trials.append({"trial": number, "first_step": first_step, **result.to_dict()})
+                outcomes.append((traj.success, traj.reward))
+                if result.success or traj.success:
                     break
+                if traj.done and not self.reset_per_trial:
+                    break  # the shared episode is over: no room for another trial
                 if number < self.d_max:
                     lesson = await self.reflect(ctx, task, result)
                     if lesson:
@@ -147,7 +175,21 @@ class TryAgainAgent:
                         trials[-1]["reflection"] = lesson
         except BudgetExhausted:
             budget_hit = True
-        return finish(ctx, self.name, budget_hit, trials=trials, memory=memory, d_max=self.d_max)
+        if self.reset_per_trial and outcomes:
+            # The best trial is the task's result (the paper keeps the best one).
+            best_success, best_reward = max(outcomes)
+            traj = ctx.ep.trajectory
+            traj.success = traj.success or best_success
+            traj.reward = max(traj.reward, best_reward)
+        return finish(
+            ctx,
+            self.name,
+            budget_hit,
+            trials=trials,
+            memory=memory,
+            d_max=self.d_max,
+            reset_per_trial=self.reset_per_trial,
+        )
 
     async def reflect(self, ctx: AdaptContext, task: Task, result: SubtaskResult) -> str | None:
         """Try-Again keeps no memory between trials."""
@@ -174,6 +216,8 @@ class ReflexionAgent(TryAgainAgent):
         executor_role: str = "executor",
         reflector_role: str = "executor",
         temperature: float = 0.0,
+        retry_temperature: float = 0.7,
+        reset_per_trial: bool = True,
         max_tokens: int | None = 256,
     ) -> None:
         super().__init__(
@@ -184,6 +228,8 @@ class ReflexionAgent(TryAgainAgent):
             trust=trust,
             executor_role=executor_role,
             temperature=temperature,
+            retry_temperature=retry_temperature,
+            reset_per_trial=reset_per_trial,
         )
         self.reflector_role = reflector_role
         self.model_roles = model_roles(executor_role, reflector_role)

@@ -3,6 +3,8 @@ Plan-and-Execute's single plan."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from _adapt_scripts import (
     DO_FINAL,
     DO_PLANKS,
@@ -20,14 +22,13 @@ from _adapt_scripts import (
 from lorekit.agents import NullRecorder, make_agent
 from lorekit.agents.adapt import PlanExecuteAgent, ReflexionAgent, TryAgainAgent
 from lorekit.envs.textcraft import TextCraftEnv
-from lorekit.llm import Message, Roles, ScriptedLLM
+from lorekit.llm import CachedLLM, Message, Roles, ScriptedLLM
 
 
-async def test_try_again_runs_up_to_d_max_trials_in_one_episode(env: TextCraftEnv) -> None:
+async def test_try_again_trials_play_on_in_one_episode_when_asked(env: TextCraftEnv) -> None:
     ex = by_task({ROOT: [DO_PLANKS[0], "Action: failed"]})
-    traj = await TryAgainAgent(d_max=3).run(
-        env, task(env, "wooden_pickaxe"), Roles(ex), NullRecorder()
-    )
+    agent = TryAgainAgent(d_max=3, reset_per_trial=False)
+    traj = await agent.run(env, task(env, "wooden_pickaxe"), Roles(ex), NullRecorder())
     assert not traj.success and [t["trial"] for t in traj.notes["trials"]] == [1, 2, 3]
     assert traj.actions == ["get 1 oak log"] * 3  # same episode: the logs pile up
     first_prompts = [c.messages[1].content for c in ex.calls if len(c.messages) == 2]
@@ -35,15 +36,39 @@ async def test_try_again_runs_up_to_d_max_trials_in_one_episode(env: TextCraftEn
     assert "Lessons" not in first_prompts[2]  # no memory between trials
 
 
+async def test_try_again_restarts_the_task_and_resamples_each_trial(env: TextCraftEnv) -> None:
+    ex = by_task({ROOT: [DO_PLANKS[0], "Action: failed"]})
+    traj = await TryAgainAgent(d_max=3).run(
+        env, task(env, "wooden_pickaxe"), Roles(ex), NullRecorder()
+    )
+    assert not traj.success and [t["trial"] for t in traj.notes["trials"]] == [1, 2, 3]
+    assert traj.notes["reset_per_trial"] is True
+    assert [t["first_step"] for t in traj.notes["trials"]] == [0, 1, 2]
+    first_prompts = [c.messages[1].content for c in ex.calls if len(c.messages) == 2]
+    assert all("Inventory: empty" in p for p in first_prompts)  # each trial starts afresh
+    draws = [(c.params.temperature, c.params.sample) for c in ex.calls if len(c.messages) == 2]
+    assert draws == [(0.0, 0), (0.7, 1), (0.7, 2)]  # the paper's resampling, distinct draws
+
+
+async def test_try_again_trials_are_not_cache_replays(tmp_path: Path, env: TextCraftEnv) -> None:
+    ex = by_task({ROOT: [DO_PLANKS[0], "Action: failed"]})
+    cached = CachedLLM(ex, tmp_path / "cache.sqlite3")
+    await TryAgainAgent(d_max=3).run(
+        env, task(env, "wooden_pickaxe"), Roles(cached), NullRecorder()
+    )
+    assert len(ex.calls) == 6  # every trial reached the model: no hit for trials 2 and 3
+
+
 async def test_try_again_stops_at_the_first_success(env: TextCraftEnv) -> None:
-    calls = {"n": 0}
+    plan = [DO_PLANKS[0], DO_PLANKS[1], DO_STICKS[0], DO_STICKS[1], *DO_FINAL]
+    trials = {"n": 0}
 
     def answer(messages: tuple[Message, ...]) -> str:
-        calls["n"] += 1
-        if "Inventory: empty" in messages[1].content:
-            return "Action: get 1 oak log" if len(messages) == 2 else "Action: completed"
-        script = [*DO_PLANKS[1:2], *DO_STICKS[:2], *DO_FINAL]
-        return script[sum(m.role == "assistant" for m in messages[2:])]
+        if len(messages) == 2:
+            trials["n"] += 1
+            if trials["n"] == 1:
+                return "Action: completed"  # trial 1 over-claims at once
+        return plan[sum(m.role == "assistant" for m in messages[2:])]
 
     traj = await TryAgainAgent(d_max=4).run(
         env, task(env, "wooden_pickaxe"), Roles(ScriptedLLM(fn=answer)), NullRecorder()
@@ -51,6 +76,19 @@ async def test_try_again_stops_at_the_first_success(env: TextCraftEnv) -> None:
     assert traj.success and len(traj.notes["trials"]) == 2
     trial1 = traj.notes["trials"][0]
     assert trial1["claimed"] is True and trial1["verified"] is False and trial1["overclaimed"]
+
+
+async def test_try_again_old_mode_stops_at_the_first_success(env: TextCraftEnv) -> None:
+    def answer(messages: tuple[Message, ...]) -> str:
+        if "Inventory: empty" in messages[1].content:
+            return "Action: get 1 oak log" if len(messages) == 2 else "Action: completed"
+        script = [*DO_PLANKS[1:2], *DO_STICKS[:2], *DO_FINAL]
+        return script[sum(m.role == "assistant" for m in messages[2:])]
+
+    traj = await TryAgainAgent(d_max=4, reset_per_trial=False).run(
+        env, task(env, "wooden_pickaxe"), Roles(ScriptedLLM(fn=answer)), NullRecorder()
+    )
+    assert traj.success and len(traj.notes["trials"]) == 2
 
 
 async def test_reflexion_keeps_lessons_for_later_trials(env: TextCraftEnv) -> None:
