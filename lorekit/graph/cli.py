@@ -19,6 +19,7 @@ from typing import Any
 import click
 import yaml
 
+from lorekit import yamlio
 from lorekit.cli_errors import first_and_count
 from lorekit.cli_options import model_options
 from lorekit.graph.errors import GraphError, NodeFailedError
@@ -47,7 +48,7 @@ def _values(items: Sequence[str]) -> dict[str, Any]:
         if not sep or not key:
             raise GraphUsageError(f"--set: expected KEY=VALUE, got {item!r}")
         try:
-            out[key] = yaml.safe_load(value) if value else ""
+            out[key] = yamlio.safe_load(value) if value else ""
         except yaml.YAMLError:
             out[key] = value
         if not isinstance(out[key], str | list | dict | int | float | bool):

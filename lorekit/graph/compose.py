@@ -21,8 +21,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
+from lorekit import yamlio
 from lorekit.graph.errors import GraphError, MissingValueError
 from lorekit.graph.node import DepMode, Node, Ref, substitute
 from lorekit.llm.base import Message
@@ -32,7 +31,7 @@ from lorekit.llm.base import Message
 def layout() -> dict[str, str]:
     """The wording of composed prompts (``compose.yaml``)."""
     text = resources.files("lorekit.graph").joinpath("compose.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = yamlio.safe_load(text)
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise GraphError("lorekit/graph/compose.yaml must map names to strings")
     return data
