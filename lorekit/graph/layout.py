@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from lorekit.graph.errors import GraphError
+from lorekit.graph.errors import CycleError, GraphError, RaceError
 from lorekit.graph.node import DepMode, Node
 
 Edge = tuple[str, str]
@@ -105,7 +105,7 @@ class Layout:
                     state[key] = 2
                 elif state.get(nxt) == 1:
                     cycle = [*path[path.index(nxt) :], nxt]
-                    raise GraphError("the graph would have a cycle: " + " <- ".join(cycle))
+                    raise CycleError(cycle)
                 elif not state.get(nxt):
                     state[nxt] = 1
                     path.append(nxt)
@@ -124,7 +124,7 @@ class Layout:
                     f"{', '.join(repr(w) for w in waiting)} would be left unreachable"
                 )
 
-    def check_races(self) -> None:
+    def check_races(self, system_reads: frozenset[str] = frozenset()) -> None:
         """A node's prompt may read a database key written in the same pass only by
         one of its ancestors (or descendants, which then run after it). Otherwise
         what it reads would depend on timing, and a concurrent pass could differ
@@ -143,11 +143,21 @@ class Layout:
             return ancestors[k]
 
         for key, node in self.nodes.items():
-            for name in sorted(node.reads):
+            reads = node.reads | system_reads if node.system is None else node.reads
+            for name in sorted(reads):
                 for w in writers.get(name, ()):
                     if w != key and w not in anc(key) and key not in anc(w):
-                        raise GraphError(
-                            f"race on database key {name!r}: node {key!r} reads it and node "
-                            f"{w!r} writes it, but neither depends on the other; add an "
-                            "edge between them so the order is defined"
+                        field = (
+                            "system"
+                            if name not in node.reads
+                            else "context"
+                            if name in node.context
+                            else "hook_reads"
+                            if name in node.hook_reads and name not in _prompt_reads(node)
+                            else "prompt"
                         )
+                        raise RaceError(key, w, name, field)
+
+
+def _prompt_reads(node: Node) -> set[str]:
+    return {r.name for r in node.refs if not r.node}

@@ -77,6 +77,7 @@ def build(spec: list[dict[str, Any]], pass_no: list[int]) -> tuple[Graph, Script
             output="regex",
             pattern=PATTERN,
             writes=tuple(writes),
+            hook_writes=("hooks",),
             after_query=make_hook(key, s["edit"], [f"n{k}" for k in below], pass_no),
         )
     return g, llm
