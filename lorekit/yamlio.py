@@ -29,10 +29,10 @@ class DuplicateKeyError(ConstructorError):
 class StrictLoader(yaml.SafeLoader):
     """``SafeLoader`` that rejects duplicate mapping keys (merge keys ``<<`` aside)."""
 
-    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         if isinstance(node, yaml.MappingNode):
             _check_duplicates(self, node)
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+        return super().construct_mapping(node, deep=deep)
 
 
 def _check_duplicates(loader: StrictLoader, node: yaml.MappingNode) -> None:
@@ -99,7 +99,7 @@ def error_mark(err: yaml.YAMLError) -> yaml.Mark | None:
     )
     if at_end and context is not None:
         return context  # type: ignore[no-any-return]
-    return problem if problem is not None else context  # type: ignore[no-any-return]
+    return problem if problem is not None else context
 
 
 def describe_error(err: yaml.YAMLError, source: str) -> str:

@@ -39,7 +39,7 @@ class FrozenList(list[Any]):
     """A read-only list: it compares, iterates, slices and adds (``+``) like a list,
     but every in-place change raises :class:`AccessError`."""
 
-    __slots__ = ("_owner", "_key")
+    __slots__ = ("_key", "_owner")
 
     def __init__(self, items: Iterable[Any], owner: str = "", key: str = "") -> None:
         super().__init__(items)
@@ -48,8 +48,8 @@ class FrozenList(list[Any]):
     def _no(self, *args: Any, **kwargs: Any) -> NoReturn:
         _refuse(self._owner, self._key)
 
-    append = extend = insert = remove = pop = clear = sort = reverse = _no  # type: ignore[assignment]
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _no  # type: ignore[assignment]
+    append = extend = insert = remove = pop = clear = sort = reverse = _no
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _no
 
     def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
         return [copy.deepcopy(v, memo) for v in self]  # a thawed, writable copy
@@ -61,7 +61,7 @@ class FrozenList(list[Any]):
 class FrozenDict(dict[Any, Any]):
     """A read-only dict (see :class:`FrozenList`)."""
 
-    __slots__ = ("_owner", "_key")
+    __slots__ = ("_key", "_owner")
 
     def __init__(self, items: Mapping[Any, Any], owner: str = "", key: str = "") -> None:
         super().__init__(items)
@@ -70,8 +70,8 @@ class FrozenDict(dict[Any, Any]):
     def _no(self, *args: Any, **kwargs: Any) -> NoReturn:
         _refuse(self._owner, self._key)
 
-    __setitem__ = __delitem__ = __ior__ = _no  # type: ignore[assignment]
-    update = pop = popitem = clear = setdefault = _no  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __ior__ = _no
+    update = pop = popitem = clear = setdefault = _no
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[Any, Any]:
         return {k: copy.deepcopy(v, memo) for k, v in self.items()}

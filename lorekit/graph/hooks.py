@@ -24,7 +24,6 @@ from typing import Any
 from lorekit.graph.graph import NodeContext
 from lorekit.graph.node import AfterQuery
 
-
 _STAMP = "__lorekit_hook_digest__"
 _FILE_MODULE = "lorekit_spec_hooks_"
 

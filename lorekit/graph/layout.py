@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from lorekit.graph.errors import CycleError, GraphError, RaceError
-from lorekit.graph.node import DepMode, Node
+from lorekit.graph.node import DepMode, Node, template_refs
 
 Edge = tuple[str, str]
 
@@ -129,12 +129,22 @@ class Layout:
         one of its ancestors (or descendants, which then run after it). Otherwise
         what it reads would depend on timing, and a concurrent pass could differ
         from a sequential one; the fix is an edge that orders the two nodes."""
+        races = self.find_races(system_reads, first_only=True)
+        if races:
+            raise races[0]
+
+    def find_races(
+        self, system_reads: frozenset[str] = frozenset(), *, first_only: bool = False
+    ) -> list[RaceError]:
+        """Every (reader, key) pair that races with an unordered writer (see
+        :meth:`check_races`); ``system_reads`` are the graph system text's keys."""
         writers: dict[str, list[str]] = {}
         for key, node in self.nodes.items():
             for w in node.write_keys:
                 writers.setdefault(w, []).append(key)
+        found: list[RaceError] = []
         if not writers:
-            return
+            return found
         ancestors: dict[str, set[str]] = {}
 
         def anc(k: str) -> set[str]:
@@ -147,17 +157,19 @@ class Layout:
             for name in sorted(reads):
                 for w in writers.get(name, ()):
                     if w != key and w not in anc(key) and key not in anc(w):
-                        field = (
-                            "system"
-                            if name not in node.reads
-                            else "context"
-                            if name in node.context
-                            else "hook_reads"
-                            if name in node.hook_reads and name not in _prompt_reads(node)
-                            else "prompt"
-                        )
-                        raise RaceError(key, w, name, field)
+                        found.append(RaceError(key, w, name, _read_field(node, name)))
+                        if first_only:
+                            return found
+                        break
+        return found
 
 
-def _prompt_reads(node: Node) -> set[str]:
-    return {r.name for r in node.refs if not r.node}
+def _read_field(node: Node, name: str) -> str:
+    """Which field of ``node`` makes it read ``name`` (for the error's location)."""
+    if any(r.name == name and not r.node for r in template_refs(node.prompt)):
+        return "prompt"
+    if name in node.context:
+        return "context"
+    if name in node.hook_reads:
+        return "hook_reads"
+    return "system"

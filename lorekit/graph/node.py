@@ -258,6 +258,13 @@ class Node:
                 re.compile(self.pattern)
             except re.error as exc:
                 raise bad("pattern", f"pattern is not a valid regex: {exc}") from None
+        if self.schema is not None:
+            from lorekit.graph.parsers import check_schema  # parsers import this module
+
+            try:
+                check_schema(self.schema)
+            except GraphError as exc:
+                raise bad("schema", str(exc)) from None
         for dep, mode in self.dep_modes.items():
             if mode not in ("qa", "short", "hidden"):
                 raise bad("dep_modes", f"dep_modes[{dep!r}] must be qa, short or hidden")
