@@ -256,11 +256,10 @@ class _Builder:
             self._writes(key, ns)
         branches = self._branches()
         built = {key: self._node(key, ns, branches.get(key)) for key, ns in m.nodes.items()}
-        self.raise_errors()
         nodes = {k: n for k, n in built.items() if n is not None}
-        edges = self._gate_edges()
         self._check_reads(nodes)
         self.raise_errors()
+        edges = self._gate_edges()
         lay = Layout()
         for key in keys:
             lay.nodes[key] = nodes[key]
@@ -421,7 +420,10 @@ class _Builder:
         return edges
 
     def _check_reads(self, nodes: Mapping[str, Node]) -> None:
-        written = {k for n in nodes.values() for k in n.write_keys}
+        written = {
+            w if isinstance(w, str) else w.key for ns in self.m.nodes.values() for w in ns.writes
+        }
+        written |= {k for ns in self.m.nodes.values() for k in ns.hook_writes}
         declared = set(self.m.database) | written
         for key, node in nodes.items():
             for name in sorted(node.reads):
