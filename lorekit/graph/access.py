@@ -28,6 +28,11 @@ _MISSING = object()
 
 
 def _refuse(owner: str, key: str) -> NoReturn:
+    if key.startswith("@"):
+        raise AccessError(
+            f"{owner}: the result of node {key[1:]!r} was handed out read-only; "
+            "work on a copy (copy.deepcopy)"
+        )
     raise AccessError(
         f"{owner}: database key {key!r} was handed out read-only; assign a new value "
         f"instead (db[{key!r}] = ...) and declare the key under hook_writes",
@@ -215,3 +220,22 @@ class DbView(MutableMapping[str, Any]):
     def discard(self) -> None:
         """Forget the kept writes (a rejected attempt)."""
         self._pending.clear()
+
+
+class FrozenResults(Mapping[str, Any]):
+    """This pass's node results as a hook sees them: each value a read-only copy,
+    made when it is looked up (a hook changing another node's result in place
+    would change what that node's dependents read, depending on timing)."""
+
+    def __init__(self, results: Mapping[str, Any], owner: str) -> None:
+        self._results = results
+        self._owner = owner
+
+    def __getitem__(self, key: str) -> Any:
+        return freeze(self._results[key], self._owner, f"@{key}")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._results)
+
+    def __len__(self) -> int:
+        return len(self._results)

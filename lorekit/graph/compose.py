@@ -31,7 +31,7 @@ from lorekit.llm.base import Message
 def layout() -> dict[str, str]:
     """The wording of composed prompts (``compose.yaml``)."""
     text = resources.files("lorekit.graph").joinpath("compose.yaml").read_text(encoding="utf-8")
-    data = yamlio.safe_load(text)
+    data = yamlio.safe_load(text, source="lorekit/graph/compose.yaml")
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise GraphError("lorekit/graph/compose.yaml must map names to strings")
     return data

@@ -77,14 +77,38 @@ def resolve_hook(ref: str, base_dir: Path) -> Any:
             raise HookError(f"{ref!r} is neither 'package.module.name' nor 'file.py:name'")
         try:
             module = importlib.import_module(mod_name)
+            module = _fresh(module)
         except ImportError as exc:
             raise HookError(f"cannot import {mod_name!r}: {exc}") from exc
+        except Exception as exc:
+            raise HookError(f"importing {mod_name!r} failed: {type(exc).__name__}: {exc}") from exc
     if not attr or not hasattr(module, attr):
         raise HookError(f"{ref!r}: the module has no attribute {attr!r}")
     obj = getattr(module, attr)
     if not callable(obj):
         raise HookError(f"{ref!r} is not callable")
     return obj
+
+
+_SEEN: dict[str, str] = {}  # module name -> digest of its source when a spec last used it
+
+
+def _fresh(module: Any) -> Any:
+    """``module``, reloaded if its source file changed since a spec last resolved a hook
+    in it (a package module of the user's own project, edited in a notebook)."""
+    file = getattr(module, "__file__", None)
+    if not file or not str(file).endswith(".py"):
+        return module
+    try:
+        digest = hashlib.sha1(Path(file).read_bytes()).hexdigest()
+    except OSError:
+        return module
+    name = module.__name__
+    known = _SEEN.get(name)
+    _SEEN[name] = digest
+    if known is not None and known != digest:
+        module = importlib.reload(module)
+    return module
 
 
 class BranchHook:

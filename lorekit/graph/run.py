@@ -12,10 +12,9 @@ import asyncio
 import inspect
 import time
 from collections.abc import MutableMapping
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from lorekit.graph.access import DbView
+from lorekit.graph.access import DbView, FrozenResults, freeze
 from lorekit.graph.compose import ComposeInput, DepView, default_compose, feedback_message
 from lorekit.graph.errors import AfterQueryError, GraphError, MissingValueError, NodeFailedError
 from lorekit.graph.hooks import hook_name
@@ -58,6 +57,8 @@ class _NodeRun:
             shown = None
             if node.max_dep_chars is not None and mode != "hidden":
                 shown = await shrink_answer(r, node, d, result)
+            if node.compose is not None:  # Python code: a result it cannot change in place
+                result = freeze(result, f"compose of node {node.key!r}", f"@{d}")
             deps.append(DepView(d, question, result, mode, shown))
         custom = node.compose is not None
         owner = "compose" if custom else "the prompt"
@@ -297,7 +298,7 @@ class PassRunner:
             self.graph,
             run.trace.answer or "",
             len(run.trace.attempts) - 1,
-            MappingProxyType(self.state.results),
+            FrozenResults(self.state.results, f"after-query hook of node {run.node.key!r}"),
         )
 
     def _record_failure(self, failure: NodeFailure) -> None:

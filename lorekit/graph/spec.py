@@ -34,10 +34,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
 from lorekit import yamlio
 from lorekit.graph.errors import CycleError, GraphError
@@ -47,87 +47,9 @@ from lorekit.graph.layout import Layout
 from lorekit.graph.locate import Locator
 from lorekit.graph.node import DepMode, Node, Write
 from lorekit.graph.parsers import check_schema
+from lorekit.graph.spec_model import GraphSpecModel, NodeSpec, SpecError
 from lorekit.llm.base import LLM
 from lorekit.llm.roles import Roles
-
-
-class SpecError(GraphError):
-    """A graph spec that cannot be used; each line says file, node, field and why.
-
-    ``errors`` holds every problem found (one line each); ``str()`` joins them.
-    """
-
-    def __init__(self, message: str, errors: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.errors = errors if errors is not None else message.splitlines()
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-def _yes_no(value: Any) -> Any:
-    """YAML 1.1 reads a bare yes/no as a boolean; a spec author meant the word."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list):
-        return [_yes_no(v) for v in value]
-    return value
-
-
-class WriteSpec(_Strict):
-    key: str
-    value: str = "output"
-    mode: Literal["set", "append", "extend", "merge"] = "set"
-
-
-class NodeSpec(_Strict):
-    prompt: str = Field(min_length=1)
-    description: str = ""
-    deps: list[str] = []
-    role: str = Field("default", min_length=1)
-    system: str | None = None
-    output: Literal["text", "json", "choice", "regex"] = "text"
-    json_schema: dict[str, Any] | None = Field(None, alias="schema")
-    choices: list[str] = []
-    pattern: str | None = None
-    parser: str | None = None
-    compose: str | None = None
-    after_query: str | None = None
-    writes: list[WriteSpec | str] = []
-    context: list[str] = []
-    shorthand: bool | list[str] = False
-    hidden: list[str] = []
-    max_retries: int | None = Field(None, ge=0, le=20)
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(None, gt=0)
-    hook_reads: list[str] = []
-    hook_writes: list[str] = []
-    max_dep_chars: int | None = Field(None, ge=100)
-    dep_overflow: Literal["keep_end", "keep_start", "keep_both", "summarize"] = "keep_end"
-    summary_role: str | None = Field(None, min_length=1)
-    json_take: Literal["whole", "last"] = "whole"
-
-    _choices = field_validator("choices", mode="before")(_yes_no)
-
-
-class BranchSpec(_Strict):
-    gate: str
-    when: str | list[str]
-    run: list[str] = []
-    otherwise: list[str] = Field([], alias="else")
-
-    _when = field_validator("when", mode="before")(_yes_no)
-
-
-class GraphSpecModel(_Strict):
-    name: str | None = None
-    description: str = ""
-    system: str | None = None
-    max_retries: int = Field(2, ge=0, le=20)
-    database: dict[str, Any] = {}
-    nodes: dict[str, NodeSpec] = Field(min_length=1)
-    branches: list[BranchSpec] = []
 
 
 @dataclass(slots=True)
@@ -142,6 +64,7 @@ class GraphSpec:
     database: dict[str, Any]
     nodes: list[Node]
     gate_edges: list[tuple[str, str, str]] = field(default_factory=list)
+    locator: Locator | None = None
 
     @property
     def required(self) -> list[str]:
@@ -168,8 +91,10 @@ class GraphSpec:
         db.update(values or {})
         missing = [k for k in self.required if db.get(k) is None]
         if missing:
+            pos = self.locator.position(("database", missing[0])) if self.locator else None
+            where = f"{self.source}:{pos[0]}:{pos[1]}" if pos else self.source
             raise SpecError(
-                f"{self.source}: database: no value for {', '.join(map(repr, missing))} "
+                f"{where}: database: no value for {', '.join(map(repr, missing))} "
                 f"(declared without a value; set it, e.g. --set {missing[0]}=...)"
             )
         return db
@@ -210,6 +135,9 @@ def parse_spec(
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _WRITE_VALUE = re.compile(r"^output(\.[\w-]+)*$")
+
+
+__all__ = ["GraphSpec", "GraphSpecModel", "NodeSpec", "SpecError", "load_spec", "parse_spec"]
 
 
 class _Builder:
@@ -287,6 +215,7 @@ class _Builder:
             dict(m.database),
             [nodes[k] for k in order],
             [(g, d, label) for g, d, label in edges if g not in nodes[d].deps],
+            self.loc,
         )
 
     def _writes(self, key: str, ns: NodeSpec) -> None:

@@ -171,3 +171,20 @@ async def test_concurrent_equals_sequential_with_declared_hook_access() -> None:
     seq, conc = await run(True), await run(False)
     assert seq == conc and seq[1]["trail"] == ["a", "b", "c", "d"]
     await asyncio.sleep(0)
+
+
+async def test_results_and_dependency_values_are_read_only_for_python_code() -> None:
+    def hook(ctx: NodeContext, out: str) -> str:
+        ctx.results["p"]["steps"].append("sneaky")
+        return out
+
+    def compose(inp: ComposeInput) -> list[Message]:
+        inp.deps[0].result["steps"].clear()
+        return [Message("user", "[node s]")]
+
+    for kwargs in ({"after_query": hook}, {"compose": compose}):
+        g = Graph(per_node({"p": '{"steps": ["a"]}', "s": "s!"}))
+        g.add_node("p", tagged("p"), output="json")
+        g.add_node("s", tagged("s"), deps=["p"], **kwargs)
+        with pytest.raises(AccessError, match="result of node 'p' was handed out read-only"):
+            await g.evaluate({})

@@ -129,3 +129,18 @@ def test_edited_hook_file_is_reloaded(tmp_path: Path) -> None:
     assert second is not None and second(None, "hi") == "ih"
     again = load_spec(spec_path).nodes[0].after_query
     assert again is second  # unchanged file: the loaded module is reused
+
+
+def test_edited_dotted_hook_module_is_reloaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pkg = tmp_path / "myhooks_reload_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    mod = pkg / "mod.py"
+    mod.write_text("def f(ctx, out):\n    return 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec_text = "nodes:\n  a: {prompt: A, after_query: myhooks_reload_pkg.mod.f}\n"
+    assert parse_spec(spec_text).nodes[0].after_query(None, "") == 1  # type: ignore[misc]
+    mod.write_text("def f(ctx, out):\n    return 22  # edited, and longer\n")
+    assert parse_spec(spec_text).nodes[0].after_query(None, "") == 22  # type: ignore[misc]

@@ -120,3 +120,10 @@ def test_cli_counts_the_rest_and_lists_all_on_request(tmp_path: Path) -> None:
     assert result.exit_code == 2
     for needle in ("unknown node 'zz'", "unknown node 'yy'", "reads 'q'", "3 problems"):
         assert needle in result.stderr
+
+
+def test_missing_run_time_value_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("database:\n  plan: p\n  goal: null\nnodes:\n  a: {prompt: '{goal} {plan}'}\n")
+    with pytest.raises(SpecError, match=r"s.yaml:3:3: database: no value for 'goal'"):
+        load_spec(path).initial_db()
