@@ -144,10 +144,7 @@ def load_config(path: str | Path) -> RunConfig:
     try:
         data = yamlio.safe_load(text, source=str(p))
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise ConfigError(f"{p}{where}: not valid YAML: {problem}") from None
+        raise ConfigError(yamlio.describe_error(err, str(p))) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

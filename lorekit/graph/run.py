@@ -201,10 +201,11 @@ class PassRunner:
                 key = ready[0]
                 await self._commit(key, tasks.pop(key, None))
         finally:
-            for t in tasks.values():
+            pending: list[asyncio.Future[Any]] = [*tasks.values(), *self.summaries.values()]
+            for t in pending:
                 t.cancel()
-            if tasks:
-                await asyncio.gather(*tasks.values(), return_exceptions=True)
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
         if self.failures and raise_on_failure:
             raise NodeFailedError(self.failures, st.results, self.report)
         return dict(st.results)
