@@ -64,8 +64,10 @@ class NodeContext:
     def skip(self, keys: Iterable[str]) -> None:
         self.graph.skip_temporary(keys)
 
-    def add_node(self, node: Node, *, dependents: Sequence[str] = ()) -> None:
-        self.graph.add_temporary_node(node, dependents=dependents)
+    def add_node(
+        self, node: Node, *, dependents: Sequence[str] = (), prepend: bool = False
+    ) -> None:
+        self.graph.add_temporary_node(node, dependents=dependents, prepend=prepend)
 
     def add_edge(
         self, src: str, dst: str, *, mode: DepMode | None = None, prepend: bool = False
@@ -199,8 +201,11 @@ class Graph:
 
     # -- temporary edits ----------------------------------------------------------
 
-    def add_temporary_node(self, node: Node, *, dependents: Sequence[str] = ()) -> None:
-        """Add ``node`` for this pass (or the next one); ``dependents`` will depend on it."""
+    def add_temporary_node(
+        self, node: Node, *, dependents: Sequence[str] = (), prepend: bool = False
+    ) -> None:
+        """Add ``node`` for this pass (or the next one); ``dependents`` will depend on it
+        (``prepend``: as their first dependency in prompt order, else their last)."""
         for d in dependents:
             self._check_editable(d)
 
@@ -208,7 +213,7 @@ class Graph:
             _insert(lay, node)
             lay.temporary.add(node.key)
             for d in dependents:
-                _link(lay, node.key, d, None, None)
+                _link(lay, node.key, d, None, None, prepend)
 
         self._change_temporary(edit)
         if self._pass is not None:

@@ -32,6 +32,21 @@ async def test_prepended_temporary_edge_comes_first_in_the_prompt(sequential: bo
     assert g.deps("d") == ("b",)  # reverted after the pass
 
 
+async def test_temporary_node_can_be_prepended_to_its_dependents() -> None:
+    def hook(ctx: NodeContext, out: str) -> str:
+        ctx.add_node(Node("t", tagged("t"), deps=("a",)), dependents=["d"], prepend=True)
+        return out
+
+    llm = per_node({k: f"{k}!" for k in "abdt"})
+    g = Graph(llm)
+    g.add_node("a", tagged("a"), after_query=hook)
+    g.add_node("b", tagged("b"), deps=["a"])
+    g.add_node("d", tagged("d"), deps=["b"])
+    await g.evaluate({})
+    prompt = next(c for c in llm.calls if c.last.endswith("[node d]")).last
+    assert prompt.index("(t)") < prompt.index("(b)")
+
+
 def test_permanent_edge_can_be_prepended() -> None:
     g = Graph(ScriptedLLM(default="x"))
     for k in "abc":
