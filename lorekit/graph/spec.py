@@ -150,15 +150,20 @@ class _Builder:
         self.base_dir = base_dir
         self.name = model.name or name
         self.errors: list[str] = []
+        self.order: list[tuple[int, int]] = []
 
     def error(self, path: tuple[Any, ...], message: str) -> None:
         line = self.loc.where(path, message)
         if line not in self.errors:
             self.errors.append(line)
+            self.order.append(self.loc.position(path) or (0, 0))
 
     def raise_errors(self) -> None:
+        """Raise every problem found so far, in the order of the file."""
         if self.errors:
-            raise SpecError("\n".join(self.errors), list(self.errors))
+            ranked = sorted(zip(self.order, range(len(self.errors)), self.errors, strict=True))
+            lines = [line for _, _, line in ranked]
+            raise SpecError("\n".join(lines), lines)
 
     def build(self) -> GraphSpec:
         m = self.m

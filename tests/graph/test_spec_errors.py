@@ -44,14 +44,14 @@ nodes:
   c d:
     prompt: z
 """
-    lines = errors_of(text, tmp_path)
+    lines = errors_of(text, tmp_path)  # in the order of the file
     assert len(lines) == 4, lines
-    assert ":4:12: node 'a': field 'deps': unknown node 'zz'" in lines[0]
-    assert ":7:23: node 'b': field 'writes': write value 'steps' must be 'output'" in lines[1]
-    assert "'output.steps'" in lines[1] and "^output" not in lines[1]  # no raw regex
-    assert lines[2].startswith(":8:3: node 'c d': node key 'c d' must start")
-    assert "field 'prompt'" not in lines[2]  # a bad key is not a prompt problem
-    assert ":3:5: node 'a': field 'prompt': reads 'nope'" in lines[3]
+    assert ":3:5: node 'a': field 'prompt': reads 'nope'" in lines[0]
+    assert ":4:12: node 'a': field 'deps': unknown node 'zz'" in lines[1]
+    assert ":7:23: node 'b': field 'writes': write value 'steps' must be 'output'" in lines[2]
+    assert "'output.steps'" in lines[2] and "^output" not in lines[2]  # no raw regex
+    assert lines[3].startswith(":8:3: node 'c d': node key 'c d' must start")
+    assert "field 'prompt'" not in lines[3]  # a bad key is not a prompt problem
 
 
 def test_cycle_and_race_name_their_line(tmp_path: Path) -> None:
