@@ -158,13 +158,15 @@ def envs_list() -> None:
 def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
     import yaml
 
+    from lorekit import yamlio
+
     out: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UserError(f"{flag}: expected KEY=VALUE, got {item!r}")
         try:
-            out[key] = yaml.safe_load(value)
+            out[key] = yamlio.safe_load(value)
         except yaml.YAMLError:
             out[key] = value  # not YAML: keep what the user typed, as text
     return out

@@ -16,6 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from lorekit import yamlio
 from lorekit.llm.accounting import Price
 from lorekit.llm.base import LLM
 from lorekit.llm.cache import CachedLLM, CacheMode, SQLiteCache
@@ -141,12 +142,9 @@ def load_config(path: str | Path) -> RunConfig:
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: not a text (UTF-8) file") from None
     try:
-        data = yaml.safe_load(text)
+        data = yamlio.safe_load(text, source=str(p))
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise ConfigError(f"{p}{where}: not valid YAML: {problem}") from None
+        raise ConfigError(yamlio.describe_error(err, str(p))) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

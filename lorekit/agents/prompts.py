@@ -11,7 +11,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
+from lorekit import yamlio
 
 
 class PromptError(KeyError):
@@ -22,7 +22,7 @@ class PromptError(KeyError):
 def load_prompts(name: str) -> dict[str, str]:
     """The templates in ``lorekit/agents/prompts/<name>.yaml``."""
     text = resources.files("lorekit.agents").joinpath("prompts", f"{name}.yaml").read_text()
-    data = yaml.safe_load(text)
+    data = yamlio.safe_load(text, source=f"prompts/{name}.yaml")
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise PromptError(f"prompts/{name}.yaml must map template names to strings")
     return data

@@ -8,16 +8,26 @@ a sequential pass. See ``docs/agentkit.md``.
 """
 
 from lorekit.graph.compose import ComposeInput, DepView, default_compose
-from lorekit.graph.errors import AfterQueryError, GraphError, MissingValueError, NodeFailedError
+from lorekit.graph.errors import (
+    AccessError,
+    AfterQueryError,
+    CycleError,
+    GraphError,
+    MissingValueError,
+    NodeFailedError,
+    RaceError,
+)
 from lorekit.graph.graph import Graph, NodeContext
 from lorekit.graph.node import DepMode, Node, NodeFailure, OutputKind, Write
 from lorekit.graph.parsers import choice_parser, json_parser, regex_parser, text_parser
 from lorekit.graph.trace import AttemptTrace, NodeTrace, PassReport
 
 __all__ = [
+    "AccessError",
     "AfterQueryError",
     "AttemptTrace",
     "ComposeInput",
+    "CycleError",
     "DepMode",
     "DepView",
     "Graph",
@@ -30,6 +40,7 @@ __all__ = [
     "NodeTrace",
     "OutputKind",
     "PassReport",
+    "RaceError",
     "Write",
     "choice_parser",
     "default_compose",

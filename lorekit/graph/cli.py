@@ -19,6 +19,7 @@ from typing import Any
 import click
 import yaml
 
+from lorekit import yamlio
 from lorekit.cli_errors import first_and_count
 from lorekit.cli_options import model_options
 from lorekit.graph.errors import GraphError, NodeFailedError
@@ -33,11 +34,33 @@ class GraphUsageError(click.ClickException):
     exit_code = 2
 
 
-def _spec(path: str) -> GraphSpec:
+def _spec(path: str, all_errors: bool = False) -> GraphSpec:
     try:
         return load_spec(path)
     except GraphError as exc:
-        raise GraphUsageError(first_and_count(str(exc))) from None
+        raise GraphUsageError(_report(str(exc), all_errors)) from None
+
+
+def _report(message: str, all_errors: bool) -> str:
+    """The first problem and how many more (with a hint at the flag); with
+    ``--all-errors``, every problem on its own line of stderr first."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return message
+    if all_errors:
+        for line in lines:
+            click.echo(line, err=True)
+        return f"{len(lines)} problems (listed above)"
+    return f"{first_and_count(message)}; --all-errors lists them all"
+
+
+all_errors_option = click.option(
+    "--all-errors",
+    "-A",
+    "all_errors",
+    is_flag=True,
+    help="Print every problem of a bad spec, not only the first.",
+)
 
 
 def _values(items: Sequence[str]) -> dict[str, Any]:
@@ -47,7 +70,7 @@ def _values(items: Sequence[str]) -> dict[str, Any]:
         if not sep or not key:
             raise GraphUsageError(f"--set: expected KEY=VALUE, got {item!r}")
         try:
-            out[key] = yaml.safe_load(value) if value else ""
+            out[key] = yamlio.safe_load(value) if value else ""
         except yaml.YAMLError:
             out[key] = value
         if not isinstance(out[key], str | list | dict | int | float | bool):
@@ -68,9 +91,10 @@ def graph() -> None:
     default=None,
     help="Also write an image (format from the suffix: .png, .svg, .pdf); needs Graphviz.",
 )
-def show(spec_path: str, image: str | None) -> None:
+@all_errors_option
+def show(spec_path: str, image: str | None, all_errors: bool) -> None:
     """Print the graph of SPEC as Mermaid text."""
-    graph_ = _spec(spec_path).build()
+    graph_ = _spec(spec_path, all_errors).build()
     if image is not None and not Path(image).resolve().parent.is_dir():
         raise GraphUsageError(f"--image: no folder {Path(image).parent} to write {image} into")
     click.echo(to_mermaid(graph_), nl=False)
@@ -92,6 +116,7 @@ def show(spec_path: str, image: str | None) -> None:
 @click.option("--set", "sets", multiple=True, help="KEY=VALUE database value, repeatable.")
 @click.option("--sequential", is_flag=True, help="Evaluate one node at a time.")
 @click.option("--json", "as_json", is_flag=True, help="Print results, database and traces as JSON.")
+@all_errors_option
 def run(
     spec_path: str,
     model: str | None,
@@ -102,6 +127,7 @@ def run(
     request_timeout: float | None,
     sequential: bool,
     as_json: bool,
+    all_errors: bool,
 ) -> None:
     """Run one pass of SPEC and print each node's output."""
     from lorekit.cli_checks import (
@@ -115,7 +141,7 @@ def run(
 
     if model is None and config_path is None and not roles_opt:
         raise GraphUsageError("graph run needs a model: pass --model (and --base-url) or --config")
-    spec = _spec(spec_path)
+    spec = _spec(spec_path, all_errors)
     try:
         db = spec.initial_db(_values(sets))
         cfg = load_config(config_path) if config_path else RunConfig()
@@ -123,7 +149,7 @@ def run(
             cfg, model=model, base_url=base_url, roles=roles_opt, request_timeout=request_timeout
         )
     except (GraphError, ConfigError) as exc:
-        raise GraphUsageError(first_and_count(str(exc))) from None
+        raise GraphUsageError(_report(str(exc), all_errors)) from None
     check_roles(
         cfg,
         {node.role for node in spec.nodes},
@@ -140,7 +166,7 @@ def run(
     except NodeFailedError as exc:
         results, failed = exc.results, exc
     except GraphError as exc:  # a missing value, an edit a hook was not allowed to make
-        raise GraphUsageError(first_and_count(str(exc))) from None
+        raise GraphUsageError(_report(str(exc), all_errors)) from None
     report = graph_.last_report
     if as_json:
         payload = {

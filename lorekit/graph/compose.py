@@ -21,8 +21,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
+from lorekit import yamlio
 from lorekit.graph.errors import GraphError, MissingValueError
 from lorekit.graph.node import DepMode, Node, Ref, substitute
 from lorekit.llm.base import Message
@@ -32,7 +31,7 @@ from lorekit.llm.base import Message
 def layout() -> dict[str, str]:
     """The wording of composed prompts (``compose.yaml``)."""
     text = resources.files("lorekit.graph").joinpath("compose.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = yamlio.safe_load(text, source="lorekit/graph/compose.yaml")
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise GraphError("lorekit/graph/compose.yaml must map names to strings")
     return data
@@ -69,16 +68,21 @@ class DepView:
     question: str
     result: Any
     mode: DepMode
+    shown: str | None = None
+    """The answer as shortened for this node (``max_dep_chars``), if it was too long."""
 
     @property
     def answer(self) -> str:
-        return render_value(self.result)
+        return self.shown if self.shown is not None else render_value(self.result)
 
 
 @dataclass(frozen=True, slots=True)
 class ComposeInput:
-    """Everything a compose function may use. ``db`` is the live database: read it,
-    do not write it (writes belong in after-query hooks, which run in order)."""
+    """Everything a compose function may use. ``db`` is a read-only view of the
+    database holding exactly the keys the node declares (its placeholders,
+    ``context`` and ``hook_reads``); reading another key raises ``AccessError``,
+    and nested values are read-only copies. Writes belong in after-query hooks,
+    which run in order."""
 
     node: Node
     db: Mapping[str, Any]

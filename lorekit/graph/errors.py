@@ -19,7 +19,51 @@ if TYPE_CHECKING:
 
 
 class GraphError(ValueError):
-    """The graph cannot be built, edited or evaluated as asked."""
+    """The graph cannot be built, edited or evaluated as asked.
+
+    ``node`` and ``field`` say where the problem is, when it is one node's
+    (a spec loader turns them into ``file:line:column``).
+    """
+
+    def __init__(self, message: str, *, node: str | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.node = node
+        self.field = field
+
+
+class CycleError(GraphError):
+    """An edge (or a dependency list) would close a cycle; ``cycle`` spells it out."""
+
+    def __init__(self, cycle: Sequence[str]) -> None:
+        self.cycle = list(cycle)
+        super().__init__(
+            "the graph would have a cycle: " + " <- ".join(self.cycle),
+            node=self.cycle[0],
+            field="deps",
+        )
+
+
+class RaceError(GraphError):
+    """A node reads a database key that an unordered node writes in the same pass."""
+
+    def __init__(self, reader: str, writer: str, key: str, field: str = "prompt") -> None:
+        self.reader, self.writer, self.key = reader, writer, key
+        super().__init__(
+            f"race on database key {key!r}: node {reader!r} reads it and node {writer!r} "
+            "writes it, but neither depends on the other; add an edge between them so "
+            "the order is defined",
+            node=reader,
+            field=field,
+        )
+
+
+class AccessError(GraphError):
+    """A hook or compose touched a database key its node did not declare.
+
+    Declared reads and writes are what the race check (and so the promise that a
+    concurrent pass equals a sequential one) is built on; an undeclared access
+    could race silently, so it is refused the moment it happens.
+    """
 
 
 class MissingValueError(GraphError, KeyError):
@@ -30,9 +74,8 @@ class MissingValueError(GraphError, KeyError):
     """
 
     def __init__(self, node: str, key: str, why: str = "is not in the database") -> None:
-        self.node = node
         self.key = key
-        super().__init__(f"node {node!r}: the prompt reads {key!r}, which {why}")
+        super().__init__(f"node {node!r}: the prompt reads {key!r}, which {why}", node=node)
 
     def __str__(self) -> str:  # KeyError would quote the whole message
         return str(self.args[0])

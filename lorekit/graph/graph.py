@@ -25,7 +25,7 @@ from typing import Any
 
 from lorekit.graph.errors import GraphError
 from lorekit.graph.layout import Layout
-from lorekit.graph.node import DepMode, Node
+from lorekit.graph.node import DepMode, Node, template_refs
 from lorekit.graph.trace import PassReport
 from lorekit.llm.base import LLM
 from lorekit.llm.roles import Roles
@@ -45,8 +45,11 @@ class _PassState:
 class NodeContext:
     """What an after-query hook gets besides the parsed output.
 
-    ``db`` is the shared database (hooks run one at a time, in the sequential
-    order, so writing it is safe). ``results`` are this pass's results so far.
+    ``db`` is a view of the shared database holding exactly the keys the node
+    declares (:class:`~lorekit.graph.access.DbView`): undeclared reads and
+    writes raise ``AccessError``; writes take effect only if the hook returns
+    (hooks run one at a time, in the sequential order). ``results`` are this
+    pass's results so far.
     The edit helpers are the graph's dynamic API.
     """
 
@@ -61,11 +64,15 @@ class NodeContext:
     def skip(self, keys: Iterable[str]) -> None:
         self.graph.skip_temporary(keys)
 
-    def add_node(self, node: Node, *, dependents: Sequence[str] = ()) -> None:
-        self.graph.add_temporary_node(node, dependents=dependents)
+    def add_node(
+        self, node: Node, *, dependents: Sequence[str] = (), prepend: bool = False
+    ) -> None:
+        self.graph.add_temporary_node(node, dependents=dependents, prepend=prepend)
 
-    def add_edge(self, src: str, dst: str, *, mode: DepMode | None = None) -> None:
-        self.graph.add_temporary_edge(src, dst, mode=mode)
+    def add_edge(
+        self, src: str, dst: str, *, mode: DepMode | None = None, prepend: bool = False
+    ) -> None:
+        self.graph.add_temporary_edge(src, dst, mode=mode, prepend=prepend)
 
     def remove_edge(self, src: str, dst: str) -> None:
         self.graph.remove_temporary_edge(src, dst)
@@ -130,6 +137,13 @@ class Graph:
         return self._last[key][1]
 
     @property
+    def system_reads(self) -> frozenset[str]:
+        """Database keys the graph's system text reads (for nodes without their own)."""
+        if not self.system:
+            return frozenset()
+        return frozenset(r.name for r in template_refs(self.system) if not r.node)
+
+    @property
     def in_pass(self) -> bool:
         return self._pass is not None
 
@@ -153,11 +167,18 @@ class Graph:
         return node
 
     def add_edge(
-        self, src: str, dst: str, *, mode: DepMode | None = None, label: str | None = None
+        self,
+        src: str,
+        dst: str,
+        *,
+        mode: DepMode | None = None,
+        label: str | None = None,
+        prepend: bool = False,
     ) -> None:
-        """Make ``dst`` depend on ``src`` (appended to ``dst``'s prompt order)."""
+        """Make ``dst`` depend on ``src``: last in ``dst``'s prompt order, or first
+        with ``prepend``."""
         self._refuse_in_pass("add_edge")
-        self._change_permanent(lambda lay: _link(lay, src, dst, mode, label))
+        self._change_permanent(lambda lay: _link(lay, src, dst, mode, label, prepend))
 
     def _refuse_in_pass(self, what: str) -> None:
         if self._pass is not None:
@@ -180,8 +201,11 @@ class Graph:
 
     # -- temporary edits ----------------------------------------------------------
 
-    def add_temporary_node(self, node: Node, *, dependents: Sequence[str] = ()) -> None:
-        """Add ``node`` for this pass (or the next one); ``dependents`` will depend on it."""
+    def add_temporary_node(
+        self, node: Node, *, dependents: Sequence[str] = (), prepend: bool = False
+    ) -> None:
+        """Add ``node`` for this pass (or the next one); ``dependents`` will depend on it
+        (``prepend``: as their first dependency in prompt order, else their last)."""
         for d in dependents:
             self._check_editable(d)
 
@@ -189,16 +213,19 @@ class Graph:
             _insert(lay, node)
             lay.temporary.add(node.key)
             for d in dependents:
-                _link(lay, node.key, d, None, None)
+                _link(lay, node.key, d, None, None, prepend)
 
         self._change_temporary(edit)
         if self._pass is not None:
             self._pass.added_by_editor.add(node.key)
 
-    def add_temporary_edge(self, src: str, dst: str, *, mode: DepMode | None = None) -> None:
-        """Make ``dst`` depend on ``src`` for this pass."""
+    def add_temporary_edge(
+        self, src: str, dst: str, *, mode: DepMode | None = None, prepend: bool = False
+    ) -> None:
+        """Make ``dst`` depend on ``src`` for this pass: last in ``dst``'s prompt
+        order, or first with ``prepend``."""
         self._check_editable(dst)
-        self._change_temporary(lambda lay: _link(lay, src, dst, mode, None))
+        self._change_temporary(lambda lay: _link(lay, src, dst, mode, None, prepend))
 
     def remove_temporary_edge(self, src: str, dst: str) -> None:
         """Drop ``dst``'s dependency on ``src`` for this pass; it comes back, in its
@@ -251,7 +278,7 @@ class Graph:
         trial.check_acyclic()
         trial.check_reachable(self._has_result)
         if self._pass is not None:
-            trial.check_races()
+            trial.check_races(self.system_reads)
             self._pass.layout = trial
         else:
             self._next = trial
@@ -274,7 +301,7 @@ class Graph:
         lay.check_known()
         lay.check_acyclic()
         lay.check_reachable(self._has_result)
-        lay.check_races()
+        lay.check_races(self.system_reads)
 
     async def evaluate(
         self,
@@ -332,7 +359,14 @@ def _insert(lay: Layout, node: Node) -> None:
     lay.deps[node.key] = list(node.deps)
 
 
-def _link(lay: Layout, src: str, dst: str, mode: DepMode | None, label: str | None) -> None:
+def _link(
+    lay: Layout,
+    src: str,
+    dst: str,
+    mode: DepMode | None,
+    label: str | None,
+    prepend: bool = False,
+) -> None:
     for k in (src, dst):
         if k not in lay.nodes:
             raise GraphError(f"edge {src!r} -> {dst!r} names an unknown node {k!r}")
@@ -340,7 +374,10 @@ def _link(lay: Layout, src: str, dst: str, mode: DepMode | None, label: str | No
         raise GraphError(f"edge {src!r} -> {dst!r} would make a node depend on itself")
     if src in lay.deps[dst]:
         raise GraphError(f"node {dst!r} already depends on {src!r}")
-    lay.deps[dst].append(src)
+    if prepend:
+        lay.deps[dst].insert(0, src)
+    else:
+        lay.deps[dst].append(src)
     if mode is not None:
         lay.modes[(src, dst)] = mode
     if label is not None:

@@ -4,6 +4,10 @@ A spec names a hook either by dotted path (``mypkg.hooks.remember``, imported
 like any module) or by a file next to the spec (``hooks.py:remember``), so an
 example directory needs no package and no change to ``sys.path``. Hooks are
 code the spec's author wrote; model output is never imported or executed.
+
+A hook file is loaded again when its content changed since it was last
+loaded, so loading a spec again in the same process (a notebook, a
+long-running server) picks up an edited hook; an unchanged file is reused.
 """
 
 from __future__ import annotations
@@ -20,6 +24,23 @@ from typing import Any
 from lorekit.graph.graph import NodeContext
 from lorekit.graph.node import AfterQuery
 
+_STAMP = "__lorekit_hook_digest__"
+_FILE_MODULE = "lorekit_spec_hooks_"
+
+
+def hook_name(fn: Any) -> str:
+    """How errors name a hook: ``hooks.py:learn`` for a spec's file hook, else
+    ``module.qualname`` (the gate of a branch names its inner hook, if any)."""
+    inner = getattr(fn, "inner", None)
+    if isinstance(fn, BranchHook):
+        return hook_name(inner) if inner is not None else "branch gate"
+    qual = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    module = getattr(fn, "__module__", None) or ""
+    if module.startswith(_FILE_MODULE):
+        file = getattr(sys.modules.get(module), "__file__", None)
+        return f"{Path(file).name if file else module}:{qual}"
+    return f"{module}.{qual}" if module else qual
+
 
 class HookError(ImportError):
     """A hook reference that cannot be resolved; the message says why."""
@@ -34,8 +55,12 @@ def resolve_hook(ref: str, base_dir: Path) -> Any:
             raise HookError(f"no file {path} (from {ref!r})")
         digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
         name = f"lorekit_spec_hooks_{path.stem}_{digest}"
+        try:
+            content = hashlib.sha1(path.read_bytes()).hexdigest()
+        except OSError as exc:
+            raise HookError(f"cannot read {path}: {exc.strerror or exc}") from None
         module = sys.modules.get(name)
-        if module is None:
+        if module is None or getattr(module, _STAMP, None) != content:
             loader_spec = importlib.util.spec_from_file_location(name, path)
             if loader_spec is None or loader_spec.loader is None:
                 raise HookError(f"cannot load {path} as a Python module")
@@ -44,6 +69,7 @@ def resolve_hook(ref: str, base_dir: Path) -> Any:
                 loader_spec.loader.exec_module(module)
             except Exception as exc:
                 raise HookError(f"importing {path} failed: {type(exc).__name__}: {exc}") from exc
+            setattr(module, _STAMP, content)
             sys.modules[name] = module
     else:
         mod_name, _, attr = ref.rpartition(".")
@@ -51,14 +77,38 @@ def resolve_hook(ref: str, base_dir: Path) -> Any:
             raise HookError(f"{ref!r} is neither 'package.module.name' nor 'file.py:name'")
         try:
             module = importlib.import_module(mod_name)
+            module = _fresh(module)
         except ImportError as exc:
             raise HookError(f"cannot import {mod_name!r}: {exc}") from exc
+        except Exception as exc:
+            raise HookError(f"importing {mod_name!r} failed: {type(exc).__name__}: {exc}") from exc
     if not attr or not hasattr(module, attr):
         raise HookError(f"{ref!r}: the module has no attribute {attr!r}")
     obj = getattr(module, attr)
     if not callable(obj):
         raise HookError(f"{ref!r} is not callable")
     return obj
+
+
+_SEEN: dict[str, str] = {}  # module name -> digest of its source when a spec last used it
+
+
+def _fresh(module: Any) -> Any:
+    """``module``, reloaded if its source file changed since a spec last resolved a hook
+    in it (a package module of the user's own project, edited in a notebook)."""
+    file = getattr(module, "__file__", None)
+    if not file or not str(file).endswith(".py"):
+        return module
+    try:
+        digest = hashlib.sha1(Path(file).read_bytes()).hexdigest()
+    except OSError:
+        return module
+    name = module.__name__
+    known = _SEEN.get(name)
+    _SEEN[name] = digest
+    if known is not None and known != digest:
+        module = importlib.reload(module)
+    return module
 
 
 class BranchHook:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from lorekit.graph.errors import GraphError
-from lorekit.graph.node import DepMode, Node
+from lorekit.graph.errors import CycleError, GraphError, RaceError
+from lorekit.graph.node import DepMode, Node, template_refs
 
 Edge = tuple[str, str]
 
@@ -105,7 +105,7 @@ class Layout:
                     state[key] = 2
                 elif state.get(nxt) == 1:
                     cycle = [*path[path.index(nxt) :], nxt]
-                    raise GraphError("the graph would have a cycle: " + " <- ".join(cycle))
+                    raise CycleError(cycle)
                 elif not state.get(nxt):
                     state[nxt] = 1
                     path.append(nxt)
@@ -124,17 +124,27 @@ class Layout:
                     f"{', '.join(repr(w) for w in waiting)} would be left unreachable"
                 )
 
-    def check_races(self) -> None:
+    def check_races(self, system_reads: frozenset[str] = frozenset()) -> None:
         """A node's prompt may read a database key written in the same pass only by
         one of its ancestors (or descendants, which then run after it). Otherwise
         what it reads would depend on timing, and a concurrent pass could differ
         from a sequential one; the fix is an edge that orders the two nodes."""
+        races = self.find_races(system_reads, first_only=True)
+        if races:
+            raise races[0]
+
+    def find_races(
+        self, system_reads: frozenset[str] = frozenset(), *, first_only: bool = False
+    ) -> list[RaceError]:
+        """Every (reader, key) pair that races with an unordered writer (see
+        :meth:`check_races`); ``system_reads`` are the graph system text's keys."""
         writers: dict[str, list[str]] = {}
         for key, node in self.nodes.items():
             for w in node.write_keys:
                 writers.setdefault(w, []).append(key)
+        found: list[RaceError] = []
         if not writers:
-            return
+            return found
         ancestors: dict[str, set[str]] = {}
 
         def anc(k: str) -> set[str]:
@@ -143,11 +153,23 @@ class Layout:
             return ancestors[k]
 
         for key, node in self.nodes.items():
-            for name in sorted(node.reads):
+            reads = node.reads | system_reads if node.system is None else node.reads
+            for name in sorted(reads):
                 for w in writers.get(name, ()):
                     if w != key and w not in anc(key) and key not in anc(w):
-                        raise GraphError(
-                            f"race on database key {name!r}: node {key!r} reads it and node "
-                            f"{w!r} writes it, but neither depends on the other; add an "
-                            "edge between them so the order is defined"
-                        )
+                        found.append(RaceError(key, w, name, _read_field(node, name)))
+                        if first_only:
+                            return found
+                        break
+        return found
+
+
+def _read_field(node: Node, name: str) -> str:
+    """Which field of ``node`` makes it read ``name`` (for the error's location)."""
+    if any(r.name == name and not r.node for r in template_refs(node.prompt)):
+        return "prompt"
+    if name in node.context:
+        return "context"
+    if name in node.hook_reads:
+        return "hook_reads"
+    return "system"

@@ -29,7 +29,11 @@ an ordering constraint only, e.g. a gate before the nodes it controls)."""
 
 OutputKind = Literal["text", "json", "choice", "regex"]
 WriteMode = Literal["set", "append", "extend", "merge"]
-FailureKind = Literal["after_query", "model", "upstream"]
+FailureKind = Literal["after_query", "model", "upstream", "hook"]
+DepOverflow = Literal["keep_end", "keep_start", "keep_both", "summarize"]
+"""What to do with a dependency answer longer than ``max_dep_chars``: keep its end
+(what AgentKit's shrinking keeps), its start, both ends, or have a model summarise it."""
+JsonTake = Literal["whole", "last"]
 
 Parser = Callable[[str], Any]
 """Answer text -> value; raises :class:`AfterQueryError` to ask the model again."""
@@ -38,6 +42,7 @@ AfterQuery = Callable[["NodeContext", Any], "Any | Awaitable[Any]"]
 ComposeFn = Callable[["ComposeInput"], "Sequence[MessageLike] | str"]
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_VALUE = re.compile(r"^output(\.[\w-]+)*$")
 _REF = re.compile(r"\{\{([^{}]*)\}\}|\{(@?)([A-Za-z_][\w-]*(?:\.[\w-]+)*)\}")
 
 
@@ -95,12 +100,17 @@ class Write:
     mode: WriteMode = "set"
 
     def __post_init__(self) -> None:
-        if not _KEY.match(self.key):
-            raise GraphError(f"write key {self.key!r} is not a plain name")
-        head, *_ = self.value.split(".")
-        if head != "output":
+        if not isinstance(self.key, str) or not _KEY.match(self.key):
             raise GraphError(
-                f"write value must be 'output' or 'output.<field>', got {self.value!r}"
+                f"write key {self.key!r} is not a plain name (a letter or _, then letters, "
+                "digits, _ or -)",
+                field="writes",
+            )
+        if not isinstance(self.value, str) or not _VALUE.match(self.value):
+            raise GraphError(
+                f"write value must be 'output' or a field path into it such as "
+                f"'output.steps', got {self.value!r}",
+                field="writes",
             )
 
     def apply(self, db: MutableMapping[str, Any], output: Any) -> None:
@@ -165,6 +175,14 @@ class Node:
     ``choices``) or ``regex`` (``pattern``). ``parser`` overrides it.
     ``context`` lists database keys shown as a block before the dependencies.
     ``max_retries`` of ``None`` uses the graph's default.
+
+    Database access of Python code is declared, like the prompt's: the hook and a
+    custom compose see only ``hook_reads`` (plus the prompt's reads) and may write
+    only ``hook_writes`` (plus the declared ``writes``); see :mod:`lorekit.graph.access`.
+    ``max_dep_chars`` bounds how much of each dependency's answer the prompt
+    shows (``dep_overflow`` says how to shorten it; ``summarize`` asks the
+    ``summary_role`` model, default the node's role). ``json_take="last"`` makes
+    a JSON output take the last JSON value of an answer that holds several.
     """
 
     key: str
@@ -187,43 +205,72 @@ class Node:
     temperature: float = 0.0
     max_tokens: int | None = None
     description: str = ""
+    hook_reads: tuple[str, ...] = ()
+    hook_writes: tuple[str, ...] = ()
+    max_dep_chars: int | None = None
+    dep_overflow: DepOverflow = "keep_end"
+    summary_role: str | None = None
+    json_take: JsonTake = "whole"
 
     def __post_init__(self) -> None:
         if not isinstance(self.key, str) or not _KEY.match(self.key):
             raise GraphError(
                 f"node key {self.key!r} must start with a letter or _ and hold only "
-                "letters, digits, _ and -"
+                "letters, digits, _ and -",
+                node=str(self.key),
+                field="key",
             )
         where = f"node {self.key!r}"
-        if isinstance(self.deps, str):
-            raise GraphError(f"{where}: deps must be a sequence of keys, not a string")
-        object.__setattr__(self, "deps", tuple(self.deps))
+
+        def bad(field: str, message: str) -> GraphError:
+            return GraphError(f"{where}: {message}", node=self.key, field=field)
+
+        for name in ("deps", "context", "hook_reads", "hook_writes"):
+            if isinstance(getattr(self, name), str):
+                raise bad(name, f"{name} must be a sequence of keys, not a string")
+            object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "choices", tuple(self.choices))
         object.__setattr__(self, "writes", tuple(self.writes))
-        object.__setattr__(self, "context", tuple(self.context))
         if len(set(self.deps)) != len(self.deps):
-            raise GraphError(f"{where}: deps list a node twice: {list(self.deps)}")
+            raise bad("deps", f"deps list a node twice: {list(self.deps)}")
         if self.key in self.deps:
-            raise GraphError(f"{where}: a node cannot depend on itself")
+            raise bad("deps", "a node cannot depend on itself")
+        for name in ("hook_reads", "hook_writes"):
+            for k in getattr(self, name):
+                if not isinstance(k, str) or not _KEY.match(k):
+                    raise bad(name, f"{k!r} is not a plain database key")
         if self.max_retries is not None and self.max_retries < 0:
-            raise GraphError(f"{where}: max_retries must be >= 0, got {self.max_retries}")
+            raise bad("max_retries", f"max_retries must be >= 0, got {self.max_retries}")
+        if self.max_dep_chars is not None and self.max_dep_chars < 100:
+            raise bad("max_dep_chars", f"max_dep_chars must be >= 100, got {self.max_dep_chars}")
+        if self.dep_overflow not in ("keep_end", "keep_start", "keep_both", "summarize"):
+            raise bad(
+                "dep_overflow", "dep_overflow must be keep_end, keep_start, keep_both or summarize"
+            )
+        if self.json_take not in ("whole", "last"):
+            raise bad("json_take", "json_take must be 'whole' or 'last'")
         if self.output == "choice" and not self.choices:
-            raise GraphError(f"{where}: output 'choice' needs a list of choices")
+            raise bad("choices", "output 'choice' needs a list of choices")
         if self.output == "regex" and not self.pattern:
-            raise GraphError(f"{where}: output 'regex' needs a pattern")
+            raise bad("pattern", "output 'regex' needs a pattern")
         if self.pattern is not None:
             try:
                 re.compile(self.pattern)
             except re.error as exc:
-                raise GraphError(f"{where}: pattern is not a valid regex: {exc}") from None
+                raise bad("pattern", f"pattern is not a valid regex: {exc}") from None
+        if self.schema is not None:
+            from lorekit.graph.parsers import check_schema  # parsers import this module
+
+            try:
+                check_schema(self.schema)
+            except GraphError as exc:
+                raise bad("schema", str(exc)) from None
         for dep, mode in self.dep_modes.items():
             if mode not in ("qa", "short", "hidden"):
-                raise GraphError(f"{where}: dep_modes[{dep!r}] must be qa, short or hidden")
+                raise bad("dep_modes", f"dep_modes[{dep!r}] must be qa, short or hidden")
         for ref in self.refs:
             if ref.node and ref.name not in self.deps:
-                raise GraphError(
-                    f"{where}: the prompt reads '@{ref.name}', which is not a dependency"
-                )
+                raise bad("prompt", f"the prompt reads '@{ref.name}', which is not a dependency")
 
     @property
     def refs(self) -> tuple[Ref, ...]:
@@ -233,12 +280,22 @@ class Node:
 
     @property
     def reads(self) -> frozenset[str]:
-        """Top-level database keys the composed prompt reads."""
-        return frozenset(r.name for r in self.refs if not r.node) | frozenset(self.context)
+        """Top-level database keys read while composing: the prompt's placeholders,
+        ``context`` and ``hook_reads`` (what the race check orders)."""
+        prompt = frozenset(r.name for r in self.refs if not r.node)
+        return prompt | frozenset(self.context) | frozenset(self.hook_reads)
+
+    def reads_with(self, system: str | None) -> frozenset[str]:
+        """:attr:`reads` plus the placeholders of the graph's ``system`` text, which
+        the node's prompt shows when it has no system text of its own."""
+        if self.system is not None or not system:
+            return self.reads
+        return self.reads | frozenset(r.name for r in template_refs(system) if not r.node)
 
     @property
     def write_keys(self) -> frozenset[str]:
-        return frozenset(w.key for w in self.writes)
+        """Top-level database keys the node writes: declared ``writes`` and ``hook_writes``."""
+        return frozenset(w.key for w in self.writes) | frozenset(self.hook_writes)
 
     def dep_mode(self, dep: str) -> DepMode:
         mode = self.dep_modes.get(dep)

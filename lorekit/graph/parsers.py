@@ -62,6 +62,41 @@ def check_schema(schema: Mapping[str, Any], where: str = "schema") -> None:
         check_schema(sub, f"{where}.properties.{key}")
     if "items" in schema:
         check_schema(schema["items"], f"{where}.items")
+    _check_satisfiable(schema, where)
+
+
+def _check_satisfiable(schema: Mapping[str, Any], where: str) -> None:
+    """Refuse a schema no value can meet: the model would be asked in vain, up to
+    its retry limit, on every pass."""
+    props = schema.get("properties") or {}
+    required = schema.get("required") or []
+    if not isinstance(required, list) or not all(isinstance(k, str) for k in required):
+        raise GraphError(f"{where}: 'required' must be a list of field names")
+    if schema.get("additionalProperties") is False:
+        missing = [k for k in required if k not in props]
+        if missing:
+            raise GraphError(
+                f"{where}: can never be satisfied: it requires {missing} but "
+                "'additionalProperties: false' allows only the fields under 'properties' "
+                f"({sorted(props) or 'none'}); add them to 'properties'"
+            )
+    if "enum" in schema:
+        enum = schema["enum"]
+        if not isinstance(enum, list) or not enum:
+            raise GraphError(f"{where}: can never be satisfied: 'enum' must be a non-empty list")
+        t = schema.get("type")
+        if t is not None:
+            names = t if isinstance(t, list) else [t]
+            if not any(_is_type(v, n) for v in enum for n in names):
+                raise GraphError(
+                    f"{where}: can never be satisfied: no value of 'enum' is of type {t!r}"
+                )
+    lo, hi = schema.get("minItems", 0), schema.get("maxItems")
+    if hi is not None and lo > hi:
+        raise GraphError(f"{where}: can never be satisfied: minItems {lo} > maxItems {hi}")
+    t = schema.get("type")
+    if required and t is not None and "object" not in (t if isinstance(t, list) else [t]):
+        raise GraphError(f"{where}: 'required' fields need type 'object', not {t!r}")
 
 
 def validate_schema(value: Any, schema: Mapping[str, Any], path: str = "$") -> list[str]:
@@ -112,21 +147,30 @@ def text_parser(answer: str) -> str:
     return text
 
 
-def json_parser(schema: Mapping[str, Any] | None = None) -> Parser:
+def json_parser(schema: Mapping[str, Any] | None = None, *, take: str = "whole") -> Parser:
     """Parse JSON (a fenced block or the outermost braces are accepted, since models
-    wrap JSON in prose) and validate it against ``schema``."""
+    wrap JSON in prose) and validate it against ``schema``.
+
+    ``take="last"`` is for answers that reason in steps and hold several JSON
+    values (drafts, then the answer): the last JSON object or array wins, as in
+    AgentKit's JSON after-query."""
     if schema is not None:
         check_schema(schema)
+    if take not in ("whole", "last"):
+        raise GraphError(f"json_parser: take must be 'whole' or 'last', got {take!r}")
 
     def parse(answer: str) -> Any:
         text = answer.strip()
-        fenced = _FENCE.search(text)
-        if fenced:
-            text = fenced.group(1).strip()
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            value = _outermost_json(text)
+        if take == "last":
+            value = last_json(text)
+        else:
+            fenced = _FENCE.search(text)
+            if fenced:
+                text = fenced.group(1).strip()
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError:
+                value = _outermost_json(text)
         if schema is not None:
             problems = validate_schema(value, schema)
             if problems:
@@ -136,6 +180,29 @@ def json_parser(schema: Mapping[str, Any] | None = None) -> Parser:
         return value
 
     return parse
+
+
+def last_json(text: str) -> Any:
+    """The last top-level JSON object or array in ``text`` (prose between is ignored)."""
+    decoder = json.JSONDecoder()
+    found: list[Any] = []
+    i = 0
+    while i < len(text):
+        if text[i] in "{[":
+            try:
+                value, end = decoder.raw_decode(text, i)
+            except json.JSONDecodeError:
+                i += 1
+                continue
+            found.append(value)
+            i = end
+        else:
+            i += 1
+    if not found:
+        raise AfterQueryError(
+            "The answer holds no valid JSON object. End it with the answer as one JSON value."
+        )
+    return found[-1]
 
 
 def _outermost_json(text: str) -> Any:
@@ -204,7 +271,7 @@ def parser_for(node: Node) -> Parser:
     if node.parser is not None:
         return node.parser
     if node.output == "json":
-        return json_parser(node.schema)
+        return json_parser(node.schema, take=node.json_take)
     if node.output == "choice":
         return choice_parser(node.choices)
     if node.output == "regex":

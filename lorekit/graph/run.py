@@ -12,13 +12,15 @@ import asyncio
 import inspect
 import time
 from collections.abc import MutableMapping
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from lorekit.graph.access import DbView, FrozenResults, freeze
 from lorekit.graph.compose import ComposeInput, DepView, default_compose, feedback_message
 from lorekit.graph.errors import AfterQueryError, GraphError, MissingValueError, NodeFailedError
+from lorekit.graph.hooks import hook_name
 from lorekit.graph.node import FailureKind, Node, NodeFailure, Parser
 from lorekit.graph.parsers import parser_for
+from lorekit.graph.shrink import shrink_answer
 from lorekit.graph.trace import AttemptTrace, NodeTrace, PassReport, node_model
 from lorekit.llm.base import Message, as_messages
 from lorekit.llm.errors import LLMError
@@ -43,24 +45,42 @@ class _NodeRun:
         self.max_attempts = 1 + retries
         self.parser: Parser = parser_for(node)
 
-    def compose(self) -> None:
+    async def compose(self) -> bool:
+        """Build the messages; False (and a ``hook`` failure) if a custom compose raised."""
         r = self.runner
+        node = self.node
         lay = r.state.layout
         deps = []
-        for d in lay.deps[self.node.key]:
+        for d in lay.deps[node.key]:
             question, result = r.dep_value(d)
-            deps.append(DepView(d, question, result, lay.mode(d, self.node.key)))
-        inp = ComposeInput(self.node, MappingProxyType(r.db), tuple(deps), r.graph.system)
-        if self.node.compose is None:
+            mode = lay.mode(d, node.key)
+            shown = None
+            if node.max_dep_chars is not None and mode != "hidden":
+                shown = await shrink_answer(r, node, d, result)
+            if node.compose is not None:  # Python code: a result it cannot change in place
+                result = freeze(result, f"compose of node {node.key!r}", f"@{d}")
+            deps.append(DepView(d, question, result, mode, shown))
+        custom = node.compose is not None
+        owner = "compose" if custom else "the prompt"
+        db = DbView(r.db, owner=owner, node=node.key, reads=node.reads_with(r.graph.system))
+        inp = ComposeInput(node, db, tuple(deps), r.graph.system)
+        if node.compose is None:
             self.messages = default_compose(inp)
-            self.question = inp.fill(self.node.prompt)
+            self.question = inp.fill(node.prompt)
         else:
-            self.messages = list(as_messages(self.node.compose(inp)))
             try:
-                self.question = inp.fill(self.node.prompt)
+                self.messages = list(as_messages(node.compose(inp)))
+            except GraphError:
+                raise
+            except Exception as exc:
+                self.fail("hook", _raised("compose", node.compose, exc))
+                return False
+            try:
+                self.question = inp.fill(node.prompt)
             except MissingValueError:
-                self.question = self.node.prompt
+                self.question = node.prompt
         self.trace.messages = [m.to_dict() for m in self.messages]
+        return True
 
     async def ask(self) -> bool:
         """Query until the parser accepts an answer; False when attempts run out."""
@@ -89,6 +109,12 @@ class _NodeRun:
             except AfterQueryError as exc:
                 if not self.reject(exc.feedback):
                     return False
+            except GraphError:
+                raise
+            except Exception as exc:
+                self.trace.attempts[-1].rejected = f"{type(exc).__name__}: {exc}"
+                self.fail("hook", _raised("parser", self.parser, exc))
+                return False
         return False
 
     def reject(self, feedback: str) -> bool:
@@ -126,6 +152,7 @@ class PassRunner:
         self.roles = roles
         self.report = report
         self.failures: list[NodeFailure] = []
+        self.summaries: dict[tuple[str, int, str], asyncio.Future[str]] = {}
         self.t0 = time.perf_counter()
 
     def dep_value(self, key: str) -> tuple[str, Any]:
@@ -148,8 +175,8 @@ class PassRunner:
         trace = NodeTrace(key, node.role, temporary=key in self.state.layout.temporary)
         trace.started_s = time.perf_counter() - self.t0
         run = _NodeRun(self, node, trace)
-        run.compose()
-        await run.ask()
+        if await run.compose():
+            await run.ask()
         return run
 
     async def run(self, *, sequential: bool, raise_on_failure: bool) -> dict[str, Any]:
@@ -174,10 +201,11 @@ class PassRunner:
                 key = ready[0]
                 await self._commit(key, tasks.pop(key, None))
         finally:
-            for t in tasks.values():
+            pending: list[asyncio.Future[Any]] = [*tasks.values(), *self.summaries.values()]
+            for t in pending:
                 t.cancel()
-            if tasks:
-                await asyncio.gather(*tasks.values(), return_exceptions=True)
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
         if self.failures and raise_on_failure:
             raise NodeFailedError(self.failures, st.results, self.report)
         return dict(st.results)
@@ -216,41 +244,70 @@ class PassRunner:
 
     async def _after_query(self, run: _NodeRun) -> Any:
         """Run the hook and the declared writes, re-asking the model while the hook
-        rejects the output. Graph edits are allowed only inside this step."""
+        rejects the output. Graph edits are allowed only inside this step.
+
+        Each attempt is a transaction: the hook writes into a :class:`DbView` and
+        edits a copy of the layout; both are kept only if the hook returns. A
+        rejection (``AfterQueryError``) or any other exception restores the
+        layout (temporary nodes, edges, skips) and drops the writes."""
         node = run.node
         st = self.state
         while run.failure is None:
             result = run.output
             if node.after_query is not None:
-                ctx = self._context(run)
+                view = DbView(
+                    self.db,
+                    owner="after-query hook",
+                    node=node.key,
+                    reads=node.reads_with(self.graph.system),
+                    writes=node.write_keys,
+                )
+                ctx = self._context(run, view)
+                before = st.layout
                 st.editor, st.added_by_editor = node.key, set()
                 try:
                     out = node.after_query(ctx, run.output)
                     result = await out if inspect.isawaitable(out) else out
                 except AfterQueryError as exc:
+                    st.layout = before
                     if run.reject(exc.feedback) and await run.ask():
                         continue
                     break
+                except GraphError:
+                    st.layout = before
+                    raise
+                except Exception as exc:
+                    st.layout = before
+                    run.fail("hook", _raised("after-query hook", node.after_query, exc))
+                    break
                 finally:
                     st.editor = None
+                    st.added_by_editor = set()
+                view.commit(self.db)
             for w in node.writes:
                 w.apply(self.db, result)
             return result
         return None
 
-    def _context(self, run: _NodeRun) -> Any:
+    def _context(self, run: _NodeRun, db: DbView) -> Any:
         from lorekit.graph.graph import NodeContext
 
         return NodeContext(
             run.node.key,
             run.node,
-            self.db,
+            db,
             self.graph,
             run.trace.answer or "",
             len(run.trace.attempts) - 1,
-            MappingProxyType(self.state.results),
+            FrozenResults(self.state.results, f"after-query hook of node {run.node.key!r}"),
         )
 
     def _record_failure(self, failure: NodeFailure) -> None:
         self.failures.append(failure)
         self.state.results[failure.key] = failure
+
+
+def _raised(what: str, fn: Any, exc: Exception) -> str:
+    """``after-query hook 'hooks.py:learn' raised ValueError: ...`` (one line)."""
+    text = " ".join(str(exc).split()) or "(no message)"
+    return f"{what} {hook_name(fn)!r} raised {type(exc).__name__}: {text}"

@@ -30,89 +30,26 @@ its gate. Errors name the file, the line, the node and the field.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
-from lorekit.graph.errors import GraphError
+from lorekit import yamlio
+from lorekit.graph.errors import CycleError, GraphError
 from lorekit.graph.graph import Graph, as_roles
 from lorekit.graph.hooks import BranchHook, HookError, resolve_hook
 from lorekit.graph.layout import Layout
 from lorekit.graph.locate import Locator
 from lorekit.graph.node import DepMode, Node, Write
 from lorekit.graph.parsers import check_schema
+from lorekit.graph.spec_model import GraphSpecModel, NodeSpec, SpecError
 from lorekit.llm.base import LLM
 from lorekit.llm.roles import Roles
-
-
-class SpecError(GraphError):
-    """A graph spec that cannot be used; each line says file, node, field and why."""
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-def _yes_no(value: Any) -> Any:
-    """YAML 1.1 reads a bare yes/no as a boolean; a spec author meant the word."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list):
-        return [_yes_no(v) for v in value]
-    return value
-
-
-class WriteSpec(_Strict):
-    key: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]*$")
-    value: str = Field("output", pattern=r"^output(\.[\w-]+)*$")
-    mode: Literal["set", "append", "extend", "merge"] = "set"
-
-
-class NodeSpec(_Strict):
-    prompt: str = Field(min_length=1)
-    description: str = ""
-    deps: list[str] = []
-    role: str = Field("default", min_length=1)
-    system: str | None = None
-    output: Literal["text", "json", "choice", "regex"] = "text"
-    json_schema: dict[str, Any] | None = Field(None, alias="schema")
-    choices: list[str] = []
-    pattern: str | None = None
-    parser: str | None = None
-    compose: str | None = None
-    after_query: str | None = None
-    writes: list[WriteSpec | str] = []
-    context: list[str] = []
-    shorthand: bool | list[str] = False
-    hidden: list[str] = []
-    max_retries: int | None = Field(None, ge=0, le=20)
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(None, gt=0)
-
-    _choices = field_validator("choices", mode="before")(_yes_no)
-
-
-class BranchSpec(_Strict):
-    gate: str
-    when: str | list[str]
-    run: list[str] = []
-    otherwise: list[str] = Field([], alias="else")
-
-    _when = field_validator("when", mode="before")(_yes_no)
-
-
-class GraphSpecModel(_Strict):
-    name: str | None = None
-    description: str = ""
-    system: str | None = None
-    max_retries: int = Field(2, ge=0, le=20)
-    database: dict[str, Any] = {}
-    nodes: dict[str, NodeSpec] = Field(min_length=1)
-    branches: list[BranchSpec] = []
 
 
 @dataclass(slots=True)
@@ -127,6 +64,7 @@ class GraphSpec:
     database: dict[str, Any]
     nodes: list[Node]
     gate_edges: list[tuple[str, str, str]] = field(default_factory=list)
+    locator: Locator | None = None
 
     @property
     def required(self) -> list[str]:
@@ -153,8 +91,10 @@ class GraphSpec:
         db.update(values or {})
         missing = [k for k in self.required if db.get(k) is None]
         if missing:
+            pos = self.locator.position(("database", missing[0])) if self.locator else None
+            where = f"{self.source}:{pos[0]}:{pos[1]}" if pos else self.source
             raise SpecError(
-                f"{self.source}: database: no value for {', '.join(map(repr, missing))} "
+                f"{where}: database: no value for {', '.join(map(repr, missing))} "
                 f"(declared without a value; set it, e.g. --set {missing[0]}=...)"
             )
         return db
@@ -179,53 +119,80 @@ def parse_spec(
 ) -> GraphSpec:
     """Validate spec text; ``base_dir`` is where ``file.py:hook`` references are found."""
     try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
+        root, data = yamlio.compose_and_load(text, source=source)
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise SpecError(f"{source}{where}: not valid YAML: {problem}") from None
+        raise SpecError(yamlio.describe_error(err, source)) from None
     if not isinstance(data, dict):
         raise SpecError(f"{source}: expected a mapping with 'nodes' at the top level")
     loc = Locator(source, root)
     try:
         model = GraphSpecModel.model_validate(data)
     except ValidationError as err:
-        raise SpecError(
-            "\n".join(loc.where(tuple(e["loc"]), e["msg"]) for e in err.errors())
-        ) from None
+        lines = [loc.where(tuple(e["loc"]), e["msg"]) for e in err.errors()]
+        raise SpecError("\n".join(lines), lines) from None
     return _Builder(model, loc, base_dir or Path.cwd(), default_name).build()
 
 
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_WRITE_VALUE = re.compile(r"^output(\.[\w-]+)*$")
+
+
+__all__ = ["GraphSpec", "GraphSpecModel", "NodeSpec", "SpecError", "load_spec", "parse_spec"]
+
+
 class _Builder:
+    """Turns a validated model into nodes, collecting every problem it finds
+    (each with its file:line:column) before raising one :class:`SpecError`."""
+
     def __init__(self, model: GraphSpecModel, loc: Locator, base_dir: Path, name: str) -> None:
         self.m = model
         self.loc = loc
         self.base_dir = base_dir
         self.name = model.name or name
+        self.errors: list[str] = []
+        self.order: list[tuple[int, int]] = []
 
-    def fail(self, path: tuple[Any, ...], message: str) -> SpecError:
-        return SpecError(self.loc.where(path, message))
+    def error(self, path: tuple[Any, ...], message: str) -> None:
+        line = self.loc.where(path, message)
+        if line not in self.errors:
+            self.errors.append(line)
+            self.order.append(self.loc.position(path) or (0, 0))
+
+    def raise_errors(self) -> None:
+        """Raise every problem found so far, in the order of the file."""
+        if self.errors:
+            ranked = sorted(zip(self.order, range(len(self.errors)), self.errors, strict=True))
+            lines = [line for _, _, line in ranked]
+            raise SpecError("\n".join(lines), lines)
 
     def build(self) -> GraphSpec:
         m = self.m
         keys = list(m.nodes)
         for key, ns in m.nodes.items():
+            if not _KEY.match(key):
+                self.error(
+                    ("nodes", key),
+                    f"node key {key!r} must start with a letter or _ and hold only "
+                    "letters, digits, _ and -",
+                )
             for field_name in ("deps", "hidden"):
-                for dep in getattr(ns, field_name):
+                for i, dep in enumerate(getattr(ns, field_name)):
                     if dep not in m.nodes:
-                        raise self.fail(
-                            ("nodes", key, field_name),
+                        self.error(
+                            ("nodes", key, field_name, i),
                             f"unknown node {dep!r} (nodes: {', '.join(keys)})",
                         )
-            for dep in ns.hidden + (ns.shorthand if isinstance(ns.shorthand, list) else []):
-                if dep not in ns.deps:
-                    raise self.fail(("nodes", key, "deps"), f"{dep!r} is styled but not a dep")
+            styled = ns.hidden + (ns.shorthand if isinstance(ns.shorthand, list) else [])
+            for dep in styled:
+                if dep in m.nodes and dep not in ns.deps:
+                    self.error(("nodes", key, "deps"), f"{dep!r} is styled but not a dep")
+            self._writes(key, ns)
         branches = self._branches()
-        nodes = {key: self._node(key, ns, branches.get(key)) for key, ns in m.nodes.items()}
-        edges = self._gate_edges()
+        built = {key: self._node(key, ns, branches.get(key)) for key, ns in m.nodes.items()}
+        nodes = {k: n for k, n in built.items() if n is not None}
         self._check_reads(nodes)
+        self.raise_errors()
+        edges = self._gate_edges()
         lay = Layout()
         for key in keys:
             lay.nodes[key] = nodes[key]
@@ -233,22 +200,45 @@ class _Builder:
         for gate, dst, _ in edges:
             if gate not in lay.deps[dst]:
                 lay.deps[dst].append(gate)
+        system = m.system.strip() if m.system else None
         try:
             lay.check_acyclic()
-            lay.check_races()
-        except GraphError as exc:
-            raise SpecError(f"{self.loc.source}: {exc}") from None
+        except CycleError as exc:
+            self.error(("nodes", exc.cycle[0], "deps"), str(exc))
+        else:
+            reads = Graph(name=self.name, system=system).system_reads
+            for race in lay.find_races(reads):
+                self.error(("nodes", race.reader, race.field or "prompt"), str(race))
+        self.raise_errors()
         order = _stable_topo(lay)
         return GraphSpec(
             self.name,
             self.loc.source,
             m.description,
-            m.system.strip() if m.system else None,
+            system,
             m.max_retries,
             dict(m.database),
             [nodes[k] for k in order],
             [(g, d, label) for g, d, label in edges if g not in nodes[d].deps],
+            self.loc,
         )
+
+    def _writes(self, key: str, ns: NodeSpec) -> None:
+        for i, w in enumerate(ns.writes):
+            wkey, value = (w, "output") if isinstance(w, str) else (w.key, w.value)
+            path = ("nodes", key, "writes", i)
+            if not _KEY.match(wkey):
+                self.error(
+                    (*path, "key") if not isinstance(w, str) else path,
+                    f"write key {wkey!r} is not a plain database key (a letter or _, "
+                    "then letters, digits, _ or -)",
+                )
+            if not _WRITE_VALUE.match(value):
+                self.error(
+                    (*path, "value"),
+                    f"write value {value!r} must be 'output' or a field of it such as "
+                    "'output.steps'",
+                )
 
     def _hook(self, key: str, field_name: str, ref: str | None) -> Any:
         if ref is None:
@@ -256,32 +246,41 @@ class _Builder:
         try:
             return resolve_hook(ref, self.base_dir)
         except HookError as exc:
-            raise self.fail(("nodes", key, field_name), str(exc)) from None
+            self.error(("nodes", key, field_name), str(exc))
+            return None
 
-    def _node(self, key: str, ns: NodeSpec, branch: BranchHook | None) -> Node:
+    def _node(self, key: str, ns: NodeSpec, branch: BranchHook | None) -> Node | None:
         path = ("nodes", key)
+        ok = True
         if ns.output == "choice" and not ns.choices:
-            raise self.fail((*path, "choices"), "output 'choice' needs a list of choices")
+            self.error((*path, "choices"), "output 'choice' needs a list of choices")
+            ok = False
         if ns.output == "regex" and not ns.pattern:
-            raise self.fail((*path, "pattern"), "output 'regex' needs a pattern")
+            self.error((*path, "pattern"), "output 'regex' needs a pattern")
+            ok = False
         if ns.json_schema is not None:
             try:
                 check_schema(ns.json_schema)
             except GraphError as exc:
-                raise self.fail((*path, "json_schema"), str(exc)) from None
+                self.error((*path, "schema"), str(exc))
+                ok = False
         modes: dict[str, DepMode] = {d: "hidden" for d in ns.hidden}
         if isinstance(ns.shorthand, list):
             modes.update({d: "short" for d in ns.shorthand})
         after = self._hook(key, "after_query", ns.after_query)
+        parser = self._hook(key, "parser", ns.parser)
+        compose = self._hook(key, "compose", ns.compose)
         if branch is not None:
             branch.inner = after
             after = branch
+        if not ok or not _KEY.match(key):
+            return None
         try:
             writes = [
                 Write(w) if isinstance(w, str) else Write(w.key, w.value, w.mode) for w in ns.writes
             ]
-        except GraphError as exc:
-            raise self.fail((*path, "writes"), str(exc)) from None
+        except GraphError:
+            return None  # reported by _writes
         try:
             return Node(
                 key,
@@ -293,8 +292,8 @@ class _Builder:
                 schema=ns.json_schema,
                 choices=tuple(ns.choices),
                 pattern=ns.pattern,
-                parser=self._hook(key, "parser", ns.parser),
-                compose=self._hook(key, "compose", ns.compose),
+                parser=parser,
+                compose=compose,
                 after_query=after,
                 writes=tuple(writes),
                 context=tuple(ns.context),
@@ -304,11 +303,18 @@ class _Builder:
                 temperature=ns.temperature,
                 max_tokens=ns.max_tokens,
                 description=ns.description,
+                hook_reads=tuple(ns.hook_reads),
+                hook_writes=tuple(ns.hook_writes),
+                max_dep_chars=ns.max_dep_chars,
+                dep_overflow=ns.dep_overflow,
+                summary_role=ns.summary_role,
+                json_take=ns.json_take,
             )
         except GraphError as exc:
             text = str(exc).removeprefix(f"node {key!r}: ")
-            guess = "pattern" if "pattern" in text else "deps" if "dep" in text else "prompt"
-            raise self.fail((*path, guess), text) from None
+            field_name = exc.field if exc.field and exc.field != "key" else None
+            self.error((*path, field_name) if field_name else path, text)
+            return None
 
     def _branches(self) -> dict[str, BranchHook]:
         hooks: dict[str, BranchHook] = {}
@@ -316,13 +322,14 @@ class _Builder:
         for i, b in enumerate(self.m.branches):
             gate = self.m.nodes.get(b.gate)
             if gate is None:
-                raise self.fail(("branches", i, "gate"), f"unknown node {b.gate!r}")
+                self.error(("branches", i, "gate"), f"unknown node {b.gate!r}")
+                continue
             values = [b.when] if isinstance(b.when, str) else list(b.when)
             if gate.output == "choice" and gate.choices:  # no choices: the node check says so
                 allowed = {c.lower() for c in gate.choices}
                 for v in values:
                     if v.lower() not in allowed:
-                        raise self.fail(
+                        self.error(
                             ("branches", i, "when"),
                             f"{v!r} is not one of the gate's choices {gate.choices}",
                         )
@@ -330,11 +337,9 @@ class _Builder:
                 for k in keys:
                     if k not in self.m.nodes or k == b.gate:
                         why = "the gate itself" if k == b.gate else "an unknown node"
-                        raise self.fail(("branches", i, field_name), f"{k!r} is {why}")
-                    if k in seen:
-                        raise self.fail(
-                            ("branches", i, field_name), f"{k!r} is in two branch lists"
-                        )
+                        self.error(("branches", i, field_name), f"{k!r} is {why}")
+                    elif k in seen:
+                        self.error(("branches", i, field_name), f"{k!r} is in two branch lists")
                     seen.add(k)
             entry = (frozenset(v.lower() for v in values), tuple(b.run), tuple(b.otherwise))
             hooks.setdefault(b.gate, BranchHook([])).branches.append(entry)
@@ -349,13 +354,22 @@ class _Builder:
         return edges
 
     def _check_reads(self, nodes: Mapping[str, Node]) -> None:
-        written = {k for n in nodes.values() for k in n.write_keys}
+        written = {
+            w if isinstance(w, str) else w.key for ns in self.m.nodes.values() for w in ns.writes
+        }
+        written |= {k for ns in self.m.nodes.values() for k in ns.hook_writes}
         declared = set(self.m.database) | written
         for key, node in nodes.items():
             for name in sorted(node.reads):
                 if name not in declared:
-                    field_name = "context" if name in node.context else "prompt"
-                    raise self.fail(
+                    field_name = (
+                        "context"
+                        if name in node.context
+                        else "hook_reads"
+                        if name in node.hook_reads
+                        else "prompt"
+                    )
+                    self.error(
                         ("nodes", key, field_name),
                         f"reads {name!r}, which is neither declared under 'database' "
                         "nor written by a node",

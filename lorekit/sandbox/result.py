@@ -13,8 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from lorekit import yamlio
 from lorekit.sandbox.errors import SandboxError
 from lorekit.sandbox.proxy import ApiCall, shorten
 
@@ -22,7 +21,7 @@ from lorekit.sandbox.proxy import ApiCall, shorten
 @cache
 def _templates() -> dict[str, Any]:
     with open(Path(__file__).with_name("feedback.yaml"), encoding="utf-8") as handle:
-        data: dict[str, Any] = yaml.safe_load(handle)
+        data: dict[str, Any] = yamlio.safe_load(handle)
     return data
 
 

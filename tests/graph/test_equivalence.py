@@ -3,7 +3,8 @@
 Hypothesis draws random DAGs whose nodes answer after random delays (so the
 concurrent completion order is shuffled), read values written by their
 dependencies, append to a shared log, sometimes reject their first answer,
-and sometimes edit the graph (skip a descendant, add a temporary node).
+and sometimes edit the graph (skip a descendant, add a temporary node), and
+sometimes have their hook refuse the first attempt after making its edits.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from graph_helpers import node_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lorekit.graph import Graph, Node, NodeContext, Write
+from lorekit.graph import AfterQueryError, Graph, Node, NodeContext, Write
 from lorekit.llm import Message, ScriptedLLM
 
 PATTERN = r"^ok (\w+)$"
@@ -36,6 +37,7 @@ def dags(draw: st.DrawFn) -> list[dict[str, Any]]:
                 "writes": draw(st.booleans()),
                 "flaky": draw(st.booleans()),
                 "edit": draw(st.sampled_from([None, None, "skip", "add"])),
+                "hook_rejects": draw(st.booleans()),
             }
         )
     return nodes
@@ -77,12 +79,19 @@ def build(spec: list[dict[str, Any]], pass_no: list[int]) -> tuple[Graph, Script
             output="regex",
             pattern=PATTERN,
             writes=tuple(writes),
-            after_query=make_hook(key, s["edit"], [f"n{k}" for k in below], pass_no),
+            hook_writes=("hooks",),
+            after_query=make_hook(
+                key, s["edit"], [f"n{k}" for k in below], pass_no, s.get("hook_rejects", False)
+            ),
         )
     return g, llm
 
 
-def make_hook(key: str, edit: str | None, below: list[str], pass_no: list[int]) -> Any:
+def make_hook(
+    key: str, edit: str | None, below: list[str], pass_no: list[int], rejects: bool = False
+) -> Any:
+    rejected: set[int] = set()
+
     def hook(ctx: NodeContext, out: str) -> str:
         ctx.db.setdefault("hooks", []).append(key)
         if edit == "skip" and below and pass_no[0] == 2:
@@ -100,6 +109,11 @@ def make_hook(key: str, edit: str | None, below: list[str], pass_no: list[int]) 
                 ),
                 dependents=below[-1:],
             )
+        if rejects and pass_no[0] not in rejected:
+            # the first attempt of each pass is refused after its edits and writes:
+            # they must be undone, so the retry can make them again
+            rejected.add(pass_no[0])
+            raise AfterQueryError("again, please")
         return out
 
     return hook

@@ -119,7 +119,7 @@ async def test_custom_compose() -> None:
     llm = ScriptedLLM(default="ok")
     g = Graph(llm)
     g.add_node("a", "A?")
-    g.add_node("b", "B?", deps=["a"], compose=compose)
+    g.add_node("b", "B?", deps=["a"], compose=compose, hook_reads=["who"])
     await g.evaluate({"who": "me"})
     assert llm.calls[-1].messages == (Message("user", "Custom for me: a=ok"),)
 

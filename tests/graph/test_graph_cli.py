@@ -107,3 +107,17 @@ def test_node_failure_exits_1() -> None:
     assert code == 1
     assert "[gate] (retries: 2)\nFAILED" in out and "[plan]" in out and "BLOCKED" in out
     assert "node 'gate' failed" in err
+
+
+def test_hook_exception_exits_1_naming_node_hook_and_error(tmp_path: Path) -> None:
+    (tmp_path / "h.py").write_text("def boom(ctx, out):\n    raise ValueError('bad row 3')\n")
+    spec = tmp_path / "s.yaml"
+    spec.write_text("nodes:\n  a: {prompt: A, after_query: h.py:boom}\n  b: {prompt: B}\n")
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(
+        json.dumps({"roles": {"default": {"provider": "scripted", "model": "s", "answers": ["x"]}}})
+    )
+    code, out, err = invoke(["run", str(spec), "--config", str(cfg)])
+    assert code == 1 and "Traceback" not in err + out
+    assert "node 'a' failed: after-query hook 'h.py:boom' raised ValueError: bad row 3" in err
+    assert "[b]\nx" in out

@@ -131,7 +131,14 @@ async def test_after_query_error_retries_with_its_message(sequential: bool) -> N
 
     llm = per_node({"f": ["Fact: logs float?", "Fact: logs float"], "u": "ok"})
     g = Graph(llm)
-    g.add_node("f", tagged("f"), output="regex", pattern=r"Fact: (.+)", after_query=hook)
+    g.add_node(
+        "f",
+        tagged("f"),
+        output="regex",
+        pattern=r"Fact: (.+)",
+        after_query=hook,
+        hook_writes=["facts"],
+    )
     g.add_node("u", tagged("u", "{@f}"), deps=["f"])
     db: dict[str, Any] = {}
     out = await g.evaluate(db, sequential=sequential)

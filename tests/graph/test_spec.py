@@ -56,7 +56,7 @@ def test_good_spec_builds_with_gate_edge() -> None:
     [
         (
             ("deps: [situation]", "deps: [situaton]"),
-            ":34: node 'obstacle': field 'deps': unknown node 'situaton'",
+            ":34:12: node 'obstacle': field 'deps': unknown node 'situaton'",
         ),
         (
             ("    shorthand: true\n    prompt: Name", "    shorthnad: true\n    prompt: Name"),

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-import yaml
-
+from lorekit import yamlio
 from lorekit.agents.adapt.bridge import EnvBridge, bridge_for
 from lorekit.agents.base import Episode, Recorder, Trajectory
 from lorekit.agents.prompts import PromptError, render
@@ -30,7 +29,7 @@ from lorekit.llm.roles import Roles
 def prompts() -> dict[str, str]:
     """The templates in ``lorekit/agents/adapt/prompts.yaml``."""
     text = resources.files("lorekit.agents.adapt").joinpath("prompts.yaml").read_text()
-    data = yaml.safe_load(text)
+    data = yamlio.safe_load(text, source="adapt/prompts.yaml")
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise PromptError("adapt/prompts.yaml must map template names to strings")
     return data

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
+from lorekit import yamlio
 
 DATA_FILE = Path(__file__).with_name("data.yaml")
 
@@ -16,7 +16,7 @@ DATA_FILE = Path(__file__).with_name("data.yaml")
 def data() -> Mapping[str, Any]:
     """The parsed ``data.yaml``."""
     with DATA_FILE.open(encoding="utf-8") as fh:
-        loaded: dict[str, Any] = yaml.safe_load(fh)
+        loaded: dict[str, Any] = yamlio.safe_load(fh)
     return loaded
 
 

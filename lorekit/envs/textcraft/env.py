@@ -17,8 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from lorekit import yamlio
 from lorekit.envs.base import Observation, Step, Task, TextEnv
 from lorekit.envs.textcraft import solver
 from lorekit.envs.textcraft.recipes import RecipeBook, display_name
@@ -42,7 +41,7 @@ _NAMESPACE = re.compile(r"minecraft:")
 def messages() -> Mapping[str, Any]:
     """Observation templates, manual and action forms from ``messages.yaml``."""
     with MESSAGES_FILE.open(encoding="utf-8") as fh:
-        data: dict[str, Any] = yaml.safe_load(fh)
+        data: dict[str, Any] = yamlio.safe_load(fh)
     return data
 
 

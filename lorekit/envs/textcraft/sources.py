@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from lorekit import yamlio
 from lorekit.envs.textcraft.recipes import CATEGORY_PREFIX, Recipe, RecipeBook
 
 DATA_FILE = Path(__file__).with_name("data.yaml")
@@ -46,7 +45,7 @@ Ingredients = frozenset[tuple[str, int]]
 def game_data() -> Mapping[str, Any]:
     """The parsed ``data.yaml`` (tags, alternatives, version)."""
     with DATA_FILE.open(encoding="utf-8") as fh:
-        data: dict[str, Any] = yaml.safe_load(fh)
+        data: dict[str, Any] = yamlio.safe_load(fh)
     return data
 
 

@@ -1,0 +1,118 @@
+"""One strict YAML loader for every YAML file LoreKit reads.
+
+PyYAML's ``safe_load`` keeps the *last* of two equal keys in a mapping and
+drops the first without a word, so a spec with two nodes named ``plan``
+silently loses one. :class:`StrictLoader` is a ``SafeLoader`` whose mappings
+refuse duplicate keys, naming the file and the line of both definitions.
+The error is a :class:`yaml.YAMLError` (a ``ConstructorError``), so callers'
+existing ``except yaml.YAMLError`` handlers report it like a syntax error.
+
+:func:`describe_error` turns any YAML error into ``file:line:column: ...``,
+pointing at where the problem starts rather than at the end of the file for
+errors PyYAML only notices there (an unclosed quote or bracket).
+"""
+
+from __future__ import annotations
+
+from typing import IO, Any
+
+import yaml
+from yaml.constructor import ConstructorError
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class DuplicateKeyError(ConstructorError):
+    """A mapping defines the same key twice; both places are in the message."""
+
+
+class StrictLoader(yaml.SafeLoader):
+    """``SafeLoader`` that rejects duplicate mapping keys (merge keys ``<<`` aside)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            _check_duplicates(self, node)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _check_duplicates(loader: StrictLoader, node: yaml.MappingNode) -> None:
+    seen: dict[Any, yaml.Mark] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == _MERGE_TAG:
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            first = seen.get(key)
+        except TypeError:  # an unhashable key; the base constructor reports it
+            continue
+        mark = key_node.start_mark
+        if first is not None:
+            raise DuplicateKeyError(
+                "while constructing a mapping",
+                node.start_mark,
+                f"duplicate key {key!r} (first defined at line {first.line + 1}, "
+                f"column {first.column + 1}); each key may appear once",
+                mark,
+            )
+        seen[key] = mark
+
+
+def safe_load(stream: str | bytes | IO[str] | IO[bytes], *, source: str | None = None) -> Any:
+    """Like ``yaml.safe_load``, but duplicate keys raise :class:`DuplicateKeyError`.
+
+    ``source`` names the text in error marks (a file path) when ``stream`` is a
+    string; an open file already carries its name.
+    """
+    loader = StrictLoader(stream)
+    if source is not None:
+        loader.name = source
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+def compose_and_load(text: str, *, source: str | None = None) -> tuple[yaml.Node | None, Any]:
+    """The node tree (lines of every key, for error messages) and the data, in one parse."""
+    loader = StrictLoader(text)
+    if source is not None:
+        loader.name = source
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+        return root, data
+    finally:
+        loader.dispose()
+
+
+def error_mark(err: yaml.YAMLError) -> yaml.Mark | None:
+    """Where a YAML error is best reported.
+
+    PyYAML notices an unclosed quote or bracket only at the end of the stream;
+    its *context* mark (where the quote or bracket opened) is then the useful one.
+    """
+    problem = getattr(err, "problem_mark", None)
+    context = getattr(err, "context_mark", None)
+    at_end = problem is not None and (
+        "end of stream" in (getattr(err, "problem", None) or "")
+        or (problem.buffer is not None and problem.pointer >= len(problem.buffer.rstrip("\0")))
+    )
+    if at_end and context is not None:
+        return context  # type: ignore[no-any-return]
+    return problem if problem is not None else context
+
+
+def describe_error(err: yaml.YAMLError, source: str) -> str:
+    """``source:line:column: not valid YAML: problem (context)`` on one line."""
+    mark = error_mark(err)
+    where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    context = getattr(err, "context", None)
+    context_mark = getattr(err, "context_mark", None)
+    if isinstance(err, DuplicateKeyError):
+        return f"{where}: {problem}"  # the problem already names both places
+    if context and context_mark is not None and context_mark is not mark:
+        problem += f" ({context} at line {context_mark.line + 1})"
+    elif context and context_mark is mark:
+        problem += f" ({context}, which starts here)"
+    return f"{where}: not valid YAML: {problem}"
