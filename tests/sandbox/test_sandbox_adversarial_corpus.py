@@ -15,13 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from lorekit import yamlio
 from lorekit.sandbox import Limits, SandboxResult, WorkerPool, run_code
 from lorekit.sandbox.worker import CHILD_SCRIPT
 
 CORPUS_FILE = Path(__file__).with_name("corpus") / "escapes.yaml"
-CORPUS: dict[str, Any] = yaml.safe_load(CORPUS_FILE.read_text(encoding="utf-8"))
+CORPUS: dict[str, Any] = yamlio.safe_load(
+    CORPUS_FILE.read_text(encoding="utf-8"), source=str(CORPUS_FILE)
+)
 CASES: list[dict[str, Any]] = CORPUS["cases"]
 LIMITS = Limits(wall_s=1.0, cpu_s=1.5, memory_mb=128, max_output_chars=4_000, grace_s=0.4)
 #: Text that only appears if a forged report or a file outside came back.
