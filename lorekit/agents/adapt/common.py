@@ -94,11 +94,16 @@ class AdaptContext:
         temperature: float,
         max_tokens: int | None,
         stop: Sequence[str] | None = None,
+        sample: int = 0,
     ) -> str:
-        """One model call, charged to the budget before it is made."""
+        """One model call, charged to the budget before it is made.
+
+        ``sample`` tells repeated draws of the same request apart (a cache
+        keys on it), so a resampled trial is a new answer, not a cache hit.
+        """
         self.budget.take()
         out = await self.roles[role].complete(
-            list(messages), temperature=temperature, max_tokens=max_tokens, stop=stop
+            list(messages), temperature=temperature, max_tokens=max_tokens, stop=stop, sample=sample
         )
         return out.text
 
@@ -121,7 +126,11 @@ async def start(
     """Reset the environment and wrap the episode for the ADaPT family."""
     handle = as_async(env)
     episode = await Episode.start(handle, task, recorder, seed)
-    return AdaptContext(episode, roles, bridge_for(handle.name), CallBudget(max_calls))
+    ctx = AdaptContext(episode, roles, bridge_for(handle.name), CallBudget(max_calls))
+    # Live references: if an exception ends the episode, what was built so far
+    # is still in the notes the harness stores (finish() fills in the rest).
+    episode.trajectory.notes["subtasks"] = ctx.subtasks
+    return ctx
 
 
 def finish(ctx: AdaptContext, method: str, budget_hit: bool, **notes: Any) -> Trajectory:

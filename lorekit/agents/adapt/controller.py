@@ -91,6 +91,7 @@ class AdaptAgent:
     ) -> Trajectory:
         ctx = await start(env, task, roles, recorder, seed, self.max_calls)
         root = new_node(task.goal, 1)
+        ctx.ep.trajectory.notes["tree"] = root  # live: kept even if an exception ends the episode
         budget_hit = False
         try:
             await self.solve(ctx, root)

@@ -112,19 +112,29 @@ class Executor:
         return Message("system", system), Message("user", user)
 
     async def run(
-        self, ctx: AdaptContext, task: str, *, depth: int = 1, memory: Sequence[str] = ()
+        self,
+        ctx: AdaptContext,
+        task: str,
+        *,
+        depth: int = 1,
+        memory: Sequence[str] = (),
+        temperature: float | None = None,
+        sample: int = 0,
     ) -> SubtaskResult:
         """Play ``task`` in the shared episode until a verdict or a limit.
 
-        Budget exhaustion propagates as :class:`BudgetExhausted`; the partial
-        result is still recorded in ``ctx.subtasks``.
+        ``temperature`` and ``sample`` override the executor's own for this
+        run (a resampled trial). Budget exhaustion propagates as
+        :class:`BudgetExhausted`; the partial result is still recorded in
+        ``ctx.subtasks``.
         """
         result = SubtaskResult(task, depth)
         ctx.subtasks.append(result.to_dict())
         slot = len(ctx.subtasks) - 1
         ctx.deepest = max(ctx.deepest, depth)
+        draw = (self.temperature if temperature is None else temperature, sample)
         try:
-            await self._turns(ctx, task, memory, result)
+            await self._turns(ctx, task, memory, result, draw)
         except BudgetExhausted:
             result.stop = "budget"
             await self._settle(ctx, result)
@@ -136,7 +146,12 @@ class Executor:
         return result
 
     async def _turns(
-        self, ctx: AdaptContext, task: str, memory: Sequence[str], result: SubtaskResult
+        self,
+        ctx: AdaptContext,
+        task: str,
+        memory: Sequence[str],
+        result: SubtaskResult,
+        draw: tuple[float, int] = (0.0, 0),
     ) -> None:
         system, first = await self._first_messages(ctx, task, memory)
         history: list[Message] = []
@@ -151,9 +166,10 @@ class Executor:
             text = await ctx.ask(
                 self.role,
                 [system, first, *shown],
-                temperature=self.temperature,
+                temperature=draw[0],
                 max_tokens=self.max_tokens,
                 stop=["\nObservation:"],
+                sample=draw[1],
             )
             result.turns += 1
             _, action, problem = parse_react(text)
