@@ -83,18 +83,20 @@ async def test_react_solves_a_depth2_task(env: TextCraftEnv) -> None:
     assert len(turns) == len(plan) and turns[0]["thought"] == "step 0"
 
 
+JUNK = [
+    "",
+    "I am not sure what to do.\nMaybe later.",
+    "Thought: x\nAction:",
+    "Action: dance wildly",
+    "Action: craft 99 diamond using 1 dirt",
+    "Action: get -3 stick",
+]
+
+
 async def test_malformed_and_off_grammar_answers_fail_cleanly(env: TextCraftEnv) -> None:
     task = depth2(env)
-    junk = [
-        "",
-        "I am not sure what to do.\nMaybe later.",
-        "Thought: x\nAction:",
-        "Action: dance wildly",
-        "Action: craft 99 diamond using 1 dirt",
-        "Action: get -3 stick",
-    ]
-    llm = ScriptedLLM(junk, default="Thought: ?\nAction: fly to the moon")
-    agent = ReActAgent(max_turns=12)
+    llm = ScriptedLLM(JUNK, default="Thought: ?\nAction: fly to the moon")
+    agent = ReActAgent(max_turns=12, patience=None)
     traj = await agent.run(env, task, Roles(llm), NullRecorder(), seed=0)
     assert not traj.success and traj.stop_reason == "budget"
     assert len(llm.calls) == 12
@@ -104,6 +106,14 @@ async def test_malformed_and_off_grammar_answers_fail_cleanly(env: TextCraftEnv)
     # the model was told what was wrong with its malformed answers
     fed_back = [m.content for m in llm.calls[-1].messages if "could not be used" in m.content]
     assert len(fed_back) == 3
+
+
+async def test_patience_ends_a_run_of_invalid_actions(env: TextCraftEnv) -> None:
+    """The executor's limit, so ReAct's too: three invalid actions in a row end the run."""
+    llm = ScriptedLLM(JUNK, default="Thought: ?\nAction: fly to the moon")
+    traj = await ReActAgent(max_turns=12).run(env, depth2(env), Roles(llm), NullRecorder())
+    assert traj.stop_reason == "gave_up" and traj.notes["stop"] == "patience"
+    assert len(llm.calls) == 6 and len(traj.steps) == 3  # three format errors cost turns only
 
 
 async def test_env_step_limit_ends_react(env: TextCraftEnv) -> None:

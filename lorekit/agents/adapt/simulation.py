@@ -15,8 +15,13 @@ difference the methods show comes from how each method uses them.
   an over-confident executor, seeded by the prompt so runs repeat.
 - Reflection (the same model asked to reflect): names the items it wrongly
   tried to fetch, or admits stopping too early.
-- Planner: splits "obtain N X" into one step per missing ingredient (an OR of
-  two kinds for a category such as planks) plus the final craft, joined by AND.
+- Planner: follows the contract its prompt states. Asked for a short
+  one-level plan (ADaPT), it splits "obtain N X" into one step per missing
+  ingredient (an OR of two kinds for a category such as planks) plus the
+  final craft, joined by AND. Asked for a complete plan (Plan-and-Execute),
+  it lists every craft the goal needs, ingredients first, one per step, so
+  each step can be done without more planning. Either way it keeps to the
+  "at most N steps" it is given.
 """
 
 from __future__ import annotations
@@ -32,7 +37,9 @@ from lorekit.envs.textcraft.recipes import RecipeBook, display_name, is_category
 from lorekit.llm.base import Message
 
 ModelFn = Callable[[tuple[Message, ...]], str]
-_TASK = re.compile(r"^(?:Your task now|Task):\s*(.+)$", re.M)
+_TASK = re.compile(r"^(?:Goal|Your task now|Task):\s*(.+)$", re.M)
+_MOST = re.compile(r"at most (\d+) steps", re.I)
+_COMPLETE = re.compile(r"\bcomplete plan\b", re.I)
 _STATE = re.compile(r"^Current state:\s*Inventory:\s*(.*)$", re.M)
 _LESSON = re.compile(r"([a-z][a-z ]*?) cannot be fetched; it must be crafted", re.I)
 _NOT_BASE = re.compile(
@@ -64,9 +71,9 @@ def read_inventory(book: RecipeBook, text: str) -> dict[str, int]:
 
 
 def read_task(book: RecipeBook, text: str) -> tuple[int, str] | None:
-    """(count, item id) of the task line, or None when it names no known item."""
-    match = _TASK.search(text)
-    goal = parse_goal(match.group(1)) if match else None
+    """(count, item id) of the (last) task line, or None when it names no known item."""
+    found = _TASK.findall(text)
+    goal = parse_goal(found[-1]) if found else None
     if goal is None:
         return None
     ident = resolve(book, goal[1])
@@ -191,35 +198,75 @@ def textcraft_planner(book: RecipeBook) -> ModelFn:
             return "I cannot tell what this task asks for."
         count, item = goal
         held = read_inventory(book, prompt)
+        most = _MOST.search(prompt)
+        limit = int(most.group(1)) if most else None
         if is_category(item):
             item = book.preferred_member(item)
-        recipe = book.best_recipe(item)
-        if recipe is None:
+        if book.best_recipe(item) is None:
             return f"Step 1: get {count} {display_name(item)}\nExecution order: Step 1"
-        batches = math.ceil(max(1, count - held.get(item, 0)) / recipe.count)
-        steps: list[str] = []
-        order: list[str] = []
-        using = []
-        for ingredient, per in recipe.ingredients:
-            need = per * batches
-            using.append(f"{need} {display_name(ingredient)}")
-            kinds = _kinds(book, ingredient)
-            if sum(held.get(k, 0) for k in kinds) >= need:
-                continue
-            refs = []
-            for kind in kinds[:2]:
-                verb = "craft" if book.is_craftable(kind) else "get"
-                steps.append(f"{verb} {need} {display_name(kind)}")
-                refs.append(f"Step {len(steps)}")
-            order.append(refs[0] if len(refs) == 1 else "(" + " OR ".join(refs) + ")")
-        steps.append(
-            f"craft {recipe.count * batches} {display_name(item)} using {', '.join(using)}"
-        )
-        order.append(f"Step {len(steps)}")
-        lines = [f"Step {i}: {s}" for i, s in enumerate(steps, 1)]
-        return "\n".join([*lines, f"Execution order: {' AND '.join(order)}"])
+        if _COMPLETE.search(prompt):
+            return _complete_plan(book, held, item, count, limit)
+        return _one_level_plan(book, held, item, count, limit)
 
     return plan
+
+
+def _render(groups: list[list[str]]) -> str:
+    """Steps from groups of alternatives: a group of two is an OR; groups are ANDed."""
+    lines: list[str] = []
+    order: list[str] = []
+    for group in groups:
+        refs = []
+        for step in group:
+            lines.append(f"Step {len(lines) + 1}: {step}")
+            refs.append(f"Step {len(lines)}")
+        order.append(refs[0] if len(refs) == 1 else "(" + " OR ".join(refs) + ")")
+    return "\n".join([*lines, f"Execution order: {' AND '.join(order)}"])
+
+
+def _one_level_plan(
+    book: RecipeBook, held: Mapping[str, int], item: str, count: int, limit: int | None
+) -> str:
+    """ADaPT's contract: the missing ingredients of one recipe, then that recipe."""
+    recipe = book.best_recipe(item)
+    assert recipe is not None
+    batches = math.ceil(max(1, count - held.get(item, 0)) / recipe.count)
+    groups: list[list[str]] = []
+    using = []
+    for ingredient, per in recipe.ingredients:
+        need = per * batches
+        using.append(f"{need} {display_name(ingredient)}")
+        kinds = _kinds(book, ingredient)
+        if sum(held.get(k, 0) for k in kinds) >= need:
+            continue
+        groups.append(
+            [
+                f"{'craft' if book.is_craftable(k) else 'get'} {need} {display_name(k)}"
+                for k in kinds[:2]
+            ]
+        )
+    groups.append([f"craft {recipe.count * batches} {display_name(item)} using {', '.join(using)}"])
+    while limit is not None and sum(map(len, groups)) > limit:
+        wide = [g for g in groups if len(g) > 1]
+        if not wide:
+            break
+        wide[-1].pop()  # drop an alternative before dropping a needed step
+    return _render(groups)
+
+
+def _complete_plan(
+    book: RecipeBook, held: Mapping[str, int], item: str, count: int, limit: int | None
+) -> str:
+    """Plan-and-Execute's contract: every craft the goal needs, ingredients first.
+
+    Base ingredients are fetched inside the step that uses them. Past the
+    step limit, the deepest crafts are left to the steps that need them.
+    """
+    everything = capped_plan(book, held, item, count, levels=len(book.items) + 1)
+    crafts = [a for a in everything if a.startswith("craft ")]
+    if limit is not None and len(crafts) > limit:
+        crafts = crafts[-limit:]
+    return _render([[c] for c in crafts])
 
 
 def _kinds(book: RecipeBook, ingredient: str) -> list[str]:
