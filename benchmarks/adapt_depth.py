@@ -76,7 +76,7 @@ def study_env(max_steps: int | None = UNCAPPED) -> Callable[[], TextCraftEnv]:
     """A factory of TextCraft envs with the given step cap (None: uncapped)."""
 
     def build() -> TextCraftEnv:
-        return TextCraftEnv(max_steps=max_steps)  # type: ignore[arg-type]
+        return TextCraftEnv(max_steps=max_steps)  # None: the uncapped mode
 
     return build
 
@@ -244,7 +244,12 @@ def report(result: StudyResult) -> str:
 
 def grid_report(cells: dict[tuple[int, float], dict[Trust, StudyResult]]) -> str:
     """One line per setting and trust mode: overall rates, ADaPT's rank, the pattern."""
-    short = {"ReAct": "ReAct", "Plan-and-Execute": "P&E", "Try-Again": "TryAg", "Reflexion": "Reflx"}
+    short = {
+        "ReAct": "ReAct",
+        "Plan-and-Execute": "P&E",
+        "Try-Again": "TryAg",
+        "Reflexion": "Reflx",
+    }
     short["ADaPT"] = "ADaPT"
     head = f"{'k':>2} {'noise':>5} {'trust':>5} " + "".join(f"{short[m]:>7}" for m in METHODS)
     lines = [head + "  ADaPT   pattern"]

@@ -139,10 +139,11 @@ def _demo(item: Any, where: str, path: str) -> Demo:
 def _plan_demo(item: Any, where: str, path: str) -> PlanDemo:
     body = _mapping(item, where, path)
     _only(body, {"setting", "task", "state", "plan"}, where, path)
-    return PlanDemo(
-        *(_text(body.get(k), where, f"{path}.{k}").strip() for k in ("setting", "task", "state")),
-        _text(body.get("plan"), where, f"{path}.plan").strip(),
+    setting, task, state, plan = (
+        _text(body.get(k), where, f"{path}.{k}").strip()
+        for k in ("setting", "task", "state", "plan")
     )
+    return PlanDemo(setting, task, state, plan)
 
 
 def _mapping(value: Any, where: str, path: str) -> dict[str, Any]:

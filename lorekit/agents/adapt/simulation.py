@@ -248,9 +248,10 @@ def _one_level_plan(
     groups.append([f"craft {recipe.count * batches} {display_name(item)} using {', '.join(using)}"])
     while limit is not None and sum(map(len, groups)) > limit:
         wide = [g for g in groups if len(g) > 1]
-        if not wide:
-            break
-        wide[-1].pop()  # drop an alternative before dropping a needed step
+        if wide:
+            wide[-1].pop()  # first drop alternatives,
+        else:
+            groups.pop(0)  # then leave ingredients to the final craft's own step
     return _render(groups)
 
 

@@ -77,9 +77,7 @@ def test_react_in_the_study_gets_d_max_times_the_executor_turns(study: ModuleTyp
         react, adapt = agents["ReAct"], agents["ADaPT"]
         assert isinstance(react, ReActAgent) and isinstance(adapt, AdaptAgent)
         assert react.executor.max_turns == d_max * adapt.executor.max_turns
-        assert all(
-            getattr(a, "trust", "self") == "self" for n, a in agents.items() if n != "ReAct"
-        )
+        assert all(getattr(a, "trust", "self") == "self" for n, a in agents.items() if n != "ReAct")
 
 
 def test_grid_report_counts_settings_per_trust_mode(study: ModuleType) -> None:
