@@ -41,14 +41,14 @@ from pathlib import Path
 
 from lorekit.agents.adapt import AdaptAgent, PlanExecuteAgent, ReflexionAgent, TryAgainAgent
 from lorekit.agents.adapt.executor import EXECUTOR_TURNS, Trust
-from lorekit.agents.adapt.simulation import textcraft_executor, textcraft_planner
+from lorekit.agents.adapt.simulation import SimulatedLLM, textcraft_executor, textcraft_planner
 from lorekit.agents.base import Agent
 from lorekit.agents.react import ReActAgent
 from lorekit.envs.base import Task
 from lorekit.envs.textcraft import TextCraftEnv
 from lorekit.eval.runner import plan_episodes, run_eval
 from lorekit.eval.store import RunStore
-from lorekit.llm import Roles, ScriptedLLM
+from lorekit.llm import Roles
 
 METHODS = ("ReAct", "Plan-and-Execute", "Try-Again", "Reflexion", "ADaPT")
 TRUSTS: tuple[Trust, ...] = ("env", "self")
@@ -142,10 +142,10 @@ async def run_study(
     for method, agent in make_agents(d_max, trust).items():
         roles = Roles(
             {
-                "executor": ScriptedLLM(
-                    fn=textcraft_executor(book, capability=capability, noise=noise, seed=seed)
+                "executor": SimulatedLLM(
+                    textcraft_executor(book, capability=capability, noise=noise, seed=seed)
                 ),
-                "planner": ScriptedLLM(fn=textcraft_planner(book)),
+                "planner": SimulatedLLM(textcraft_planner(book)),
             }
         )
         started = time.perf_counter()

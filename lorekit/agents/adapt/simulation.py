@@ -12,7 +12,9 @@ difference the methods show comes from how each method uses them.
   holds now, is at most ``k``. A lesson naming an item ("X cannot be fetched;
   it must be crafted") lets it expand that item one level more.
   ``noise`` is the chance, per turn, that it declares ``completed`` too early:
-  an over-confident executor, seeded by the prompt so runs repeat.
+  an over-confident executor, seeded by the prompt so runs repeat. A draw at
+  temperature > 0 with another ``sample`` index (a resampled Try-Again
+  trial) is another draw; wrap the model in :class:`SimulatedLLM` for that.
 - Reflection (the same model asked to reflect): names the items it wrongly
   tried to fetch, or admits stopping too early.
 - Planner: follows the contract its prompt states. Asked for a short
@@ -30,13 +32,16 @@ import math
 import random
 import re
 import zlib
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
 
 from lorekit.agents.adapt.bridge import parse_goal
 from lorekit.envs.textcraft.recipes import RecipeBook, display_name, is_category
-from lorekit.llm.base import Message
+from lorekit.llm.base import Completion, Message, MessageLike
+from lorekit.llm.scripted import ScriptedLLM
 
-ModelFn = Callable[[tuple[Message, ...]], str]
+ModelFn = Callable[..., str]
+"""``fn(messages)`` or ``fn(messages, draw)``: an answer to the messages (for that draw)."""
 _TASK = re.compile(r"^(?:Goal|Your task now|Task):\s*(.+)$", re.M)
 _MOST = re.compile(r"at most (\d+) steps", re.I)
 _COMPLETE = re.compile(r"\bcomplete plan\b", re.I)
@@ -157,7 +162,7 @@ def textcraft_executor(
     if capability < 0 or not 0.0 <= noise <= 1.0:
         raise ValueError(f"need capability >= 0 and 0 <= noise <= 1, got {capability}, {noise}")
 
-    def act(messages: tuple[Message, ...]) -> str:
+    def act(messages: tuple[Message, ...], draw: int = 0) -> str:
         if "Reflection:" in messages[0].content:
             return reflect(messages)
         first = messages[1].content
@@ -173,8 +178,8 @@ def textcraft_executor(
             return _answer("That did not work and I see no other way.", "failed")
         if t >= len(plan):
             return _answer("The task is done.", "completed")
-        draw = random.Random(zlib.crc32(f"{seed}|{t}|{first}".encode())).random()
-        if t and draw < noise:
+        key = f"{seed}|{t}|{first}" if not draw else f"{seed}|{draw}|{t}|{first}"
+        if t and random.Random(zlib.crc32(key.encode())).random() < noise:
             return _answer("That should be enough.", "completed")
         return _answer(f"Next I {plan[t].split(' using ')[0]}.", plan[t])
 
@@ -188,10 +193,45 @@ def textcraft_executor(
     return act
 
 
+class SimulatedLLM(ScriptedLLM):
+    """A scripted model whose answer function also sees which draw is asked for.
+
+    At temperature 0 every call is draw 0 (the same prompt, the same answer);
+    at temperature > 0 the call's ``sample`` index is the draw, so resampling
+    (Try-Again's later trials) gives another answer, as a real model would.
+    The draw is read synchronously before the answer function runs, so one
+    instance can serve concurrent episodes.
+    """
+
+    def __init__(self, fn: ModelFn, *, model: str = "simulated") -> None:
+        self._draw = 0
+        super().__init__(fn=lambda messages: fn(messages, self._draw), model=model)
+
+    async def complete(
+        self,
+        messages: Sequence[MessageLike] | str,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | str | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        sample: int = 0,
+    ) -> Completion:
+        self._draw = sample if temperature > 0 else 0
+        return await super().complete(
+            messages,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            stop=stop,
+            response_format=response_format,
+            sample=sample,
+        )
+
+
 def textcraft_planner(book: RecipeBook) -> ModelFn:
     """The planner model; see the module docstring."""
 
-    def plan(messages: tuple[Message, ...]) -> str:
+    def plan(messages: tuple[Message, ...], draw: int = 0) -> str:
         prompt = messages[1].content
         goal = read_task(book, prompt)
         if goal is None:

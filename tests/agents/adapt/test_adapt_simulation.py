@@ -6,13 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from lorekit.agents import NullRecorder
-from lorekit.agents.adapt import PlanExecuteAgent, Planner
+from lorekit.agents.adapt import Executor, PlanExecuteAgent, Planner
 from lorekit.agents.adapt.common import start
-from lorekit.agents.adapt.simulation import textcraft_executor, textcraft_planner
+from lorekit.agents.adapt.simulation import (
+    SimulatedLLM,
+    textcraft_executor,
+    textcraft_planner,
+)
 from lorekit.envs.textcraft import TextCraftEnv, solver
 from lorekit.eval.runner import plan_episodes, run_eval
 from lorekit.eval.store import RunStore
-from lorekit.llm import Roles, ScriptedLLM
+from lorekit.llm import Message, Roles, ScriptedLLM
 
 
 async def plan_for(env: TextCraftEnv, item: str, planner: Planner) -> list[str]:
@@ -66,3 +70,26 @@ async def test_plan_execute_with_a_complete_plan_solves_deep_recipes(tmp_path: P
             run_id="pe",
         )
     assert result.successes == len(tasks) > 0
+
+
+async def test_a_resampled_draw_is_another_draw(env: TextCraftEnv) -> None:
+    """At temperature > 0 another ``sample`` index gives another draw of the executor's
+    noise (a Try-Again trial after a reset is not a replay); at temperature 0 it does not."""
+    model = SimulatedLLM(textcraft_executor(env.book, capability=2, noise=0.5))
+    target = next(t for t in env.tasks("all") if t.id == "wooden_pickaxe")
+    ctx = await start(env, target, Roles({"executor": model}), NullRecorder(), 0, None)
+    prompt = list(await Executor()._first_messages(ctx, target.goal, ()))
+
+    async def answers(temperature: float, sample: int) -> list[str]:
+        out = []
+        for turn in range(1, 5):  # the noise applies from the second turn on
+            history = [Message("assistant", f"Action: get {turn} oak log")] * turn
+            history.append(Message("user", "Observation: Got 1 oak log."))
+            done = await model.complete([*prompt, *history], temperature=temperature, sample=sample)
+            out.append(done.text)
+        return out
+
+    assert await answers(0.0, 0) == await answers(0.0, 3)
+    assert await answers(0.7, 0) == await answers(0.0, 0)
+    draws = [await answers(0.7, s) for s in range(1, 6)]
+    assert any(d != draws[0] for d in draws[1:])
