@@ -252,19 +252,18 @@ def grid_report(cells: dict[tuple[int, float], dict[Trust, StudyResult]]) -> str
     }
     short["ADaPT"] = "ADaPT"
     head = f"{'k':>2} {'noise':>5} {'trust':>5} " + "".join(f"{short[m]:>7}" for m in METHODS)
-    lines = [head + "  ADaPT   pattern"]
+    lines = [head + "  ADaPT   pattern (first problem)"]
     tally: dict[Trust, dict[str, int]] = {}
     for (k, noise), by_trust in sorted(cells.items()):
         for trust, res in by_trust.items():
             rank = adapt_rank(res)
-            shown = not pattern_problems(res)
+            problems = pattern_problems(res)
             count = tally.setdefault(trust, {"leads": 0, "ties": 0, "behind": 0, "pattern": 0})
             count[rank] += 1
-            count["pattern"] += shown
+            count["pattern"] += not problems
             rates = "".join(f"{res.overall(m):>7.0%}" for m in METHODS)
-            lines.append(
-                f"{k:>2} {noise:>5.2f} {trust:>5} {rates}  {rank:<7} {'shown' if shown else 'no'}"
-            )
+            why = "shown" if not problems else f"no: {problems[0]}"
+            lines.append(f"{k:>2} {noise:>5.2f} {trust:>5} {rates}  {rank:<7} {why}")
     lines.append("")
     for trust, count in tally.items():
         lines.append(
