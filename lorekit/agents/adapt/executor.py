@@ -165,7 +165,7 @@ class Executor:
         return self._fill(
             "system",
             **await ctx.manual_values(),
-            rules="\n" + self._fill("rules", rules=known.rules) if known.rules else "",
+            rules=f"\n{self._fill('rules', rules=known.rules)}\n" if known.rules else "",
             examples="\n" + self._fill("examples", examples=examples) if demos else "",
         )
 

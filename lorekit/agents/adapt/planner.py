@@ -124,7 +124,7 @@ class Planner:
     def system_prompt_parts(self, ctx: AdaptContext) -> dict[str, str]:
         """The rules (the env's and the style's) and the worked plans of this style."""
         known = ctx.examples
-        rules = "\n".join(
+        rules = "\n\n".join(
             r for r in (known.rules, known.planner_rules.get(self.style, "")) if r
         ).strip()
         demos = known.planner.get(self.style, ())[: self.shots]
@@ -140,7 +140,7 @@ class Planner:
             for i, d in enumerate(demos, 1)
         )
         return {
-            "rules": "\n" + rules if rules else "",
+            "rules": f"\n{rules}\n" if rules else "",
             "examples": "\n" + fill("planner_examples", examples=shown) if demos else "",
         }
 
