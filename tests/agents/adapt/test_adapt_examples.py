@@ -23,11 +23,13 @@ from _adapt_scripts import (
 from lorekit.agents import NullRecorder, make_agent
 from lorekit.agents.adapt import (
     AdaptAgent,
+    NullBridge,
     PlanExecuteAgent,
     TextCraftBridge,
     parse_goal,
     parse_plan,
 )
+from lorekit.agents.adapt.bridge import without_goal
 from lorekit.agents.examples import ExamplesError, examples_for, parse_examples
 from lorekit.agents.react import ReActAgent
 from lorekit.envs.textcraft import TextCraftEnv
@@ -185,3 +187,16 @@ async def test_planner_examples_come_before_the_task(env: TextCraftEnv) -> None:
     await PlanExecuteAgent().run(env, pickaxe(env), Roles(models), NullRecorder())
     assert seen[0][1].content.count("Goal:") == 1 and "Step 1:" not in seen[0][1].content
     assert "Step 1:" in seen[0][0].content  # the worked plans
+
+
+def test_settings_drop_the_goal_lines_only() -> None:
+    opening = "Step 0. You face a tree.\nInventory: nothing.\nGoal: Unlock the achievement eat_cow."
+    kept = NullBridge().describe_setting(opening, "Unlock the achievement eat_cow.")
+    assert kept == "Step 0. You face a tree.\nInventory: nothing."
+    other = "You are in a kitchen.\nYour task is to: put a clean mug on the desk."
+    assert without_goal(other, "put a clean mug on the desk") == "You are in a kitchen."
+    # TextCraft drops only its Goal: line; a crafting command may name the goal item
+    craft = "Crafting commands:\ncraft 1 stick using 2 bamboo\n\nGoal: craft stick."
+    assert TextCraftBridge().describe_setting(craft, "craft stick") == (
+        "Crafting commands:\ncraft 1 stick using 2 bamboo"
+    )
