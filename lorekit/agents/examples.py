@@ -14,6 +14,7 @@ field and what was expected.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -23,6 +24,7 @@ from typing import Any
 import yaml
 
 EXAMPLES_DIR = ("prompts", "examples")
+_ENV_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 DEFAULT_SHOTS = 2
 """Examples per prompt unless an agent is told otherwise (the paper shows two worked plans)."""
 
@@ -79,6 +81,8 @@ def check_shots(shots: int) -> int:
 @cache
 def examples_for(env_name: str) -> EnvExamples:
     """The examples for the env registered as ``env_name`` (empty if it has none)."""
+    if not _ENV_NAME.fullmatch(env_name):
+        return EnvExamples()  # not a registry-style name: never a path outside the folder
     folder = resources.files("lorekit.agents").joinpath(*EXAMPLES_DIR)
     source = folder.joinpath(f"{env_name}.yaml")
     if not source.is_file():

@@ -173,6 +173,7 @@ def test_examples_files_are_checked_with_the_field_named() -> None:
     with pytest.raises(ExamplesError, match="planner must be a mapping"):
         parse_examples({**good, "planner": []}, "x.yaml")
     assert examples_for("no-such-env").executor == ()
+    assert examples_for("../prompts/react").rules == ""  # names, never paths
 
 
 async def test_planner_examples_come_before_the_task(env: TextCraftEnv) -> None:
