@@ -26,7 +26,7 @@ from lorekit.extras import requires_extra
 AgentFactory = Callable[..., Agent]
 
 AGENTS: dict[str, tuple[AgentFactory, str, bool]] = {
-    "react": (ReActAgent, "reason-then-act turns with a turn budget", True),
+    "react": (ReActAgent, "reason-then-act turns: ADaPT's executor alone, d_max x its turns", True),
     "oracle": (OracleAgent, "follows the environment's built-in expert (no model)", False),
     "random": (RandomAgent, "uniform over the environment's candidate actions (no model)", False),
     "adapt": (AdaptAgent, "ADaPT: executor first, AND/OR decomposition only on failure", True),

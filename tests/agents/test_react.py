@@ -3,7 +3,8 @@ runs through a real OpenAI-compatible HTTP server."""
 
 import pytest
 
-from lorekit.agents import NullRecorder, ReActAgent, make_agent, parse_react
+from lorekit.agents import AdaptAgent, NullRecorder, ReActAgent, make_agent, parse_react
+from lorekit.agents.adapt import Executor
 from lorekit.envs import Task, make
 from lorekit.envs.textcraft import TextCraftEnv
 from lorekit.llm import Roles, ScriptedLLM
@@ -83,18 +84,20 @@ async def test_react_solves_a_depth2_task(env: TextCraftEnv) -> None:
     assert len(turns) == len(plan) and turns[0]["thought"] == "step 0"
 
 
+JUNK = [
+    "",
+    "I am not sure what to do.\nMaybe later.",
+    "Thought: x\nAction:",
+    "Action: dance wildly",
+    "Action: craft 99 diamond using 1 dirt",
+    "Action: get -3 stick",
+]
+
+
 async def test_malformed_and_off_grammar_answers_fail_cleanly(env: TextCraftEnv) -> None:
     task = depth2(env)
-    junk = [
-        "",
-        "I am not sure what to do.\nMaybe later.",
-        "Thought: x\nAction:",
-        "Action: dance wildly",
-        "Action: craft 99 diamond using 1 dirt",
-        "Action: get -3 stick",
-    ]
-    llm = ScriptedLLM(junk, default="Thought: ?\nAction: fly to the moon")
-    agent = ReActAgent(max_turns=12)
+    llm = ScriptedLLM(JUNK, default="Thought: ?\nAction: fly to the moon")
+    agent = ReActAgent(max_turns=12, patience=None)
     traj = await agent.run(env, task, Roles(llm), NullRecorder(), seed=0)
     assert not traj.success and traj.stop_reason == "budget"
     assert len(llm.calls) == 12
@@ -104,6 +107,14 @@ async def test_malformed_and_off_grammar_answers_fail_cleanly(env: TextCraftEnv)
     # the model was told what was wrong with its malformed answers
     fed_back = [m.content for m in llm.calls[-1].messages if "could not be used" in m.content]
     assert len(fed_back) == 3
+
+
+async def test_patience_ends_a_run_of_invalid_actions(env: TextCraftEnv) -> None:
+    """The executor's limit, so ReAct's too: three invalid actions in a row end the run."""
+    llm = ScriptedLLM(JUNK, default="Thought: ?\nAction: fly to the moon")
+    traj = await ReActAgent(max_turns=12).run(env, depth2(env), Roles(llm), NullRecorder())
+    assert traj.stop_reason == "gave_up" and traj.notes["stop"] == "patience"
+    assert len(llm.calls) == 6 and len(traj.steps) == 3  # three format errors cost turns only
 
 
 async def test_env_step_limit_ends_react(env: TextCraftEnv) -> None:
@@ -140,3 +151,33 @@ def test_registry() -> None:
         make_agent("oracle", temperature=1)
     with pytest.raises(ValueError, match="max_turns"):
         ReActAgent(max_turns=0)
+
+
+async def test_react_is_the_adapt_executor_alone(env: TextCraftEnv) -> None:
+    """One ReAct loop: ``react`` and ADaPT at d_max=1 send the same prompts, turn by
+    turn, and stop by the same limits; only ReAct's default turn budget is larger."""
+    task = depth2(env)
+    answers = [
+        "Thought: look\nAction: inventory",
+        "Action: get 1 oak log",
+        "oops\nno",
+        "Action: failed",
+    ]
+    react_llm, adapt_llm = ScriptedLLM(answers), ScriptedLLM(answers)
+    t1 = await ReActAgent().run(env, task, Roles(react_llm), NullRecorder(), seed=0)
+    planner = ScriptedLLM(default="")
+    t2 = await AdaptAgent(d_max=1).run(
+        env, task, Roles({"executor": adapt_llm, "planner": planner}), NullRecorder(), seed=0
+    )
+    assert [c.messages for c in react_llm.calls] == [c.messages for c in adapt_llm.calls]
+    assert [c.params for c in react_llm.calls] == [c.params for c in adapt_llm.calls]
+    assert t1.actions == t2.actions and planner.calls == []
+    assert t1.notes["subtasks"] == t2.notes["subtasks"]
+    # the same turn limit, counted the same way (an unusable answer costs a turn)
+    for agent in (ReActAgent(max_turns=4), AdaptAgent(d_max=1, executor_turns=4)):
+        llm = ScriptedLLM(["junk\nmore junk"], default="Action: inventory")
+        traj = await agent.run(env, task, Roles(llm), NullRecorder(), seed=0)
+        assert len(llm.calls) == 4 and traj.notes["subtasks"][0]["stop"] == "turns"
+    # the budget: d_max x the executor's turns, as the paper gives ReAct
+    assert isinstance(ReActAgent().executor, Executor)
+    assert ReActAgent().max_turns == AdaptAgent().d_max * AdaptAgent().executor.max_turns

@@ -2,7 +2,10 @@
 
 - :class:`AdaptAgent`: executor first, planner only on failure, recursion to ``d_max``.
 - :class:`PlanExecuteAgent`, :class:`TryAgainAgent`, :class:`ReflexionAgent`:
-  the baselines, on the same executor; ReAct is ``AdaptAgent(d_max=1)``.
+  the baselines, on the same executor; ReAct (the ``react`` agent) is that
+  executor alone, the same code and prompt as ``AdaptAgent(d_max=1)``.
+- :class:`Executor`: LoreKit's one ReAct loop, with worked examples per
+  environment (``lorekit/agents/prompts/examples/``, ``shots`` of them).
 - :func:`parse_execution_order`: ``((Step 1 OR Step 2) AND Step 3)`` to a tree.
 - :class:`EnvBridge` and :func:`register_bridge`: what an environment may add
   (state text, sub-task checks) so ADaPT works well on it.

@@ -1,6 +1,7 @@
 """The baselines ADaPT is compared with, on the same executor.
 
-- ReAct is :class:`AdaptAgent` with ``d_max=1`` (one executor run, no planner).
+- ReAct is the executor alone (the ``react`` agent, the same loop and prompt
+  as :class:`AdaptAgent` with ``d_max=1``).
 - :class:`PlanExecuteAgent`: one plan up front, each step run once by the
   executor under the plan's AND/OR order; no adaptation when a step fails.
 - :class:`TryAgainAgent`: up to ``d_max`` executor trials on the whole task
@@ -28,6 +29,7 @@ from lorekit.agents.adapt.executor import Executor, SubtaskResult, Trust
 from lorekit.agents.adapt.order import evaluate_async
 from lorekit.agents.adapt.planner import Planner
 from lorekit.agents.base import Recorder, Trajectory, model_roles
+from lorekit.agents.examples import DEFAULT_SHOTS
 from lorekit.envs.asyncenv import EnvLike
 from lorekit.envs.base import Task
 from lorekit.llm.base import Message
@@ -36,9 +38,16 @@ from lorekit.llm.roles import Roles
 _REFLECTION = re.compile(r"^\s*\**\s*reflection\s*\**\s*[:：]\s*(.*)$", re.I | re.M | re.S)
 
 
-def _executor(role: str, turns: int, patience: int, trust: Trust, temperature: float) -> Executor:
+def _executor(
+    role: str, turns: int, patience: int, trust: Trust, temperature: float, shots: int
+) -> Executor:
     return Executor(
-        role=role, max_turns=turns, patience=patience, trust=trust, temperature=temperature
+        role=role,
+        max_turns=turns,
+        patience=patience,
+        trust=trust,
+        temperature=temperature,
+        shots=shots,
     )
 
 
@@ -59,17 +68,21 @@ class PlanExecuteAgent:
         executor_role: str = "executor",
         planner_role: str = "planner",
         temperature: float = 0.0,
+        shots: int = DEFAULT_SHOTS,
     ) -> None:
         self.max_calls = max_calls
         self.trust = trust
         self.model_roles = model_roles(executor_role, planner_role)
-        self.executor = _executor(executor_role, executor_turns, patience, trust, temperature)
+        self.executor = _executor(
+            executor_role, executor_turns, patience, trust, temperature, shots
+        )
         self.planner = Planner(
             role=planner_role,
             max_steps=plan_steps,
             retries=plan_retries,
             style="detailed",
             temperature=temperature,
+            shots=shots,
         )
 
     async def run(
@@ -126,6 +139,7 @@ class TryAgainAgent:
         temperature: float = 0.0,
         retry_temperature: float = 0.7,
         reset_per_trial: bool = True,
+        shots: int = DEFAULT_SHOTS,
     ) -> None:
         if d_max < 1:
             raise ValueError(f"d_max must be >= 1, got {d_max}")
@@ -136,7 +150,9 @@ class TryAgainAgent:
         self.retry_temperature = retry_temperature
         self.reset_per_trial = reset_per_trial
         self.model_roles = model_roles(executor_role)
-        self.executor = _executor(executor_role, executor_turns, patience, trust, temperature)
+        self.executor = _executor(
+            executor_role, executor_turns, patience, trust, temperature, shots
+        )
 
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
@@ -219,6 +235,7 @@ class ReflexionAgent(TryAgainAgent):
         retry_temperature: float = 0.7,
         reset_per_trial: bool = True,
         max_tokens: int | None = 256,
+        shots: int = DEFAULT_SHOTS,
     ) -> None:
         super().__init__(
             d_max=d_max,
@@ -230,6 +247,7 @@ class ReflexionAgent(TryAgainAgent):
             temperature=temperature,
             retry_temperature=retry_temperature,
             reset_per_trial=reset_per_trial,
+            shots=shots,
         )
         self.reflector_role = reflector_role
         self.model_roles = model_roles(executor_role, reflector_role)

@@ -1,6 +1,6 @@
 """What ADaPT needs from an environment beyond the :class:`TextEnv` contract.
 
-Two things, both optional for an environment:
+Three things, all optional for an environment:
 
 - ``describe_state``: a short text of the state that carries over from one
   sub-task to the next (TextCraft: the inventory). Sub-tasks run in the same
@@ -9,12 +9,16 @@ Two things, both optional for an environment:
   environment's state, not from the executor's say-so (TextCraft: is the item
   in the inventory, in the asked quantity?). ``None`` means "cannot tell", and
   the controller falls back to the executor's self-report.
+- ``describe_setting``: the episode's opening text without its goal, so a
+  sub-task's prompt can show the world (TextCraft: the crafting commands)
+  with the sub-task as its goal, not the root goal. The default drops the
+  lines that state the goal.
 
 Bridges are looked up by ``env.name``, so ALFWorld or WebShop plug in with
 :func:`register_bridge` and the controller does not change. An environment
 without a bridge gets :class:`NullBridge`: no state text, no checks.
 
-Bridge methods take the plain ``TextEnv`` and run where the env lives
+``describe_state`` and ``check_subtask`` take the plain ``TextEnv`` and run where the env lives
 (``AsyncEnv.call``): on its thread, or in its process, so a bridge must be
 picklable (a module-level class with picklable state) for process envs.
 """
@@ -48,6 +52,30 @@ class EnvBridge(Protocol):
         """Done according to the environment's state; None when it cannot tell."""
         ...
 
+    def describe_setting(self, opening: str, goal: str) -> str:
+        """The opening observation without the episode's goal (text only, no env call)."""
+        ...
+
+
+def without_goal(opening: str, goal: str = "") -> str:
+    """``opening`` minus its lines that start with ``Goal:`` or mention ``goal``.
+
+    Sub-tasks get their own goal line; keeping the root goal next to it would
+    tell the model to do two things at once.
+    """
+    wanted = _normalize(goal)
+    kept = [
+        line
+        for line in opening.splitlines()
+        if not line.strip().lower().startswith("goal:")
+        and not (wanted and wanted in _normalize(line))
+    ]
+    return "\n".join(kept).strip()
+
+
+def _normalize(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z0-9 ]+", " ", text.lower()).split())
+
 
 class NullBridge:
     """For environments ADaPT knows nothing about: self-reports decide."""
@@ -57,6 +85,9 @@ class NullBridge:
 
     def check_subtask(self, env: TextEnv, subtask: str) -> bool | None:
         return None
+
+    def describe_setting(self, opening: str, goal: str) -> str:
+        return without_goal(opening, goal)
 
 
 def parse_goal(text: str) -> tuple[int, str] | None:
@@ -69,7 +100,12 @@ def parse_goal(text: str) -> tuple[int, str] | None:
 
 
 class TextCraftBridge:
-    """Inventory as the carried state; "is the item held" as the sub-task check."""
+    """Inventory as the carried state; "is the item held" as the sub-task check;
+    the crafting commands (the opening without its ``Goal:`` line) as the setting."""
+
+    def describe_setting(self, opening: str, goal: str) -> str:
+        # Only the "Goal:" line goes: a crafting command may name the goal item.
+        return without_goal(opening)
 
     def describe_state(self, env: TextEnv) -> str:
         if not isinstance(env, TextCraftEnv):

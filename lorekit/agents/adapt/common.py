@@ -16,8 +16,9 @@ from importlib import resources
 from typing import Any
 
 from lorekit import yamlio
-from lorekit.agents.adapt.bridge import EnvBridge, bridge_for
+from lorekit.agents.adapt.bridge import EnvBridge, bridge_for, without_goal
 from lorekit.agents.base import Episode, Recorder, Trajectory
+from lorekit.agents.examples import EnvExamples, examples_for
 from lorekit.agents.prompts import PromptError, render
 from lorekit.envs.asyncenv import EnvLike, as_async
 from lorekit.envs.base import Task
@@ -64,7 +65,13 @@ class CallBudget:
 
 @dataclass(slots=True)
 class AdaptContext:
-    """One episode as the ADaPT family sees it."""
+    """One episode as the ADaPT family sees it.
+
+    ``last_success_action`` is the information passed from one sub-task to
+    the next: the last action of the latest sub-task that *succeeded*, as
+    in the paper. A failed sub-task passes nothing on, so the second branch
+    of an OR sees what the first one saw.
+    """
 
     ep: Episode
     roles: Roles
@@ -77,6 +84,24 @@ class AdaptContext:
     @property
     def opening(self) -> str:
         return self.ep.trajectory.initial_observation
+
+    @property
+    def setting(self) -> str:
+        """The opening without the root goal: the world a (sub-)task is played in.
+
+        Every executor and planner prompt shows this plus its own ``Goal:``,
+        so a sub-task is never presented next to the root goal as if both
+        were to be done.
+        """
+        describe = getattr(self.bridge, "describe_setting", None)
+        goal = self.ep.trajectory.task.goal
+        text = describe(self.opening, goal) if describe else without_goal(self.opening, goal)
+        return str(text).strip() or "(nothing more to tell)"
+
+    @property
+    def examples(self) -> EnvExamples:
+        """This environment's worked examples and rules (empty when it has none)."""
+        return examples_for(self.ep.env.name)
 
     async def state(self) -> str:
         """The bridge's state text, read where the env lives (it may be a thread or a process)."""

@@ -5,8 +5,9 @@ If it fails and ``depth < d_max``, ask the planner for a few steps and an
 execution order, and solve each step the same way at ``depth + 1``: AND stops
 at the first failing step, OR at the first success. All sub-tasks play in the
 same environment episode, so what one leaves behind (the TextCraft inventory)
-is there for the next, and the bridge's state text and the last successful
-action are put in the next prompt. The environment's reward decides the
+is there for the next; the bridge's state text and the last action of the
+latest *successful* sub-task are put in the next prompt (a failed sub-task
+passes nothing on, as in the paper). The environment's reward decides the
 episode; the bridge's check decides sub-tasks where it can.
 
 Unlike the published code, mixed AND/OR orders keep their meaning, sub-task
@@ -19,10 +20,11 @@ from __future__ import annotations
 from typing import Any
 
 from lorekit.agents.adapt.common import AdaptContext, BudgetExhausted, finish, start
-from lorekit.agents.adapt.executor import Executor, Trust
+from lorekit.agents.adapt.executor import EXECUTOR_TURNS, Executor, Trust
 from lorekit.agents.adapt.order import evaluate_async
 from lorekit.agents.adapt.planner import Planner
 from lorekit.agents.base import Recorder, Trajectory, model_roles
+from lorekit.agents.examples import DEFAULT_SHOTS
 from lorekit.envs.asyncenv import EnvLike
 from lorekit.envs.base import Task
 from lorekit.llm.roles import Roles
@@ -43,10 +45,14 @@ def new_node(task: str, depth: int) -> dict[str, Any]:
 
 
 class AdaptAgent:
-    """As-needed decomposition; ``d_max=1`` is plain ReAct on the same executor.
+    """As-needed decomposition; ``d_max=1`` is the executor alone, the same
+    ReAct loop and prompt as the ``react`` agent.
 
     ``max_calls`` caps model calls per episode over all roles; ``trust="self"``
-    reproduces the published behaviour of believing the executor.
+    reproduces the published behaviour of believing the executor; ``shots``
+    is the number of worked examples in the executor's and the planner's
+    prompts. These budgets are the agent's: run TextCraft without its own
+    step cap (``max_steps=None``) to compare methods as the paper does.
     """
 
     name = "adapt"
@@ -56,7 +62,7 @@ class AdaptAgent:
         *,
         d_max: int = 4,
         max_calls: int | None = 150,
-        executor_turns: int = 20,
+        executor_turns: int = EXECUTOR_TURNS,
         patience: int = 3,
         plan_steps: int = 6,
         plan_retries: int = 2,
@@ -64,6 +70,7 @@ class AdaptAgent:
         executor_role: str = "executor",
         planner_role: str = "planner",
         temperature: float = 0.0,
+        shots: int = DEFAULT_SHOTS,
     ) -> None:
         if d_max < 1:
             raise ValueError(f"d_max must be >= 1, got {d_max}")
@@ -76,6 +83,7 @@ class AdaptAgent:
             patience=patience,
             trust=trust,
             temperature=temperature,
+            shots=shots,
         )
         self.planner = Planner(
             role=planner_role,
@@ -83,6 +91,7 @@ class AdaptAgent:
             retries=plan_retries,
             style="adapt",
             temperature=temperature,
+            shots=shots,
         )
         self.trust = trust
 

@@ -1,5 +1,11 @@
 """The planner: a few numbered sub-tasks plus an execution order joining them.
 
+Two contracts (``style``): ``adapt`` asks for a short one-level plan (a hard
+step gets its own plan later, if it fails); ``detailed`` asks for a complete
+plan whose every step can be done without more planning (Plan-and-Execute).
+The prompt shows the environment's rules, the style's own rules and ``shots``
+worked plans of that style, then the task being planned as its goal.
+
 An answer that cannot be used (no steps, gaps in the numbering, too many
 steps, a malformed order) is sent back with the reason, a bounded number of
 times; after that the plan is recorded as failed, never guessed at.
@@ -18,6 +24,7 @@ from lorekit.agents.adapt.order import (
     format_order,
     parse_execution_order,
 )
+from lorekit.agents.examples import DEFAULT_SHOTS, check_shots
 from lorekit.llm.base import Message
 
 PlanStyle = Literal["adapt", "detailed"]
@@ -100,9 +107,13 @@ class Planner:
         style: PlanStyle = "adapt",
         temperature: float = 0.0,
         max_tokens: int | None = 512,
+        shots: int = DEFAULT_SHOTS,
     ) -> None:
         if max_steps < 1 or retries < 0:
             raise ValueError(f"need max_steps >= 1 and retries >= 0, got {max_steps}, {retries}")
+        if style not in ("adapt", "detailed"):
+            raise ValueError(f"style must be 'adapt' or 'detailed', got {style!r}")
+        self.shots = check_shots(shots)
         self.role = role
         self.max_steps = max_steps
         self.retries = retries
@@ -110,14 +121,40 @@ class Planner:
         self.temperature = temperature
         self.max_tokens = max_tokens
 
+    def system_prompt_parts(self, ctx: AdaptContext) -> dict[str, str]:
+        """The rules (the env's and the style's) and the worked plans of this style."""
+        known = ctx.examples
+        rules = "\n\n".join(
+            r for r in (known.rules, known.planner_rules.get(self.style, "")) if r
+        ).strip()
+        demos = known.planner.get(self.style, ())[: self.shots]
+        shown = "\n\n".join(
+            fill(
+                "planner_example",
+                number=i,
+                setting=d.setting,
+                task=d.task,
+                state=d.state,
+                plan=d.plan,
+            )
+            for i, d in enumerate(demos, 1)
+        )
+        return {
+            "rules": f"\n{rules}\n" if rules else "",
+            "examples": "\n" + fill("planner_examples", examples=shown) if demos else "",
+        }
+
     async def plan(self, ctx: AdaptContext, task: str) -> PlanAttempt:
         style = fill(f"style_{self.style}", max_steps=self.max_steps)
         state = await ctx.state()
+        system = fill(
+            "planner_system", **await ctx.manual_values(), **self.system_prompt_parts(ctx)
+        )
         messages = [
-            Message("system", fill("planner_system", **await ctx.manual_values())),
+            Message("system", system),
             Message(
                 "user",
-                fill("planner_task", opening=ctx.opening, task=task, state=state, style=style),
+                fill("planner_task", setting=ctx.setting, task=task, state=state, style=style),
             ),
         ]
         attempt = PlanAttempt(None)

@@ -12,11 +12,18 @@ difference the methods show comes from how each method uses them.
   holds now, is at most ``k``. A lesson naming an item ("X cannot be fetched;
   it must be crafted") lets it expand that item one level more.
   ``noise`` is the chance, per turn, that it declares ``completed`` too early:
-  an over-confident executor, seeded by the prompt so runs repeat.
+  an over-confident executor, seeded by the prompt so runs repeat. A draw at
+  temperature > 0 with another ``sample`` index (a resampled Try-Again
+  trial) is another draw; wrap the model in :class:`SimulatedLLM` for that.
 - Reflection (the same model asked to reflect): names the items it wrongly
   tried to fetch, or admits stopping too early.
-- Planner: splits "obtain N X" into one step per missing ingredient (an OR of
-  two kinds for a category such as planks) plus the final craft, joined by AND.
+- Planner: follows the contract its prompt states. Asked for a short
+  one-level plan (ADaPT), it splits "obtain N X" into one step per missing
+  ingredient (an OR of two kinds for a category such as planks) plus the
+  final craft, joined by AND. Asked for a complete plan (Plan-and-Execute),
+  it lists every craft the goal needs, ingredients first, one per step, so
+  each step can be done without more planning. Either way it keeps to the
+  "at most N steps" it is given.
 """
 
 from __future__ import annotations
@@ -25,14 +32,19 @@ import math
 import random
 import re
 import zlib
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
 
 from lorekit.agents.adapt.bridge import parse_goal
 from lorekit.envs.textcraft.recipes import RecipeBook, display_name, is_category
-from lorekit.llm.base import Message
+from lorekit.llm.base import Completion, Message, MessageLike
+from lorekit.llm.scripted import ScriptedLLM
 
-ModelFn = Callable[[tuple[Message, ...]], str]
-_TASK = re.compile(r"^(?:Your task now|Task):\s*(.+)$", re.M)
+ModelFn = Callable[..., str]
+"""``fn(messages)`` or ``fn(messages, draw)``: an answer to the messages (for that draw)."""
+_TASK = re.compile(r"^(?:Goal|Your task now|Task):\s*(.+)$", re.M)
+_MOST = re.compile(r"at most (\d+) steps", re.I)
+_COMPLETE = re.compile(r"\bcomplete plan\b", re.I)
 _STATE = re.compile(r"^Current state:\s*Inventory:\s*(.*)$", re.M)
 _LESSON = re.compile(r"([a-z][a-z ]*?) cannot be fetched; it must be crafted", re.I)
 _NOT_BASE = re.compile(
@@ -64,9 +76,9 @@ def read_inventory(book: RecipeBook, text: str) -> dict[str, int]:
 
 
 def read_task(book: RecipeBook, text: str) -> tuple[int, str] | None:
-    """(count, item id) of the task line, or None when it names no known item."""
-    match = _TASK.search(text)
-    goal = parse_goal(match.group(1)) if match else None
+    """(count, item id) of the (last) task line, or None when it names no known item."""
+    found = _TASK.findall(text)
+    goal = parse_goal(found[-1]) if found else None
     if goal is None:
         return None
     ident = resolve(book, goal[1])
@@ -150,7 +162,7 @@ def textcraft_executor(
     if capability < 0 or not 0.0 <= noise <= 1.0:
         raise ValueError(f"need capability >= 0 and 0 <= noise <= 1, got {capability}, {noise}")
 
-    def act(messages: tuple[Message, ...]) -> str:
+    def act(messages: tuple[Message, ...], draw: int = 0) -> str:
         if "Reflection:" in messages[0].content:
             return reflect(messages)
         first = messages[1].content
@@ -166,8 +178,8 @@ def textcraft_executor(
             return _answer("That did not work and I see no other way.", "failed")
         if t >= len(plan):
             return _answer("The task is done.", "completed")
-        draw = random.Random(zlib.crc32(f"{seed}|{t}|{first}".encode())).random()
-        if t and draw < noise:
+        key = f"{seed}|{t}|{first}" if not draw else f"{seed}|{draw}|{t}|{first}"
+        if t and random.Random(zlib.crc32(key.encode())).random() < noise:
             return _answer("That should be enough.", "completed")
         return _answer(f"Next I {plan[t].split(' using ')[0]}.", plan[t])
 
@@ -181,45 +193,121 @@ def textcraft_executor(
     return act
 
 
+class SimulatedLLM(ScriptedLLM):
+    """A scripted model whose answer function also sees which draw is asked for.
+
+    At temperature 0 every call is draw 0 (the same prompt, the same answer);
+    at temperature > 0 the call's ``sample`` index is the draw, so resampling
+    (Try-Again's later trials) gives another answer, as a real model would.
+    The draw is read synchronously before the answer function runs, so one
+    instance can serve concurrent episodes.
+    """
+
+    def __init__(self, fn: ModelFn, *, model: str = "simulated") -> None:
+        self._draw = 0
+        super().__init__(fn=lambda messages: fn(messages, self._draw), model=model)
+
+    async def complete(
+        self,
+        messages: Sequence[MessageLike] | str,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | str | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        sample: int = 0,
+    ) -> Completion:
+        self._draw = sample if temperature > 0 else 0
+        return await super().complete(
+            messages,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            stop=stop,
+            response_format=response_format,
+            sample=sample,
+        )
+
+
 def textcraft_planner(book: RecipeBook) -> ModelFn:
     """The planner model; see the module docstring."""
 
-    def plan(messages: tuple[Message, ...]) -> str:
+    def plan(messages: tuple[Message, ...], draw: int = 0) -> str:
         prompt = messages[1].content
         goal = read_task(book, prompt)
         if goal is None:
             return "I cannot tell what this task asks for."
         count, item = goal
         held = read_inventory(book, prompt)
+        most = _MOST.search(prompt)
+        limit = int(most.group(1)) if most else None
         if is_category(item):
             item = book.preferred_member(item)
-        recipe = book.best_recipe(item)
-        if recipe is None:
+        if book.best_recipe(item) is None:
             return f"Step 1: get {count} {display_name(item)}\nExecution order: Step 1"
-        batches = math.ceil(max(1, count - held.get(item, 0)) / recipe.count)
-        steps: list[str] = []
-        order: list[str] = []
-        using = []
-        for ingredient, per in recipe.ingredients:
-            need = per * batches
-            using.append(f"{need} {display_name(ingredient)}")
-            kinds = _kinds(book, ingredient)
-            if sum(held.get(k, 0) for k in kinds) >= need:
-                continue
-            refs = []
-            for kind in kinds[:2]:
-                verb = "craft" if book.is_craftable(kind) else "get"
-                steps.append(f"{verb} {need} {display_name(kind)}")
-                refs.append(f"Step {len(steps)}")
-            order.append(refs[0] if len(refs) == 1 else "(" + " OR ".join(refs) + ")")
-        steps.append(
-            f"craft {recipe.count * batches} {display_name(item)} using {', '.join(using)}"
-        )
-        order.append(f"Step {len(steps)}")
-        lines = [f"Step {i}: {s}" for i, s in enumerate(steps, 1)]
-        return "\n".join([*lines, f"Execution order: {' AND '.join(order)}"])
+        if _COMPLETE.search(prompt):
+            return _complete_plan(book, held, item, count, limit)
+        return _one_level_plan(book, held, item, count, limit)
 
     return plan
+
+
+def _render(groups: list[list[str]]) -> str:
+    """Steps from groups of alternatives: a group of two is an OR; groups are ANDed."""
+    lines: list[str] = []
+    order: list[str] = []
+    for group in groups:
+        refs = []
+        for step in group:
+            lines.append(f"Step {len(lines) + 1}: {step}")
+            refs.append(f"Step {len(lines)}")
+        order.append(refs[0] if len(refs) == 1 else "(" + " OR ".join(refs) + ")")
+    return "\n".join([*lines, f"Execution order: {' AND '.join(order)}"])
+
+
+def _one_level_plan(
+    book: RecipeBook, held: Mapping[str, int], item: str, count: int, limit: int | None
+) -> str:
+    """ADaPT's contract: the missing ingredients of one recipe, then that recipe."""
+    recipe = book.best_recipe(item)
+    assert recipe is not None
+    batches = math.ceil(max(1, count - held.get(item, 0)) / recipe.count)
+    groups: list[list[str]] = []
+    using = []
+    for ingredient, per in recipe.ingredients:
+        need = per * batches
+        using.append(f"{need} {display_name(ingredient)}")
+        kinds = _kinds(book, ingredient)
+        if sum(held.get(k, 0) for k in kinds) >= need:
+            continue
+        groups.append(
+            [
+                f"{'craft' if book.is_craftable(k) else 'get'} {need} {display_name(k)}"
+                for k in kinds[:2]
+            ]
+        )
+    groups.append([f"craft {recipe.count * batches} {display_name(item)} using {', '.join(using)}"])
+    while limit is not None and sum(map(len, groups)) > limit:
+        wide = [g for g in groups if len(g) > 1]
+        if wide:
+            wide[-1].pop()  # first drop alternatives,
+        else:
+            groups.pop(0)  # then leave ingredients to the final craft's own step
+    return _render(groups)
+
+
+def _complete_plan(
+    book: RecipeBook, held: Mapping[str, int], item: str, count: int, limit: int | None
+) -> str:
+    """Plan-and-Execute's contract: every craft the goal needs, ingredients first.
+
+    Base ingredients are fetched inside the step that uses them. Past the
+    step limit, the deepest crafts are left to the steps that need them.
+    """
+    everything = capped_plan(book, held, item, count, levels=len(book.items) + 1)
+    crafts = [a for a in everything if a.startswith("craft ")]
+    if limit is not None and len(crafts) > limit:
+        crafts = crafts[-limit:]
+    return _render([[c] for c in crafts])
 
 
 def _kinds(book: RecipeBook, ingredient: str) -> list[str]:

@@ -9,7 +9,7 @@ from lorekit.envs.base import Task
 from lorekit.envs.textcraft import TextCraftEnv
 from lorekit.llm import Message, ScriptedLLM
 
-_TASK = re.compile(r"^(?:Your task now|Task): (.+)$", re.M)
+_TASK = re.compile(r"^(?:Goal|Task): (.+)$", re.M)
 
 ROOT = "craft wooden pickaxe"
 PLANKS = "craft 3 oak planks"
@@ -29,9 +29,10 @@ DO_FINAL = ["Action: craft 1 wooden pickaxe using 3 oak planks, 2 stick"]
 
 
 def task_of(messages: Sequence[Message]) -> str:
-    match = _TASK.search(messages[1].content)
-    assert match, messages[1].content
-    return match.group(1).strip()
+    """The task a prompt asks for: its (last) ``Goal:`` line."""
+    found = _TASK.findall(messages[1].content)
+    assert found, messages[1].content
+    return str(found[-1]).strip()
 
 
 def by_task(script: Mapping[str, Sequence[str]], default: str = "Action: failed") -> ScriptedLLM:

@@ -111,7 +111,7 @@ async def test_reflexion_keeps_lessons_for_later_trials(env: TextCraftEnv) -> No
     firsts = [
         c.messages[1].content
         for c in llm.calls
-        if len(c.messages) == 2 and "Your task now" in c.messages[1].content
+        if len(c.messages) == 2 and "Last successful action" in c.messages[1].content
     ]
     assert len(firsts) == 3
     assert "Lessons" not in firsts[0]

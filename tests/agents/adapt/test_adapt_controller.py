@@ -33,7 +33,7 @@ def tasks_run(llm: ScriptedLLM) -> list[str]:
     out = []
     for call in llm.calls:
         if not any(m.role == "assistant" for m in call.messages[2:]):
-            out.append(call.messages[1].content.split("Your task now: ")[1].split("\n")[0])
+            out.append(call.messages[1].content.split("Goal: ")[-1].split("\n")[0])
     return out
 
 
