@@ -13,9 +13,11 @@ them, so the pattern must come from the methods.
 Each method runs in both trust modes: ``env`` (a sub-task's success is
 checked against the environment) and ``self`` (the executor's own
 "completed" is believed, as in the paper's code); the pattern check is
-applied to each. Budgets belong to the agents: TextCraft runs without its
-own step cap (``--env-max-steps none``), every executor run gets 20 turns,
-and ReAct gets ``d_max`` times that.
+applied to each, and the exit status is 1 only when it fails with env-checked
+sub-tasks (under self-report a missing pattern is a finding, not a failure).
+Budgets belong to the agents: TextCraft runs without its own step cap
+(``--env-max-steps none``), every executor run gets 20 turns, and ReAct gets
+``d_max`` times that.
 
 Everything runs through the evaluation harness (lorekit.eval.runner.run_eval)
 on the TextCraft test set, recorded in a run store.
@@ -341,7 +343,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"executor capability {args.capability} levels, noise {args.noise}\n")
     results = cells[(args.capability, args.noise)]
     print("\n\n".join(report(r) for r in results.values()))
-    return 0 if all(not pattern_problems(r) for r in results.values()) else 1
+    # The exit status is the claim LoreKit makes: the pattern with env-checked
+    # sub-tasks. Under self-report it is a finding either way, not a failure.
+    checked = results.get("env")
+    return 0 if checked is None or not pattern_problems(checked) else 1
 
 
 if __name__ == "__main__":
