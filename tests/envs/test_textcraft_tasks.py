@@ -20,7 +20,7 @@ def test_split_sizes_and_disjoint(source: str) -> None:
     assert (len(test), len(dev), len(everything)) == (200, 100, 551)
     assert not {t.id for t in test} & {t.id for t in dev}
     assert {t.id for t in test} | {t.id for t in dev} <= {t.id for t in everything}
-    assert env.splits() == ("test", "dev", "all")
+    assert env.splits() == ("test", "dev", "all", "adapt-200")
 
 
 def test_test_set_is_deepest_first(source: str) -> None:
