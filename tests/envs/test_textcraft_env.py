@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from lorekit.envs import Observation, Step
@@ -256,3 +258,8 @@ def test_reset_by_seed_picks_from_test_split(env: TextCraftEnv) -> None:
 def test_manual_and_action_forms(env: TextCraftEnv) -> None:
     assert "get <count> <item>" in env.action_forms()
     assert "inventory" in env.manual() and "craft" in env.manual()
+
+
+def test_compat_without_the_data_pack_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="LOREKIT_TEXTCRAFT_DATAPACK"):
+        TextCraftEnv(tmp_path / "missing", compat=True)

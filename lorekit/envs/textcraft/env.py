@@ -55,6 +55,14 @@ def messages() -> Mapping[str, Any]:
     return data
 
 
+def _datapack_folder(source: object) -> Path:
+    if isinstance(source, Path):
+        return source
+    if isinstance(source, str) and source not in ("datapack", "json") and Path(source).is_dir():
+        return Path(source)
+    return DEFAULT_DATAPACK_DIR
+
+
 class TextCraftEnv(CraftRules, TextEnv):
     """Minecraft crafting as text: see the module docstring and the manual."""
 
@@ -77,6 +85,10 @@ class TextCraftEnv(CraftRules, TextEnv):
                 f"max_steps must be a whole number of at least 1, or None for no cap; "
                 f"got {max_steps!r}"
             )
+        if compat:
+            # Compat mode always plays the original's model of the data pack:
+            # the folder given as source, else the default data pack folder.
+            self.original = load_original(_datapack_folder(source).resolve())
         self.book = get_source(source)
         self.compat = compat
         self.step_limit = max_steps
@@ -86,11 +98,6 @@ class TextCraftEnv(CraftRules, TextEnv):
         data = messages()
         self._msg: Mapping[str, str] = data["compat" if compat else "friendly"]
         if compat:
-            # Compat mode always plays the original's model of the data pack.
-            folder = Path(source) if isinstance(source, Path) else DEFAULT_DATAPACK_DIR
-            if isinstance(source, str) and source not in ("datapack", "json", "minecraft-data"):
-                folder = Path(source) if Path(source).is_dir() else folder
-            self.original = load_original(folder.resolve())
             self._rules = OriginalRules(self.original, self._msg)
             self._sets = build_original_task_sets(self.original, seed, test_size, dev_size)
         else:
