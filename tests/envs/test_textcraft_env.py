@@ -263,3 +263,8 @@ def test_manual_and_action_forms(env: TextCraftEnv) -> None:
 def test_compat_without_the_data_pack_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="LOREKIT_TEXTCRAFT_DATAPACK"):
         TextCraftEnv(tmp_path / "missing", compat=True)
+
+
+def test_compat_manual_states_the_original_rules(compat_env: TextCraftEnv) -> None:
+    assert "exactly the count" in compat_env.manual()
+    assert "two batches" in TextCraftEnv().manual() and "two batches" not in compat_env.manual()

@@ -129,7 +129,7 @@ class TextCraftEnv(CraftRules, TextEnv):
         return list(self._forms)
 
     def manual(self) -> str:
-        return str(messages()["manual"])
+        return str(messages()["manual_compat" if self.compat else "manual"])
 
     @property
     def inventory(self) -> Mapping[str, int]:
