@@ -268,3 +268,10 @@ def test_compat_without_the_data_pack_is_a_clear_error(tmp_path: Path) -> None:
 def test_compat_manual_states_the_original_rules(compat_env: TextCraftEnv) -> None:
     assert "exactly the count" in compat_env.manual()
     assert "two batches" in TextCraftEnv().manual() and "two batches" not in compat_env.manual()
+
+
+def test_compat_never_raises_on_huge_numbers(compat_env: TextCraftEnv) -> None:
+    compat_env.reset("stick")
+    for action in ("get " + "9" * 5000 + " oak log", "craft 1 stick using " + "9" * 5000 + " x"):
+        assert compat_env.step(action).observation.startswith("Could not execute ")
+    assert compat_env.step("get 12 oak log").observation == "Got 12 oak log"

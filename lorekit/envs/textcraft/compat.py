@@ -29,6 +29,8 @@ from lorekit.envs.textcraft.rules import InvalidAction
 _CRAFT = re.compile(r"craft (.*) using (.*)")
 _GET = re.compile(r"get ([0-9]+) (.*)")
 _COUNTED = re.compile(r"([0-9]+) (.*)")
+_HUGE_NUMBER = re.compile(r"[0-9]{1001}")
+"""Python refuses to convert numbers this long (the original's Python did not)."""
 
 Given = tuple[str, bool, int]
 """A typed ingredient: full id, whether that id is a group tag, count."""
@@ -56,6 +58,8 @@ class OriginalRules:
         self, action: str, inventory: dict[str, int], episode: Episode, goal: str
     ) -> tuple[str, bool]:
         """(observation, whether this action crafted the goal); raises InvalidAction."""
+        if _HUGE_NUMBER.search(action):
+            raise InvalidAction(self._msg["cannot_execute"].format(action=action))
         match = _CRAFT.match(action)
         if match:
             return self._craft(match.group(1), match.group(2), inventory, episode, goal)
