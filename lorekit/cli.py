@@ -166,7 +166,8 @@ def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
         if not sep or not key:
             raise UserError(f"{flag}: expected KEY=VALUE, got {item!r}")
         try:
-            out[key] = yamlio.safe_load(value)
+            # YAML reads "null" or "~" as None; "none" is what people type.
+            out[key] = None if value.strip().lower() == "none" else yamlio.safe_load(value)
         except yaml.YAMLError:
             out[key] = value  # not YAML: keep what the user typed, as text
     return out

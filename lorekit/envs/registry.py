@@ -155,7 +155,7 @@ def _make_textcraft(
     source: Any = "minecraft-data",
     *,
     compat: bool = False,
-    max_steps: int = 40,
+    max_steps: int | None = 40,
     seed: int = 0,
     distractors: int = 10,
     test_size: int = 200,

@@ -30,4 +30,6 @@ def env() -> TextCraftEnv:
 
 @pytest.fixture
 def compat_env() -> TextCraftEnv:
-    return TextCraftEnv(compat=True)
+    if not HAS_DATAPACK:
+        pytest.skip(f"compat mode needs the recipe folder {DEFAULT_DATAPACK_DIR}")
+    return TextCraftEnv(compat=True, max_steps=None)

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from lorekit.envs import Observation, Step
 from lorekit.envs.textcraft import TextCraftEnv
+from lorekit.envs.textcraft.sources import DEFAULT_DATAPACK_DIR
+
+needs_datapack = pytest.mark.skipif(
+    not DEFAULT_DATAPACK_DIR.is_dir(), reason=f"{DEFAULT_DATAPACK_DIR} not present"
+)
 
 
 def _run(env: TextCraftEnv, *actions: str) -> Step:
@@ -128,42 +135,71 @@ def test_friendly_mixes_category_members(env: TextCraftEnv) -> None:
 
 
 def test_compat_rules_and_wording(compat_env: TextCraftEnv) -> None:
+    """The original's rules, as its published transcripts show them."""
     env = compat_env
     env.reset("wooden_pickaxe")
     assert env.step("dance").observation == "Could not execute dance"
+    # Actions are case-sensitive and taken as typed.
+    assert env.step("get 1 Oak Log").observation == "Could not find Oak Log"
+    assert env.step("> get 1 oak log").observation == "Could not execute > get 1 oak log"
     assert env.step("get 1 oak planks").observation == "Could not find oak planks"
-    assert env.step("get 1 unobtainium").observation == "Could not find unobtainium"
+    assert env.step("get 1 planks").observation == "Could not find planks"
+    # A log tag without recipes is a fetchable pseudo-item; `get` echoes the name.
     assert env.step("get 1 oak logs").observation == "Got 1 oak logs"
-    assert env.step("inventory").observation == "Inventory: [oak logs] (1) "
-    # Ingredients must be written with counts.
+    assert env.step("get 1 oak log").observation == "Got 1 oak log"
+    assert env.step("inventory").observation == "Inventory: [oak logs] (1) [oak log] (1) "
     step = env.step("craft 4 oak planks using oak logs")
     assert step.observation == "Wrong item format: oak logs"
-    # A category cannot be named as an ingredient unless fetched as one.
+    # Oak planks take the pseudo-item "oak logs", not an oak log.
     step = env.step("craft 4 oak planks using 1 oak log")
+    assert step.observation == (
+        "Could not find a valid recipe for ItemTagWithCount(item_tag=ItemTag(tag=None, "
+        "item_id='minecraft:oak_planks'), count=4)"
+    )
+    step = env.step("craft 4 oak planks using 2 oak logs")
     assert step.observation == "Could not find enough items to craft minecraft:oak_planks"
-    step = env.step("craft 4 oak planks using 1 oak logs")
+    # One batch whatever count is asked for.
+    step = env.step("craft 8 oak planks using 1 oak logs")
     assert step.observation == "Crafted 4 minecraft:oak_planks"
-    # Counts must equal recipe count x batches: 8 sticks = 2 batches = 4 planks.
-    step = env.step("craft 8 stick using 2 oak planks")
-    assert step.observation == "Could not find a valid recipe for minecraft:stick"
-    assert env.step("craft 8 stick using 4 oak planks").observation == "Crafted 8 minecraft:stick"
-    assert env.step("inventory").observation == "Inventory: [stick] (8) "
+    # A group ingredient ("planks") takes a member of the group, at its exact count.
+    step = env.step("craft 4 stick using 4 oak planks")
+    assert step.observation.startswith("Could not find a valid recipe for ")
+    step = env.step("craft 4 stick using 2 planks")
+    assert step.observation == "Could not find enough items to craft minecraft:stick"
+    assert env.step("craft 4 stick using 2 oak planks").observation == "Crafted 4 minecraft:stick"
+    assert env.step("inventory").observation == (
+        "Inventory: [oak log] (1) [oak planks] (2) [stick] (4) "
+    )
+    step = env.step("get 0 stone")
+    assert step.observation == "Got 0 stone" and env.inventory["stone"] == 0
 
 
-def test_compat_does_not_mix_category_kinds(compat_env: TextCraftEnv) -> None:
+def test_compat_rewards_the_craft_of_the_goal(compat_env: TextCraftEnv) -> None:
     env = compat_env
     env.reset("crafting_table")
-    _run(env, "get 1 oak log", "craft 4 oak planks using 1 oak log")
-    _run(env, "get 1 birch log", "craft 4 birch planks using 1 birch log")
-    _run(env, "craft 4 stick using 2 oak planks")
-    step = env.step("craft 1 crafting table using 2 oak planks, 2 birch planks")
-    assert step.observation == "Could not find a valid recipe for minecraft:crafting_table"
-    step = env.step("craft 1 crafting table using 4 planks")
-    assert step.observation == "Could not find enough items to craft minecraft:crafting_table"
-    step = env.step("craft 1 crafting table using 4 birch planks")
-    assert step.reward == 1.0 and step.done
+    _run(env, "get 1 oak logs", "craft 4 oak planks using 1 oak logs")
+    step = env.step("craft 1 crafting table using 4 oak planks")
+    assert step.observation == "Crafted 1 minecraft:crafting_table"
+    assert step.reward == 1.0 and step.done and step.info["success"]
 
 
+def test_compat_subtree_recipes_answer_for_the_goal(compat_env: TextCraftEnv) -> None:
+    """The original's tree walk extends the goal's recipe list in place, so
+    within the episode crafting the goal from a sub-recipe's ingredients makes
+    that sub-recipe's output. Another episode's goal does not leak in."""
+    env = compat_env
+    env.reset("polished_granite_stairs")
+    _run(env, "get 2 quartz", "get 2 cobblestone")
+    step = env.step("craft 1 polished granite stairs using 2 quartz, 2 cobblestone")
+    assert step.observation == "Crafted 2 minecraft:diorite" and not step.done
+    env.reset("lodestone")
+    env.reset("polished_granite_slab")
+    _run(env, "get 2 quartz", "get 2 cobblestone")
+    step = env.step("craft 1 polished granite stairs using 2 quartz, 2 cobblestone")
+    assert step.observation.startswith("Could not find a valid recipe for ")
+
+
+@needs_datapack
 def test_friendly_and_compat_differ_on_the_same_action() -> None:
     actions = ("get 1 oak log", "craft 4 oak planks using 3 oak log")
     outcomes = []
@@ -185,6 +221,27 @@ def test_step_limit_ends_episode_with_zero_reward() -> None:
     assert env.expert_action() is None
 
 
+def test_max_steps_none_is_uncapped() -> None:
+    env = TextCraftEnv(max_steps=None)
+    env.reset("stick")
+    steps = [env.step("inventory") for _ in range(500)]
+    assert not any(s.done or s.info["truncated"] for s in steps)
+    assert env.step("get 2 bamboo").info["valid"]
+    assert env.step("craft 1 stick using 2 bamboo").reward == 1.0
+    with pytest.raises(ValueError, match="or None for no cap"):
+        TextCraftEnv(max_steps=0)
+
+
+def test_max_steps_none_through_make_and_cli_option() -> None:
+    from lorekit.cli import _kv
+    from lorekit.envs import make
+
+    opts = _kv(["max_steps=none", "compat=false"], "--env-opt")
+    assert opts == {"max_steps": None, "compat": False}
+    env = make("textcraft", **opts)
+    assert isinstance(env, TextCraftEnv) and env.step_limit is None
+
+
 def test_default_step_limit_is_40() -> None:
     env = TextCraftEnv()
     env.reset("stick")
@@ -201,3 +258,20 @@ def test_reset_by_seed_picks_from_test_split(env: TextCraftEnv) -> None:
 def test_manual_and_action_forms(env: TextCraftEnv) -> None:
     assert "get <count> <item>" in env.action_forms()
     assert "inventory" in env.manual() and "craft" in env.manual()
+
+
+def test_compat_without_the_data_pack_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="LOREKIT_TEXTCRAFT_DATAPACK"):
+        TextCraftEnv(tmp_path / "missing", compat=True)
+
+
+def test_compat_manual_states_the_original_rules(compat_env: TextCraftEnv) -> None:
+    assert "exactly the count" in compat_env.manual()
+    assert "two batches" in TextCraftEnv().manual() and "two batches" not in compat_env.manual()
+
+
+def test_compat_never_raises_on_huge_numbers(compat_env: TextCraftEnv) -> None:
+    compat_env.reset("stick")
+    for action in ("get " + "9" * 5000 + " oak log", "craft 1 stick using " + "9" * 5000 + " x"):
+        assert compat_env.step(action).observation.startswith("Could not execute ")
+    assert compat_env.step("get 12 oak log").observation == "Got 12 oak log"

@@ -20,15 +20,24 @@ from typing import Any
 from lorekit import yamlio
 from lorekit.envs.base import Observation, Step, Task, TextEnv
 from lorekit.envs.textcraft import solver
+from lorekit.envs.textcraft.compat import OriginalRules, distractor_pool, episode_for, plan_original
+from lorekit.envs.textcraft.original import NS, Episode, load_original
 from lorekit.envs.textcraft.recipes import RecipeBook, display_name
 from lorekit.envs.textcraft.rules import CACHE_LIMIT, MAX_COUNT, CraftRules, InvalidAction
-from lorekit.envs.textcraft.sources import get_source
-from lorekit.envs.textcraft.tasks import SPLITS, build_task_sets, episode_commands
+from lorekit.envs.textcraft.sources import DEFAULT_DATAPACK_DIR, get_source
+from lorekit.envs.textcraft.tasks import (
+    SPLITS,
+    build_original_task_sets,
+    build_task_sets,
+    episode_commands,
+)
 
-__all__ = ["MAX_ACTION_CHARS", "MAX_COUNT", "MESSAGES_FILE", "TextCraftEnv", "messages"]
+__all__ = ["MAX_ACTION_CHARS", "MAX_COUNT", "MESSAGES_FILE", "UNCAPPED", "TextCraftEnv", "messages"]
 
 MESSAGES_FILE = Path(__file__).with_name("messages.yaml")
 MAX_ACTION_CHARS = 300
+UNCAPPED = 10**9
+"""What ``max_steps`` reports when the env has no step cap (``max_steps=None``)."""
 
 _GET = re.compile(r"^get(?: (.*))?$")
 _CRAFT = re.compile(r"^craft (.+?) using(?: (.*))?$")
@@ -45,6 +54,14 @@ def messages() -> Mapping[str, Any]:
     return data
 
 
+def _datapack_folder(source: object) -> Path:
+    if isinstance(source, Path):
+        return source
+    if isinstance(source, str) and source not in ("datapack", "json") and Path(source).is_dir():
+        return Path(source)
+    return DEFAULT_DATAPACK_DIR
+
+
 class TextCraftEnv(CraftRules, TextEnv):
     """Minecraft crafting as text: see the module docstring and the manual."""
 
@@ -56,22 +73,36 @@ class TextCraftEnv(CraftRules, TextEnv):
         source: str | Path | RecipeBook | Any = "minecraft-data",
         *,
         compat: bool = False,
-        max_steps: int = 40,
+        max_steps: int | None = 40,
         seed: int = 0,
         distractors: int = 10,
         test_size: int = 200,
         dev_size: int = 100,
     ) -> None:
-        if max_steps < 1:
-            raise ValueError(f"max_steps must be at least 1, got {max_steps}")
+        if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 1):
+            raise ValueError(
+                f"max_steps must be a whole number of at least 1, or None for no cap; "
+                f"got {max_steps!r}"
+            )
+        if compat:
+            # Compat mode always plays the original's model of the data pack:
+            # the folder given as source, else the default data pack folder.
+            self.original = load_original(_datapack_folder(source).resolve())
         self.book = get_source(source)
         self.compat = compat
-        self.max_steps = max_steps
+        self.step_limit = max_steps
+        # The env protocol's max_steps is an int; uncapped reports UNCAPPED.
+        self.max_steps = max_steps if max_steps is not None else UNCAPPED
         self.distractors = distractors
-        self._sets = build_task_sets(self.book, seed, test_size, dev_size)
-        self._by_id = {task.id: task for task in self._sets["all"]}
         data = messages()
         self._msg: Mapping[str, str] = data["compat" if compat else "friendly"]
+        if compat:
+            self._rules = OriginalRules(self.original, self._msg)
+            self._sets = build_original_task_sets(self.original, seed, test_size, dev_size)
+        else:
+            self._sets = build_task_sets(self.book, seed, test_size, dev_size)
+        self._by_id = {task.id: task for task in self._sets["all"]}
+        self._episode: Episode | None = None
         self._forms: list[str] = list(data["action_forms"])
         self._forms_text = "; ".join(self._forms)
         self._action_cache: dict[str, str] = {}
@@ -97,7 +128,7 @@ class TextCraftEnv(CraftRules, TextEnv):
         return list(self._forms)
 
     def manual(self) -> str:
-        return str(messages()["manual"])
+        return str(messages()["manual_compat" if self.compat else "manual"])
 
     @property
     def inventory(self) -> Mapping[str, int]:
@@ -109,10 +140,13 @@ class TextCraftEnv(CraftRules, TextEnv):
     def reset(self, task: Task | str | None = None, seed: int | None = None) -> Observation:
         chosen = self._pick(task, seed)
         goal = str(chosen.data.get("item", chosen.id))
-        if not self.book.is_craftable(goal):
-            raise ValueError(f"task {chosen.id!r}: {goal!r} has no recipe in this book")
         episode_seed = seed if seed is not None else int(chosen.data.get("seed", 0))
-        commands = episode_commands(self.book, goal, episode_seed, self.distractors)
+        if self.compat:
+            commands = self._original_commands(goal, episode_seed)
+        else:
+            if not self.book.is_craftable(goal):
+                raise ValueError(f"task {chosen.id!r}: {goal!r} has no recipe in this book")
+            commands = episode_commands(self.book, goal, episode_seed, self.distractors)
         self._inventory = {}
         self._candidates = self._list_candidates(commands)
         self._goal = goal
@@ -122,6 +156,24 @@ class TextCraftEnv(CraftRules, TextEnv):
         text = messages()["reset"].format(commands="\n".join(commands), goal=display_name(goal))
         info = {"task_id": chosen.id, "goal": goal, "seed": episode_seed, "commands": commands}
         return Observation(text, info)
+
+    def _original_commands(self, goal: str, seed: int) -> tuple[str, ...]:
+        """The original's recipe tree for ``goal`` plus distractors from its candidates.
+
+        Which distractors the original shows, and in what order, depended on
+        Python's per-process string hashing, so no run can reproduce them;
+        we pick from the same candidates with ``seed``.
+        """
+        full = NS + goal
+        if full not in self.original.by_item:
+            raise ValueError(f"goal {goal!r} has no recipe in the original's recipe model")
+        self._episode = episode_for(self.original, full)
+        pool = distractor_pool(self.original, full, seed)
+        rng = random.Random(seed)
+        lines = self._episode.tree_lines()
+        lines += rng.sample(pool, min(len(pool), self.distractors)) if self.distractors > 0 else []
+        rng.shuffle(lines)
+        return tuple(lines)
 
     def _pick(self, task: Task | str | None, seed: int | None) -> Task:
         if isinstance(task, Task):
@@ -134,6 +186,8 @@ class TextCraftEnv(CraftRules, TextEnv):
             ident = self.book.resolve(task)
             found = self._by_id.get(ident) if ident is not None else None
         if found is None:
+            found = self._by_id.get(task.removeprefix(NS).replace(" ", "_"))
+        if found is None:
             raise KeyError(f"unknown TextCraft task {task!r}; task ids are item ids like 'stick'")
         return found
 
@@ -144,14 +198,25 @@ class TextCraftEnv(CraftRules, TextEnv):
             info = {"valid": False, "success": self._success, "steps": self._steps}
             return Step(self._msg["finished"], 0.0, True, info)
         self._steps += 1
+        crafted_goal = False
         try:
-            text, valid = self._apply(action), True
+            if self.compat:
+                assert self._episode is not None
+                raw = action if isinstance(action, str) else str(action)
+                text, crafted_goal = self._rules.apply(
+                    raw, self._inventory, self._episode, NS + self._goal
+                )
+            else:
+                text = self._apply(action)
+            valid = True
         except InvalidAction as failure:
             text, valid = str(failure), False
-        success = self._goal in self._inventory
-        truncated = not success and self._steps >= self.max_steps
+        # The original rewards the craft that outputs the goal; friendly mode
+        # rewards holding it (the same thing there: a goal cannot be fetched).
+        success = crafted_goal if self.compat else self._goal in self._inventory
+        truncated = not success and self.step_limit is not None and self._steps >= self.step_limit
         if truncated:
-            text += self._msg["step_limit"].format(limit=self.max_steps)
+            text += self._msg["step_limit"].format(limit=self.step_limit)
         self._done = success or truncated
         self._success = success
         info = {"valid": valid, "success": success, "steps": self._steps, "truncated": truncated}
@@ -160,6 +225,9 @@ class TextCraftEnv(CraftRules, TextEnv):
     def expert_action(self) -> str | None:
         if self._goal is None or self._done:
             return None
+        if self.compat:
+            actions = plan_original(self.original, self._inventory, self._goal)
+            return actions[0] if actions else None
         return solver.next_action(self.book, self._inventory, self._goal)
 
     def candidate_actions(self) -> list[str]:
@@ -174,6 +242,10 @@ class TextCraftEnv(CraftRules, TextEnv):
             _, _, using = line.partition(" using ")
             for part in using.split(", "):
                 count, _, name = part.strip().partition(" ")
+                if self.compat:
+                    if self.original.fetchable(NS + name.replace(" ", "_")):
+                        out[f"get {count} {name}"] = None
+                    continue
                 ident = self.book.resolve(name)
                 if ident is not None and not self.book.is_craftable(ident):
                     out[f"get {count} {name}"] = None

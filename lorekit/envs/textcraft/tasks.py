@@ -8,18 +8,33 @@ or ``PYTHONHASHSEED``.
 
 from __future__ import annotations
 
+import functools
 import random
 import zlib
 from collections.abc import Mapping
+from pathlib import Path
 from types import MappingProxyType
 
+from lorekit import yamlio
 from lorekit.envs.base import Task
+from lorekit.envs.textcraft.original import NS, OriginalBook
 from lorekit.envs.textcraft.recipes import Recipe, RecipeBook, display_name
 
-SPLITS: tuple[str, ...] = ("test", "dev", "all")
+ADAPT_SPLIT = "adapt-200"
+ADAPT_GOALS_FILE = Path(__file__).with_name("adapt200.yaml")
+SPLITS: tuple[str, ...] = ("test", "dev", "all", ADAPT_SPLIT)
 TEST_SIZE = 200
 DEV_SIZE = 100
 MIN_TEST_DEPTH = 2
+
+
+@functools.cache
+def adapt_goals() -> tuple[str, ...]:
+    """ADaPT's published 200 test goals, in order (item ids)."""
+    data = yamlio.safe_load(
+        ADAPT_GOALS_FILE.read_text(encoding="utf-8"), source=ADAPT_GOALS_FILE.name
+    )
+    return tuple(str(goal) for goal in data["goals"])
 
 
 def goals_by_depth(book: RecipeBook) -> dict[int, list[str]]:
@@ -78,7 +93,54 @@ def _build_task_sets(
         ordered = sorted(items, key=lambda i: (-book.depth(i), i))
         return tuple(_task(book, item, seed) for item in ordered)
 
-    return MappingProxyType({"test": make(test), "dev": make(dev), "all": make(everything)})
+    adapt = tuple(_task(book, item, seed) for item in adapt_goals() if book.is_craftable(item))
+    return MappingProxyType(
+        {"test": make(test), "dev": make(dev), "all": make(everything), ADAPT_SPLIT: adapt}
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def build_original_task_sets(
+    book: OriginalBook, seed: int = 0, test_size: int = TEST_SIZE, dev_size: int = DEV_SIZE
+) -> Mapping[str, tuple[Task, ...]]:
+    """Compat mode's splits, from the original's own goal order.
+
+    The original plays goal ``i`` of its depth-sorted list with random seed
+    ``i``, so each task keeps that index as its episode seed: compat mode then
+    draws distractor candidates exactly as the original did for that goal.
+    ``test`` is the first ``test_size`` goals (the default 200 are ADaPT's),
+    ``dev`` a sample of the remaining goals, ``all`` every craftable item.
+    """
+    adapt = [NS + goal for goal in adapt_goals() if NS + goal in book.by_item]
+    # The published run placed red_bed two goals earlier than our model of its
+    # file order does; its published positions (and seeds) win.
+    ranked = adapt + [g for g in book.goal_order if g not in set(adapt)]
+    order = {item: index for index, item in enumerate(ranked)}
+
+    def task(full: str) -> Task:
+        item = full[len(NS) :]
+        depth = book.depth[full]
+        index = order.get(full)
+        episode_seed = index if index is not None else zlib.crc32(f"{seed}:{item}".encode())
+        return Task(
+            id=item,
+            goal=f"craft {display_name(item)}",
+            group=f"depth-{depth}",
+            data=MappingProxyType({"item": item, "depth": depth, "seed": episode_seed}),
+        )
+
+    test = ranked[:test_size]
+    rest = sorted(ranked[test_size:])
+    dev = sorted(random.Random(seed).sample(rest, min(dev_size, len(rest))), key=order.__getitem__)
+    everything = sorted(book.by_item, key=lambda i: (-book.depth[i], order.get(i, len(order)), i))
+    return MappingProxyType(
+        {
+            "test": tuple(map(task, test)),
+            "dev": tuple(map(task, dev)),
+            "all": tuple(map(task, everything)),
+            ADAPT_SPLIT: tuple(map(task, adapt)),
+        }
+    )
 
 
 def _task(book: RecipeBook, item: str, seed: int) -> Task:

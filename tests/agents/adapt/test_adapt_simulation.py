@@ -52,7 +52,7 @@ async def test_the_step_limit_in_the_prompt_is_kept(env: TextCraftEnv) -> None:
 async def test_plan_execute_with_a_complete_plan_solves_deep_recipes(tmp_path: Path) -> None:
     """With a planner that honours "complete plan", a noiseless executor of capability 2
     needs no adaptation: Plan-and-Execute solves every depth-4 task."""
-    env = TextCraftEnv(max_steps=100_000)
+    env = TextCraftEnv(max_steps=None)
     tasks = [t for t in env.tasks("test") if t.group == "depth-4"]
     roles = Roles(
         {
@@ -63,7 +63,7 @@ async def test_plan_execute_with_a_complete_plan_solves_deep_recipes(tmp_path: P
     with RunStore(tmp_path / "p.sqlite3") as store:
         result = await run_eval(
             store,
-            env_factory=lambda: TextCraftEnv(max_steps=100_000),
+            env_factory=lambda: TextCraftEnv(max_steps=None),
             agent=PlanExecuteAgent(),
             roles=roles,
             episodes=plan_episodes(tasks),

@@ -17,7 +17,6 @@ from lorekit.envs.textcraft import TextCraftEnv
 from lorekit.eval.store import RunStore
 
 BENCH = Path(__file__).parents[3] / "benchmarks" / "adapt_depth.py"
-BIG_CAP = 100_000
 """Stands in for TextCraft's uncapped mode: far beyond any agent budget here."""
 
 
@@ -36,7 +35,7 @@ async def test_small_study_shows_the_pattern(study: ModuleType, tmp_path: Path) 
     assert {t.group for t in tasks} == {"depth-2", "depth-3", "depth-4"}
     with RunStore(tmp_path / "s.sqlite3") as store:
         results = await study.run_studies(
-            tasks, store, capability=2, noise=0.1, seed=1, env_factory=study.study_env(BIG_CAP)
+            tasks, store, capability=2, noise=0.1, seed=1, env_factory=study.study_env(None)
         )
         assert len(store.list_runs()) == 10  # every method, both trust modes, through the harness
     assert set(results) == {"env", "self"}
@@ -61,7 +60,7 @@ async def test_a_capable_executor_needs_no_decomposition(study: ModuleType, tmp_
     tasks = study.subsample(TextCraftEnv().tasks("test"), 9, seed=2)
     with RunStore(tmp_path / "c.sqlite3") as store:
         results = await study.run_studies(
-            tasks, store, capability=5, noise=0.0, seed=2, env_factory=study.study_env(BIG_CAP)
+            tasks, store, capability=5, noise=0.0, seed=2, env_factory=study.study_env(None)
         )
     for result in results.values():
         for method in study.METHODS:
