@@ -129,11 +129,11 @@ class TextCraftBridge:
         if ident is None:
             return None
         held = env.inventory
-        if is_category(ident):
-            have = sum(held.get(m, 0) for m in book.members(ident)) + held.get(ident, 0)
-        else:
-            have = held.get(ident, 0)
-        return have >= count
+        counted = {ident, *book.members(ident)} if is_category(ident) else {ident}
+        # Compat mode keeps items as the player named them (the original's
+        # pseudo-items, e.g. "oak_logs" from "get 2 oak logs"): count those too.
+        counted.add("_".join(name.lower().split()))
+        return sum(held.get(item, 0) for item in counted) >= count
 
 
 BridgeFactory = Callable[[], EnvBridge]
