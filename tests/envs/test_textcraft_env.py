@@ -275,3 +275,10 @@ def test_compat_never_raises_on_huge_numbers(compat_env: TextCraftEnv) -> None:
     for action in ("get " + "9" * 5000 + " oak log", "craft 1 stick using " + "9" * 5000 + " x"):
         assert compat_env.step(action).observation.startswith("Could not execute ")
     assert compat_env.step("get 12 oak log").observation == "Got 12 oak log"
+
+
+def test_manual_states_the_step_limit_it_plays_with() -> None:
+    assert "after 40 steps" in TextCraftEnv().manual()
+    assert "after 12 steps" in TextCraftEnv(max_steps=12).manual()
+    uncapped = TextCraftEnv(max_steps=None).manual()
+    assert "no step limit" in uncapped and "after" not in uncapped

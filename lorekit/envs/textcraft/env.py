@@ -128,7 +128,15 @@ class TextCraftEnv(CraftRules, TextEnv):
         return list(self._forms)
 
     def manual(self) -> str:
-        return str(messages()["manual_compat" if self.compat else "manual"])
+        if self.compat:
+            return str(messages()["manual_compat"])
+        text = messages()
+        limit = (
+            str(text["limit_uncapped"])
+            if self.step_limit is None
+            else str(text["limit_capped"]).format(steps=self.step_limit)
+        )
+        return str(text["manual"]).format(limit=limit)
 
     @property
     def inventory(self) -> Mapping[str, int]:
