@@ -159,23 +159,3 @@ def test_recorder_against_the_live_original(tmp_path: Path) -> None:
         [sys.executable, str(script), os.environ[ORIGINAL_ENV_VAR], str(out)], check=True
     )
     assert json.loads(gzip.decompress(out.read_bytes())) == golden()
-
-
-_SCRIPT = (
-    "import json; from lorekit.envs.textcraft import TextCraftEnv; "
-    "e = TextCraftEnv('datapack', compat=True); "
-    "print(json.dumps([[t.id for t in e.tasks(s)] for s in ('test', 'dev')] "
-    "+ [e.reset('painting').text, e.reset('campfire', seed=3).text]))"
-)
-
-
-def test_compat_is_independent_of_hash_seed() -> None:
-    """The original's shown lines depended on string hashing; compat's do not."""
-    outputs = []
-    for hash_seed in ("1", "4242"):
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        result = subprocess.run(
-            [sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, check=True
-        )
-        outputs.append(json.loads(result.stdout))
-    assert outputs[0] == outputs[1]
