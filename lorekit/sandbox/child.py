@@ -345,67 +345,6 @@ def run_job(chan: Channel, job: dict[str, Any], alarm_fd: int | None = None) -> 
     return {"op": "done", "output": out.take_new(), "error": report}
 
 
-def _enter_network_namespace() -> bool:
-    """Best effort: an empty network namespace (root on Linux only)."""
-    if not sys.platform.startswith("linux") or os.geteuid() != 0:
-        return False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.unshare(0x40000000)) == 0  # CLONE_NEWNET
-    except Exception:
-        return False
-
-
-def confinement_facts() -> dict[str, Any]:
-    """Raw facts about this process's isolation, for the parent to judge.
-
-    The worker reports values, never conclusions: the parent compares the
-    namespace ids with its own and checks uid, capabilities, no_new_privs
-    and the seccomp mode itself.
-    """
-    facts: dict[str, Any] = {"uid": os.getuid(), "ns": {}}
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                key, _, value = line.partition(":")
-                if key == "CapEff":
-                    facts["cap_eff"] = value.strip()
-                elif key == "NoNewPrivs":
-                    facts["no_new_privs"] = int(value)
-                elif key == "Seccomp":
-                    facts["seccomp"] = int(value)
-        for name in ("user", "pid", "net", "mnt", "ipc", "uts"):
-            facts["ns"][name] = os.readlink(f"/proc/self/ns/{name}")
-    except (OSError, ValueError):
-        pass
-    return facts
-
-
-def run_unguarded(job: dict[str, Any]) -> dict[str, Any]:
-    """TEST HOOK: run the code with no in-process guard at all.
-
-    Only a pool created with ``unguarded_for_tests=True`` starts workers that
-    accept this, so tests can show what the OS layer alone stops: the code
-    gets real builtins and can import anything. Resource limits still apply,
-    except ``RLIMIT_NPROC``, so that forking works and the PID namespace is
-    what must end the children.
-    """
-    limits = dict(job["limits"])
-    set_limits(limits, allow_processes=True)
-    namespace: dict[str, Any] = {"__name__": "__unguarded__"}
-    lines: list[str] = []
-    namespace["print"] = lambda *a, **k: lines.append(" ".join(map(str, a)) + "\n")
-    error = None
-    try:
-        exec(compile(job["code"], "<unguarded>", "exec"), namespace)
-    except BaseException as exc:
-        error = {"kind": "CodeError", "message": _text(f"{type(exc).__name__}: {exc}")}
-    output = "".join(lines)[: int(limits["max_output_chars"])]
-    return {"op": "done", "output": output, "error": error}
-
-
 def main() -> None:
     global guard
     rfd, wfd = os.dup(0), os.dup(1)
@@ -417,15 +356,16 @@ def main() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     guard = importlib.import_module("guard")
+    child_os = importlib.import_module("child_os")
     sys.path.remove(here)
     for name in config["preload"]:
         importlib.import_module(name)
     if "datetime" in config["preload"]:
         importlib.import_module("_strptime")  # imported lazily by strptime otherwise
-    netns = bool(config.get("netns")) and _enter_network_namespace()
+    netns = bool(config.get("netns")) and child_os.enter_network_namespace()
     guard.install_audit_hook()
     chan = Channel(rfd, wfd, int(config["max_message_bytes"]))
-    facts = confinement_facts()
+    facts = child_os.confinement_facts()
     chan.send({"op": "ready", "pid": os.getpid(), "netns": netns, "facts": facts})
     job = chan.recv()
     if job.get("op") != "run" or not isinstance(job.get("nonce"), str):
@@ -435,7 +375,7 @@ def main() -> None:
         if job.get("unguarded"):
             if not config.get("unguarded_for_tests"):
                 os._exit(2)
-            message = run_unguarded(job)
+            message = child_os.run_unguarded(job, set_limits)
         else:
             alarm = config.get("alarm_fd")
             message = run_job(chan, job, alarm if isinstance(alarm, int) else None)

@@ -1,0 +1,74 @@
+"""The worker's OS-facing pieces, loaded by ``child.py`` from this directory.
+
+Standard library only, like the rest of the worker: the raw facts about the
+process's confinement that the parent checks, the old network-namespace step
+for workers started without the OS layer, and the unguarded test hook.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+
+def enter_network_namespace() -> bool:
+    """Best effort: an empty network namespace (root on Linux only)."""
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.unshare(0x40000000)) == 0  # CLONE_NEWNET
+    except Exception:
+        return False
+
+
+def confinement_facts() -> dict[str, Any]:
+    """Raw facts about this process's isolation, for the parent to judge.
+
+    The worker reports values, never conclusions: the parent compares the
+    namespace ids with its own and checks uid, capabilities, no_new_privs
+    and the seccomp mode itself.
+    """
+    facts: dict[str, Any] = {"uid": os.getuid(), "ns": {}}
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                key, _, value = line.partition(":")
+                if key == "CapEff":
+                    facts["cap_eff"] = value.strip()
+                elif key == "NoNewPrivs":
+                    facts["no_new_privs"] = int(value)
+                elif key == "Seccomp":
+                    facts["seccomp"] = int(value)
+        for name in ("user", "pid", "net", "mnt", "ipc", "uts"):
+            facts["ns"][name] = os.readlink(f"/proc/self/ns/{name}")
+    except (OSError, ValueError):
+        pass
+    return facts
+
+
+def run_unguarded(job: dict[str, Any], set_limits: Callable[..., None]) -> dict[str, Any]:
+    """TEST HOOK: run the code with no in-process guard at all.
+
+    Only a pool created with ``unguarded_for_tests=True`` starts workers that
+    accept this, so tests can show what the OS layer alone stops: the code
+    gets real builtins and can import anything. Resource limits still apply,
+    except ``RLIMIT_NPROC``, so that forking works and the PID namespace is
+    what must end the children.
+    """
+    limits = dict(job["limits"])
+    set_limits(limits, allow_processes=True)
+    namespace: dict[str, Any] = {"__name__": "__unguarded__"}
+    lines: list[str] = []
+    namespace["print"] = lambda *a, **k: lines.append(" ".join(map(str, a)) + "\n")
+    error = None
+    try:
+        exec(compile(job["code"], "<unguarded>", "exec"), namespace)
+    except BaseException as exc:
+        error = {"kind": "CodeError", "message": f"{type(exc).__name__}: {exc}"[:2000]}
+    output = "".join(lines)[: int(limits["max_output_chars"])]
+    return {"op": "done", "output": output, "error": error}
