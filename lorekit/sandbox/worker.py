@@ -127,6 +127,7 @@ def _popen(
     plan: Plan, config: dict[str, Any], root: Path, workdir: Path, log: Any, alarm: int
 ) -> tuple[subprocess.Popen[bytes], bool]:
     """Start the worker process, confined when the plan allows."""
+    owned: list[int] = []  # descriptors made for this launch (the seccomp program)
     if plan.confined:
         assert plan.bwrap is not None
         script = f"{confine.SCRIPTS_DIR}/{CHILD_SCRIPT.name}"
@@ -138,35 +139,32 @@ def _popen(
             setpriv=plan.setpriv,
             program=plan.program,
         )
-        try:
-            proc = subprocess.Popen(
-                launch.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                cwd=root,
-                env={},
-                start_new_session=True,
-                close_fds=True,
-                pass_fds=(*launch.pass_fds, alarm),
-            )
-        finally:
-            for fd in launch.close_after_start:
-                os.close(fd)
-        return proc, True
-    workdir.mkdir()
-    proc = subprocess.Popen(
-        [sys.executable, "-I", "-S", "-B", str(CHILD_SCRIPT), json.dumps(config)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=log,
-        cwd=workdir,
-        env={},
-        start_new_session=True,
-        close_fds=True,
-        pass_fds=(alarm,),
-    )
-    return proc, False
+        argv, cwd, fds, owned = (
+            launch.argv,
+            root,
+            (*launch.pass_fds, alarm),
+            launch.close_after_start,
+        )
+    else:
+        workdir.mkdir()
+        argv = [sys.executable, "-I", "-S", "-B", str(CHILD_SCRIPT), json.dumps(config)]
+        cwd, fds = workdir, (alarm,)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            cwd=cwd,
+            env={},
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=fds,
+        )
+    finally:
+        for fd in owned:
+            os.close(fd)
+    return proc, plan.confined
 
 
 def start_worker(
