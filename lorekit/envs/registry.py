@@ -205,3 +205,37 @@ register(
     "Several players in one Crafter world, collective tasks",
     extra="crafter",
 )
+
+
+def _make_alfworld(
+    source: str = "generated",
+    *,
+    split: str = "test",
+    data_dir: str | None = None,
+    syntax: str = "move",
+    strip_arrival: bool = False,
+    object_ids: bool = False,
+    banner: bool = True,
+    max_steps: int | None = 50,
+) -> TextEnv:
+    from lorekit.envs.alfworld import AlfWorldEnv
+
+    return AlfWorldEnv(
+        source,
+        split=split,
+        data_dir=data_dir,
+        syntax=syntax,  # type: ignore[arg-type]
+        strip_arrival=strip_arrival,
+        object_ids=object_ids,
+        banner=banner,
+        max_steps=max_steps,
+    )
+
+
+register(
+    "alfworld",
+    _make_alfworld,
+    "ALFWorld households on the real TextWorld/PDDL engine; generated games or the official data",
+    extra="alfworld",
+    execution="process",
+)

@@ -1,0 +1,252 @@
+"""ALFWorld's engine, TextWorld's ``PddlEnv``, with its slow parts cached.
+
+This is the same engine ``alfworld``'s ``AlfredTWEnv`` runs: the PDDL domain
+and problem grounded by Fast Downward, the game's text grammar deriving every
+observation and admissible command, and alfworld's own ``Demangler`` naming
+the entities ("mug 2"). Four things differ, none of them in what a player
+sees or can do:
+
+- *Grounding is cached.* Translating PDDL to SAS takes most of a reset; the
+  translation depends only on the domain and problem text, so it is kept
+  (per process, by content hash) and a second reset of the same game only
+  reloads it. The second translation ``PddlEnv`` makes, for Fast Downward's
+  replanner, is skipped: LoreKit's expert does not use it.
+- *Command texts are cached.* Every step, ``PddlEnv`` re-derives the text of
+  each applicable action from the grammar (most of a step's time). The text
+  of an action depends only on static facts, so it is derived once per
+  operator and reused.
+- *The grammar's parse is cached* per grammar text.
+- *Text is deterministic.* TextWorld lists entities in set order, which
+  depends on Python's per-process string hashing, so the same game could
+  list "a cabinet 2, a cabinet 1" in one process and the reverse in another.
+  Here every grammar query enumerates its matches in sorted order.
+
+``tests/envs/alfworld/test_engine.py`` checks that observations and
+admissible commands equal the unmodified ``PddlEnv``'s (as sets where the
+original's order is hash-dependent) along whole walkthroughs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+from collections import Counter, OrderedDict, defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import fast_downward
+import textworld.logic
+from alfworld.agents.utils.misc import Demangler
+from textworld.core import EnvInfos, GameState
+from textworld.envs.pddl import PddlEnv
+from textworld.envs.pddl import logic as pddl_logic
+from textworld.logic import Proposition
+
+#: Translations kept per process (one per distinct game); each is ~1 MB.
+TRANSLATION_CACHE_SIZE = 64
+
+_translations: OrderedDict[str, tuple[Any, str]] = OrderedDict()
+_logics: dict[str, Any] = {}
+_lock = threading.Lock()
+
+
+def _translate(domain: str, problem: str) -> tuple[Any, str]:
+    """Fast Downward's (task, SAS text) for a domain and problem, cached."""
+    key = hashlib.sha256(f"{domain}\0{problem}".encode()).hexdigest()
+    with _lock:
+        hit = _translations.get(key)
+        if hit is not None:
+            _translations.move_to_end(key)
+            return hit
+    translated: tuple[Any, str] = fast_downward.pddl2sas(domain, problem, verbose=False)
+    with _lock:
+        _translations[key] = translated
+        while len(_translations) > TRANSLATION_CACHE_SIZE:
+            _translations.popitem(last=False)
+    return translated
+
+
+def _game_logic(domain: str, grammar: str) -> Any:
+    """TextWorld's parsed domain and grammar, cached by their text."""
+    key = hashlib.sha256(f"{domain}\0{grammar}".encode()).hexdigest()
+    with _lock:
+        logic = _logics.get(key)
+    if logic is None:
+        logic = pddl_logic.GameLogic(domain=domain, grammar=grammar)
+        with _lock:
+            _logics[key] = logic
+    return logic
+
+
+class _SortedPddlState(pddl_logic.PddlState):  # type: ignore[misc]
+    """``PddlState`` from a cached translation, whose queries list matches in
+    sorted order (so the text does not depend on string hashing)."""
+
+    def __init__(self, downward_lib: Any, problem: str, logic: Any, translated: tuple[Any, str]):
+        # Mirrors PddlState.__init__ (textworld 1.7.0) minus the two pddl2sas calls.
+        self._facts: defaultdict[Any, set[Any]] = defaultdict(set)
+        self._vars_by_name: dict[str, Any] = {}
+        self._vars_by_type: defaultdict[str, set[Any]] = defaultdict(set)
+        self._var_counts: Counter[str] = Counter()
+        self._logic = logic
+        self.downward_lib = downward_lib
+        self.pddl_problem = problem
+        self.task, self.sas = translated
+        self._actions = {a.name: a for a in self.task.actions}
+        for type_ in self.task.types:
+            with contextlib.suppress(ValueError):  # the type is known already
+                logic.types.add(textworld.logic.Type(type_.name, type_.supertype_names))
+        downward_lib.load_sas(self.sas.encode("utf-8"))
+        self.name2type = {o.name: o.type_name for o in self.task.objects}
+        self.add_facts(filter(None, (_init_fact(atom, self.name2type) for atom in self.task.init)))
+        size = downward_lib.get_state_size()
+        atoms = (pddl_logic.Atom * size)()
+        downward_lib.get_state(atoms)
+        facts = (atom.get_fact(self.name2type) for atom in atoms)
+        self.add_facts(fact for fact in facts if not fact.is_negation)
+
+    def all_assignments(self, rule: Any, mapping: Any = None, *args: Any, **kwargs: Any) -> Any:
+        found = super().all_assignments(rule, mapping, *args, **kwargs)
+        order = [ph.name for ph in rule.placeholders]
+        return sorted(found, key=lambda m: _mapping_key(m, order))
+
+
+def _mapping_key(mapping: Mapping[Any, Any], order: list[str]) -> list[str]:
+    """Matches sort by their variables in the order the query names them
+    ("receptacleatlocation(r, l)": by receptacle, then location)."""
+    by_name = {
+        str(ph.name): str(var.name) if var is not None else "" for ph, var in mapping.items()
+    }
+    return [by_name.get(name, "") for name in order]
+
+
+def _init_fact(atom: Any, name2type: Mapping[str, str]) -> Proposition | None:
+    """A fact of the problem's init section (as ``PddlState`` reads them)."""
+    conditions = fast_downward.translate.pddl.conditions
+    expressions = fast_downward.translate.pddl.f_expression
+    if isinstance(atom, conditions.Atom):
+        if atom.predicate == "=":
+            return None
+        args = [textworld.logic.Variable(a, name2type[a]) for a in atom.args]
+        return Proposition(atom.predicate, args)
+    if isinstance(atom, expressions.Assign):
+        if atom.fluent.symbol == "total-cost":
+            return None
+        name = f"{atom.expression.value}"
+        if name.isdigit():
+            return None
+        args = [textworld.logic.Variable(a, name2type[a]) for a in atom.fluent.args]
+        return Proposition(name, args)
+    return None
+
+
+class AlfredEngine(PddlEnv):  # type: ignore[misc]
+    """One ALFWorld game on TextWorld's PDDL engine; see the module docstring.
+
+    ``load`` takes the parsed ``game.tw-pddl`` mapping. After ``reset`` and
+    each ``step``, :attr:`state` is TextWorld's game state (``feedback``,
+    ``won``, ``admissible_commands``).
+    """
+
+    def __init__(self) -> None:
+        super().__init__(EnvInfos(won=True, admissible_commands=True))
+        self._commands: dict[str, str] = {}
+        self._translated: tuple[Any, str] | None = None
+
+    def load(self, filename_or_data: Any) -> None:
+        data = dict(filename_or_data)
+        self._game_file = None
+        self._game_data = data
+        self.walkthrough = data.get("walkthrough")
+        self._logic = _game_logic(data["pddl_domain"], data["grammar"])
+        self._translated = _translate(data["pddl_domain"], data["pddl_problem"])
+        self._commands = {}
+        self._pddl_state = self._fresh_state()
+        self._entity_infos = self._get_entity_infos()
+        # What alfworld's AlfredDemangler wrapper does, with alfworld's own Demangler.
+        demangler = Demangler(game_infos=self._entity_infos, shuffle=False)
+        for info in self._entity_infos.values():
+            info.name = demangler.demangle_alfred_name(info.id)
+
+    def _fresh_state(self) -> Any:
+        assert self._translated is not None
+        return _SortedPddlState(
+            self.downward_lib, self._game_data["pddl_problem"], self._logic, self._translated
+        )
+
+    def reset(self) -> Any:
+        """PddlEnv.reset (textworld 1.7.0), from the cached translation."""
+        self._pddl_state = self._fresh_state()
+        self.prev_state = None
+        self.state = GameState()
+        self._last_action = None
+        self._moves = 0
+        context = {
+            "state": self._pddl_state,
+            "facts": list(self._pddl_state.facts),
+            "variables": {},
+            "mapping": {},
+            "entity_infos": self._entity_infos,
+        }
+        self.state.feedback = self._logic.grammar.derive("#intro#", context)
+        self.state.raw = self.state.feedback
+        self._gather_infos()
+        return self.state
+
+    def _gather_infos(self) -> None:
+        """PddlEnv's infos, with each action's command text derived once."""
+        state = self._pddl_state
+        self.state["won"] = state.check_goal()
+        self.state["lost"] = False
+        self.state["_entity_infos"] = dict(self._entity_infos)
+        self.state["_facts"] = list(state.facts)
+        self.state["last_action"] = None
+        self.state["_last_action"] = self._last_action
+        actions = list(state.all_applicable_actions())
+        self.state["_valid_actions"] = actions
+        mapping = {k: info.name for k, info in self._entity_infos.items()}
+        commands = []
+        for action in actions:
+            key = f"{action.name} " + " ".join(str(v.name) for v in action.mapping.values())
+            command = self._commands.get(key)
+            if command is None:
+                context = {
+                    "state": state,
+                    "facts": list(state.facts),
+                    "variables": {
+                        ph.name: self._entity_infos[var.name] for ph, var in action.mapping.items()
+                    },
+                    "mapping": action.mapping,
+                    "entity_infos": self._entity_infos,
+                }
+                action.command_template = self._logic.grammar.derive(
+                    action.command_template, context
+                )
+                command = action.format_command(mapping)
+                self._commands[key] = command
+            commands.append(command)
+        self.state["_valid_commands"] = commands
+        self.state["admissible_commands"] = sorted(set(commands))
+        self.state["moves"] = self._moves
+
+    # -- what LoreKit reads --------------------------------------------------------
+
+    def named_facts(self) -> Iterator[tuple[str, tuple[str, ...]]]:
+        """The current facts as (predicate, display names of the arguments)."""
+        infos = self._entity_infos
+        for fact in self._pddl_state.facts:
+            names = tuple(
+                infos[v.name].name.strip() if v.name in infos else str(v.name)
+                for v in fact.arguments
+            )
+            yield str(fact.name), names
+
+    def display_names(self) -> dict[str, str]:
+        """Engine id -> the name players see."""
+        return {k: info.name.strip() for k, info in self._entity_infos.items()}
+
+
+def facts_in(engine: AlfredEngine) -> Iterable[tuple[str, tuple[str, ...]]]:
+    """Shorthand used by the env: the engine's facts with display names."""
+    return list(engine.named_facts())
