@@ -288,6 +288,7 @@ def run_cmd(
     try:
         probe = make(env_name, **env_kwargs)
         tasks = probe.tasks(split)
+        provenance = probe.describe_split(split)
         probe.close()
     except (LookupError, TypeError, ValueError, OSError) as exc:
         raise UserError(_env_problem(env_name, env_opt, exc)) from None
@@ -300,6 +301,7 @@ def run_cmd(
         "env_kwargs": env_kwargs,
         "agent": agent_name,
         "split": split,
+        "tasks_from": provenance,
         "seed": seed,
     }
     try:
@@ -400,6 +402,7 @@ def _env_problem(name: str, opts: Sequence[str], exc: BaseException) -> str:
 
 def _register_plugins() -> None:
     """Command groups that live next to their feature."""
+    from lorekit.cli_alfworld import alfworld
     from lorekit.cli_doctor import doctor
     from lorekit.cli_runs import runs, show_cmd
     from lorekit.graph.cli import graph
@@ -408,6 +411,7 @@ def _register_plugins() -> None:
     cli.add_command(show_cmd)
     cli.add_command(graph)
     cli.add_command(doctor)
+    cli.add_command(alfworld)
 
 
 _register_plugins()

@@ -126,6 +126,11 @@ class TextEnv(ABC):
     def manual(self) -> str:
         """A short manual for prompts: goal, actions, scoring."""
 
+    def describe_split(self, split: str) -> str:
+        """One line on where ``split``'s tasks come from, shown with run results
+        (e.g. generated games versus a benchmark's official set). Default: none."""
+        return ""
+
     def expert_action(self) -> str | None:
         """Next action of a built-in expert from the current state, if any."""
         return None

@@ -210,7 +210,7 @@ register(
 def _make_alfworld(
     source: str = "generated",
     *,
-    split: str = "test",
+    split: str | None = None,
     data_dir: str | None = None,
     syntax: str = "move",
     strip_arrival: bool = False,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from lorekit.eval.store_schema import USAGE_KEYS
@@ -141,6 +142,9 @@ def render_run(store: RunStore, run_id: str, console: Console) -> None:
         f"[bold]{run.run_id}[/bold]  env={run.env}  agent={run.agent}  status={run.status}  "
         f"wall={s['wall_s']:.1f}s" + (f"  cost=${cost:.4f}" if cost is not None else "")
     )
+    provenance = (run.config or {}).get("tasks_from")
+    if provenance:
+        console.print(f"tasks: {escape(str(provenance))}")
     table = Table(
         "group",
         "n",

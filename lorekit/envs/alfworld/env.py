@@ -67,7 +67,7 @@ class AlfWorldEnv(TextEnv):
         self,
         source: str | Path = "generated",
         *,
-        split: str = "test",
+        split: str | None = None,
         data_dir: str | Path | None = None,
         syntax: Syntax = "move",
         strip_arrival: bool = False,
@@ -100,11 +100,14 @@ class AlfWorldEnv(TextEnv):
             self._split_names = tuple(self._folders)
             if not self._split_names:
                 raise GameSourceError(f"{root} holds no ALFWorld split")
+        if split is None:
+            split = "test" if "test" in self._split_names else self._split_names[0]
         if split not in self._split_names:
             raise ValueError(
                 f"unknown split {split!r}; this source has: {', '.join(self._split_names)}"
             )
         self.default_split = split
+        """The split ``reset(None)`` picks from."""
         self._refs: dict[str, list[GameRef]] = {}
         self._engine: AlfredEngine | None = None
         self._ref: GameRef | None = None
@@ -138,6 +141,17 @@ class AlfWorldEnv(TextEnv):
             Task(ref.id, ref.goal_text, ref.task_type, ref.as_data())
             for ref in self._split_refs(split)
         ]
+
+    def describe_split(self, split: str) -> str:
+        count = len(self._split_refs(split))
+        if self.source == "generated":
+            return (
+                f"{count} generated games (LoreKit's {split!r} split, made from the alfworld "
+                "wheel's floor plans and rules; not ALFWorld's official games)"
+            )
+        if self.source == "official":
+            return f"{count} of ALFWorld's official games ({split}, from {self._folders[split]})"
+        return f"{count} games from {self._folders[split]} ({split})"
 
     def action_forms(self) -> list[str]:
         text = messages()
