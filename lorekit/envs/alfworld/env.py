@@ -125,6 +125,8 @@ class AlfWorldEnv(TextEnv):
         return self._split_names
 
     def _split_refs(self, split: str) -> list[GameRef]:
+        if self.source == "official":
+            split = game_sources.OFFICIAL_ALIASES.get(split, split)
         if split not in self._split_names:
             raise ValueError(
                 f"unknown split {split!r}; this source has: {', '.join(self._split_names)}"
