@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from _cli import run_cli
 
-from lorekit.envs import Task, check_env, make
+from lorekit.envs import check_env, make
 from lorekit.envs.alfworld import AlfWorldEnv, GeneratedGame, generate_games
 from lorekit.envs.alfworld.games import GameSourceError
 from lorekit.envs.alfworld.world import TASK_TYPES
@@ -165,7 +165,7 @@ def test_official_layout_is_read_like_alfredtwenv(
     monkeypatch.delenv("ALFWORLD_DATA", raising=False)
     with pytest.raises(GameSourceError, match="ALFWORLD_DATA"):
         make("alfworld", source="official")
-    with pytest.raises(GameSourceError, match="json_2.1.1"):
+    with pytest.raises(GameSourceError, match=r"json_2\.1\.1"):
         make("alfworld", source="official", data_dir=str(tmp_path))
     root = _official_tree(tmp_path / "data", one_per_type)
     monkeypatch.setenv("ALFWORLD_DATA", str(root))

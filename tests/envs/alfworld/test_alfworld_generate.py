@@ -57,7 +57,8 @@ _SCRIPT = """
 import hashlib, sys
 from lorekit.envs.alfworld.generate import dump_json, generate_games
 games = generate_games(12, seed=99, syntax="put")
-print(hashlib.sha256("".join(dump_json(g.game) + dump_json(g.traj_data) for g in games).encode()).hexdigest())
+text = "".join(dump_json(g.game) + dump_json(g.traj_data) for g in games)
+print(hashlib.sha256(text.encode()).hexdigest())
 """
 
 
