@@ -1,0 +1,214 @@
+"""ALFWorld as Python methods, for agents that act by writing code.
+
+AutoManual's planner does not type commands; it writes Python such as
+``obs = agent.go_to("cabinet_1")`` and LoreKit runs that code in
+:mod:`lorekit.sandbox`. :class:`AlfWorldCodeApi` is the object behind the
+sandbox's ``agent`` proxy: one method per ALFWorld action, each sending one
+command to the :class:`~lorekit.envs.alfworld.env.AlfWorldEnv` and returning
+its observation, plus a few read-only queries.
+
+Every argument is a plain ``str`` and every result JSON data, so the
+sandbox's gate can check calls against the annotations alone. Names are
+accepted as ``"mug 1"`` or ``"mug_1"`` (AutoManual's form), in any case and
+with spaces around them; anything else (an empty string, a bare type such as
+``"mug"``, an article as in ``"a mug 1"``, two names, punctuation) raises
+:class:`BadName` before the engine sees it, because such a call is a bug in
+the code, not a move in the game. A well-formed name the room does not have
+(``"spaceship 1"``) is a move: the engine answers "Nothing happens." and the
+step counts, as it would for a typed command. Once the episode is over, every
+action returns the env's own "episode is over" message instead of raising.
+
+The object keeps :attr:`~AlfWorldCodeApi.history`, every command it sent and
+the env's :class:`~lorekit.envs.base.Step` for it, for the agent (the sandbox's
+``result.calls`` records the method calls; this records what reached the env).
+Make one object per episode.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from lorekit.envs.alfworld.env import AlfWorldEnv
+from lorekit.envs.alfworld.planner import Act
+from lorekit.envs.alfworld.text import render
+from lorekit.envs.alfworld.world import name_key
+from lorekit.envs.base import Step
+
+_NAME = re.compile(r"([a-z]+)(?:_| +)(\d+)")
+_SHOWN_CHARS = 60
+
+
+class BadName(ValueError):
+    """An argument that is not an ALFWorld name ("mug 1" or "mug_1")."""
+
+
+@dataclass(frozen=True)
+class CodeStep:
+    """One command the code's calls sent to the env, and what the env answered."""
+
+    command: str
+    step: Step
+
+
+def entity_name(value: str, what: str = "name") -> str:
+    """``value`` as the engine's display name ("Mug_1 " -> "mug 1"); :class:`BadName` if odd."""
+    if not isinstance(value, str):
+        raise BadName(f"{what} must be a str such as 'mug 1', got {type(value).__name__}")
+    text = value.strip().lower()
+    match = _NAME.fullmatch(text)
+    if match is None:
+        shown = value if len(value) <= _SHOWN_CHARS else value[:_SHOWN_CHARS] + "..."
+        why = "is empty" if not text else "is not an ALFWorld name"
+        raise BadName(
+            f"{what} {shown!r} {why}: write one object or receptacle as its type and number, "
+            "like 'mug 1' or 'mug_1' (no article, as the room lists them)"
+        )
+    return f"{match.group(1)} {match.group(2)}"
+
+
+class AlfWorldCodeApi:
+    """The ``agent`` object that code-writing agents drive ALFWorld through.
+
+    Actions return the observation text in the env's form (``object_ids=True``
+    envs say "mug_1"); queries never step the env. Pass ``api_methods=ACTIONS``
+    to ``run_code`` to hide the queries, e.g. for agents that must infer state
+    from observations alone.
+    """
+
+    ACTIONS: ClassVar[tuple[str, ...]] = (
+        "go_to",
+        "open",
+        "close",
+        "take",
+        "put",
+        "heat",
+        "cool",
+        "clean",
+        "use",
+        "examine",
+        "inventory",
+        "look",
+    )
+    QUERIES: ClassVar[tuple[str, ...]] = ("holding", "location", "done", "won")
+
+    def __init__(self, env: AlfWorldEnv) -> None:
+        self._env = env
+        self._history: list[CodeStep] = []
+        self._went_to: str | None = None
+
+    @property
+    def history(self) -> list[CodeStep]:
+        """Every command sent to the env through this object, in order (a copy)."""
+        return list(self._history)
+
+    # -- actions -------------------------------------------------------------------------
+
+    def go_to(self, recep: str) -> str:
+        """Walk to a receptacle; the answer lists what is on or in it, or says it is closed."""
+        target = entity_name(recep, "go_to: recep")
+        observation, valid = self._send(render(Act("go", recep=target), self._env.syntax))
+        if valid:
+            self._went_to = target
+        return observation
+
+    def open(self, recep: str) -> str:
+        """Open a closed receptacle where you stand; the answer lists what is inside."""
+        return self._act(Act("open", recep=entity_name(recep, "open: recep")))
+
+    def close(self, recep: str) -> str:
+        """Close an open receptacle where you stand."""
+        return self._act(Act("close", recep=entity_name(recep, "close: recep")))
+
+    def take(self, obj: str, recep: str) -> str:
+        """Pick up ``obj`` from ``recep`` (you carry at most one object)."""
+        return self._act(
+            Act("take", entity_name(obj, "take: obj"), entity_name(recep, "take: recep"))
+        )
+
+    def put(self, obj: str, recep: str) -> str:
+        """Place the held ``obj`` in or on ``recep`` where you stand.
+
+        Sent as ``move obj to recep`` or ``put obj in/on recep``, whichever
+        syntax the env plays.
+        """
+        return self._act(Act("put", entity_name(obj, "put: obj"), entity_name(recep, "put: recep")))
+
+    def heat(self, obj: str, recep: str) -> str:
+        """Heat the held ``obj`` with a microwave where you stand."""
+        return self._act(
+            Act("heat", entity_name(obj, "heat: obj"), entity_name(recep, "heat: recep"))
+        )
+
+    def cool(self, obj: str, recep: str) -> str:
+        """Cool the held ``obj`` with a fridge where you stand."""
+        return self._act(
+            Act("cool", entity_name(obj, "cool: obj"), entity_name(recep, "cool: recep"))
+        )
+
+    def clean(self, obj: str, recep: str) -> str:
+        """Clean the held ``obj`` with a sinkbasin where you stand."""
+        return self._act(
+            Act("clean", entity_name(obj, "clean: obj"), entity_name(recep, "clean: recep"))
+        )
+
+    def use(self, lamp: str) -> str:
+        """Switch on a lamp where you stand (to look at what you hold under it)."""
+        return self._act(Act("use", entity_name(lamp, "use: lamp")))
+
+    def examine(self, name: str) -> str:
+        """Look closely at an object you hold or a receptacle where you stand."""
+        return self._send(f"examine {entity_name(name, 'examine: name')}")[0]
+
+    def inventory(self) -> str:
+        """What you are carrying."""
+        return self._send("inventory")[0]
+
+    def look(self) -> str:
+        """What you are facing."""
+        return self._send("look")[0]
+
+    # -- read-only queries -----------------------------------------------------------------
+
+    def holding(self) -> str | None:
+        """The object you carry ("mug 1", or "mug_1" in an ``object_ids`` env), or None."""
+        if self._env.goal is None:
+            return None
+        held = self._env.world().holding
+        return None if held is None else self._shown(held)
+
+    def location(self) -> str | None:
+        """The receptacle you stand at, or None (in the middle of the room, before any go_to).
+
+        Where several receptacles share a spot (two drawers of one chest), the
+        one you last walked to.
+        """
+        if self._env.goal is None:
+            return None
+        world = self._env.world()
+        here = sorted((r for r in world.recep_type if world.at(r)), key=name_key)
+        if not here:
+            return None
+        return self._shown(self._went_to if self._went_to in here else here[0])
+
+    def done(self) -> bool:
+        """Whether the episode is over (the task is done or the step limit was reached)."""
+        return self._env.done
+
+    def won(self) -> bool:
+        """Whether the engine reported the task done (its ``won`` signal)."""
+        return self._env.won
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _act(self, act: Act) -> str:
+        return self._send(render(act, self._env.syntax))[0]
+
+    def _send(self, command: str) -> tuple[str, bool]:
+        step = self._env.step(command)
+        self._history.append(CodeStep(command, step))
+        return step.observation, bool(step.info.get("valid", False))
+
+    def _shown(self, name: str) -> str:
+        return name.replace(" ", "_") if self._env.object_ids else name
