@@ -22,22 +22,32 @@ The object keeps :attr:`~AlfWorldCodeApi.history`, every command it sent and
 the env's :class:`~lorekit.envs.base.Step` for it, for the agent (the sandbox's
 ``result.calls`` records the method calls; this records what reached the env).
 Make one object per episode.
+
+It wraps either a plain :class:`AlfWorldEnv` or the harness's awaitable handle
+on one (:class:`~lorekit.envs.asyncenv.AsyncEnv`, e.g. the env in its own
+process). With a handle, build the object on the event loop and run the code
+with ``run_code_async``: each call then waits, on the sandbox's thread, for
+the env call it sends to the loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from lorekit.envs.alfworld.env import AlfWorldEnv
 from lorekit.envs.alfworld.planner import Act
-from lorekit.envs.alfworld.text import render
+from lorekit.envs.alfworld.text import Syntax, render
 from lorekit.envs.alfworld.world import name_key
-from lorekit.envs.base import Step
+from lorekit.envs.asyncenv import AsyncEnv
+from lorekit.envs.base import Step, TextEnv
 
 _NAME = re.compile(r"([a-z]+)(?:_| +)(\d+)")
 _SHOWN_CHARS = 60
+R = TypeVar("R")
 
 
 class BadName(ValueError):
@@ -93,8 +103,20 @@ class AlfWorldCodeApi:
     )
     QUERIES: ClassVar[tuple[str, ...]] = ("holding", "location", "done", "won")
 
-    def __init__(self, env: AlfWorldEnv) -> None:
+    def __init__(self, env: AlfWorldEnv | AsyncEnv) -> None:
         self._env = env
+        self._loop: asyncio.AbstractEventLoop | None = None
+        if isinstance(env, AsyncEnv):
+            try:
+                self._loop = asyncio.get_running_loop()
+            except RuntimeError:
+                raise RuntimeError(
+                    "AlfWorldCodeApi over an awaitable env must be built on the event loop "
+                    "that runs it (inside an async function)"
+                ) from None
+        elif not isinstance(env, AlfWorldEnv):
+            raise TypeError(f"AlfWorldCodeApi needs an AlfWorldEnv, got {type(env).__name__}")
+        self._form: tuple[Syntax, bool] | None = None
         self._history: list[CodeStep] = []
         self._went_to: str | None = None
 
@@ -108,24 +130,22 @@ class AlfWorldCodeApi:
     def go_to(self, recep: str) -> str:
         """Walk to a receptacle; the answer lists what is on or in it, or says it is closed."""
         target = entity_name(recep, "go_to: recep")
-        observation, valid = self._send(render(Act("go", recep=target), self._env.syntax))
+        observation, valid = self._send(render(Act("go", recep=target), self._syntax()))
         if valid:
             self._went_to = target
         return observation
 
     def open(self, recep: str) -> str:
         """Open a closed receptacle where you stand; the answer lists what is inside."""
-        return self._act(Act("open", recep=entity_name(recep, "open: recep")))
+        return self._act("open", recep=recep)
 
     def close(self, recep: str) -> str:
         """Close an open receptacle where you stand."""
-        return self._act(Act("close", recep=entity_name(recep, "close: recep")))
+        return self._act("close", recep=recep)
 
     def take(self, obj: str, recep: str) -> str:
         """Pick up ``obj`` from ``recep`` (you carry at most one object)."""
-        return self._act(
-            Act("take", entity_name(obj, "take: obj"), entity_name(recep, "take: recep"))
-        )
+        return self._act("take", obj, recep)
 
     def put(self, obj: str, recep: str) -> str:
         """Place the held ``obj`` in or on ``recep`` where you stand.
@@ -133,29 +153,23 @@ class AlfWorldCodeApi:
         Sent as ``move obj to recep`` or ``put obj in/on recep``, whichever
         syntax the env plays.
         """
-        return self._act(Act("put", entity_name(obj, "put: obj"), entity_name(recep, "put: recep")))
+        return self._act("put", obj, recep)
 
     def heat(self, obj: str, recep: str) -> str:
         """Heat the held ``obj`` with a microwave where you stand."""
-        return self._act(
-            Act("heat", entity_name(obj, "heat: obj"), entity_name(recep, "heat: recep"))
-        )
+        return self._act("heat", obj, recep)
 
     def cool(self, obj: str, recep: str) -> str:
         """Cool the held ``obj`` with a fridge where you stand."""
-        return self._act(
-            Act("cool", entity_name(obj, "cool: obj"), entity_name(recep, "cool: recep"))
-        )
+        return self._act("cool", obj, recep)
 
     def clean(self, obj: str, recep: str) -> str:
         """Clean the held ``obj`` with a sinkbasin where you stand."""
-        return self._act(
-            Act("clean", entity_name(obj, "clean: obj"), entity_name(recep, "clean: recep"))
-        )
+        return self._act("clean", obj, recep)
 
     def use(self, lamp: str) -> str:
         """Switch on a lamp where you stand (to look at what you hold under it)."""
-        return self._act(Act("use", entity_name(lamp, "use: lamp")))
+        return self._send(f"use {entity_name(lamp, 'use: lamp')}")[0]
 
     def examine(self, name: str) -> str:
         """Look closely at an object you hold or a receptacle where you stand."""
@@ -173,9 +187,7 @@ class AlfWorldCodeApi:
 
     def holding(self) -> str | None:
         """The object you carry ("mug 1", or "mug_1" in an ``object_ids`` env), or None."""
-        if self._env.goal is None:
-            return None
-        held = self._env.world().holding
+        held = self._call(_status).holding
         return None if held is None else self._shown(held)
 
     def location(self) -> str | None:
@@ -184,31 +196,93 @@ class AlfWorldCodeApi:
         Where several receptacles share a spot (two drawers of one chest), the
         one you last walked to.
         """
-        if self._env.goal is None:
-            return None
-        world = self._env.world()
-        here = sorted((r for r in world.recep_type if world.at(r)), key=name_key)
+        here = self._call(_status).here
         if not here:
             return None
         return self._shown(self._went_to if self._went_to in here else here[0])
 
     def done(self) -> bool:
         """Whether the episode is over (the task is done or the step limit was reached)."""
-        return self._env.done
+        return self._call(_status).done
 
     def won(self) -> bool:
         """Whether the engine reported the task done (its ``won`` signal)."""
-        return self._env.won
+        return self._call(_status).won
 
     # -- internals -----------------------------------------------------------------------
 
-    def _act(self, act: Act) -> str:
-        return self._send(render(act, self._env.syntax))[0]
+    def _act(self, verb: str, obj: str | None = None, recep: str = "") -> str:
+        """Check the names, then send the command ``verb`` makes of them."""
+        act = Act(
+            verb,
+            "" if obj is None else entity_name(obj, f"{verb}: obj"),
+            entity_name(recep, f"{verb}: recep"),
+        )
+        return self._send(render(act, self._syntax()))[0]
 
     def _send(self, command: str) -> tuple[str, bool]:
-        step = self._env.step(command)
+        step = self._call(_step, command)
         self._history.append(CodeStep(command, step))
         return step.observation, bool(step.info.get("valid", False))
 
+    def _syntax(self) -> Syntax:
+        if self._form is None:
+            self._form = self._call(_form)
+        return self._form[0]
+
     def _shown(self, name: str) -> str:
-        return name.replace(" ", "_") if self._env.object_ids else name
+        if self._form is None:
+            self._form = self._call(_form)
+        return name.replace(" ", "_") if self._form[1] else name
+
+    def _call(self, fn: Callable[..., R], *args: Any) -> R:
+        """``fn(env, *args)`` where the env lives, waiting for it on this thread."""
+        env, loop = self._env, self._loop
+        if not isinstance(env, AsyncEnv) or loop is None:
+            return fn(env, *args)
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            raise RuntimeError(
+                "this AlfWorldCodeApi waits for its env on the event loop it would block; "
+                "run the code with run_code_async (or from another thread)"
+            )
+        return asyncio.run_coroutine_threadsafe(env.call(fn, *args), loop).result()
+
+
+# Env-side functions: module-level, so a process env can receive them by reference.
+
+
+@dataclass(frozen=True)
+class _Status:
+    holding: str | None
+    here: tuple[str, ...]
+    """Receptacles at the agent's spot, in name order (several may share one)."""
+    done: bool
+    won: bool
+
+
+def _alf(env: TextEnv) -> AlfWorldEnv:
+    if not isinstance(env, AlfWorldEnv):
+        raise TypeError(f"AlfWorldCodeApi needs an AlfWorldEnv, got {type(env).__name__}")
+    return env
+
+
+def _step(env: TextEnv, command: str) -> Step:
+    return _alf(env).step(command)
+
+
+def _form(env: TextEnv) -> tuple[Syntax, bool]:
+    alf = _alf(env)
+    return alf.syntax, alf.object_ids
+
+
+def _status(env: TextEnv) -> _Status:
+    alf = _alf(env)
+    if alf.goal is None:  # no episode yet
+        return _Status(None, (), alf.done, alf.won)
+    world = alf.world()
+    here = tuple(sorted((r for r in world.recep_type if world.at(r)), key=name_key))
+    return _Status(world.holding, here, alf.done, alf.won)
