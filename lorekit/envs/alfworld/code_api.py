@@ -45,7 +45,7 @@ from lorekit.envs.alfworld.world import name_key
 from lorekit.envs.asyncenv import AsyncEnv
 from lorekit.envs.base import Step, TextEnv
 
-_NAME = re.compile(r"([a-z]+)(?:_| +)(\d+)")
+_NAME = re.compile(r"([a-z]+)(?:_| +)([0-9]+)")
 _SHOWN_CHARS = 60
 R = TypeVar("R")
 

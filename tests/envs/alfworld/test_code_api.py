@@ -216,7 +216,20 @@ def test_command_text_of_each_method(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["", "   ", "mug", "1", "a mug 1", "mug 1.", "mug-1", "mug 1 and mug 2", "mug1", "müg 1"]
+    "bad",
+    [
+        "",
+        "   ",
+        "mug",
+        "1",
+        "a mug 1",
+        "mug 1.",
+        "mug-1",
+        "mug 1 and mug 2",
+        "mug1",
+        "müg 1",
+        "mug \u0661",
+    ],
 )
 def test_odd_names_are_refused(bad: str) -> None:
     with pytest.raises(BadName, match="mug 1' or 'mug_1'"):
