@@ -302,5 +302,10 @@ class AlfWorldEnv(TextEnv):
     def done(self) -> bool:
         return self._done
 
+    @property
+    def won(self) -> bool:
+        """Whether the engine reported this episode's task done (its ``won`` signal)."""
+        return self._success
+
     def close(self) -> None:
         self._engine = None
