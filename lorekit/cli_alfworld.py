@@ -82,6 +82,7 @@ def generate(out: Path, count: int, seed: int, task_types: str, syntax: str, ver
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a folder")
     with requires_extra("lorekit alfworld generate", "alfworld"):
+        from lorekit.envs.alfworld.engine import AlfredEngine
         from lorekit.envs.alfworld.generate import GenerationError, dump_json, generate_games
         from lorekit.envs.alfworld.verify import play_walkthrough
     try:
@@ -90,8 +91,9 @@ def generate(out: Path, count: int, seed: int, task_types: str, syntax: str, ver
         raise RunFailed(str(exc)) from None
     failures = []
     if verify:
+        engine = AlfredEngine()  # one engine (one copy of Fast Downward's library) for all
         for game in games:
-            problem = play_walkthrough(game.game)
+            problem = play_walkthrough(game.game, engine)
             if problem is not None:
                 failures.append(f"{game.path}: {problem}")
     if failures:
