@@ -17,15 +17,6 @@ import click
 from lorekit.cli_errors import RunFailed, UserError
 from lorekit.extras import requires_extra
 
-TASK_TYPE_NAMES = (
-    "pick_and_place_simple",
-    "look_at_obj_in_light",
-    "pick_clean_then_place_in_recep",
-    "pick_heat_then_place_in_recep",
-    "pick_cool_then_place_in_recep",
-    "pick_two_obj_and_place",
-)
-
 
 @click.group("alfworld")
 def alfworld() -> None:
@@ -53,7 +44,7 @@ def alfworld() -> None:
 @click.option(
     "--task-types",
     "task_types",
-    default=",".join(TASK_TYPE_NAMES),
+    default="",
     show_default=False,
     help="Comma-separated task types (default: all six).",
 )
@@ -72,19 +63,19 @@ def alfworld() -> None:
 )
 def generate(out: Path, count: int, seed: int, task_types: str, syntax: str, verify: bool) -> None:
     """Write N seeded, byte-reproducible games (generated, not ALFWorld's official set)."""
-    types = [t.strip() for t in task_types.split(",") if t.strip()]
-    unknown = [t for t in types if t not in TASK_TYPE_NAMES]
-    if unknown or not types:
-        raise UserError(
-            f"--task-types: unknown {', '.join(unknown) or '(none given)'}; "
-            f"known: {', '.join(TASK_TYPE_NAMES)}"
-        )
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a folder")
     with requires_extra("lorekit alfworld generate", "alfworld"):
         from lorekit.envs.alfworld.engine import AlfredEngine
         from lorekit.envs.alfworld.generate import GenerationError, dump_json, generate_games
         from lorekit.envs.alfworld.verify import play_walkthrough
+        from lorekit.envs.alfworld.world import TASK_TYPES
+    types = [t.strip() for t in task_types.split(",") if t.strip()] or list(TASK_TYPES)
+    unknown = [t for t in types if t not in TASK_TYPES]
+    if unknown:
+        raise UserError(
+            f"--task-types: unknown {', '.join(unknown)}; known: {', '.join(TASK_TYPES)}"
+        )
     try:
         games = generate_games(count, seed, task_types=types, syntax=syntax, label="gen")  # type: ignore[arg-type]
     except GenerationError as exc:

@@ -42,10 +42,10 @@ from lorekit.envs.alfworld.text import (
 )
 from lorekit.envs.alfworld.world import Goal, World, world_from_facts
 from lorekit.envs.base import Observation, Step, Task, TextEnv
+from lorekit.envs.steplimit import UNCAPPED, check_max_steps, manual_with_limit
 
 MESSAGES_FILE = Path(__file__).with_name("messages.yaml")
 MAX_ACTION_CHARS = 200
-UNCAPPED = 10**9
 _BANNER = "-= Welcome to TextWorld, ALFRED! =-"
 
 
@@ -77,12 +77,7 @@ class AlfWorldEnv(TextEnv):
     ) -> None:
         if syntax not in SYNTAXES:
             raise ValueError(f"syntax must be one of {', '.join(SYNTAXES)}, got {syntax!r}")
-        if max_steps is not None and (
-            isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1
-        ):
-            raise ValueError(
-                f"max_steps must be a whole number of at least 1, or None; got {max_steps!r}"
-            )
+        check_max_steps(max_steps)
         self.syntax: Syntax = syntax
         self.strip_arrival = strip_arrival
         self.object_ids = object_ids
@@ -161,13 +156,7 @@ class AlfWorldEnv(TextEnv):
         return [str(form).replace("{place}", place) for form in text["action_forms"]]
 
     def manual(self) -> str:
-        text = messages()
-        limit = (
-            str(text["limit_uncapped"])
-            if self.step_limit is None
-            else str(text["limit_capped"]).format(steps=self.step_limit)
-        )
-        return str(text["manual"]).format(limit=limit)
+        return manual_with_limit(messages(), self.step_limit)
 
     # -- episode -----------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from lorekit import yamlio
 from lorekit.envs.base import Observation, Step, Task, TextEnv
+from lorekit.envs.steplimit import UNCAPPED, check_max_steps, manual_with_limit
 from lorekit.envs.textcraft import solver
 from lorekit.envs.textcraft.compat import OriginalRules, distractor_pool, episode_for, plan_original
 from lorekit.envs.textcraft.original import NS, Episode, load_original
@@ -36,8 +37,6 @@ __all__ = ["MAX_ACTION_CHARS", "MAX_COUNT", "MESSAGES_FILE", "UNCAPPED", "TextCr
 
 MESSAGES_FILE = Path(__file__).with_name("messages.yaml")
 MAX_ACTION_CHARS = 300
-UNCAPPED = 10**9
-"""What ``max_steps`` reports when the env has no step cap (``max_steps=None``)."""
 
 _GET = re.compile(r"^get(?: (.*))?$")
 _CRAFT = re.compile(r"^craft (.+?) using(?: (.*))?$")
@@ -79,11 +78,7 @@ class TextCraftEnv(CraftRules, TextEnv):
         test_size: int = 200,
         dev_size: int = 100,
     ) -> None:
-        if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 1):
-            raise ValueError(
-                f"max_steps must be a whole number of at least 1, or None for no cap; "
-                f"got {max_steps!r}"
-            )
+        check_max_steps(max_steps)
         if compat:
             # Compat mode always plays the original's model of the data pack:
             # the folder given as source, else the default data pack folder.
@@ -130,13 +125,7 @@ class TextCraftEnv(CraftRules, TextEnv):
     def manual(self) -> str:
         if self.compat:
             return str(messages()["manual_compat"])
-        text = messages()
-        limit = (
-            str(text["limit_uncapped"])
-            if self.step_limit is None
-            else str(text["limit_capped"]).format(steps=self.step_limit)
-        )
-        return str(text["manual"]).format(limit=limit)
+        return manual_with_limit(messages(), self.step_limit)
 
     @property
     def inventory(self) -> Mapping[str, int]:

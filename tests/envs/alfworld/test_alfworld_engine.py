@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import textworld
+from _alfworld_helpers import run_with_hash_seed
 from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
 
 from lorekit.envs.alfworld import GeneratedGame
@@ -70,14 +69,7 @@ print(json.dumps(texts))
 def test_text_does_not_depend_on_the_hash_seed() -> None:
     runs = []
     for hash_seed in ("1", "2"):
-        done = subprocess.run(
-            [sys.executable, "-c", _SCRIPT],
-            env={"PYTHONHASHSEED": hash_seed, "PATH": ""},
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        runs.append(json.loads(done.stdout))
+        runs.append(json.loads(run_with_hash_seed(_SCRIPT, hash_seed)))
     assert runs[0] == runs[1]
     # Receptacles are listed by id, which numbers them in descending order.
     intro = runs[0][0]

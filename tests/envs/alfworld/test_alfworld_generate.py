@@ -5,11 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _alfworld_helpers import run_with_hash_seed
 
 from lorekit.envs.alfworld import rules
 from lorekit.envs.alfworld.games import GENERATED_SPLITS, generated_split, split_floor_plans
@@ -65,14 +64,7 @@ print(hashlib.sha256(text.encode()).hexdigest())
 def test_same_seed_gives_byte_identical_games_under_any_hash_seed() -> None:
     digests = set()
     for hash_seed in ("0", "31337"):
-        done = subprocess.run(
-            [sys.executable, "-c", _SCRIPT],
-            env={"PYTHONHASHSEED": hash_seed, "PATH": ""},
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        digests.add(done.stdout.strip())
+        digests.add(run_with_hash_seed(_SCRIPT, hash_seed).strip())
     assert len(digests) == 1
     other = generate_games(12, seed=100, syntax="put")
     again = generate_games(12, seed=99, syntax="put")
