@@ -137,7 +137,15 @@ class TextCraftBridge:
 
 
 BridgeFactory = Callable[[], EnvBridge]
-_BRIDGES: dict[str, BridgeFactory] = {"textcraft": TextCraftBridge}
+
+
+def _alfworld_bridge() -> EnvBridge:
+    from lorekit.agents.adapt.bridge_alfworld import AlfworldBridge
+
+    return AlfworldBridge()
+
+
+_BRIDGES: dict[str, BridgeFactory] = {"textcraft": TextCraftBridge, "alfworld": _alfworld_bridge}
 
 
 def register_bridge(env_name: str, factory: BridgeFactory) -> None:
