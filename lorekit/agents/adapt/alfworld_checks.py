@@ -108,6 +108,10 @@ def parse_condition(text: str, world: World) -> Condition | None:
     """The condition ``text`` asks for in this room, or None when it cannot be read."""
     words = normalize(text).split()
     mentions = _mentions(words, world)
+    if any(
+        m.name and m.name not in world.obj_type and m.name not in world.recep_type for m in mentions
+    ):
+        return None  # "mug 7" in a room without one: a name the planner made up
     objs = [m for m in mentions if m.kind == "obj"]
     receps = [m for m in mentions if m.kind == "recep"]
     lamps = [m for m in objs if _is_lamp(m.type, world)]
@@ -159,9 +163,7 @@ def _mentions(words: list[str], world: World) -> list[Mention]:
         name = None
         after = i + width
         if after < len(words) and words[after].isdigit():
-            candidate = f"{type_} {int(words[after])}"
-            known = world.obj_type if kind == "obj" else world.recep_type
-            name = candidate if candidate in known else None
+            name = f"{type_} {int(words[after])}"
             after += 1
         found.append(Mention(kind, type_, name, i))
         i = after
