@@ -16,6 +16,7 @@ from _cli import run_cli
 
 from lorekit.agents import NullRecorder, make_agent
 from lorekit.agents.adapt import AdaptAgent, bridge_for
+from lorekit.agents.adapt.alfworld_checks import parse_condition
 from lorekit.agents.adapt.bridge_alfworld import AlfworldBridge
 from lorekit.envs import make
 from lorekit.envs.alfworld import AlfWorldEnv
@@ -76,6 +77,33 @@ def test_bridge_checks_sub_tasks_against_the_engine_state(alf: AlfWorldEnv) -> N
     # sentences about nothing in this room, or no action at all: cannot tell
     for unknown in ("find and take a mug", "dance a little", ""):
         assert bridge.check_subtask(alf, unknown) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "detail"),
+    [
+        ("Step 2: Clean the cloth using the sink.", "change", ("cloth", None, ("clean",))),
+        ("**Find** and take a cloth from the bathtub", "take", ("cloth", None, ())),
+        ("put the washed cloth into drawer 1", "place", ("cloth", "drawer 1", ("clean",))),
+        ("clean some cloth and put it in drawer", "place", ("cloth", None, ("clean",))),
+        ("take the clean cloth", "take", ("cloth", None, ())),
+        ("put two cloths in the drawers", "place", ("cloth", None, ())),
+        ("find a soap bar", "find", ("soapbar", None, ())),
+        ("go to the sidetable", "go", (None, None, ())),
+        ("take cloth 9 from the bathtubbasin", None, None),
+    ],
+)
+def test_sub_task_wordings_read_as_conditions(
+    alf: AlfWorldEnv, text: str, kind: str | None, detail: Any
+) -> None:
+    alf.reset(game(alf))
+    found = parse_condition(text, alf.world())
+    assert (found.kind if found else None) == kind
+    if found is not None and found.kind != "go":
+        assert found.obj is not None
+        recep = found.recep.name if found.recep else None
+        assert (found.obj.type, recep, found.states) == detail
+        assert found.count == (2 if "two" in text else 1)
 
 
 def test_root_task_is_judged_by_the_env_goal(alf: AlfWorldEnv) -> None:
