@@ -117,13 +117,13 @@ def parse_condition(text: str, world: World) -> Condition | None:
     lamps = [m for m in objs if _is_lamp(m.type, world)]
     things = [m for m in objs if m not in lamps]
     said = set(words)
-    states = _states(words, things[0] if things else None)
     if lamps and said & (LOOK_VERBS | {"under"}):
         if things:
             return Condition("look", obj=things[0], recep=lamps[0])
         return Condition("lamp", obj=lamps[0])
     if said & PLACE_VERBS and objs and receps and receps[-1].at > objs[0].at:
         count = 2 if said & TWO else 1
+        states = _states(words, objs[0])
         return Condition("place", obj=objs[0], recep=receps[-1], states=states, count=count)
     target = things[0] if things else (objs[0] if objs else None)
     if target is not None:
@@ -145,6 +145,9 @@ def parse_condition(text: str, world: World) -> Condition | None:
 def _mentions(words: list[str], world: World) -> list[Mention]:
     obj_types = set(world.obj_type.values())
     recep_types = set(world.recep_type.values())
+    lamp_types = sorted(t for t in obj_types if _is_lamp(t, world))
+    if lamp_types:  # "the lamp" is the room's desklamp (or floorlamp)
+        words = [lamp_types[0] if w in ("lamp", "lamps") else w for w in words]
     found: list[Mention] = []
     i = 0
     while i < len(words):
@@ -193,10 +196,8 @@ def _is_lamp(type_: str, world: World) -> bool:
     return any(world.obj_type[o] == type_ for o in world.toggleable if o in world.obj_type)
 
 
-def _states(words: list[str], thing: Mention | None) -> tuple[str, ...]:
+def _states(words: list[str], thing: Mention) -> tuple[str, ...]:
     """States asked for the object: adjectives right before it, or a change verb before it."""
-    if thing is None:
-        return ()
     found = {ADJECTIVES[w] for w in words[max(0, thing.at - 3) : thing.at] if w in ADJECTIVES}
     return tuple(sorted(found | set(_verb_states(words, thing.at))))
 

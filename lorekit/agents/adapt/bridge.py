@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from lorekit.agents.adapt.bridge_alfworld import AlfworldBridge
 from lorekit.envs.base import TextEnv
 from lorekit.envs.textcraft.env import TextCraftEnv
 from lorekit.envs.textcraft.recipes import display_name, is_category
@@ -137,15 +138,7 @@ class TextCraftBridge:
 
 
 BridgeFactory = Callable[[], EnvBridge]
-
-
-def _alfworld_bridge() -> EnvBridge:
-    from lorekit.agents.adapt.bridge_alfworld import AlfworldBridge
-
-    return AlfworldBridge()
-
-
-_BRIDGES: dict[str, BridgeFactory] = {"textcraft": TextCraftBridge, "alfworld": _alfworld_bridge}
+_BRIDGES: dict[str, BridgeFactory] = {"textcraft": TextCraftBridge, "alfworld": AlfworldBridge}
 
 
 def register_bridge(env_name: str, factory: BridgeFactory) -> None:

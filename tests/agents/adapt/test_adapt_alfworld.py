@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import pickle
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -151,6 +153,8 @@ def test_shared_spots_and_lamps_show_in_the_state(alf: AlfWorldEnv) -> None:
     assert bridge.describe_state(alf).endswith("You hold creditcard 1. The desklamp 1 is on.")
     assert bridge.check_subtask(alf, "use the desklamp") is True
     assert bridge.check_subtask(alf, "look at creditcard under the desklamp") is True
+    assert bridge.check_subtask(alf, "examine the credit card with the lamp") is True
+    assert bridge.check_subtask(alf, "look at the bowl under the desklamp") is False
 
 
 # -- ADaPT with scripted models ------------------------------------------------------
@@ -322,3 +326,13 @@ def test_cli_runs_adapt_on_alfworld(
         and episode.steps == 1 + len(PENCIL)
         and episode.task_group == "pick_and_place_simple"
     )
+
+
+def test_the_agent_side_needs_no_alfworld_import() -> None:
+    """The bridge is built where agents run; ALFWorld itself loads only where the env does."""
+    code = (
+        "import sys; from lorekit.agents.adapt import bridge_for; bridge_for('alfworld'); "
+        "print(sorted(m for m in ('alfworld', 'textworld') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
