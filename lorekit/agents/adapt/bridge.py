@@ -14,9 +14,14 @@ Three things, all optional for an environment:
   with the sub-task as its goal, not the root goal. The default drops the
   lines that state the goal.
 
-Bridges are looked up by ``env.name``, so ALFWorld or WebShop plug in with
-:func:`register_bridge` and the controller does not change. An environment
-without a bridge gets :class:`NullBridge`: no state text, no checks.
+A bridge may also offer ``adapt_examples(env, examples)``, run once per
+episode where the env lives, to rewrite the worked examples into that env
+instance's text options (ALFWorld: its place syntax, ids, arrival lines).
+
+Bridges are looked up by ``env.name`` (TextCraft's and ALFWorld's are built
+in), so another environment plugs in with :func:`register_bridge` and the
+controller does not change. An environment without a bridge gets
+:class:`NullBridge`: no state text, no checks.
 
 ``describe_state`` and ``check_subtask`` take the plain ``TextEnv`` and run where the env lives
 (``AsyncEnv.call``): on its thread, or in its process, so a bridge must be
