@@ -8,7 +8,8 @@
   environment (``lorekit/agents/prompts/examples/``, ``shots`` of them).
 - :func:`parse_execution_order`: ``((Step 1 OR Step 2) AND Step 3)`` to a tree.
 - :class:`EnvBridge` and :func:`register_bridge`: what an environment may add
-  (state text, sub-task checks) so ADaPT works well on it.
+  (state text, sub-task checks) so ADaPT works well on it; TextCraft's and
+  ALFWorld's (:class:`AlfworldBridge`) are built in.
 
 See docs/adapt.md.
 """
@@ -22,6 +23,7 @@ from lorekit.agents.adapt.bridge import (
     parse_goal,
     register_bridge,
 )
+from lorekit.agents.adapt.bridge_alfworld import AlfworldBridge
 from lorekit.agents.adapt.common import AdaptContext, BudgetExhausted, CallBudget
 from lorekit.agents.adapt.controller import AdaptAgent
 from lorekit.agents.adapt.executor import Executor, SubtaskResult, verdict_of
@@ -42,6 +44,7 @@ from lorekit.agents.adapt.planner import Plan, PlanAttempt, PlanError, Planner, 
 __all__ = [
     "AdaptAgent",
     "AdaptContext",
+    "AlfworldBridge",
     "AllOf",
     "AnyOf",
     "BudgetExhausted",

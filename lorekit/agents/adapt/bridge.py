@@ -14,9 +14,14 @@ Three things, all optional for an environment:
   with the sub-task as its goal, not the root goal. The default drops the
   lines that state the goal.
 
-Bridges are looked up by ``env.name``, so ALFWorld or WebShop plug in with
-:func:`register_bridge` and the controller does not change. An environment
-without a bridge gets :class:`NullBridge`: no state text, no checks.
+A bridge may also offer ``adapt_examples(env, examples)``, run once per
+episode where the env lives, to rewrite the worked examples into that env
+instance's text options (ALFWorld: its place syntax, ids, arrival lines).
+
+Bridges are looked up by ``env.name`` (TextCraft's and ALFWorld's are built
+in), so another environment plugs in with :func:`register_bridge` and the
+controller does not change. An environment without a bridge gets
+:class:`NullBridge`: no state text, no checks.
 
 ``describe_state`` and ``check_subtask`` take the plain ``TextEnv`` and run where the env lives
 (``AsyncEnv.call``): on its thread, or in its process, so a bridge must be
@@ -29,6 +34,7 @@ import re
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from lorekit.agents.adapt.bridge_alfworld import AlfworldBridge
 from lorekit.envs.base import TextEnv
 from lorekit.envs.textcraft.env import TextCraftEnv
 from lorekit.envs.textcraft.recipes import display_name, is_category
@@ -137,7 +143,7 @@ class TextCraftBridge:
 
 
 BridgeFactory = Callable[[], EnvBridge]
-_BRIDGES: dict[str, BridgeFactory] = {"textcraft": TextCraftBridge}
+_BRIDGES: dict[str, BridgeFactory] = {"textcraft": TextCraftBridge, "alfworld": AlfworldBridge}
 
 
 def register_bridge(env_name: str, factory: BridgeFactory) -> None:

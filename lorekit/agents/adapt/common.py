@@ -20,7 +20,7 @@ from lorekit.agents.adapt.bridge import EnvBridge, bridge_for, without_goal
 from lorekit.agents.base import Episode, Recorder, Trajectory
 from lorekit.agents.examples import EnvExamples, examples_for
 from lorekit.agents.prompts import PromptError, render
-from lorekit.envs.asyncenv import EnvLike, as_async
+from lorekit.envs.asyncenv import AsyncEnv, EnvLike, as_async
 from lorekit.envs.base import Task
 from lorekit.llm.base import Message
 from lorekit.llm.roles import Roles
@@ -80,6 +80,9 @@ class AdaptContext:
     last_success_action: str | None = None
     subtasks: list[dict[str, Any]] = field(default_factory=list)
     deepest: int = 0
+    examples: EnvExamples = field(default_factory=EnvExamples)
+    """This environment's worked examples and rules (empty when it has none), in
+    the text this env instance shows (see :func:`env_examples`)."""
 
     @property
     def opening(self) -> str:
@@ -97,11 +100,6 @@ class AdaptContext:
         goal = self.ep.trajectory.task.goal
         text = describe(self.opening, goal) if describe else without_goal(self.opening, goal)
         return str(text).strip() or "(nothing more to tell)"
-
-    @property
-    def examples(self) -> EnvExamples:
-        """This environment's worked examples and rules (empty when it has none)."""
-        return examples_for(self.ep.env.name)
 
     async def state(self) -> str:
         """The bridge's state text, read where the env lives (it may be a thread or a process)."""
@@ -139,6 +137,17 @@ class AdaptContext:
         }
 
 
+async def env_examples(env: AsyncEnv, bridge: EnvBridge) -> EnvExamples:
+    """The env's worked examples, rewritten by the bridge's optional ``adapt_examples``
+    (run where the env lives) to the env's text options, e.g. ALFWorld's place syntax."""
+    examples = examples_for(env.name)
+    adapt = getattr(bridge, "adapt_examples", None)
+    if adapt is None or examples == EnvExamples():
+        return examples
+    adapted: EnvExamples = await env.call(adapt, examples)
+    return adapted
+
+
 async def start(
     env: EnvLike,
     task: Task,
@@ -150,7 +159,9 @@ async def start(
     """Reset the environment and wrap the episode for the ADaPT family."""
     handle = as_async(env)
     episode = await Episode.start(handle, task, recorder, seed)
-    ctx = AdaptContext(episode, roles, bridge_for(handle.name), CallBudget(max_calls))
+    bridge = bridge_for(handle.name)
+    examples = await env_examples(handle, bridge)
+    ctx = AdaptContext(episode, roles, bridge, CallBudget(max_calls), examples=examples)
     # Live references: if an exception ends the episode, what was built so far
     # is still in the notes the harness stores (finish() fills in the rest).
     episode.trajectory.notes["subtasks"] = ctx.subtasks
