@@ -15,10 +15,10 @@ from lorekit.envs.alfworld.games import GENERATED_SPLITS, generated_split, split
 from lorekit.envs.alfworld.generate import (
     GeneratedGame,
     GenerationError,
-    display_names,
     dump_json,
     generate_games,
 )
+from lorekit.envs.alfworld.scene import display_names
 from lorekit.envs.alfworld.verify import play_walkthrough
 from lorekit.envs.alfworld.world import TASK_TYPES
 
@@ -153,7 +153,7 @@ def test_display_names_number_like_alfworlds_demangler() -> None:
         def __init__(self, ident: str) -> None:
             self.id = ident
 
-    from lorekit.envs.alfworld.generate import mangle
+    from lorekit.envs.alfworld.scene import mangle
 
     infos = {mangle(i).lower(): _Info(mangle(i).lower()) for i in ids}
     theirs = Demangler(game_infos=infos)
