@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import threading
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
 
 import fast_downward
 import textworld.logic
@@ -43,40 +44,73 @@ from textworld.envs.pddl import PddlEnv
 from textworld.envs.pddl import logic as pddl_logic
 from textworld.logic import Proposition
 
-#: Translations kept per process (one per distinct game); each is ~1 MB.
+#: Games whose grounding, parsed grammar and command texts are kept per process
+#: (least recently used first out); see docs/alfworld.md "Speed" for the memory.
 TRANSLATION_CACHE_SIZE = 64
 
 _translations: OrderedDict[str, tuple[Any, str]] = OrderedDict()
-_logics: dict[str, Any] = {}
+_logics: OrderedDict[str, Any] = OrderedDict()
+_command_texts: OrderedDict[str, dict[str, str]] = OrderedDict()
 _lock = threading.Lock()
+_T = TypeVar("_T")
+
+
+def _cached(cache: OrderedDict[str, _T], key: str, build: Callable[[], _T]) -> _T:
+    """``cache[key]``, built on a miss, keeping the newest ``TRANSLATION_CACHE_SIZE``."""
+    with _lock:
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+    value = build()  # outside the lock: two threads may build the same entry once each
+    with _lock:
+        cache[key] = value
+        while len(cache) > TRANSLATION_CACHE_SIZE:
+            cache.popitem(last=False)
+    return value
+
+
+def _digest(*texts: str) -> str:
+    return hashlib.sha256("\0".join(texts).encode()).hexdigest()
 
 
 def _translate(domain: str, problem: str) -> tuple[Any, str]:
     """Fast Downward's (task, SAS text) for a domain and problem, cached."""
-    key = hashlib.sha256(f"{domain}\0{problem}".encode()).hexdigest()
-    with _lock:
-        hit = _translations.get(key)
-        if hit is not None:
-            _translations.move_to_end(key)
-            return hit
-    translated: tuple[Any, str] = fast_downward.pddl2sas(domain, problem, verbose=False)
-    with _lock:
-        _translations[key] = translated
-        while len(_translations) > TRANSLATION_CACHE_SIZE:
-            _translations.popitem(last=False)
-    return translated
+    return _cached(
+        _translations,
+        _digest(domain, problem),
+        lambda: fast_downward.pddl2sas(domain, problem, verbose=False),
+    )
 
 
 def _game_logic(domain: str, grammar: str) -> Any:
-    """TextWorld's parsed domain and grammar, cached by their text."""
-    key = hashlib.sha256(f"{domain}\0{grammar}".encode()).hexdigest()
-    with _lock:
-        logic = _logics.get(key)
-    if logic is None:
-        logic = pddl_logic.GameLogic(domain=domain, grammar=grammar)
-        with _lock:
-            _logics[key] = logic
-    return logic
+    """TextWorld's parsed domain and grammar, cached by their text (the grammar
+    holds the task sentence, so most games have their own)."""
+    return _cached(
+        _logics,
+        _digest(domain, grammar),
+        lambda: pddl_logic.GameLogic(domain=domain, grammar=grammar),
+    )
+
+
+def _template_uses(template: str, placeholders: Iterable[str]) -> frozenset[str]:
+    """The placeholders a command template's text can depend on.
+
+    ``go to [{r.name | receptacleatlocation(r:receptacle, lend:location)}]``
+    names ``r`` and ``lend``, not the agent or the start location, so the text
+    of "go to fridge 1" is derived once, not once per place it is reached from.
+    Only a template that names every placeholder of its queries and expands no
+    grammar rule (``#...#``) is narrowed: anything else depends on them all.
+    """
+    names = frozenset(placeholders)
+    words = set(_WORD.findall(template))
+    queried = set(_QUERY_PLACEHOLDER.findall(template))
+    if "#" in template or not queried <= names:
+        return names
+    return frozenset(name for name in names if name in words)
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_QUERY_PLACEHOLDER = re.compile(r"([A-Za-z_]\w*)\s*:")
 
 
 class _SortedPddlState(pddl_logic.PddlState):  # type: ignore[misc]
@@ -152,6 +186,7 @@ class AlfredEngine(PddlEnv):  # type: ignore[misc]
     def __init__(self) -> None:
         super().__init__(EnvInfos(won=True, admissible_commands=True))
         self._commands: dict[str, str] = {}
+        self._uses: dict[str, frozenset[str]] = {}
         self._translated: tuple[Any, str] | None = None
 
     def load(self, filename_or_data: Any) -> None:
@@ -161,7 +196,10 @@ class AlfredEngine(PddlEnv):  # type: ignore[misc]
         self.walkthrough = data.get("walkthrough")
         self._logic = _game_logic(data["pddl_domain"], data["grammar"])
         self._translated = _translate(data["pddl_domain"], data["pddl_problem"])
-        self._commands = {}
+        # Texts depend on the entity names, so they are kept per game.
+        game_key = _digest(data["pddl_domain"], data["pddl_problem"], data["grammar"])
+        self._commands = _cached(_command_texts, game_key, dict)
+        self._uses = {}
         self._pddl_state = self._fresh_state()
         self._entity_infos = self._get_entity_infos()
         # What alfworld's AlfredDemangler wrapper does, with alfworld's own Demangler.
@@ -200,20 +238,23 @@ class AlfredEngine(PddlEnv):  # type: ignore[misc]
         self.state["won"] = state.check_goal()
         self.state["lost"] = False
         self.state["_entity_infos"] = dict(self._entity_infos)
-        self.state["_facts"] = list(state.facts)
+        facts = list(state.facts)
+        self.state["_facts"] = facts
         self.state["last_action"] = None
         self.state["_last_action"] = self._last_action
         actions = list(state.all_applicable_actions())
         self.state["_valid_actions"] = actions
-        mapping = {k: info.name for k, info in self._entity_infos.items()}
+        mapping: dict[str, str] | None = None
         commands = []
         for action in actions:
-            key = f"{action.name} " + " ".join(str(v.name) for v in action.mapping.values())
+            key = self._command_key(action)
             command = self._commands.get(key)
             if command is None:
+                if mapping is None:
+                    mapping = {k: info.name for k, info in self._entity_infos.items()}
                 context = {
                     "state": state,
-                    "facts": list(state.facts),
+                    "facts": facts,
                     "variables": {
                         ph.name: self._entity_infos[var.name] for ph, var in action.mapping.items()
                     },
@@ -229,6 +270,17 @@ class AlfredEngine(PddlEnv):  # type: ignore[misc]
         self.state["_valid_commands"] = commands
         self.state["admissible_commands"] = sorted(set(commands))
         self.state["moves"] = self._moves
+
+    def _command_key(self, action: Any) -> str:
+        """What an action's command text depends on: its name and the entities
+        its template mentions (see :func:`_template_uses`)."""
+        uses = self._uses.get(action.name)
+        if uses is None:
+            names = [str(ph.name) for ph in action.mapping]
+            uses = self._uses[action.name] = _template_uses(action.command_template, names)
+        return f"{action.name} " + " ".join(
+            str(var.name) for ph, var in action.mapping.items() if ph.name in uses
+        )
 
     # -- what LoreKit reads --------------------------------------------------------
 
