@@ -8,14 +8,18 @@ sees or can do:
 
 - *Grounding is cached.* Translating PDDL to SAS takes most of a reset; the
   translation depends only on the domain and problem text, so it is kept
-  (per process, by content hash) and a second reset of the same game only
-  reloads it. The second translation ``PddlEnv`` makes, for Fast Downward's
-  replanner, is skipped: LoreKit's expert does not use it.
+  (per process, by content hash, for the last ``TRANSLATION_CACHE_SIZE``
+  games) and a second reset of the same game only reloads it. The second
+  translation ``PddlEnv`` makes, for Fast Downward's replanner, is skipped:
+  LoreKit's expert does not use it.
 - *Command texts are cached.* Every step, ``PddlEnv`` re-derives the text of
   each applicable action from the grammar (most of a step's time). The text
-  of an action depends only on static facts, so it is derived once per
-  operator and reused.
-- *The grammar's parse is cached* per grammar text.
+  of an action depends only on static facts and on the entities its
+  template names ("go to {r}" does not name the place the agent stands),
+  so it is derived once per game and those entities, and kept across resets.
+- *The grammar's parse is shared.* A game's grammar is ALFWorld's with its
+  task sentence filled in: the rest is parsed once per domain, the task
+  rule per game.
 - *Text is deterministic.* TextWorld lists entities in set order, which
   depends on Python's per-process string hashing, so the same game could
   list "a cabinet 2, a cabinet 1" in one process and the reverse in another.
@@ -29,7 +33,9 @@ original's order is hash-dependent) along whole walkthroughs.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
+import json
 import re
 import threading
 from collections import Counter, OrderedDict, defaultdict
@@ -42,6 +48,7 @@ from alfworld.agents.utils.misc import Demangler
 from textworld.core import EnvInfos, GameState
 from textworld.envs.pddl import PddlEnv
 from textworld.envs.pddl import logic as pddl_logic
+from textworld.envs.pddl.textgen import ContextSensitiveGrammar
 from textworld.logic import Proposition
 
 #: Games whose grounding, parsed grammar and command texts are kept per process
@@ -50,6 +57,7 @@ TRANSLATION_CACHE_SIZE = 64
 
 _translations: OrderedDict[str, tuple[Any, str]] = OrderedDict()
 _logics: OrderedDict[str, Any] = OrderedDict()
+_shared_logics: OrderedDict[str, Any] = OrderedDict()
 _command_texts: OrderedDict[str, dict[str, str]] = OrderedDict()
 _lock = threading.Lock()
 _T = TypeVar("_T")
@@ -83,13 +91,39 @@ def _translate(domain: str, problem: str) -> tuple[Any, str]:
 
 
 def _game_logic(domain: str, grammar: str) -> Any:
-    """TextWorld's parsed domain and grammar, cached by their text (the grammar
-    holds the task sentence, so most games have their own)."""
-    return _cached(
-        _logics,
-        _digest(domain, grammar),
-        lambda: pddl_logic.GameLogic(domain=domain, grammar=grammar),
+    """TextWorld's parsed domain and grammar, cached by their text.
+
+    A game's grammar is ALFWorld's with the task sentence filled in, so the
+    parse of everything but that sentence is shared by all games of a domain;
+    each game gets a copy with its own ``task`` rule (a grammar holding other
+    than one ``task`` rule is parsed whole).
+    """
+    return _cached(_logics, _digest(domain, grammar), lambda: _parse_logic(domain, grammar))
+
+
+def _parse_logic(domain: str, grammar: str) -> Any:
+    found = list(_TASK_RULE.finditer(grammar))
+    if len(found) != 1:
+        return pddl_logic.GameLogic(domain=domain, grammar=grammar)
+    task = found[0]
+    shared_text = grammar[: task.start(1)] + _TASK_SENTINEL + grammar[task.end(1) :]
+    shared = _cached(
+        _shared_logics,
+        _digest(domain, shared_text),
+        lambda: pddl_logic.GameLogic(domain=domain, grammar=shared_text),
     )
+    rhs = json.loads(f'"{task.group(1)}"')
+    own = ContextSensitiveGrammar.parse(json.dumps({"task": [{"rhs": rhs}]}))
+    logic = copy.copy(shared)
+    logic.grammar = ContextSensitiveGrammar()
+    logic.grammar._rules = defaultdict(list, shared.grammar._rules)
+    logic.grammar._rules["task"] = own._rules["task"]
+    return logic
+
+
+#: The ``task`` rule of ALFWorld's grammar (``"rhs": "Your task is to: ..."``).
+_TASK_RULE = re.compile(r'"task"\s*:\s*\[\s*\{\s*"rhs"\s*:\s*"((?:[^"\\]|\\.)*)"\s*\}\s*\]')
+_TASK_SENTINEL = "Your task is to: UNKNOWN GOAL."
 
 
 def _template_uses(template: str, placeholders: Iterable[str]) -> frozenset[str]:
