@@ -51,6 +51,7 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -193,7 +194,15 @@ class HarnessRun:
 
 
 def harness_run(data: Path, n: int, concurrency: int, execution: Execution | None) -> HarnessRun:
-    """An oracle run over the first ``n`` games, as ``lorekit run`` plays it."""
+    """An oracle run over the first ``n`` games, in a fresh interpreter as
+    ``lorekit run`` would be (thread envs must not find this process's
+    engine caches warm from the side-by-side games)."""
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
+        return pool.submit(_harness_run, data, n, concurrency, execution).result()
+
+
+def _harness_run(data: Path, n: int, concurrency: int, execution: Execution | None) -> HarnessRun:
     spec = EnvSpec(
         "alfworld",
         {"source": "official", "data_dir": str(data), "split": SPLIT},
@@ -201,7 +210,12 @@ def harness_run(data: Path, n: int, concurrency: int, execution: Execution | Non
     )
     tasks = AlfWorldEnv("official", data_dir=data, split=SPLIT).tasks(SPLIT)[:n]
     errors: list[str] = []
-    with tempfile.TemporaryDirectory() as tmp, RunStore(Path(tmp) / "bench.sqlite3") as db:
+    leaks = io.StringIO()  # Fast Downward's log, which escapes its capture under threads
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        RunStore(Path(tmp) / "bench.sqlite3") as db,
+        contextlib.redirect_stdout(leaks),
+    ):
         cpu, start = cpu_seconds(), clock()
         result = asyncio.run(
             run_eval(
