@@ -274,7 +274,8 @@ def report_harness(data: Path, n: int, rounds: int) -> None:
     if threads.errors:
         print(
             f"  concurrency 2, thread envs:  {len(threads.errors)} of {n} episodes failed "
-            f"(textworld's shared parsers are not thread-safe), e.g. {threads.errors[0]!r}"
+            f"(textworld's shared parsers are not thread-safe), e.g. "
+            f"{threads.errors[0].splitlines()[0]!r}"
         )
     else:
         print(
