@@ -3,7 +3,7 @@
 This is the same engine ``alfworld``'s ``AlfredTWEnv`` runs: the PDDL domain
 and problem grounded by Fast Downward, the game's text grammar deriving every
 observation and admissible command, and alfworld's own ``Demangler`` naming
-the entities ("mug 2"). Four things differ, none of them in what a player
+the entities ("mug 2"). Five things differ, none of them in what a player
 sees or can do:
 
 - *Grounding is cached.* Translating PDDL to SAS takes most of a reset; the
@@ -20,20 +20,26 @@ sees or can do:
 - *The grammar's parse is shared.* A game's grammar is ALFWorld's with its
   task sentence filled in: the rest is parsed once per domain, the task
   rule per game.
+- *Derivation is lean.* TextWorld re-parses a rule's text and queries each
+  time it expands them and deep-copies every context (entities included);
+  here parses are kept and contexts copied one level deep, as derivations
+  only read them (``_FastGrammar``, which follows textworld 1.7.0's code).
 - *Text is deterministic.* TextWorld lists entities in set order, which
   depends on Python's per-process string hashing, so the same game could
   list "a cabinet 2, a cabinet 1" in one process and the reverse in another.
   Here every grammar query enumerates its matches in sorted order.
 
-``tests/envs/alfworld/test_engine.py`` checks that observations and
-admissible commands equal the unmodified ``PddlEnv``'s (as sets where the
-original's order is hash-dependent) along whole walkthroughs.
+``tests/envs/alfworld/test_alfworld_engine.py`` and
+``test_alfworld_engine_caches.py`` check that observations and admissible
+commands equal the unmodified ``PddlEnv``'s (as multisets where the
+original's order is hash-dependent) along walkthroughs and random walks.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import hashlib
 import json
 import re
@@ -46,7 +52,7 @@ import fast_downward
 import textworld.logic
 from alfworld.agents.utils.misc import Demangler
 from textworld.core import EnvInfos, GameState
-from textworld.envs.pddl import PddlEnv
+from textworld.envs.pddl import PddlEnv, textgen
 from textworld.envs.pddl import logic as pddl_logic
 from textworld.envs.pddl.textgen import ContextSensitiveGrammar
 from textworld.logic import Proposition
@@ -104,7 +110,9 @@ def _game_logic(domain: str, grammar: str) -> Any:
 def _parse_logic(domain: str, grammar: str) -> Any:
     found = list(_TASK_RULE.finditer(grammar))
     if len(found) != 1:
-        return pddl_logic.GameLogic(domain=domain, grammar=grammar)
+        logic = pddl_logic.GameLogic(domain=domain, grammar=grammar)
+        logic.grammar = _FastGrammar(logic.grammar._rules)
+        return logic
     task = found[0]
     shared_text = grammar[: task.start(1)] + _TASK_SENTINEL + grammar[task.end(1) :]
     shared = _cached(
@@ -115,15 +123,108 @@ def _parse_logic(domain: str, grammar: str) -> Any:
     rhs = json.loads(f'"{task.group(1)}"')
     own = ContextSensitiveGrammar.parse(json.dumps({"task": [{"rhs": rhs}]}))
     logic = copy.copy(shared)
-    logic.grammar = ContextSensitiveGrammar()
-    logic.grammar._rules = defaultdict(list, shared.grammar._rules)
-    logic.grammar._rules["task"] = own._rules["task"]
+    logic.grammar = _FastGrammar({**shared.grammar._rules, "task": own._rules["task"]})
     return logic
 
 
 #: The ``task`` rule of ALFWorld's grammar (``"rhs": "Your task is to: ..."``).
 _TASK_RULE = re.compile(r'"task"\s*:\s*\[\s*\{\s*"rhs"\s*:\s*"((?:[^"\\]|\\.)*)"\s*\}\s*\]')
 _TASK_SENTINEL = "Your task is to: UNKNOWN GOAL."
+
+
+class _FastGrammar(ContextSensitiveGrammar):  # type: ignore[misc]
+    """TextWorld's grammar (textworld 1.7.0's ``derive`` and ``replace``), with
+    the parse of each text and query kept, and contexts copied one level
+    deep: derivations only read the entities and variables they are given."""
+
+    def __init__(self, rules: Mapping[str, list[Any]]) -> None:
+        super().__init__()
+        self._rules = defaultdict(list, rules)
+        for alternatives in rules.values():
+            for rule in alternatives:
+                _speed_up(rule.rhs)
+
+    def derive(self, start: str, context: Mapping[str, Any] | None = None) -> str:
+        derivation = copy.deepcopy(_parsed(start))[::-1]
+        for symbol in derivation:
+            symbol.context = _copy_context(context or {})
+        derived = []
+        while derivation:
+            symbol = derivation.pop()
+            if isinstance(symbol, textgen.TerminalSymbol):
+                derived.append(symbol)
+            elif isinstance(symbol, textgen.NonterminalSymbol):
+                derivation += self.replace(symbol)[::-1]
+            else:  # conditional, eval and list symbols
+                derivation += symbol.derive()[::-1]
+        return "".join(map(str, derived))
+
+    def replace(self, start: Any) -> list[Any]:
+        rules = self._rules.get(str(start))
+        if not rules:
+            raise textgen.CSGUnknownSymbolError(start)
+        state, mapping = start.context["state"], start.context["mapping"]
+        rule = next(
+            r
+            for r in rules
+            if not r.condition or state.all_assignments(_query(r.condition), mapping)
+        )
+        symbols: list[Any] = copy.deepcopy(rule.rhs)
+        for symbol in symbols:
+            symbol.context = _copy_context(start.context)
+        return symbols
+
+
+class _FastConditional(textgen.ConditionalSymbol):  # type: ignore[misc]
+    """``{expression | query}``: one copy of the expression per match."""
+
+    def derive(self) -> list[Any]:
+        context = _copy_context(self.context)
+        contexts = [context]
+        if self.given:
+            contexts = []
+            for found in context["state"].all_assignments(_query(self.given), context["mapping"]):
+                each = _copy_context(context)
+                infos = each["entity_infos"]
+                each["variables"].update({ph.name: infos[var.name] for ph, var in found.items()})
+                each["mapping"].update(found)
+                contexts.append(each)
+        copies = []
+        for each in contexts:
+            expression = copy.deepcopy(self.expression)
+            expression.context = _copy_context(each)
+            copies.append(expression)
+        return copies
+
+
+def _copy_context(context: Mapping[str, Any]) -> dict[str, Any]:
+    shallow = dict(context)
+    shallow["variables"] = dict(context.get("variables", {}))
+    shallow["mapping"] = dict(context.get("mapping", {}))
+    return shallow
+
+
+def _speed_up(symbols: Iterable[Any]) -> None:
+    """Turn the conditional symbols of a parse into :class:`_FastConditional`."""
+    for symbol in symbols:
+        if type(symbol) is textgen.ConditionalSymbol:
+            symbol.__class__ = _FastConditional
+        if isinstance(symbol, textgen.ConditionalSymbol):
+            _speed_up([symbol.expression])
+        elif isinstance(symbol, textgen.ListSymbol):
+            _speed_up([symbol.symbol])
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(text: str) -> list[Any]:
+    symbols: list[Any] = textgen._parse_and_convert(text, rule_name="symbols")
+    _speed_up(symbols)
+    return symbols
+
+
+@functools.lru_cache(maxsize=1024)
+def _query(text: str) -> Any:
+    return textworld.logic.Rule.parse_conjunctive_query(text)
 
 
 def _template_uses(template: str, placeholders: Iterable[str]) -> frozenset[str]:
