@@ -1,10 +1,11 @@
-"""The engine's caches (command texts, shared grammar parse) change nothing a player sees.
+"""The engine's speed-ups change nothing a player sees.
 
 Command texts are kept per game and keyed by the entities a template names,
 so a "go to" text derived from one place is reused from every other; the
-grammar parse is shared by games that differ only in their task sentence.
-These play several games of one room, in turn, along random walks that move
-around, and compare every step with plain TextWorld + alfworld's wrappers.
+grammar parse is shared by games that differ only in their task sentence;
+derivations keep their parses and copy contexts one level deep. These play
+several games of one room, in turn, along random walks that move around,
+and compare every step with plain TextWorld + alfworld's wrappers.
 """
 
 from __future__ import annotations
