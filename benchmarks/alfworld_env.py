@@ -2,8 +2,8 @@
 
 Claims (issue 12): on the same games and the same commands, LoreKit's
 ``make("alfworld")`` is no slower than alfworld's ``AlfredTWEnv``, and faster
-where it caches the grounding (the PDDL-to-SAS translation, and each
-command's text); and the harness, whose ALFWorld envs run in processes, plays
+where it caches the grounding (the PDDL-to-SAS translation, each
+command's text, the grammar's parses); and the harness, whose ALFWorld envs run in processes, plays
 about twice the episodes per second at concurrency 2 on 2 cores.
 
 The script generates ``--games`` games (six task types in turn) and writes
@@ -23,11 +23,11 @@ them the way ALFWorld's data is laid out (``json_2.1.1/valid_unseen/<task>/
    every game once at concurrency 1 and at 2 with process envs, in turn,
    ``--rounds`` times (best of each), and once at 2 with thread envs
    (``EnvSpec(execution="thread")``) to show why process was chosen. Each
-   run starts fresh env processes, so their start-up (importing alfworld)
-   and cold resets are counted. "cores busy" is the CPU time of the run's
-   processes over its wall time: at concurrency 2 it should be near 2; when
-   other work holds a core of this shared machine it is not, and the
-   speed-up is capped by it.
+   run starts in a fresh interpreter with fresh env processes, so their
+   start-up (importing alfworld) and cold resets are counted. "cores busy"
+   is the CPU time of the run's processes over its wall time: at
+   concurrency 2 it should be near 2; when other work holds a core of this
+   shared machine it is not, and the speed-up is capped by it.
 3. the memory each game keeps in the per-process caches (translation, parsed
    grammar, command texts; ``TRANSLATION_CACHE_SIZE`` games at most), by
    tracemalloc, and what that comes to at the bound.
