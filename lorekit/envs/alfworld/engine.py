@@ -23,7 +23,8 @@ sees or can do:
 - *Derivation is lean.* TextWorld re-parses a rule's text and queries each
   time it expands them and deep-copies every context (entities included);
   here parses are kept and contexts copied one level deep, as derivations
-  only read them (``_FastGrammar``, which follows textworld 1.7.0's code).
+  only read them (:mod:`lorekit.envs.alfworld.grammar`, which follows
+  textworld 1.7.0's code).
 - *Text is deterministic.* TextWorld lists entities in set order, which
   depends on Python's per-process string hashing, so the same game could
   list "a cabinet 2, a cabinet 1" in one process and the reverse in another.
@@ -38,214 +39,51 @@ original's order is hash-dependent) along walkthroughs and random walks.
 from __future__ import annotations
 
 import contextlib
-import copy
-import functools
-import hashlib
-import json
-import re
+import sys
 import threading
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, TypeVar
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 import fast_downward
 import textworld.logic
 from alfworld.agents.utils.misc import Demangler
 from textworld.core import EnvInfos, GameState
-from textworld.envs.pddl import PddlEnv, textgen
+from textworld.envs.pddl import PddlEnv
 from textworld.envs.pddl import logic as pddl_logic
-from textworld.envs.pddl.textgen import ContextSensitiveGrammar
 from textworld.logic import Proposition
 
-#: Games whose grounding, parsed grammar and command texts are kept per process
-#: (least recently used first out); see docs/alfworld.md "Speed" for the memory.
-TRANSLATION_CACHE_SIZE = 64
+from lorekit.envs.alfworld.caching import TRANSLATION_CACHE_SIZE, cached, digest
+from lorekit.envs.alfworld.grammar import game_logic, template_uses
+
+__all__ = ["TRANSLATION_CACHE_SIZE", "AlfredEngine"]
 
 _translations: OrderedDict[str, tuple[Any, str]] = OrderedDict()
-_logics: OrderedDict[str, Any] = OrderedDict()
-_shared_logics: OrderedDict[str, Any] = OrderedDict()
 _command_texts: OrderedDict[str, dict[str, str]] = OrderedDict()
-_lock = threading.Lock()
-_T = TypeVar("_T")
 
-
-def _cached(cache: OrderedDict[str, _T], key: str, build: Callable[[], _T]) -> _T:
-    """``cache[key]``, built on a miss, keeping the newest ``TRANSLATION_CACHE_SIZE``."""
-    with _lock:
-        if key in cache:
-            cache.move_to_end(key)
-            return cache[key]
-    value = build()  # outside the lock: two threads may build the same entry once each
-    with _lock:
-        cache[key] = value
-        while len(cache) > TRANSLATION_CACHE_SIZE:
-            cache.popitem(last=False)
-    return value
-
-
-def _digest(*texts: str) -> str:
-    return hashlib.sha256("\0".join(texts).encode()).hexdigest()
+ENGINE_LOCK = threading.RLock()
+"""Held by every engine call. TextWorld's grammar and query parsers are
+module-level and not thread-safe, and Fast Downward's translator swaps
+``sys.stdout`` and sets module-wide options while it runs, so two engines in
+one process must take turns. The env runs in a process of its own
+(``execution = "process"``), where the lock costs nothing; an env forced
+onto threads stays correct, one call at a time."""
 
 
 def _translate(domain: str, problem: str) -> tuple[Any, str]:
     """Fast Downward's (task, SAS text) for a domain and problem, cached."""
-    return _cached(
-        _translations,
-        _digest(domain, problem),
-        lambda: fast_downward.pddl2sas(domain, problem, verbose=False),
-    )
+    return cached(_translations, digest(domain, problem), lambda: _pddl2sas(domain, problem))
 
 
-def _game_logic(domain: str, grammar: str) -> Any:
-    """TextWorld's parsed domain and grammar, cached by their text.
-
-    A game's grammar is ALFWorld's with the task sentence filled in, so the
-    parse of everything but that sentence is shared by all games of a domain;
-    each game gets a copy with its own ``task`` rule (a grammar holding other
-    than one ``task`` rule is parsed whole).
-    """
-    return _cached(_logics, _digest(domain, grammar), lambda: _parse_logic(domain, grammar))
-
-
-def _parse_logic(domain: str, grammar: str) -> Any:
-    found = list(_TASK_RULE.finditer(grammar))
-    if len(found) != 1:
-        logic = pddl_logic.GameLogic(domain=domain, grammar=grammar)
-        logic.grammar = _FastGrammar(logic.grammar._rules)
-        return logic
-    task = found[0]
-    shared_text = grammar[: task.start(1)] + _TASK_SENTINEL + grammar[task.end(1) :]
-    shared = _cached(
-        _shared_logics,
-        _digest(domain, shared_text),
-        lambda: pddl_logic.GameLogic(domain=domain, grammar=shared_text),
-    )
-    rhs = json.loads(f'"{task.group(1)}"')
-    own = ContextSensitiveGrammar.parse(json.dumps({"task": [{"rhs": rhs}]}))
-    logic = copy.copy(shared)
-    logic.grammar = _FastGrammar({**shared.grammar._rules, "task": own._rules["task"]})
-    return logic
-
-
-#: The ``task`` rule of ALFWorld's grammar (``"rhs": "Your task is to: ..."``).
-_TASK_RULE = re.compile(r'"task"\s*:\s*\[\s*\{\s*"rhs"\s*:\s*"((?:[^"\\]|\\.)*)"\s*\}\s*\]')
-_TASK_SENTINEL = "Your task is to: UNKNOWN GOAL."
-
-
-class _FastGrammar(ContextSensitiveGrammar):  # type: ignore[misc]
-    """TextWorld's grammar (textworld 1.7.0's ``derive`` and ``replace``), with
-    the parse of each text and query kept, and contexts copied one level
-    deep: derivations only read the entities and variables they are given."""
-
-    def __init__(self, rules: Mapping[str, list[Any]]) -> None:
-        super().__init__()
-        self._rules = defaultdict(list, rules)
-        for alternatives in rules.values():
-            for rule in alternatives:
-                _speed_up(rule.rhs)
-
-    def derive(self, start: str, context: Mapping[str, Any] | None = None) -> str:
-        derivation = copy.deepcopy(_parsed(start))[::-1]
-        for symbol in derivation:
-            symbol.context = _copy_context(context or {})
-        derived = []
-        while derivation:
-            symbol = derivation.pop()
-            if isinstance(symbol, textgen.TerminalSymbol):
-                derived.append(symbol)
-            elif isinstance(symbol, textgen.NonterminalSymbol):
-                derivation += self.replace(symbol)[::-1]
-            else:  # conditional, eval and list symbols
-                derivation += symbol.derive()[::-1]
-        return "".join(map(str, derived))
-
-    def replace(self, start: Any) -> list[Any]:
-        rules = self._rules.get(str(start))
-        if not rules:
-            raise textgen.CSGUnknownSymbolError(start)
-        state, mapping = start.context["state"], start.context["mapping"]
-        rule = next(
-            r
-            for r in rules
-            if not r.condition or state.all_assignments(_query(r.condition), mapping)
-        )
-        symbols: list[Any] = copy.deepcopy(rule.rhs)
-        for symbol in symbols:
-            symbol.context = _copy_context(start.context)
-        return symbols
-
-
-class _FastConditional(textgen.ConditionalSymbol):  # type: ignore[misc]
-    """``{expression | query}``: one copy of the expression per match."""
-
-    def derive(self) -> list[Any]:
-        context = _copy_context(self.context)
-        contexts = [context]
-        if self.given:
-            contexts = []
-            for found in context["state"].all_assignments(_query(self.given), context["mapping"]):
-                each = _copy_context(context)
-                infos = each["entity_infos"]
-                each["variables"].update({ph.name: infos[var.name] for ph, var in found.items()})
-                each["mapping"].update(found)
-                contexts.append(each)
-        copies = []
-        for each in contexts:
-            expression = copy.deepcopy(self.expression)
-            expression.context = _copy_context(each)
-            copies.append(expression)
-        return copies
-
-
-def _copy_context(context: Mapping[str, Any]) -> dict[str, Any]:
-    shallow = dict(context)
-    shallow["variables"] = dict(context.get("variables", {}))
-    shallow["mapping"] = dict(context.get("mapping", {}))
-    return shallow
-
-
-def _speed_up(symbols: Iterable[Any]) -> None:
-    """Turn the conditional symbols of a parse into :class:`_FastConditional`."""
-    for symbol in symbols:
-        if type(symbol) is textgen.ConditionalSymbol:
-            symbol.__class__ = _FastConditional
-        if isinstance(symbol, textgen.ConditionalSymbol):
-            _speed_up([symbol.expression])
-        elif isinstance(symbol, textgen.ListSymbol):
-            _speed_up([symbol.symbol])
-
-
-@functools.lru_cache(maxsize=1024)
-def _parsed(text: str) -> list[Any]:
-    symbols: list[Any] = textgen._parse_and_convert(text, rule_name="symbols")
-    _speed_up(symbols)
-    return symbols
-
-
-@functools.lru_cache(maxsize=1024)
-def _query(text: str) -> Any:
-    return textworld.logic.Rule.parse_conjunctive_query(text)
-
-
-def _template_uses(template: str, placeholders: Iterable[str]) -> frozenset[str]:
-    """The placeholders a command template's text can depend on.
-
-    ``go to [{r.name | receptacleatlocation(r:receptacle, lend:location)}]``
-    names ``r`` and ``lend``, not the agent or the start location, so the text
-    of "go to fridge 1" is derived once, not once per place it is reached from.
-    Only a template that names every placeholder of its queries and expands no
-    grammar rule (``#...#``) is narrowed: anything else depends on them all.
-    """
-    names = frozenset(placeholders)
-    words = set(_WORD.findall(template))
-    queried = set(_QUERY_PLACEHOLDER.findall(template))
-    if "#" in template or not queried <= names:
-        return names
-    return frozenset(name for name in names if name in words)
-
-
-_WORD = re.compile(r"[A-Za-z_]\w*")
-_QUERY_PLACEHOLDER = re.compile(r"([A-Za-z_]\w*)\s*:")
+def _pddl2sas(domain: str, problem: str) -> tuple[Any, str]:
+    """Fast Downward's translation, leaving ``sys.argv`` as it found it (the
+    translator overwrites it with its own command line)."""
+    argv = list(sys.argv)
+    try:
+        translated: tuple[Any, str] = fast_downward.pddl2sas(domain, problem, verbose=False)
+    finally:
+        sys.argv[:] = argv
+    return translated
 
 
 class _SortedPddlState(pddl_logic.PddlState):  # type: ignore[misc]
@@ -325,15 +163,28 @@ class AlfredEngine(PddlEnv):  # type: ignore[misc]
         self._translated: tuple[Any, str] | None = None
 
     def load(self, filename_or_data: Any) -> None:
+        with ENGINE_LOCK:
+            self._load(filename_or_data)
+
+    def reset(self) -> Any:
+        """PddlEnv.reset (textworld 1.7.0), from the cached translation."""
+        with ENGINE_LOCK:
+            return self._reset()
+
+    def step(self, command: str) -> Any:
+        with ENGINE_LOCK:
+            return super().step(command)
+
+    def _load(self, filename_or_data: Any) -> None:
         data = dict(filename_or_data)
         self._game_file = None
         self._game_data = data
         self.walkthrough = data.get("walkthrough")
-        self._logic = _game_logic(data["pddl_domain"], data["grammar"])
+        self._logic = game_logic(data["pddl_domain"], data["grammar"])
         self._translated = _translate(data["pddl_domain"], data["pddl_problem"])
         # Texts depend on the entity names, so they are kept per game.
-        game_key = _digest(data["pddl_domain"], data["pddl_problem"], data["grammar"])
-        self._commands = _cached(_command_texts, game_key, dict)
+        game_key = digest(data["pddl_domain"], data["pddl_problem"], data["grammar"])
+        self._commands = cached(_command_texts, game_key, dict)
         self._uses = {}
         self._pddl_state = self._fresh_state()
         self._entity_infos = self._get_entity_infos()
@@ -348,8 +199,7 @@ class AlfredEngine(PddlEnv):  # type: ignore[misc]
             self.downward_lib, self._game_data["pddl_problem"], self._logic, self._translated
         )
 
-    def reset(self) -> Any:
-        """PddlEnv.reset (textworld 1.7.0), from the cached translation."""
+    def _reset(self) -> Any:
         self._pddl_state = self._fresh_state()
         self.prev_state = None
         self.state = GameState()
@@ -408,11 +258,11 @@ class AlfredEngine(PddlEnv):  # type: ignore[misc]
 
     def _command_key(self, action: Any) -> str:
         """What an action's command text depends on: its name and the entities
-        its template mentions (see :func:`_template_uses`)."""
+        its template mentions (see :func:`template_uses`)."""
         uses = self._uses.get(action.name)
         if uses is None:
             names = [str(ph.name) for ph in action.mapping]
-            uses = self._uses[action.name] = _template_uses(action.command_template, names)
+            uses = self._uses[action.name] = template_uses(action.command_template, names)
         return f"{action.name} " + " ".join(
             str(var.name) for ph, var in action.mapping.items() if ph.name in uses
         )

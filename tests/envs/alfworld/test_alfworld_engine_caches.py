@@ -17,8 +17,9 @@ from pathlib import Path
 import textworld
 from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
 
-from lorekit.envs.alfworld.engine import AlfredEngine, _template_uses
+from lorekit.envs.alfworld.engine import AlfredEngine
 from lorekit.envs.alfworld.generate import generate_games
+from lorekit.envs.alfworld.grammar import template_uses as _template_uses
 
 _NAMED = re.compile(r"\b[a-z]+ \d+\b")
 _GO_TO = "go to [{r.name | receptacleatlocation(r:receptacle, lend:location)}]"

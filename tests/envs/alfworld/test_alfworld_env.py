@@ -227,3 +227,49 @@ def test_oracle_and_random_through_the_cli(
     )
     assert code == 0, err
     assert "tasks: 150 generated games" in out
+
+
+def test_engines_on_threads_of_one_process_take_turns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TextWorld's parsers and Fast Downward's translator are process-wide, so
+    two engines in one process (an env forced onto threads) must never run
+    them at the same time: the engine lock makes them take turns."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lorekit.envs.alfworld import engine
+
+    active, most = [0], [0]
+    guard = threading.Lock()
+
+    def watched(original):  # type: ignore[no-untyped-def]
+        def call(*args, **kwargs):  # type: ignore[no-untyped-def]
+            with guard:
+                active[0] += 1
+                most[0] = max(most[0], active[0])
+            time.sleep(0.02)  # widen the window two unguarded threads would share
+            try:
+                return original(*args, **kwargs)
+            finally:
+                with guard:
+                    active[0] -= 1
+
+        return call
+
+    monkeypatch.setattr(engine.fast_downward, "pddl2sas", watched(engine.fast_downward.pddl2sas))
+    monkeypatch.setattr(
+        engine.AlfredEngine, "_gather_infos", watched(engine.AlfredEngine._gather_infos)
+    )
+
+    def play(part: int) -> list[bool]:
+        env = AlfWorldEnv(split="dev")
+        outcomes = []
+        for task in env.tasks("dev")[part * 40 + 7 : part * 40 + 10]:
+            env.reset(task)
+            outcomes.append(_play_expert(env))
+        return outcomes
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(play, [1, 2]))
+    assert results == [[True] * 3, [True] * 3]
+    assert most[0] == 1
