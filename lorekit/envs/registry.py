@@ -239,3 +239,36 @@ register(
     extra="alfworld",
     execution="process",
 )
+
+
+def _make_miniwob(
+    tasks: str = "automanual-53",
+    *,
+    episodes_per_task: int = 6,
+    seed: int = 0,
+    success: str = "strict",
+    html: str = "clean",
+    page_time_ms: int | None = 1_000_000,
+    max_steps: int | None = 20,
+    pool_size: int | None = None,
+) -> TextEnv:
+    from lorekit.envs.miniwob import MiniWoBEnv
+
+    return MiniWoBEnv(
+        tasks,
+        episodes_per_task=episodes_per_task,
+        seed=seed,
+        success=success,  # type: ignore[arg-type]
+        html=html,  # type: ignore[arg-type]
+        page_time_ms=page_time_ms,
+        max_steps=max_steps,
+        pool_size=pool_size,
+    )
+
+
+register(
+    "miniwob",
+    _make_miniwob,
+    "MiniWoB++ web tasks in a real headless Chromium (AutoManual's 53 tasks and actions)",
+    extra="web",
+)

@@ -1,0 +1,277 @@
+"""``make("miniwob")``: MiniWoB++ task pages in a real headless Chromium.
+
+Tasks are (task page, seed) pairs: ``click-button#17`` is the page
+``click-button`` started with ``Math.seedrandom(17)``. A task list names
+which pages (``automanual-53``, ``feedback-9``, ``all`` or a comma list);
+each split draws its seeds per page from the env's ``seed``, so dev and test
+never share an episode. Results group by page.
+
+The observation is the page's utterance and its HTML (``#wrap`` and any
+dialog the page added), cleaned of MiniWoB's bookkeeping attributes unless
+``html="raw"``. Actions are AutoManual's (:mod:`.actions`); after each one
+the env says whether it was carried out. Success is strict by default (the
+page's raw reward is 1); ``success="partial"`` counts any positive reward as
+AutoManual does; both verdicts are in every final step's info.
+
+Browsers come from a process-wide :class:`~.pool.BrowserPool`; an episode
+holds one from reset to its end. A browser that crashes or hangs is killed
+by its call deadline, the step raises :class:`BrowserCrashed` (the harness
+records an env error) and the pool starts a fresh one for the next episode.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from lorekit import yamlio
+from lorekit.envs.base import Observation, Step, Task, TextEnv
+from lorekit.envs.miniwob.actions import FORMS, ActionSyntaxError, parse_action
+from lorekit.envs.miniwob.browser import Browser, BrowserCrashed
+from lorekit.envs.miniwob.page import DEFAULT_PAGE_TIME_MS, MiniWoBPage, Outcome, page_names
+from lorekit.envs.miniwob.pool import BrowserPool, shared_pool
+from lorekit.envs.steplimit import UNCAPPED, check_max_steps
+
+TASKS_FILE = Path(__file__).with_name("tasks.yaml")
+SPLITS = ("dev", "test")
+
+Success = Literal["strict", "partial"]
+
+
+@functools.cache
+def task_lists() -> dict[str, tuple[str, ...]]:
+    data = yamlio.safe_load(TASKS_FILE.read_text(encoding="utf-8"), source=str(TASKS_FILE))
+    lists = {str(k): tuple(str(t) for t in v) for k, v in data.items()}
+    lists["all"] = registered_pages()
+    return lists
+
+
+@functools.cache
+def registered_pages() -> tuple[str, ...]:
+    """Pages with a registered gymnasium env (a few bundled pages have none)."""
+    import gymnasium
+    import miniwob  # noqa: F401  (registers the envs)
+
+    names = {
+        k.split("/", 1)[1].rsplit("-v", 1)[0]
+        for k in gymnasium.registry
+        if k.startswith("miniwob/")
+    }
+    return tuple(p for p in page_names() if p in names)
+
+
+def resolve_tasks(tasks: str | Sequence[str]) -> tuple[str, ...]:
+    """A list name or comma-separated page names -> page names (checked)."""
+    if isinstance(tasks, str):
+        if tasks in task_lists():
+            return task_lists()[tasks]
+        names = [t.strip() for t in tasks.split(",") if t.strip()]
+    else:
+        names = [str(t) for t in tasks]
+    unknown = [n for n in names if n not in page_names()]
+    if unknown or not names:
+        raise ValueError(
+            f"unknown MiniWoB task(s) {', '.join(unknown) or '(none)'}; give a list "
+            f"({', '.join(task_lists())}) or page names like click-button"
+        )
+    return tuple(names)
+
+
+class MiniWoBEnv(TextEnv):
+    """MiniWoB++ in Chromium; see the module docstring."""
+
+    name = "miniwob"
+    execution = "thread"  # waits on the browser; the GIL is free meanwhile
+
+    def __init__(
+        self,
+        tasks: str | Sequence[str] = "automanual-53",
+        *,
+        episodes_per_task: int = 6,
+        seed: int = 0,
+        success: Success = "strict",
+        html: Literal["clean", "raw"] = "clean",
+        page_time_ms: int | None = DEFAULT_PAGE_TIME_MS,
+        max_steps: int | None = 20,
+        pool: BrowserPool | None = None,
+        pool_size: int | None = None,
+    ) -> None:
+        if success not in ("strict", "partial"):
+            raise ValueError(f"success must be 'strict' or 'partial', got {success!r}")
+        if html not in ("clean", "raw"):
+            raise ValueError(f"html must be 'clean' or 'raw', got {html!r}")
+        if (
+            isinstance(episodes_per_task, bool)
+            or not isinstance(episodes_per_task, int)
+            or episodes_per_task < 1
+        ):
+            raise ValueError(f"episodes_per_task must be at least 1, got {episodes_per_task!r}")
+        if page_time_ms is not None and (not isinstance(page_time_ms, int) or page_time_ms < 1000):
+            raise ValueError(f"page_time_ms must be at least 1000 ms or None, got {page_time_ms!r}")
+        check_max_steps(max_steps)
+        self.pages = resolve_tasks(tasks)
+        self.episodes_per_task = episodes_per_task
+        self.seed = seed
+        self.success_rule: Success = success
+        self.raw_html = html == "raw"
+        self.page_time_ms = page_time_ms
+        self.step_limit = max_steps
+        self.max_steps = max_steps if max_steps is not None else UNCAPPED
+        self._pool = pool if pool is not None else shared_pool(pool_size)
+        self._browser: Browser | None = None
+        self._page: MiniWoBPage | None = None
+        self._steps = 0
+        self._done = False
+        self._success = False
+        self._task: Task | None = None
+
+    # -- catalogue ---------------------------------------------------------------------
+
+    def splits(self) -> tuple[str, ...]:
+        return SPLITS
+
+    def tasks(self, split: str = "test") -> list[Task]:
+        if split not in SPLITS:
+            raise ValueError(f"unknown split {split!r}; known splits: {', '.join(SPLITS)}")
+        out = []
+        for page in self.pages:
+            rng = random.Random(f"miniwob:{self.seed}:{split}:{page}")
+            for episode_seed in rng.sample(range(1_000_000), self.episodes_per_task):
+                out.append(
+                    Task(f"{page}#{episode_seed}", page, page, {"page": page, "seed": episode_seed})
+                )
+        return out
+
+    def action_forms(self) -> list[str]:
+        return list(FORMS)
+
+    def manual(self) -> str:
+        limit = (
+            "" if self.step_limit is None else f" The episode ends after {self.step_limit} actions."
+        )
+        rule = (
+            "Success means the page's full reward."
+            if self.success_rule == "strict"
+            else "Any positive reward from the page counts as success."
+        )
+        return (
+            "A small web page with a task written at its top. You see the task and the page's "
+            "HTML; act on elements by XPath (click, select an option, hover), type text into the focused "
+            "field, or press keys. After each action you are told whether it could be carried out, "
+            f"and see the page again. The page scores itself when the task is done. {rule}{limit}"
+        )
+
+    # -- episode -----------------------------------------------------------------------
+
+    def reset(self, task: Task | str | None = None, seed: int | None = None) -> Observation:
+        chosen = self._pick(task, seed)
+        page_name = str(chosen.data["page"])
+        episode_seed = int(chosen.data["seed"])
+        self._release()
+        browser = self._pool.acquire()
+        self._browser = browser
+        try:
+            page = MiniWoBPage(browser, page_name, page_time_ms=self.page_time_ms)
+            page.begin(episode_seed)
+            text = self._show(page)
+        except BrowserCrashed:
+            self._release()
+            raise
+        self._page = page
+        self._task = chosen
+        self._steps = 0
+        self._done = False
+        self._success = False
+        return Observation(text, {"task_id": chosen.id, "page": page_name, "seed": episode_seed})
+
+    def _pick(self, task: Task | str | None, seed: int | None) -> Task:
+        if isinstance(task, Task):
+            if "page" in task.data and "seed" in task.data:
+                return task
+            task = task.id
+        if task is None:
+            pool = self.tasks("test")
+            return pool[random.Random(seed if seed is not None else 0).randrange(len(pool))]
+        page, _, number = str(task).partition("#")
+        if page not in page_names():
+            raise KeyError(f"unknown MiniWoB task {task!r}; ids look like 'click-button#17'")
+        episode_seed = int(number) if number.isdigit() else (seed if seed is not None else 0)
+        return Task(f"{page}#{episode_seed}", page, page, {"page": page, "seed": episode_seed})
+
+    def step(self, action: str) -> Step:
+        page = self._page
+        if self._done:
+            info = {"valid": False, "success": self._success, "steps": self._steps}
+            return Step("The episode is over; reset() to play again.", 0.0, True, info)
+        if page is None:
+            info = {"valid": False, "success": False}
+            return Step("No episode is running: call reset() first.", 0.0, True, info)
+        self._steps += 1
+        try:
+            try:
+                parsed = parse_action(action)
+            except ActionSyntaxError as error:
+                valid, message = False, str(error)
+            else:
+                result = getattr(page, parsed.verb)(parsed.argument)
+                valid, message = (
+                    result.ok,
+                    (f"Done: {result.message}." if result.ok else f"Failed: {result.message}."),
+                )
+            outcome = page.outcome()
+            text = message if outcome.done else f"{message}\n{self._show(page)}"
+        except BrowserCrashed:
+            self._release()
+            self._done = True
+            raise
+        return self._finish(text, valid, outcome)
+
+    def _finish(self, text: str, valid: bool, outcome: Outcome) -> Step:
+        strict = outcome.done and outcome.raw_reward >= 1.0
+        partial = outcome.done and outcome.reward > 0
+        success = strict if self.success_rule == "strict" else partial
+        truncated = (
+            not outcome.done and self.step_limit is not None and self._steps >= self.step_limit
+        )
+        info: dict[str, Any] = {"valid": valid, "steps": self._steps, "success": success}
+        if outcome.done:
+            verdict = "succeeded" if success else "failed"
+            text += (
+                f"\nThe page ended the episode: you {verdict} (reward {outcome.reward:.2f}, "
+                f"raw reward {outcome.raw_reward:.2f})."
+            )
+            info.update(
+                reward=outcome.reward,
+                raw_reward=outcome.raw_reward,
+                success_strict=strict,
+                success_partial=partial,
+                reason=outcome.reason,
+            )
+        if truncated:
+            text += f"\n[The episode ended: the limit of {self.step_limit} actions was reached.]"
+            info.update(truncated=True, success_strict=False, success_partial=False)
+        self._done = outcome.done or truncated
+        self._success = success
+        if self._done:
+            self._release()
+        reward = (
+            (outcome.raw_reward if self.success_rule == "strict" else outcome.reward)
+            if outcome.done
+            else 0.0
+        )
+        return Step(text, float(reward), self._done, info)
+
+    def _show(self, page: MiniWoBPage) -> str:
+        return f"Task: {page.utterance()}\nPage:\n{page.html(raw=self.raw_html)}"
+
+    def _release(self) -> None:
+        browser, self._browser = self._browser, None
+        self._page = None
+        if browser is not None:
+            self._pool.release(browser)
+
+    def close(self) -> None:
+        self._release()
