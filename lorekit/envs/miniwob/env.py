@@ -33,12 +33,21 @@ from lorekit.envs.miniwob.actions import FORMS, ActionSyntaxError, parse_action
 from lorekit.envs.miniwob.browser import Browser, BrowserCrashed
 from lorekit.envs.miniwob.page import DEFAULT_PAGE_TIME_MS, MiniWoBPage, Outcome, page_names
 from lorekit.envs.miniwob.pool import BrowserPool, shared_pool
-from lorekit.envs.steplimit import UNCAPPED, check_max_steps
+from lorekit.envs.steplimit import UNCAPPED, check_max_steps, manual_with_limit
 
 TASKS_FILE = Path(__file__).with_name("tasks.yaml")
+MESSAGES_FILE = Path(__file__).with_name("messages.yaml")
 SPLITS = ("dev", "test")
 
 Success = Literal["strict", "partial"]
+
+
+@functools.cache
+def messages() -> dict[str, Any]:
+    data: dict[str, Any] = yamlio.safe_load(
+        MESSAGES_FILE.read_text(encoding="utf-8"), source=str(MESSAGES_FILE)
+    )
+    return data
 
 
 @functools.cache
@@ -149,19 +158,10 @@ class MiniWoBEnv(TextEnv):
         return list(FORMS)
 
     def manual(self) -> str:
-        limit = (
-            "" if self.step_limit is None else f" The episode ends after {self.step_limit} actions."
-        )
-        rule = (
-            "Success means the page's full reward."
-            if self.success_rule == "strict"
-            else "Any positive reward from the page counts as success."
-        )
-        return (
-            "A small web page with a task written at its top. You see the task and the page's "
-            "HTML; act on elements by XPath (click, select an option, hover), type text into the focused "
-            "field, or press keys. After each action you are told whether it could be carried out, "
-            f"and see the page again. The page scores itself when the task is done. {rule}{limit}"
+        text = messages()
+        rule = str(text["rule_strict" if self.success_rule == "strict" else "rule_partial"])
+        return manual_with_limit(
+            {**text, "manual": str(text["manual"]).replace("{rule}", rule)}, self.step_limit
         )
 
     # -- episode -----------------------------------------------------------------------
