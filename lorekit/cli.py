@@ -198,6 +198,13 @@ def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
 )
 @click.option("--cache", type=click.Choice(["read-write", "replay", "off"]), default=None)
 @click.option("--env-opt", multiple=True, help="KEY=VALUE passed to the environment.")
+@click.option(
+    "--tasks",
+    "tasks_opt",
+    default=None,
+    help="Task list of envs that have several (miniwob: automanual-53, feedback-9, all, "
+    "or page names); short for --env-opt tasks=...",
+)
 @click.option("--agent-opt", multiple=True, help="KEY=VALUE passed to the agent.")
 @click.option("--retry-errors", is_flag=True, help="On resume, replay episodes that errored.")
 @click.option(
@@ -230,6 +237,7 @@ def run_cmd(
     timeout_s: float,
     cache: str | None,
     env_opt: tuple[str, ...],
+    tasks_opt: str | None,
     agent_opt: tuple[str, ...],
     retry_errors: bool,
     max_initial_failures: int,
@@ -285,6 +293,11 @@ def run_cmd(
         )
     check_api_keys(cfg, config_path=config_path)
     env_kwargs = _kv(env_opt, "--env-opt")
+    if tasks_opt is not None:
+        if "tasks" in env_kwargs:
+            raise UserError("give the task list once: --tasks or --env-opt tasks=..., not both")
+        env_kwargs["tasks"] = tasks_opt
+        env_opt = (*env_opt, f"tasks={tasks_opt}")
     try:
         probe = make(env_name, **env_kwargs)
         tasks = probe.tasks(split)

@@ -24,7 +24,7 @@ EXTRAS: tuple[tuple[str, str, str], ...] = (
     ("crafter", "crafter", "the crafter and crafter-party environments"),
     ("rl", "stable_baselines3", "RL training on law-based rewards"),
     ("ray", "ray", "the Ray evaluation backend"),
-    ("web", "selenium", "browser environments"),
+    ("web", "miniwob", "MiniWoB++ in a headless Chromium (also needs Debian's chromium)"),
     ("alfworld", "alfworld", "the ALFWorld environment"),
     ("litellm", "litellm", "the litellm model backend"),
 )
@@ -54,7 +54,7 @@ def doctor(isolation: str | None) -> None:
 
     console = Console(width=None if sys.stdout.isatty() else 160)
     console.print(f"python {platform.python_version()} ({sys.executable})")
-    for tool in ("bwrap", "setpriv"):
+    for tool in ("bwrap", "setpriv", "chromium", "chromedriver"):
         console.print(f"{tool}: {_tool_version(tool) or 'not installed'}")
 
     report = probe_isolation(isolation)

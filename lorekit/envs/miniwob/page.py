@@ -199,7 +199,7 @@ class MiniWoBPage:
     def type(self, text: str) -> ActionResult:
         if len(text) > MAX_TYPED_CHARS:
             return ActionResult(
-                False, f"refused to type {len(text)} characters (at most {MAX_TYPED_CHARS})"
+                False, f"type: {len(text)} characters is too long (at most {MAX_TYPED_CHARS})"
             )
 
         def send(driver: Any) -> None:
@@ -207,13 +207,13 @@ class MiniWoBPage:
 
             ActionChains(driver).send_keys(text).perform()
 
-        return self._act(send, f"typed {text!r}")
+        return self._act(send, f"type {text!r}")
 
     def press_key(self, key: str) -> ActionResult:
         name = KEYS.get(key.strip().lower().replace(" ", "_").replace("-", "_"))
         if name is None:
             return ActionResult(
-                False, f"unknown key {key!r}; known keys: {', '.join(sorted(KEYS))}"
+                False, f"press: unknown key {key!r}; known keys: {', '.join(sorted(KEYS))}"
             )
 
         def press(driver: Any) -> None:
@@ -222,11 +222,11 @@ class MiniWoBPage:
 
             ActionChains(driver).send_keys(getattr(Keys, name)).perform()
 
-        return self._act(press, f"pressed {key.strip().lower()}")
+        return self._act(press, f"press {key.strip().lower()}")
 
     def _on_element(self, xpath: str, verb: str, fn: Any) -> ActionResult:
         if not xpath.strip():
-            return ActionResult(False, "empty xpath")
+            return ActionResult(False, f"{verb}: empty xpath")
 
         def run(driver: Any) -> None:
             from selenium.webdriver.common.by import By
@@ -246,7 +246,7 @@ class MiniWoBPage:
         except BrowserCrashed:
             raise
         except (WebDriverException, LookupError, ValueError) as error:
-            return ActionResult(False, f"failed to {done.split(' ', 1)[0]}: {_reason(error)}")
+            return ActionResult(False, f"{done}: {_reason(error)}")
         return ActionResult(True, done)
 
 
