@@ -150,11 +150,17 @@ def official_root(data_dir: str | Path | None) -> Path:
             "holding json_2.1.1/ (or pass data_dir=...)"
         )
     root = Path(base).expanduser()
+    if not root.is_dir():
+        raise GameSourceError(
+            f"ALFWorld's data is not at {root}: set ALFWORLD_DATA (or data_dir=...) to the folder "
+            "holding json_2.1.1/ that alfworld-download fetched"
+        )
     root = root / "json_2.1.1" if (root / "json_2.1.1").is_dir() else root
     if not any((root / s).is_dir() for s in OFFICIAL_SPLITS):
         raise GameSourceError(
-            f"{root} has none of {', '.join(OFFICIAL_SPLITS)}; ALFWorld's data is laid out as "
-            "ALFWORLD_DATA/json_2.1.1/<split>/<task>/<trial>/{game.tw-pddl,traj_data.json}"
+            f"no ALFWorld games in {root} (none of {', '.join(OFFICIAL_SPLITS)}): point "
+            "ALFWORLD_DATA (or data_dir=...) at the folder alfworld-download filled, laid out "
+            "as json_2.1.1/<split>/<task>/<trial>/{game.tw-pddl,traj_data.json}"
         )
     return root
 
