@@ -100,6 +100,8 @@ class MiniWoBCodeApi:
         elif not isinstance(env, MiniWoBEnv):
             raise TypeError(f"MiniWoBCodeApi needs a MiniWoBEnv, got {type(env).__name__}")
         self._history: list[CodeStep] = []
+        self._seen_html = ""
+        self._seen_utterance = ""
 
     @property
     def history(self) -> list[CodeStep]:
@@ -133,22 +135,20 @@ class MiniWoBCodeApi:
     def html(self) -> str:
         """The page's HTML now (pages change on their own: timers, pop-ups).
 
-        After the episode: the HTML last shown, as there is no page any more.
+        After the episode: the HTML last seen, as there is no page any more
+        ("" if this object never saw one).
         """
         live = self._call(_html)
-        return live if live is not None else self._last_html()
+        if live is not None:
+            self._seen_html = live
+        return self._seen_html
 
     def utterance(self) -> str:
-        """The task written at the top of the page (after the episode: the last one shown)."""
+        """The task written at the top of the page (after the episode: the last one seen)."""
         live = self._call(_utterance)
         if live is not None:
-            return live
-        for entry in reversed(self._history):
-            head = split_page(entry.step.observation)[0]
-            for line in head.splitlines():
-                if line.startswith("Task: "):
-                    return line.removeprefix("Task: ")
-        return ""
+            self._seen_utterance = live
+        return self._seen_utterance
 
     def done(self) -> bool:
         """Whether the episode is over (the page scored it, or the step limit was reached)."""
@@ -176,14 +176,13 @@ class MiniWoBCodeApi:
         shown = argument if len(argument) <= _SHOWN_CHARS else argument[:_SHOWN_CHARS] + "..."
         self._history.append(CodeStep(f"agent.{verb}({shown!r})", action, step))
         head, html = split_page(step.observation)
-        return html if html is not None else head
-
-    def _last_html(self) -> str:
-        for entry in reversed(self._history):
-            html = split_page(entry.step.observation)[1]
-            if html is not None:
-                return html
-        return ""
+        if html is None:
+            return head
+        self._seen_html = html
+        for line in head.splitlines():
+            if line.startswith("Task: "):
+                self._seen_utterance = line.removeprefix("Task: ")
+        return html
 
     def _result(self) -> str:
         info = self._history[-1].step.info

@@ -20,6 +20,7 @@ LIMITS = Limits(wall_s=30.0, cpu_s=10.0, grace_s=1.0)
 CLICK_BUTTON = r"""
 import re
 label = re.search(r'"(.*)"', agent.utterance()).group(1)
+assert f">{label}</button>" in agent.html()
 html = agent.click_xpath(f"//button[normalize-space()='{label}']")
 print(agent.done(), agent.success())
 """
@@ -81,6 +82,8 @@ def test_planner_code_solves_the_page(
             assert "you succeeded" in result.output and "<div" not in result.output
             word = api.utterance().split('"')[1]
             assert log[1] == f"obs_2: Act: agent.type({word!r}). Obs: Action done."
+        # The page is gone; html() gives the page as last shown.
+        assert api.html().startswith('<div id="wrap">') and api.done()
         # After the episode an action is logged as failed; the code is not stopped.
         after = run_code(
             "print(agent.press_key('enter'))", api, api_name="agent", pool=sandbox, limits=LIMITS
