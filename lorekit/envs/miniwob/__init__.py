@@ -4,6 +4,7 @@
 - :class:`BrowserPool`, :class:`Browser`: Chromium instances reused across
   episodes, killed when a call hangs, never left behind.
 - :class:`MiniWoBPage`: one task page; AutoManual's actions.
+- :class:`MiniWoBCodeApi`: those actions as typed methods, for code run in the sandbox.
 
 Needs the ``web`` extra (``pip install 'lorekit[web]'``) and Debian's
 ``chromium`` and ``chromium-driver``. See docs/miniwob.md.
@@ -11,6 +12,7 @@ Needs the ``web`` extra (``pip install 'lorekit[web]'``) and Debian's
 
 from lorekit.envs.miniwob.actions import Action, ActionSyntaxError, parse_action
 from lorekit.envs.miniwob.browser import Browser, BrowserCrashed, BrowserMissing, find_browser
+from lorekit.envs.miniwob.code_api import MiniWoBCodeApi
 from lorekit.envs.miniwob.env import MiniWoBEnv, resolve_tasks, task_lists
 from lorekit.envs.miniwob.page import ActionResult, MiniWoBPage, Outcome, clean_html, page_names
 from lorekit.envs.miniwob.pool import BrowserPool, shared_pool
@@ -23,6 +25,7 @@ __all__ = [
     "BrowserCrashed",
     "BrowserMissing",
     "BrowserPool",
+    "MiniWoBCodeApi",
     "MiniWoBEnv",
     "MiniWoBPage",
     "Outcome",
