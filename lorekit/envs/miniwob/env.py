@@ -219,7 +219,11 @@ class MiniWoBEnv(TextEnv):
                 result = getattr(page, parsed.verb)(parsed.argument)
                 valid, message = (
                     result.ok,
-                    (f"Done: {result.message}." if result.ok else f"Failed: {result.message}."),
+                    (
+                        f"Done: {result.message.rstrip('.')}."
+                        if result.ok
+                        else f"Failed: {result.message.rstrip('.')}."
+                    ),
                 )
             outcome = page.outcome()
             text = message if outcome.done else f"{message}\n{self._show(page)}"

@@ -94,8 +94,10 @@ class Outcome:
 
 
 def clean_html(html: str) -> str:
-    """Without MiniWoB's bookkeeping attributes (``data-wob_ref``,
-    ``data-wob_eps``) and the whitespace between tags: ~40% shorter."""
+    """Without the whitespace between tags and MiniWoB's bookkeeping
+    attributes (``data-wob_ref``, ``data-wob_eps``; the page adds them only
+    once ``core.getDOMInfo()`` has run, which LoreKit does not call): about
+    6% shorter over AutoManual's 53 pages (median 538 characters)."""
     return _BETWEEN_TAGS.sub("><", _WOB_ATTRIBUTE.sub("", html)).strip()
 
 
@@ -251,6 +253,12 @@ class MiniWoBPage:
 
 
 def _reason(error: BaseException) -> str:
-    text = getattr(error, "msg", None) or str(error)
-    first = str(text).strip().splitlines()[0] if str(text).strip() else type(error).__name__
-    return first.removeprefix("Message: ")[:200]
+    """The WebDriver's message without its session info and stack trace, on one line."""
+    text = str(getattr(error, "msg", None) or error).strip().removeprefix("Message: ")
+    kept = []
+    for line in text.splitlines():
+        if line.strip().startswith(("(Session info", "Stacktrace", "#0 ")):
+            break
+        if line.strip():
+            kept.append(line.strip())
+    return " ".join(kept)[:300] or type(error).__name__
