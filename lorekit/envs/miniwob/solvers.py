@@ -1,0 +1,199 @@
+"""Scripted solvers (the expert) for MiniWoB++ task pages.
+
+A solver maps what the page shows now (a :class:`~.view.View`: utterance,
+elements, field values, focus) to the next action in the env's text form,
+or None when it sees nothing left to do. It keeps no memory between calls,
+so it picks up from any state of an episode: after a wrong click, a field
+typed half-way or a popup that came up, it looks again and carries on.
+
+Each solver reads only what the observation offers a model too (texts,
+ids, classes, the ``data-result`` index search results carry); none reads
+the page's script variables.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from lorekit.envs.miniwob.view import Element, View
+
+Solver = Callable[[View], str | None]
+SOLVERS: dict[str, Solver] = {}
+
+
+def solver(*pages: str) -> Callable[[Solver], Solver]:
+    def register(fn: Solver) -> Solver:
+        for page in pages:
+            SOLVERS[page] = fn
+        return fn
+
+    return register
+
+
+def solve(view: View) -> str | None:
+    """The next action for ``view``'s page, or None (no solver, or stuck)."""
+    fn = SOLVERS.get(view.task)
+    return fn(view) if fn is not None else None
+
+
+# -- building blocks -------------------------------------------------------------------
+
+
+def click(element: Element | None) -> str | None:
+    return None if element is None else f"click_xpath {element.xpath}"
+
+
+def fill(field: Element | None, target: str) -> str | None:
+    """The next action towards ``field`` holding exactly ``target``; None once it does.
+
+    Focus the field, put the caret at the end, delete back to the longest
+    correct prefix, then type the rest.
+    """
+    if field is None or field.value == target:
+        return None
+    if not field.focused:
+        return click(field)
+    if field.caret != len(field.value):
+        return "press_key end"
+    if not target.startswith(field.value):
+        return "press_key backspace"
+    return f"type {json.dumps(target[len(field.value) :])}"
+
+
+def _between(text: str, start: str, end: str) -> str | None:
+    if text.startswith(start) and text.endswith(end):
+        return text[len(start) : len(text) - len(end)]
+    return None
+
+
+# -- the solvers -----------------------------------------------------------------------
+
+
+@solver("click-button")
+def click_button(view: View) -> str | None:
+    quoted = view.quoted()
+    return click(view.first("button", text=quoted[0])) if quoted else None
+
+
+@solver("click-link")
+def click_link(view: View) -> str | None:
+    quoted = view.quoted()
+    return click(view.first("span", cls="alink", text=quoted[0])) if quoted else None
+
+
+@solver("focus-text")
+def focus_text(view: View) -> str | None:
+    return click(view.by_id("tt"))
+
+
+@solver("click-checkboxes")
+def click_checkboxes(view: View) -> str | None:
+    wanted = _between(view.utterance, "Select ", " and click Submit.")
+    if wanted is None:
+        return None
+    names = set() if wanted == "nothing" else set(wanted.split(", "))
+    for label in view.find("label"):
+        box = view.first("input", within=label)
+        if box is not None and box.checked != (label.text in names):
+            return click(box)
+    return click(view.by_id("subbtn"))
+
+
+@solver("click-option")
+def click_option(view: View) -> str | None:
+    wanted = _between(view.utterance, "Select ", " and click Submit.")
+    for label in view.find("label", text=wanted):
+        radio = view.first("input", within=label)
+        if radio is not None and not radio.checked:
+            return click(radio)
+    return click(view.by_id("subbtn"))
+
+
+@solver("enter-text")
+def enter_text(view: View) -> str | None:
+    quoted = view.quoted()
+    if not quoted:
+        return None
+    return fill(view.by_id("tt"), quoted[0]) or click(view.by_id("subbtn"))
+
+
+@solver("enter-password")
+def enter_password(view: View) -> str | None:
+    quoted = view.quoted()
+    if not quoted:
+        return None
+    return (
+        fill(view.by_id("password"), quoted[0])
+        or fill(view.by_id("verify"), quoted[0])
+        or click(view.by_id("subbtn"))
+    )
+
+
+@solver("login-user", "login-user-popup")
+def login_user(view: View) -> str | None:
+    """Fill both fields and log in; a popup (login-user-popup) is dismissed
+    with Cancel (its OK leaves the page and fails the episode)."""
+    if view.by_id("popup") is not None:
+        return click(view.by_id("popup-cancel"))
+    quoted = view.quoted()
+    if len(quoted) < 2:
+        return None
+    return (
+        fill(view.by_id("username"), quoted[0])
+        or fill(view.by_id("password"), quoted[1])
+        or click(view.by_id("subbtn"))
+    )
+
+
+@solver("click-dialog")
+def click_dialog(view: View) -> str | None:
+    return click(view.first("button", cls="ui-dialog-titlebar-close"))
+
+
+@solver("click-dialog-2")
+def click_dialog_2(view: View) -> str | None:
+    quoted = view.quoted()
+    if not quoted:
+        return None
+    if quoted[0] == "x":
+        return click(view.first("button", cls="ui-dialog-titlebar-close"))
+    pane = view.first("div", cls="ui-dialog-buttonpane")
+    return click(view.first("button", text=quoted[0], within=pane))
+
+
+@solver("click-tab")
+def click_tab(view: View) -> str | None:
+    match = re.search(r"Tab #(\d+)", view.utterance)
+    return click(view.first("a", text=f"Tab #{match.group(1)}")) if match else None
+
+
+_NTH = re.compile(r"click the (\d+)(?:st|nd|rd|th) search result")
+RESULTS_PER_PAGE = 3
+
+
+@solver("search-engine")
+def search_engine(view: View) -> str | None:
+    """Search for the quoted name, page to the result's page, click it.
+
+    Results carry their index (``data-result``; -1 when the search text
+    was wrong), so the solver sees when it is on the right page."""
+    quoted, nth = view.quoted(), _NTH.search(view.utterance)
+    if not quoted or nth is None:
+        return None
+    index = int(nth.group(1)) - 1
+    titles = view.find("a", cls="search-title")
+    target = next((a for a in titles if a.attrs.get("data-result") == str(index)), None)
+    if target is not None:
+        return click(target)
+    typed = fill(view.by_id("search-text"), quoted[0])
+    if typed is not None:
+        return typed
+    real = any(a.attrs.get("data-result", "-1") != "-1" for a in titles)
+    if real:
+        page = str(index // RESULTS_PER_PAGE + 1)
+        link = view.first("a", text=page, within=view.by_id("pagination"))
+        if link is not None:
+            return click(link)
+    return click(view.by_id("search"))
