@@ -197,3 +197,29 @@ def search_engine(view: View) -> str | None:
         if link is not None:
             return click(link)
     return click(view.by_id("search"))
+
+
+# -- candidates for the random baseline ------------------------------------------------
+
+_CLICKABLE = ("button", "a", "input", "textarea", "label", "select", "li", "td")
+_KEYS = ("press_key enter", "press_key tab", "press_key backspace")
+
+
+def candidates(view: View) -> list[str]:
+    """Well-formed actions worth trying: a click on every visible, enabled
+    element a user would click (buttons, links, fields, labels, list items,
+    cells, ``alink`` spans, dialog buttons), ``click_option`` on each option,
+    typing each quoted string of the utterance, and a few keys."""
+    out: list[str] = []
+    for e in view.elements:
+        if e.disabled:
+            continue
+        if e.tag == "option":  # options have no box of their own: never "visible"
+            out.append(f"click_option {e.xpath}")
+        elif not e.visible:
+            continue
+        elif e.tag in _CLICKABLE or "alink" in e.classes or "ui-button" in e.classes:
+            out.append(f"click_xpath {e.xpath}")
+    out += [f"type {json.dumps(q)}" for q in dict.fromkeys(view.quoted()) if q]
+    out += _KEYS
+    return out
