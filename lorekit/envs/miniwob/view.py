@@ -169,4 +169,6 @@ def read_view(page: MiniWoBPage) -> View:
     utterance, elements = page.browser.call(
         lambda d: d.execute_script(_READ_VIEW, list(_OWN_ELEMENTS))
     )
-    return View(page.task, str(utterance), tuple(Element.from_js(i, e) for i, e in enumerate(elements)))
+    return View(
+        page.task, str(utterance), tuple(Element.from_js(i, e) for i, e in enumerate(elements))
+    )
