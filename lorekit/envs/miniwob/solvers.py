@@ -41,8 +41,17 @@ def solve(view: View) -> str | None:
 # -- building blocks -------------------------------------------------------------------
 
 
+#: A harmless action that only lets time pass (hovering over the task text).
+WAIT = 'move_mouse_on //*[@id="query"]'
+
+
 def click(element: Element | None) -> str | None:
     return None if element is None else f"click_xpath {element.xpath}"
+
+
+def click_when_still(view: View, element: Element | None) -> str | None:
+    """Click ``element``, or wait while the section it is in still opens."""
+    return WAIT if element is not None and view.settling(element) else click(element)
 
 
 def fill(field: Element | None, target: str) -> str | None:
@@ -167,6 +176,72 @@ def click_dialog_2(view: View) -> str | None:
 def click_tab(view: View) -> str | None:
     match = re.search(r"Tab #(\d+)", view.utterance)
     return click(view.first("a", text=f"Tab #{match.group(1)}")) if match else None
+
+
+@solver("click-test", "click-test-2")
+def click_test(view: View) -> str | None:
+    return click(view.first("button", text="ONE") or view.by_id("subbtn"))
+
+
+@solver("focus-text-2")
+def focus_text_2(view: View) -> str | None:
+    match = re.search(r"the (\d)(?:st|nd|rd|th) input", view.utterance)
+    return click(view.by_id(f"tt{match.group(1)}")) if match else None
+
+
+@solver("enter-text-dynamic")
+def enter_text_dynamic(view: View) -> str | None:
+    return enter_text(view)
+
+
+@solver("enter-text-2")
+def enter_text_2(view: View) -> str | None:
+    quoted = view.quoted()
+    if not quoted:
+        return None
+    upper = "upper case" in view.utterance
+    wanted = quoted[0].upper() if upper else quoted[0].lower()
+    return fill(view.by_id("tt"), wanted) or click(view.by_id("subbtn"))
+
+
+@solver("click-widget")
+def click_widget(view: View) -> str | None:
+    quoted = view.quoted()
+    kind = quoted[0] if quoted else None
+    return click(next((e for e in view.elements if e.attrs.get("data-type") == kind), None))
+
+
+@solver("click-collapsible")
+def click_collapsible(view: View) -> str | None:
+    """Open the section (its header toggles it), then Submit."""
+    if not view.find("div", cls="ui-accordion-content"):
+        return click(view.first("h3"))
+    return click_when_still(view, view.by_id("subbtn"))
+
+
+@solver("click-tab-2", "click-collapsible-2")
+def click_hidden_link(view: View) -> str | None:
+    """The link may sit in a closed tab or section: open that one first."""
+    quoted = view.quoted()
+    if not quoted:
+        return None
+    shown = view.first("span", cls="alink", text=quoted[0])
+    if shown is not None:
+        return click_when_still(view, shown)
+    hidden = view.first("span", cls="alink", text=quoted[0], visible=False)
+    if hidden is None:
+        return None
+    for panel in view.find("div", visible=False):
+        if panel.id.startswith("tabs-") and view.inside(hidden, panel):
+            return click(view.first("a", text=f"Tab #{panel.id.removeprefix('tabs-')}"))
+        if "ui-accordion-content" in panel.classes and view.inside(hidden, panel):
+            headers = [h for h in view.find("h3") if h.parent == panel.parent]
+            return click(max((h for h in headers if h.index < panel.index), key=_index))
+    return None
+
+
+def _index(element: Element) -> int:
+    return element.index
 
 
 _NTH = re.compile(r"click the (\d+)(?:st|nd|rd|th) search result")

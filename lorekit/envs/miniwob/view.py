@@ -39,6 +39,7 @@ function xpath(el) {
   }
   return parts.join('/');
 }
+const jq = window.jQuery;
 const out = [];
 const seen = new Map();
 for (const top of document.body.children) {
@@ -64,6 +65,7 @@ for (const top of document.body.children) {
       focused: document.activeElement === el,
       visible: el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden',
       disabled: !!el.disabled, attrs: attrs,
+      animating: !!(jq && jq(el).is(':animated')),
     });
   }
 }
@@ -91,6 +93,7 @@ class Element:
     focused: bool = False
     visible: bool = True
     disabled: bool = False
+    animating: bool = False
     attrs: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -110,6 +113,7 @@ class Element:
             focused=bool(data.get("focused")),
             visible=bool(data.get("visible", True)),
             disabled=bool(data.get("disabled")),
+            animating=bool(data.get("animating")),
             attrs={str(k): str(v) for k, v in dict(data.get("attrs", {})).items()},
         )
 
@@ -151,6 +155,16 @@ class View:
         at = element.parent
         while at >= 0:
             if at == ancestor.index:
+                return True
+            at = self.elements[at].parent
+        return False
+
+    def settling(self, element: Element) -> bool:
+        """Whether ``element`` or an ancestor is in a jQuery animation (a
+        section opening): clicks on it may miss until that ends."""
+        at = element.index
+        while at >= 0:
+            if self.elements[at].animating:
                 return True
             at = self.elements[at].parent
         return False
