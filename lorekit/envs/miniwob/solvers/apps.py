@@ -39,7 +39,7 @@ def search_engine(view: View) -> str | None:
 
 _EMAIL_TASK = re.compile(
     r"Find the email by (?P<name>.+?) and (?:(?P<reply>reply to them with the text)"
-    r'|(?P<forward>forward that email to) (?P<to>.+?)\.$|click the (?P<icon>trash|star) icon)'
+    r"|(?P<forward>forward that email to) (?P<to>.+?)\.$|click the (?P<icon>trash|star) icon)"
 )
 
 
