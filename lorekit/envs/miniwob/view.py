@@ -54,6 +54,13 @@ for (const top of document.body.children) {
     }
     const input = 'value' in el && el.localName !== 'li' && el.localName !== 'button';
     seen.set(el, out.length);
+    const rects = el.getClientRects();
+    let covered = false;
+    if (rects.length > 0) {
+      const box = el.getBoundingClientRect();
+      const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+      covered = hit !== null && hit !== el && !el.contains(hit);
+    }
     const parent = seen.has(el.parentElement) ? seen.get(el.parentElement) : -1;
     out.push({
       parent: parent, xpath: xpath(el), tag: el.localName, id: el.id || '',
@@ -63,7 +70,8 @@ for (const top of document.body.children) {
       caret: input && typeof el.selectionStart === 'number' ? el.selectionStart : -1,
       checked: !!el.checked, selected: !!el.selected,
       focused: document.activeElement === el,
-      visible: el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden',
+      visible: rects.length > 0 && getComputedStyle(el).visibility !== 'hidden',
+      covered: covered,
       disabled: !!el.disabled, attrs: attrs,
       animating: !!(jq && jq(el).is(':animated')),
     });
@@ -94,6 +102,7 @@ class Element:
     visible: bool = True
     disabled: bool = False
     animating: bool = False
+    covered: bool = False
     attrs: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -114,6 +123,7 @@ class Element:
             visible=bool(data.get("visible", True)),
             disabled=bool(data.get("disabled")),
             animating=bool(data.get("animating")),
+            covered=bool(data.get("covered")),
             attrs={str(k): str(v) for k, v in dict(data.get("attrs", {})).items()},
         )
 

@@ -142,6 +142,18 @@ def test_a_wrong_email_is_closed_and_the_right_one_handled(env: MiniWoBEnv) -> N
         assert info["raw_reward"] == 1.0, (seed, actions)
 
 
+def test_a_covered_button_is_pressed_from_the_keyboard(env: MiniWoBEnv) -> None:
+    """On this click-test-2 seed TWO lies over ONE's centre, so a click on
+    ONE would hit TWO: the expert tabs onto ONE and presses Enter."""
+    env.reset("click-test-2#594965")
+    actions, info = play(env)
+    assert actions[-1] == "press_key enter" and info["raw_reward"] == 1.0
+    step = env.reset("click-test-2#594965")
+    assert "ONE" in step.text
+    failed = env.step('click_xpath //button[text()="ONE"]')
+    assert not failed.info["valid"] and "intercepted" in failed.observation
+
+
 def test_no_expert_without_a_solver_or_an_episode(pool: BrowserPool) -> None:
     env = MiniWoBEnv("tic-tac-toe", episodes_per_task=1, pool=pool)
     try:
