@@ -33,6 +33,8 @@ from lorekit.envs.miniwob.actions import FORMS, ActionSyntaxError, parse_action
 from lorekit.envs.miniwob.browser import Browser, BrowserCrashed
 from lorekit.envs.miniwob.page import DEFAULT_PAGE_TIME_MS, MiniWoBPage, Outcome, page_names
 from lorekit.envs.miniwob.pool import BrowserPool, shared_pool
+from lorekit.envs.miniwob.solvers import SOLVERS, candidates, solve
+from lorekit.envs.miniwob.view import View, read_view
 from lorekit.envs.steplimit import UNCAPPED, check_max_steps, manual_with_limit
 
 TASKS_FILE = Path(__file__).with_name("tasks.yaml")
@@ -267,6 +269,28 @@ class MiniWoBEnv(TextEnv):
             else 0.0
         )
         return Step(text, float(reward), self._done, info)
+
+    # -- expert and baseline (lorekit.envs.miniwob.solvers) ------------------------------
+
+    def expert_action(self) -> str | None:
+        """The scripted solver's next action for this page, None without one."""
+        page = self._page
+        if page is None or self._done or page.task not in SOLVERS:
+            return None
+        return solve(self._view(page))
+
+    def candidate_actions(self) -> list[str]:
+        """Clicks on the page's clickable elements plus a few types and keys."""
+        page = self._page
+        return [] if page is None or self._done else candidates(self._view(page))
+
+    def _view(self, page: MiniWoBPage) -> View:
+        try:
+            return read_view(page)
+        except BrowserCrashed:
+            self._release()
+            self._done = True
+            raise
 
     def _show(self, page: MiniWoBPage) -> str:
         return f"Task: {page.utterance()}\nPage:\n{page.html(raw=self.raw_html)}"
