@@ -57,7 +57,7 @@ KEYS = {
 MAX_TYPED_CHARS = 500
 
 _OWN_ELEMENTS = ("click-canvas", "reward-display", "sync-task-cover")
-_WOB_ATTRIBUTE = re.compile(r'\s+data-wob_[\w-]+="[^"]*"')
+_WOB_ATTRIBUTE = re.compile(r'\s+data-(?:wob_[\w-]+|tampered)="[^"]*"')
 _BETWEEN_TAGS = re.compile(r">\s+<")
 
 
@@ -95,7 +95,8 @@ class Outcome:
 
 def clean_html(html: str) -> str:
     """Without the whitespace between tags and MiniWoB's bookkeeping
-    attributes (``data-wob_ref``, ``data-wob_eps``; the page adds them only
+    attributes (``data-tampered``, which numbers the episode a field was typed
+    in; ``data-wob_ref`` and ``data-wob_eps``, which the page adds only
     once ``core.getDOMInfo()`` has run, which LoreKit does not call): about
     6% shorter over AutoManual's 53 pages (median 538 characters)."""
     return _BETWEEN_TAGS.sub("><", _WOB_ATTRIBUTE.sub("", html)).strip()
@@ -135,7 +136,14 @@ class MiniWoBPage:
                 driver.get(self.url)
             else:
                 driver.execute_script("core.endEpisode(0);")
-            script = f"Math.seedrandom({int(seed)});"
+            # A reused page keeps fields that earlier episodes typed into, marked
+            # data-tampered="e<episode number>": bookkeeping that would make the
+            # same seed read differently in a browser that ran more episodes.
+            script = (
+                "document.querySelectorAll('[data-tampered]')"
+                ".forEach(e => e.removeAttribute('data-tampered'));"
+                f"Math.seedrandom({int(seed)});"
+            )
             if time_ms is not None:
                 script += f"core.EPISODE_MAX_TIME = {int(time_ms)};"
             driver.execute_script(script + "core.startEpisodeReal();")
