@@ -63,6 +63,7 @@ CHROMIUM_FLAGS = (
 DEFAULT_CALL_TIMEOUT = 20.0
 START_TIMEOUT = 30.0
 QUIT_TIMEOUT = 3.0
+KILL_WAIT = 2.0
 INSTALL_HINT = "apt-get install -y chromium chromium-driver"
 
 #: WebDriver error texts that mean the browser is gone, not that an action failed.
@@ -191,10 +192,12 @@ def _chromium_launcher(chromium: str) -> str:
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     folder = Path(tempfile.gettempdir()) / f"lorekit-browser-{os.getuid()}"
     path = folder / f"chromium-{digest}.sh"
-    if _executable(str(path)) and path.read_text() == text:
-        return str(path)
     try:
+        if _executable(str(path)) and path.read_text() == text:
+            return str(path)
         folder.mkdir(mode=0o700, exist_ok=True)
+        if os.statvfs(folder).f_flag & os.ST_NOEXEC:
+            return chromium  # a script there could not be run
         partial = folder / f".{digest}.{os.getpid()}.{threading.get_ident()}"
         partial.write_text(text)
         partial.chmod(0o755)
@@ -374,6 +377,7 @@ class Browser:
                 os.killpg(process.pid, signal.SIGKILL)
             with contextlib.suppress(Exception):
                 process.wait(timeout=5)
+            _wait_gone(pids, KILL_WAIT)
         self._worker.stop()
         shutil.rmtree(self.profile, ignore_errors=True)
 
@@ -396,6 +400,14 @@ class Browser:
     def __repr__(self) -> str:
         state = "alive" if self.alive else "dead"
         return f"<Browser pid={self.driver_pid} {state} calls={self.calls}>"
+
+
+def _wait_gone(pids: list[int], within: float) -> None:
+    """Until none of ``pids`` runs (SIGKILL is delivered asynchronously), so
+    that after :meth:`Browser.kill` no process of the browser is left."""
+    deadline = time.monotonic() + within
+    while any(running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def _parent(pid: int) -> int | None:

@@ -7,12 +7,19 @@ recently returned healthy browser to the next lease (its page is likely the
 one the next episode wants), and drops a browser that crashed, hung (its
 call deadline killed it) or was killed from outside, so a later lease starts
 a fresh one. Each episode resets its page itself (:meth:`MiniWoBPage.begin`).
+
+A lease can name an ``owner`` (the env): if the owner is garbage-collected
+without giving its browser back (the harness drops an env whose episode was
+cancelled mid-call, and never closes it), the browser returns to the pool
+instead of holding a slot forever.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -22,6 +29,8 @@ from lorekit.envs.miniwob.browser import (
     BrowserCrashed,
     find_browser,
 )
+
+ORPHAN_POLL_S = 0.5
 
 
 class PoolClosed(RuntimeError):
@@ -55,18 +64,30 @@ class BrowserPool:
         self._idle: list[Browser] = []
         self._leased: set[Browser] = set()
         self._starting = 0
+        self._owners: dict[Browser, weakref.finalize[..., object]] = {}
+        self._orphans: queue.SimpleQueue[Browser] = queue.SimpleQueue()
         self._cond = threading.Condition()
         self._closed = False
         self.started = 0
         """Browsers this pool started (a reused one is not counted again)."""
         self.replaced = 0
         """Dead browsers dropped (crashed, hung or killed from outside)."""
+        self.reclaimed = 0
+        """Leases given back because their owner was garbage-collected."""
 
     # -- leasing -------------------------------------------------------------------------
 
-    def acquire(self, timeout: float | None = None) -> Browser:
+    def acquire(self, timeout: float | None = None, *, owner: object | None = None) -> Browser:
         """A healthy browser: an idle one, else a new one while under ``size``;
-        waits (up to ``timeout`` seconds, None = no limit) for one to come back."""
+        waits (up to ``timeout`` seconds, None = no limit) for one to come back.
+        With an ``owner``, the lease ends by itself when the owner is collected."""
+        browser = self._take(timeout)
+        if owner is not None:
+            with self._cond:
+                self._owners[browser] = weakref.finalize(owner, self._orphans.put, browser)
+        return browser
+
+    def _take(self, timeout: float | None) -> Browser:
         deadline = None if timeout is None else time.monotonic() + timeout
         dead: list[Browser] = []
         try:
@@ -74,6 +95,7 @@ class BrowserPool:
                 while True:
                     if self._closed:
                         raise PoolClosed("the browser pool is closed")
+                    self._adopt_orphans()
                     while self._idle:
                         browser = self._idle.pop()
                         if browser.alive:
@@ -90,11 +112,26 @@ class BrowserPool:
                             f"no browser came free within {timeout:g} s "
                             f"(all {self.size} are in use)"
                         )
-                    self._cond.wait(left)
+                    # orphans arrive without a notify (from the garbage collector): poll
+                    self._cond.wait(ORPHAN_POLL_S if left is None else min(left, ORPHAN_POLL_S))
         finally:
             for browser in dead:
                 browser.kill()
         return self._start()
+
+    def _adopt_orphans(self) -> None:
+        """Leases whose owner was collected come back (under the lock; the
+        finalizer itself only queues, as it may run inside any allocation)."""
+        while True:
+            try:
+                browser = self._orphans.get_nowait()
+            except queue.Empty:
+                return
+            if browser in self._leased:
+                self._leased.discard(browser)
+                self._owners.pop(browser, None)
+                self.reclaimed += 1
+                self._idle.insert(0, browser)  # checked for health when taken
 
     def _start(self) -> Browser:
         try:
@@ -121,6 +158,8 @@ class BrowserPool:
             if browser not in self._leased:
                 return
             self._leased.discard(browser)
+            if (finalizer := self._owners.pop(browser, None)) is not None:
+                finalizer.detach()
             keep = browser.alive and not self._closed
             if keep:
                 self._idle.append(browser)
@@ -148,6 +187,7 @@ class BrowserPool:
     def live(self) -> int:
         """Browsers the pool holds now (idle, leased and starting)."""
         with self._cond:
+            self._adopt_orphans()
             return len(self._idle) + len(self._leased) + self._starting
 
     @property
@@ -166,6 +206,9 @@ class BrowserPool:
             self._closed = True
             idle, self._idle = self._idle, []
             leased, self._leased = list(self._leased), set()
+            for finalizer in self._owners.values():
+                finalizer.detach()
+            self._owners.clear()
             self._cond.notify_all()
         for browser in leased:
             browser.kill()

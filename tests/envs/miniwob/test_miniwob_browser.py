@@ -4,6 +4,7 @@ left behind by close(), kill_all(), SIGTERM, Ctrl-C or even SIGKILL."""
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -270,6 +271,22 @@ def test_env_episode_whose_browser_dies_raises_and_the_next_reset_gets_a_fresh_o
     finally:
         env.close()
         pool.close()
+
+
+def test_an_env_dropped_without_close_gives_its_browser_back() -> None:
+    """The harness drops (never closes) an env whose episode was cancelled
+    mid-call; its lease must not hold the pool's only slot forever."""
+    pool, made = recording_pool(1)
+    with pool:
+        env = MiniWoBEnv("click-button", episodes_per_task=2, pool=pool)
+        first, second = env.tasks()
+        env.reset(first)
+        del env
+        gc.collect()
+        other = MiniWoBEnv("click-button", episodes_per_task=2, pool=pool)
+        assert "Task:" in other.reset(second).text
+        assert (pool.reclaimed, pool.started, len(made)) == (1, 1, 1)
+        other.close()
 
 
 def _running(pid: int) -> bool:
