@@ -30,8 +30,6 @@ import atexit
 import concurrent.futures
 import concurrent.futures.thread  # its exit hook must be registered before ours
 import contextlib
-import ctypes
-import hashlib
 import os
 import queue
 import shutil
@@ -41,9 +39,19 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
+from lorekit.envs.miniwob.procs import (
+    chromium_launcher,
+    descendants,
+    die_with_parent,
+    executable,
+    parent,
+    prctl,
+    pss_bytes,
+    running,
+    wait_gone,
+)
 from lorekit.extras import MissingExtraError
 
 T = TypeVar("T")
@@ -77,7 +85,6 @@ _DEAD_SIGNS = (
     "target crashed",
     "no such session",
 )
-_PR_SET_PDEATHSIG = 1
 
 
 class BrowserMissing(MissingExtraError):
@@ -101,10 +108,6 @@ class BrowserPaths:
     chromedriver: str
 
 
-def _executable(path: str | None) -> bool:
-    return bool(path) and os.path.isfile(str(path)) and os.access(str(path), os.X_OK)
-
-
 def find_browser() -> BrowserPaths:
     """Chromium and chromedriver from ``$LOREKIT_CHROMIUM`` /
     ``$LOREKIT_CHROMEDRIVER`` or the PATH (Debian's names first)."""
@@ -116,7 +119,7 @@ def find_browser() -> BrowserPaths:
     ):
         given = os.environ.get(variable, "").strip()
         if given:
-            if _executable(given):
+            if executable(given):
                 found[name] = given
             else:
                 problems.append(f"${variable}={given} is not an executable file")
@@ -133,78 +136,6 @@ def find_browser() -> BrowserPaths:
             "to their paths)"
         )
     return BrowserPaths(found["chromium"], found["chromedriver"])
-
-
-# -- processes ---------------------------------------------------------------------------
-
-
-def _stat(pid: int) -> tuple[str, int] | None:
-    """(state letter, parent pid) from /proc, or None if the process is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return fields[0], int(fields[1])
-
-
-def running(pid: int) -> bool:
-    """Whether ``pid`` exists and is not a zombie (dead, waiting to be reaped)."""
-    found = _stat(pid)
-    return found is not None and found[0] not in ("Z", "X")
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (from /proc; Linux)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (found := _stat(int(entry.name))) is not None:
-            children.setdefault(found[1], []).append(int(entry.name))
-    out: list[int] = []
-    todo = list(children.get(pid, []))
-    while todo:
-        child = todo.pop()
-        out.append(child)
-        todo += children.get(child, [])
-    return out
-
-
-_prctl: Any = None
-with contextlib.suppress(OSError, AttributeError):
-    _prctl = ctypes.CDLL(None, use_errno=True).prctl
-
-
-def _die_with_parent() -> None:
-    """In the forked chromedriver, before exec: SIGKILL me when my parent thread ends."""
-    if _prctl is not None:
-        _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-
-
-def _chromium_launcher(chromium: str) -> str:
-    """A tiny script that execs Chromium with a parent-death signal set
-    (``setpriv --pdeathsig KILL``): chromedriver starts Chromium, so only a
-    wrapper can set it. Chromium's helpers exit with their main process.
-    Falls back to Chromium itself where ``setpriv`` or a writable temp
-    directory is missing."""
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return chromium
-    text = f'#!/bin/sh\nexec "{setpriv}" --pdeathsig KILL -- "{chromium}" "$@"\n'
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    folder = Path(tempfile.gettempdir()) / f"lorekit-browser-{os.getuid()}"
-    path = folder / f"chromium-{digest}.sh"
-    try:
-        if _executable(str(path)) and path.read_text() == text:
-            return str(path)
-        folder.mkdir(mode=0o700, exist_ok=True)
-        if os.statvfs(folder).f_flag & os.ST_NOEXEC:
-            return chromium  # a script there could not be run
-        partial = folder / f".{digest}.{os.getpid()}.{threading.get_ident()}"
-        partial.write_text(text)
-        partial.chmod(0o755)
-        os.replace(partial, path)
-    except OSError:
-        return chromium
-    return str(path)
 
 
 _Job = tuple[Callable[[], Any], "concurrent.futures.Future[Any]"]
@@ -269,10 +200,11 @@ class Browser:
         options = webdriver.ChromeOptions()
         for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={self.profile}"):
             options.add_argument(flag)
-        options.binary_location = _chromium_launcher(paths.chromium)
+        options.binary_location = chromium_launcher(paths.chromium)
+        options.unhandled_prompt_behavior = "dismiss"
         popen_kw: dict[str, Any] = {"start_new_session": True}
-        if _prctl is not None:
-            popen_kw["preexec_fn"] = _die_with_parent
+        if prctl is not None:
+            popen_kw["preexec_fn"] = die_with_parent
         self._service = Service(paths.chromedriver, popen_kw=popen_kw, log_output=os.devnull)
         self._worker = _Worker()
         with _live_lock:
@@ -295,7 +227,7 @@ class Browser:
         process = self._service.process
         self.driver_pid = process.pid if process is not None else None
         if self.driver_pid is not None:
-            children = [p for p in descendants(self.driver_pid) if _parent(p) == self.driver_pid]
+            children = [p for p in descendants(self.driver_pid) if parent(p) == self.driver_pid]
             self.chromium_pid = min(children) if children else None
 
     # -- state ---------------------------------------------------------------------------
@@ -315,6 +247,31 @@ class Browser:
         if self.driver_pid is None:
             return []
         return [self.driver_pid, *descendants(self.driver_pid)]
+
+    def memory_bytes(self) -> int:
+        """Memory of chromedriver, Chromium and its helpers: the sum of their
+        proportional set sizes (shared pages split among the processes that
+        share them, so browsers can be added up), RSS where PSS is unreadable."""
+        total = 0
+        for pid in self.process_ids():
+            total += pss_bytes(pid)
+        return total
+
+    def reset(self, timeout: float = 5.0) -> None:
+        """Back to one window for the next episode (~1 ms when there is only
+        one). The episode's page itself is restarted by
+        :meth:`MiniWoBPage.begin`; JavaScript dialogs (``alert``) never stay
+        open, the browser dismisses them (``unhandledPromptBehavior``)."""
+
+        def tidy(driver: Any) -> None:
+            handles = driver.window_handles
+            if len(handles) > 1:
+                for handle in handles[1:]:
+                    driver.switch_to.window(handle)
+                    driver.close()
+                driver.switch_to.window(handles[0])
+
+        self.call(tidy, timeout=timeout)
 
     # -- calls ---------------------------------------------------------------------------
 
@@ -377,7 +334,7 @@ class Browser:
                 os.killpg(process.pid, signal.SIGKILL)
             with contextlib.suppress(Exception):
                 process.wait(timeout=5)
-            _wait_gone(pids, KILL_WAIT)
+            wait_gone(pids, KILL_WAIT)
         self._worker.stop()
         shutil.rmtree(self.profile, ignore_errors=True)
 
@@ -400,19 +357,6 @@ class Browser:
     def __repr__(self) -> str:
         state = "alive" if self.alive else "dead"
         return f"<Browser pid={self.driver_pid} {state} calls={self.calls}>"
-
-
-def _wait_gone(pids: list[int], within: float) -> None:
-    """Until none of ``pids`` runs (SIGKILL is delivered asynchronously), so
-    that after :meth:`Browser.kill` no process of the browser is left."""
-    deadline = time.monotonic() + within
-    while any(running(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.01)
-
-
-def _parent(pid: int) -> int | None:
-    found = _stat(pid)
-    return found[1] if found else None
 
 
 def kill_all() -> None:

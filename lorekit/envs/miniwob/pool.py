@@ -40,7 +40,9 @@ class PoolClosed(RuntimeError):
 class BrowserPool:
     """At most ``size`` live browsers; :meth:`lease` one for an episode.
 
-    ``factory`` makes a browser (tests pass their own); by default a
+    ``max_uses`` (None: no limit) quits a browser after that many leases, so
+    a long run's browsers cannot grow without bound; a fresh one takes its
+    place. ``factory`` makes a browser (tests pass their own); by default a
     :class:`Browser` with ``call_timeout``, and the pool checks at once that
     Chromium is installed (:class:`BrowserMissing` otherwise), so a missing
     browser fails when the env is made, not in every episode.
@@ -52,18 +54,25 @@ class BrowserPool:
         *,
         factory: Callable[[], Browser] | None = None,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        max_uses: int | None = None,
     ) -> None:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"pool size must be a whole number of at least 1, got {size!r}")
         if not call_timeout > 0:
             raise ValueError(f"call_timeout must be positive, got {call_timeout!r}")
+        if max_uses is not None and (
+            isinstance(max_uses, bool) or not isinstance(max_uses, int) or max_uses < 1
+        ):
+            raise ValueError(f"max_uses must be at least 1 or None, got {max_uses!r}")
         if factory is None:
             find_browser()
+        self.max_uses = max_uses
         self.size = size
         self._factory = factory or (lambda: Browser(call_timeout=call_timeout))
         self._idle: list[Browser] = []
         self._leased: set[Browser] = set()
         self._starting = 0
+        self._uses: dict[Browser, int] = {}
         self._owners: dict[Browser, weakref.finalize[..., object]] = {}
         self._orphans: queue.SimpleQueue[Browser] = queue.SimpleQueue()
         self._cond = threading.Condition()
@@ -74,6 +83,8 @@ class BrowserPool:
         """Dead browsers dropped (crashed, hung or killed from outside)."""
         self.reclaimed = 0
         """Leases given back because their owner was garbage-collected."""
+        self.retired = 0
+        """Healthy browsers quit after ``max_uses`` leases."""
 
     # -- leasing -------------------------------------------------------------------------
 
@@ -100,6 +111,7 @@ class BrowserPool:
                         browser = self._idle.pop()
                         if browser.alive:
                             self._leased.add(browser)
+                            self._uses[browser] = self._uses.get(browser, 0) + 1
                             return browser
                         dead.append(browser)
                         self.replaced += 1
@@ -146,27 +158,40 @@ class BrowserPool:
             self.started += 1
             if not self._closed:
                 self._leased.add(browser)
+                self._uses[browser] = 1
                 return browser
             self._cond.notify()
         browser.kill()
         raise PoolClosed("the browser pool was closed while a browser started")
 
     def release(self, browser: Browser) -> None:
-        """Give ``browser`` back: kept for the next lease if healthy, else
-        killed and dropped (counted in :attr:`replaced`). Idempotent."""
+        """Give ``browser`` back: reset (one window) and kept for the next
+        lease if healthy; killed and dropped (counted in :attr:`replaced`) if
+        dead or its reset failed; quit (counted in :attr:`retired`) after
+        ``max_uses`` leases. Idempotent."""
         with self._cond:
             if browser not in self._leased:
+                return
+        healthy = not self._closed and _reset(browser)
+        with self._cond:
+            if browser not in self._leased:  # released twice, or close() took it
                 return
             self._leased.discard(browser)
             if (finalizer := self._owners.pop(browser, None)) is not None:
                 finalizer.detach()
-            keep = browser.alive and not self._closed
-            if keep:
+            uses = self._uses.pop(browser, 0) if not healthy else self._uses.get(browser, 0)
+            retire = healthy and self.max_uses is not None and uses >= self.max_uses
+            if healthy and not retire:
                 self._idle.append(browser)
+            elif retire:
+                self._uses.pop(browser, None)
+                self.retired += 1
             elif not self._closed:
                 self.replaced += 1
             self._cond.notify()
-        if not keep:
+        if retire:
+            browser.close()
+        elif not healthy:
             browser.kill()
 
     @contextmanager
@@ -209,6 +234,7 @@ class BrowserPool:
             for finalizer in self._owners.values():
                 finalizer.detach()
             self._owners.clear()
+            self._uses.clear()
             self._cond.notify_all()
         for browser in leased:
             browser.kill()
@@ -230,6 +256,18 @@ class BrowserPool:
 
 _shared: BrowserPool | None = None
 _shared_lock = threading.Lock()
+
+
+def _reset(browser: Browser) -> bool:
+    """Whether ``browser`` is alive and was reset for the next episode."""
+    if not browser.alive:
+        return False
+    try:
+        browser.reset()
+    except Exception:  # BrowserCrashed, or a state reset could not repair
+        browser.kill()
+        return False
+    return True
 
 
 def shared_pool(size: int | None = None) -> BrowserPool:

@@ -30,7 +30,9 @@ Left = Callable[..., list[int]]
 REPO = Path(__file__).resolve().parents[3]
 
 
-def recording_pool(size: int, *, call_timeout: float = 10.0) -> tuple[BrowserPool, list[Browser]]:
+def recording_pool(
+    size: int, *, call_timeout: float = 10.0, max_uses: int | None = None
+) -> tuple[BrowserPool, list[Browser]]:
     """A pool whose factory keeps every browser it made, in order."""
     made: list[Browser] = []
 
@@ -38,7 +40,7 @@ def recording_pool(size: int, *, call_timeout: float = 10.0) -> tuple[BrowserPoo
         made.append(Browser(call_timeout=call_timeout))
         return made[-1]
 
-    return BrowserPool(size, factory=factory), made
+    return BrowserPool(size, factory=factory, max_uses=max_uses), made
 
 
 def one_plus_one(browser: Browser) -> int:
@@ -130,11 +132,27 @@ def test_pool_never_exceeds_its_size_under_threads_and_reuses_browsers() -> None
         assert not errors, errors
         assert peak == 2
         assert pool.started == len(made) == 2  # 18 leases, two starts
-        assert sum(b.calls for b in made) == 18
+        assert sum(b.calls for b in made) == 2 * 18  # per lease: our call and the reset
         with pytest.raises(TimeoutError), pool.lease(), pool.lease(), pool.lease(timeout=0.2):
             pass
     with pytest.raises(PoolClosed):
         pool.acquire()
+
+
+def test_a_returned_browser_is_reset_and_retired_after_max_uses() -> None:
+    pool, made = recording_pool(1, max_uses=2)
+    with pool:
+        with pool.lease() as browser:
+            browser.call(lambda d: d.execute_script("window.open('about:blank');"))
+            assert browser.call(lambda d: len(d.window_handles)) == 2
+            assert browser.memory_bytes() > 10 * 2**20
+        with pool.lease() as again:
+            assert again is browser  # reused, with its extra window closed
+            assert again.call(lambda d: len(d.window_handles)) == 1
+        assert not browser.alive and pool.retired == 1  # two leases: quit
+        with pool.lease() as fresh:
+            assert fresh is made[1] and one_plus_one(fresh) == 2
+        assert (pool.started, pool.replaced) == (2, 0)
 
 
 def test_close_and_kill_all_leave_no_chromium(chromium_left: Left) -> None:
@@ -152,8 +170,8 @@ def test_close_and_kill_all_leave_no_chromium(chromium_left: Left) -> None:
     assert chromium_left() == []
     assert not any(Path(p).exists() for p in profiles)
 
-    loose = [Browser(), Browser()]
-    assert live_browsers() >= 2 and all(b.alive for b in loose)
+    loose = [Browser()]
+    assert live_browsers() >= 1 and all(b.alive for b in loose)
     kill_all()
     assert live_browsers() == 0 and not any(b.alive for b in loose)
     assert chromium_left() == []
