@@ -19,6 +19,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,6 +32,12 @@ from lorekit.envs.miniwob.browser import (
 )
 
 ORPHAN_POLL_S = 0.5
+STARVED_WARN_S = 30.0
+
+
+class PoolStarved(RuntimeWarning):
+    """Leases waited long for a browser: the pool is likely smaller than the
+    number of envs that hold one (see :meth:`BrowserPool.acquire`)."""
 
 
 class PoolClosed(RuntimeError):
@@ -77,6 +84,8 @@ class BrowserPool:
         self._orphans: queue.SimpleQueue[Browser] = queue.SimpleQueue()
         self._cond = threading.Condition()
         self._closed = False
+        self._warned = False
+        self.starved_warn_s = STARVED_WARN_S
         self.started = 0
         """Browsers this pool started (a reused one is not counted again)."""
         self.replaced = 0
@@ -91,7 +100,11 @@ class BrowserPool:
     def acquire(self, timeout: float | None = None, *, owner: object | None = None) -> Browser:
         """A healthy browser: an idle one, else a new one while under ``size``;
         waits (up to ``timeout`` seconds, None = no limit) for one to come back.
-        With an ``owner``, the lease ends by itself when the owner is collected."""
+        With an ``owner``, the lease ends by itself when the owner is collected.
+
+        An env holds its lease until its episode ends on the page or it is
+        reset or closed: with fewer browsers than envs that hold one, the
+        waiting can last; after 30 s a :class:`PoolStarved` warning says so."""
         browser = self._take(timeout)
         if owner is not None:
             with self._cond:
@@ -99,7 +112,8 @@ class BrowserPool:
         return browser
 
     def _take(self, timeout: float | None) -> Browser:
-        deadline = None if timeout is None else time.monotonic() + timeout
+        began = time.monotonic()
+        deadline = None if timeout is None else began + timeout
         dead: list[Browser] = []
         try:
             with self._cond:
@@ -118,14 +132,21 @@ class BrowserPool:
                     if len(self._leased) + self._starting < self.size:
                         self._starting += 1
                         break
-                    left = None if deadline is None else deadline - time.monotonic()
+                    now = time.monotonic()
+                    if not self._warned and now - began > self.starved_warn_s:
+                        self._warned = True
+                        message = _STARVED.format(seconds=self.starved_warn_s, size=self.size)
+                        warnings.warn(message, PoolStarved, stacklevel=4)
+                    left = None if deadline is None else deadline - now
                     if left is not None and left <= 0:
                         raise TimeoutError(
                             f"no browser came free within {timeout:g} s "
                             f"(all {self.size} are in use)"
                         )
-                    # orphans arrive without a notify (from the garbage collector): poll
-                    self._cond.wait(ORPHAN_POLL_S if left is None else min(left, ORPHAN_POLL_S))
+                    # orphans arrive without a notify (from the garbage collector): poll;
+                    # the starvation warning is checked as often
+                    poll = min(ORPHAN_POLL_S, self.starved_warn_s)
+                    self._cond.wait(poll if left is None else min(left, poll))
         finally:
             for browser in dead:
                 browser.kill()
@@ -256,6 +277,13 @@ class BrowserPool:
 
 _shared: BrowserPool | None = None
 _shared_lock = threading.Lock()
+
+
+_STARVED = (
+    "waited {seconds:g} s for a browser: all {size} are leased; an env keeps its browser "
+    "until its episode ends on the page or the env is reset or closed, so give the pool "
+    "at least as many browsers as episodes run at once (pool_size >= --concurrency)"
+)
 
 
 def _reset(browser: Browser) -> bool:

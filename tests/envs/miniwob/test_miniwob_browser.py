@@ -19,7 +19,7 @@ import pytest
 
 from lorekit.envs.miniwob import BrowserMissing, MiniWoBEnv, find_browser
 from lorekit.envs.miniwob.browser import Browser, BrowserCrashed, kill_all, live_browsers
-from lorekit.envs.miniwob.pool import BrowserPool, PoolClosed
+from lorekit.envs.miniwob.pool import BrowserPool, PoolClosed, PoolStarved
 
 try:
     find_browser()
@@ -133,7 +133,14 @@ def test_pool_never_exceeds_its_size_under_threads_and_reuses_browsers() -> None
         assert peak == 2
         assert pool.started == len(made) == 2  # 18 leases, two starts
         assert sum(b.calls for b in made) == 2 * 18  # per lease: our call and the reset
-        with pytest.raises(TimeoutError), pool.lease(), pool.lease(), pool.lease(timeout=0.2):
+        pool.starved_warn_s = 0.1
+        with (
+            pytest.warns(PoolStarved, match="pool_size >= --concurrency"),
+            pytest.raises(TimeoutError),
+            pool.lease(),
+            pool.lease(),
+            pool.lease(timeout=0.5),
+        ):
             pass
     with pytest.raises(PoolClosed):
         pool.acquire()
