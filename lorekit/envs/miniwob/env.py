@@ -173,7 +173,7 @@ class MiniWoBEnv(TextEnv):
         page_name = str(chosen.data["page"])
         episode_seed = int(chosen.data["seed"])
         self._release()
-        browser = self._pool.acquire()
+        browser = self._pool.acquire(owner=self)
         self._browser = browser
         try:
             page = MiniWoBPage(browser, page_name, page_time_ms=self.page_time_ms)

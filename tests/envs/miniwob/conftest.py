@@ -1,22 +1,32 @@
-"""MiniWoB++ tests drive a real headless Chromium.
+"""Shared fixtures for the MiniWoB++ tests (real headless Chromium).
 
-Without Chromium they are skipped, except under CI (``CI`` set), where
-``.ci/run`` installs it and a missing browser must fail loudly. At the end of
-the session no Chromium process may be left.
+Without Chromium the tests are skipped, except under CI (``CI`` set), where
+``.ci/run`` installs it and a missing browser must fail loudly.
+
+Every browser these tests start inherits a marker in its environment, so
+Chromium processes can be counted per test run even while other programs on
+the machine run browsers of their own. At the end of the session the shared
+pool is closed and no marked Chromium may be left.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
-from lorekit.envs.miniwob.browser import BrowserMissing, find_browser, kill_all
+MARK_VARIABLE = "LOREKIT_TEST_BROWSER_MARK"
+MARK = f"miniwob-tests-{uuid.uuid4().hex}"
+os.environ[MARK_VARIABLE] = MARK
 
 
 def _browser_missing() -> str | None:
+    from lorekit.envs.miniwob.browser import BrowserMissing, find_browser
+
     try:
         find_browser()
     except BrowserMissing as error:
@@ -34,30 +44,56 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(skip)
 
 
-def chromium_processes() -> list[int]:
-    """Live (not zombie) Chromium and chromedriver processes on this machine."""
+def chromium_processes(mark: str = MARK) -> list[int]:
+    """Running (not zombie) chromium/chromedriver processes whose
+    environment carries ``mark``."""
+    needle = f"{MARK_VARIABLE}={mark}".encode()
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat") as fh:
-                stat = fh.read()
-        except OSError:
+            comm = (entry / "comm").read_text().strip()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            environ = (entry / "environ").read_bytes()
+        except (OSError, IndexError):
             continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        state = stat[stat.rindex(")") + 2]
-        if state != "Z" and name.startswith(("chromium", "chromedriver", "chrome")):
-            found.append(int(entry))
+        if "chrom" in comm and state not in ("Z", "X") and needle in environ.split(b"\0"):
+            found.append(int(entry.name))
     return found
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _no_browser_left_behind() -> Iterator[None]:
-    before = set(chromium_processes())
-    yield
-    kill_all()
-    deadline = time.monotonic() + 5
-    while set(chromium_processes()) - before and time.monotonic() < deadline:
+def wait_for_no_chromium(mark: str = MARK, within: float = 5.0) -> list[int]:
+    """Marked Chromium processes still running after up to ``within`` seconds
+    (dying processes get a moment); [] when all are gone."""
+    deadline = time.monotonic() + within
+    while (left := chromium_processes(mark)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not set(chromium_processes()) - before, "Chromium processes outlived the tests"
+    return left
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_chromium_left() -> Iterator[None]:
+    """After all MiniWoB++ tests: the shared pool closed, no Chromium left."""
+    yield
+    from lorekit.envs.miniwob import pool
+    from lorekit.envs.miniwob.browser import kill_all
+
+    if pool._shared is not None:
+        pool._shared.close()
+    kill_all()
+    left = wait_for_no_chromium()
+    assert not left, f"Chromium processes left after the tests: {left}"
+
+
+@pytest.fixture
+def chromium_left() -> Callable[..., list[int]]:
+    """``chromium_left(mark=MARK, within=5.0)``: marked Chromium processes
+    still running after up to ``within`` seconds ([] when none)."""
+    return wait_for_no_chromium
+
+
+@pytest.fixture
+def browser_mark() -> tuple[str, str]:
+    """(variable, value) of this run's marker, for subprocesses to replace."""
+    return MARK_VARIABLE, MARK
