@@ -117,6 +117,9 @@ class AsyncEnv(ABC):
     async def tasks(self, split: str = "test") -> list[Task]:
         return await self.call(_tasks, split)
 
+    async def end_episode(self) -> None:
+        await self.call(_end_episode)
+
     @property
     def stuck(self) -> bool:
         """A call abandoned by its episode is still running somewhere (a thread)."""
@@ -138,6 +141,10 @@ def _step(env: TextEnv, action: str) -> Step:
 
 def _expert_action(env: TextEnv) -> str | None:
     return env.expert_action()
+
+
+def _end_episode(env: TextEnv) -> None:
+    env.end_episode()
 
 
 def _candidate_actions(env: TextEnv) -> list[str]:

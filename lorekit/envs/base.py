@@ -135,6 +135,13 @@ class TextEnv(ABC):
         """Next action of a built-in expert from the current state, if any."""
         return None
 
+    def end_episode(self) -> None:
+        """The current episode is over (its agent finished, failed or timed
+        out): release what it held before the env serves another, such as a
+        browser leased from a shared pool. The harness calls it after every
+        episode; the next ``reset`` must work after it. Default: nothing."""
+        return None
+
     def close(self) -> None:
         """Release what the env holds (a browser, a server process); called
         once by whoever built it when it is no longer used. Default: nothing."""

@@ -174,6 +174,7 @@ async def run_eval(
                 error = traceback.format_exception_only(type(exc), exc)[-1].strip()
             finally:
                 if held:
+                    await _end_episode(held[0])
                     pool.give(held[0])
                 ledger.merge(episode_ledger)
             usage = episode_ledger.total().to_dict()
@@ -271,3 +272,23 @@ class _Bar:
             f"tokens {total.tokens_text}  ${total.cost_usd:.4f}"
         )
         self._progress.update(self._task, advance=1, stats=stats)
+
+
+#: How long an env may take to let go of an episode (a browser lease) before it is dropped.
+END_EPISODE_TIMEOUT_S = 30.0
+
+
+async def _end_episode(env: AsyncEnv) -> None:
+    """Tell ``env`` its episode is over; an env that cannot say so in time, or
+    fails to, is marked broken (the pool then closes it instead of reusing it)."""
+    if env.broken is not None or env.closed:
+        return
+    try:
+        await asyncio.wait_for(env.end_episode(), END_EPISODE_TIMEOUT_S)
+    except TimeoutError:
+        env.broken = env.broken or "it did not end its episode in time"
+    except asyncio.CancelledError:
+        env.broken = env.broken or "ending its episode was cancelled"
+        raise
+    except Exception as exc:
+        env.broken = f"ending its episode failed: {type(exc).__name__}: {exc}"

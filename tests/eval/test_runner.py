@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -223,3 +224,48 @@ def test_bad_concurrency(tmp_path: Path) -> None:
             )
         )
     assert NullRecorder() is not None
+
+
+class _CountingEnv:
+    """A TextCraft env that counts the harness's end-of-episode calls and
+    refuses a new episode while the last one was never ended."""
+
+    ended: ClassVar[list[int]] = []
+
+    def __new__(cls) -> TextEnv:
+        env = make("textcraft")
+        open_episode = [False]
+        reset = env.reset
+
+        def counted_reset(*args: object, **kwargs: object) -> object:
+            assert not open_episode[0], "reset while the harness had not ended the episode"
+            open_episode[0] = True
+            return reset(*args, **kwargs)  # type: ignore[arg-type]
+
+        def end_episode() -> None:
+            open_episode[0] = False
+            cls.ended.append(1)
+
+        env.reset = counted_reset  # type: ignore[method-assign]
+        env.end_episode = end_episode  # type: ignore[method-assign]
+        return env
+
+
+async def test_the_harness_ends_every_episode_also_failed_ones(tmp_path: Path) -> None:
+    """Envs that hold a resource per episode (a browser lease) learn when an
+    episode is over, however it ended, before they serve the next."""
+    _CountingEnv.ended = []
+    tasks = textcraft().tasks("test")[:6]
+    agent = SlowOrBrokenAgent(slow=set(), broken={tasks[1].id, tasks[4].id})
+    with RunStore(tmp_path / "r.sqlite3") as db:
+        res = await run_eval(
+            db,
+            env_factory=_CountingEnv,
+            agent=agent,
+            roles=ROLES,
+            episodes=plan_episodes(tasks),
+            concurrency=2,
+            env_name="textcraft",
+        )
+    assert (res.played, res.errors) == (6, 2)
+    assert len(_CountingEnv.ended) == 6

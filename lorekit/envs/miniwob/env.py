@@ -301,5 +301,10 @@ class MiniWoBEnv(TextEnv):
         if browser is not None:
             self._pool.release(browser)
 
+    def end_episode(self) -> None:
+        """Give the episode's browser back to the pool (the harness calls this
+        after every episode, so an agent that stops early never starves it)."""
+        self._release()
+
     def close(self) -> None:
         self._release()

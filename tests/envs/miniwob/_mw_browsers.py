@@ -32,9 +32,9 @@ class TrackedPool(BrowserPool):
 
     def __init__(self, size: int) -> None:
         self.pids: set[int] = set()
-        super().__init__(size, factory=self._start)
+        super().__init__(size, factory=self._start_tracked)
 
-    def _start(self) -> Browser:
+    def _start_tracked(self) -> Browser:
         browser = Browser()
         self.pids.update(browser.process_ids())
         return browser

@@ -6,6 +6,7 @@ import pickle
 import re
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -139,3 +140,18 @@ def test_step_cap_and_partial_credit_rule(pool: BrowserPool) -> None:
         make("miniwob", success="generous")
     with pytest.raises(ValueError, match="page_time_ms"):
         make("miniwob", page_time_ms=10)
+
+
+def test_more_episodes_at_once_than_browsers_do_not_starve(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An agent that stops before the page ends the episode must not keep its
+    browser: the harness ends every episode, and the env gives the lease back."""
+    from _cli import run_cli
+
+    args = ["run", "miniwob", "--agent", "random", "--agent-opt", "max_steps=2"]
+    args += ["--env-opt", "tasks=click-button", "--env-opt", "episodes_per_task=6"]
+    args += ["--env-opt", "pool_size=1", "-j", "4", "--timeout", "20"]
+    code, out, err = run_cli([*args, "--store", str(tmp_path / "runs.db")], capsys)
+    assert code == 0, err
+    assert re.search(r"click-button\s+6\s", out)
