@@ -15,7 +15,7 @@ from lorekit.envs.miniwob.browser import Browser, BrowserCrashed, BrowserMissing
 from lorekit.envs.miniwob.code_api import MiniWoBCodeApi
 from lorekit.envs.miniwob.env import MiniWoBEnv, resolve_tasks, task_lists
 from lorekit.envs.miniwob.page import ActionResult, MiniWoBPage, Outcome, clean_html, page_names
-from lorekit.envs.miniwob.pool import BrowserPool, shared_pool
+from lorekit.envs.miniwob.pool import BrowserPool, PoolClosed, PoolStarved, shared_pool
 
 __all__ = [
     "Action",
@@ -29,6 +29,8 @@ __all__ = [
     "MiniWoBEnv",
     "MiniWoBPage",
     "Outcome",
+    "PoolClosed",
+    "PoolStarved",
     "clean_html",
     "find_browser",
     "page_names",

@@ -66,6 +66,7 @@ CHROMIUM_FLAGS = (
     "--disable-extensions",
     "--no-first-run",
     "--mute-audio",
+    "--disable-crash-reporter",  # no crashpad handler outside the process tree
     "--window-size=800,600",
 )
 DEFAULT_CALL_TIMEOUT = 20.0
