@@ -281,8 +281,8 @@ _shared_lock = threading.Lock()
 
 _STARVED = (
     "waited {seconds:g} s for a browser: all {size} are leased; an env keeps its browser "
-    "until its episode ends on the page or the env is reset or closed, so give the pool "
-    "at least as many browsers as episodes run at once (pool_size >= --concurrency)"
+    "until its episode ends (on the page, or by end_episode(), reset or close); outside "
+    "the harness, end episodes you leave early, or give the pool more browsers (pool_size)"
 )
 
 

@@ -135,7 +135,7 @@ def test_pool_never_exceeds_its_size_under_threads_and_reuses_browsers() -> None
         assert sum(b.calls for b in made) == 2 * 18  # per lease: our call and the reset
         pool.starved_warn_s = 0.1
         with (
-            pytest.warns(PoolStarved, match="pool_size >= --concurrency"),
+            pytest.warns(PoolStarved, match="all 2 are leased"),
             pytest.raises(TimeoutError),
             pool.lease(),
             pool.lease(),
