@@ -339,3 +339,31 @@ async def open_env(
 
 EnvLike = TextEnv | AsyncEnv
 """What agents accept: a plain env (wrapped by :func:`as_async`) or a handle."""
+
+
+def call_blocking(
+    env: TextEnv | AsyncEnv,
+    loop: asyncio.AbstractEventLoop | None,
+    fn: Callable[..., R],
+    *args: Any,
+    who: str = "this object",
+) -> R:
+    """``fn(env, *args)`` where the env lives, waiting for it on the calling thread.
+
+    For synchronous code that drives an env (a code API behind the sandbox's
+    proxy): a plain env is called directly; a harness handle (``AsyncEnv``,
+    owned by the event loop ``loop``) is called through that loop, which must
+    not be the calling thread's own (it would wait for itself).
+    """
+    if not isinstance(env, AsyncEnv) or loop is None:
+        return fn(env, *args)
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        raise RuntimeError(
+            f"{who} waits for its env on the event loop it would block; "
+            "run the code with run_code_async (or from another thread)"
+        )
+    return asyncio.run_coroutine_threadsafe(env.call(fn, *args), loop).result()

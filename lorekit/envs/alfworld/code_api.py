@@ -42,7 +42,7 @@ from lorekit.envs.alfworld.env import AlfWorldEnv
 from lorekit.envs.alfworld.planner import Act
 from lorekit.envs.alfworld.text import Syntax, render
 from lorekit.envs.alfworld.world import name_key
-from lorekit.envs.asyncenv import AsyncEnv
+from lorekit.envs.asyncenv import AsyncEnv, call_blocking
 from lorekit.envs.base import Step, TextEnv
 
 _NAME = re.compile(r"([a-z]+)(?:_| +)([0-9]+)")
@@ -237,19 +237,7 @@ class AlfWorldCodeApi:
 
     def _call(self, fn: Callable[..., R], *args: Any) -> R:
         """``fn(env, *args)`` where the env lives, waiting for it on this thread."""
-        env, loop = self._env, self._loop
-        if not isinstance(env, AsyncEnv) or loop is None:
-            return fn(env, *args)
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            raise RuntimeError(
-                "this AlfWorldCodeApi waits for its env on the event loop it would block; "
-                "run the code with run_code_async (or from another thread)"
-            )
-        return asyncio.run_coroutine_threadsafe(env.call(fn, *args), loop).result()
+        return call_blocking(self._env, self._loop, fn, *args, who="this AlfWorldCodeApi")
 
 
 # Env-side functions: module-level, so a process env can receive them by reference.

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from lorekit.envs.asyncenv import AsyncEnv
+from lorekit.envs.asyncenv import AsyncEnv, call_blocking
 from lorekit.envs.base import Step, TextEnv
 from lorekit.envs.miniwob.env import MiniWoBEnv
 
@@ -195,19 +195,7 @@ class MiniWoBCodeApi:
 
     def _call(self, fn: Callable[..., R], *args: Any) -> R:
         """``fn(env, *args)`` where the env lives, waiting for it on this thread."""
-        env, loop = self._env, self._loop
-        if not isinstance(env, AsyncEnv) or loop is None:
-            return fn(env, *args)
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            raise RuntimeError(
-                "this MiniWoBCodeApi waits for its env on the event loop it would block; "
-                "run the code with run_code_async (or from another thread)"
-            )
-        return asyncio.run_coroutine_threadsafe(env.call(fn, *args), loop).result()
+        return call_blocking(self._env, self._loop, fn, *args, who="this MiniWoBCodeApi")
 
 
 def _reason(message: str) -> str:
