@@ -341,6 +341,23 @@ EnvLike = TextEnv | AsyncEnv
 """What agents accept: a plain env (wrapped by :func:`as_async`) or a handle."""
 
 
+def owning_loop(env: TextEnv | AsyncEnv, who: str) -> asyncio.AbstractEventLoop | None:
+    """The event loop a harness handle belongs to (None for a plain env).
+
+    A synchronous driver of an env (a code API) must know it at construction,
+    so it has to be built inside the coroutine whose loop runs the handle.
+    """
+    if not isinstance(env, AsyncEnv):
+        return None
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        raise RuntimeError(
+            f"{who} over an awaitable env must be built on the event loop "
+            "that runs it (inside an async function)"
+        ) from None
+
+
 def call_blocking(
     env: TextEnv | AsyncEnv,
     loop: asyncio.AbstractEventLoop | None,

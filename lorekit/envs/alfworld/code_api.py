@@ -32,7 +32,6 @@ the env call it sends to the loop.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ from lorekit.envs.alfworld.env import AlfWorldEnv
 from lorekit.envs.alfworld.planner import Act
 from lorekit.envs.alfworld.text import Syntax, render
 from lorekit.envs.alfworld.world import name_key
-from lorekit.envs.asyncenv import AsyncEnv, call_blocking
+from lorekit.envs.asyncenv import AsyncEnv, call_blocking, owning_loop
 from lorekit.envs.base import Step, TextEnv
 
 _NAME = re.compile(r"([a-z]+)(?:_| +)([0-9]+)")
@@ -105,16 +104,8 @@ class AlfWorldCodeApi:
 
     def __init__(self, env: AlfWorldEnv | AsyncEnv) -> None:
         self._env = env
-        self._loop: asyncio.AbstractEventLoop | None = None
-        if isinstance(env, AsyncEnv):
-            try:
-                self._loop = asyncio.get_running_loop()
-            except RuntimeError:
-                raise RuntimeError(
-                    "AlfWorldCodeApi over an awaitable env must be built on the event loop "
-                    "that runs it (inside an async function)"
-                ) from None
-        elif not isinstance(env, AlfWorldEnv):
+        self._loop = owning_loop(env, "AlfWorldCodeApi")
+        if not isinstance(env, (AsyncEnv, AlfWorldEnv)):
             raise TypeError(f"AlfWorldCodeApi needs an AlfWorldEnv, got {type(env).__name__}")
         self._form: tuple[Syntax, bool] | None = None
         self._history: list[CodeStep] = []

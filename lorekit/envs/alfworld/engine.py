@@ -42,7 +42,7 @@ import contextlib
 import sys
 import threading
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import fast_downward
@@ -278,12 +278,3 @@ class AlfredEngine(PddlEnv):  # type: ignore[misc]
                 for v in fact.arguments
             )
             yield str(fact.name), names
-
-    def display_names(self) -> dict[str, str]:
-        """Engine id -> the name players see."""
-        return {k: info.name.strip() for k, info in self._entity_infos.items()}
-
-
-def facts_in(engine: AlfredEngine) -> Iterable[tuple[str, tuple[str, ...]]]:
-    """Shorthand used by the env: the engine's facts with display names."""
-    return list(engine.named_facts())

@@ -31,12 +31,11 @@ waits, on the sandbox's thread, for the env call it sends to the loop.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from lorekit.envs.asyncenv import AsyncEnv, call_blocking
+from lorekit.envs.asyncenv import AsyncEnv, call_blocking, owning_loop
 from lorekit.envs.base import Step, TextEnv
 from lorekit.envs.miniwob.env import MiniWoBEnv
 
@@ -88,16 +87,8 @@ class MiniWoBCodeApi:
 
     def __init__(self, env: MiniWoBEnv | AsyncEnv) -> None:
         self._env = env
-        self._loop: asyncio.AbstractEventLoop | None = None
-        if isinstance(env, AsyncEnv):
-            try:
-                self._loop = asyncio.get_running_loop()
-            except RuntimeError:
-                raise RuntimeError(
-                    "MiniWoBCodeApi over an awaitable env must be built on the event loop "
-                    "that runs it (inside an async function)"
-                ) from None
-        elif not isinstance(env, MiniWoBEnv):
+        self._loop = owning_loop(env, "MiniWoBCodeApi")
+        if not isinstance(env, (AsyncEnv, MiniWoBEnv)):
             raise TypeError(f"MiniWoBCodeApi needs a MiniWoBEnv, got {type(env).__name__}")
         self._history: list[CodeStep] = []
         self._seen_html = ""
