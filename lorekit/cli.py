@@ -247,7 +247,7 @@ def run_cmd(
     """Evaluate an agent on an environment; results go to the run store.
 
     Exits 1 when the run stopped early or any episode ended in an error."""
-    from lorekit.agents import declared_roles, make_agent, needs_model
+    from lorekit.agents import agent_parameters, declared_roles, make_agent, needs_model
     from lorekit.cli_checks import (
         build_models,
         check_api_keys,
@@ -256,8 +256,7 @@ def run_cmd(
         check_writable,
         role_names,
     )
-    from lorekit.config import RunConfig, apply_overrides, load_config
-    from lorekit.envs import EnvSpec, make
+    from lorekit.envs import EnvSpec
     from lorekit.eval.abort import EarlyStop, RunAborted
     from lorekit.eval.report import render_run
     from lorekit.eval.runner import plan_episodes, run_eval
@@ -265,19 +264,14 @@ def run_cmd(
 
     if not math.isfinite(timeout_s):
         raise UserError(f"--timeout: expected a finite number of seconds, got {timeout_s}")
-    cfg = load_config(config_path) if config_path else RunConfig()
-    store, store_setting = _pick_store(store, cfg, config_path)
-    cfg = apply_overrides(
-        cfg,
-        model=model,
-        base_url=base_url,
-        roles=roles_opt,
-        cache=cache,
-        store=store,
-        request_timeout=request_timeout,
+    cfg, store_setting = prepare_config(
+        config_path, model, base_url, roles_opt, request_timeout, cache, store
     )
+    agent_kwargs = _kv(agent_opt, "--agent-opt")
+    if "store" in agent_parameters(agent_name) and "store" not in agent_kwargs:
+        agent_kwargs["store"] = str(cfg.store)  # agents that read earlier runs (automanual)
     try:
-        agent = make_agent(agent_name, **_kv(agent_opt, "--agent-opt"))
+        agent = make_agent(agent_name, **agent_kwargs)
     except (LookupError, TypeError, ValueError, OSError) as exc:
         raise UserError(_agent_problem(agent_name, agent_opt, exc)) from None
     check_roles(
@@ -292,19 +286,7 @@ def run_cmd(
             f"agent {agent_name!r} needs a model: pass --model (and --base-url) or --config"
         )
     check_api_keys(cfg, config_path=config_path)
-    env_kwargs = _kv(env_opt, "--env-opt")
-    if tasks_opt is not None:
-        if "tasks" in env_kwargs:
-            raise UserError("give the task list once: --tasks or --env-opt tasks=..., not both")
-        env_kwargs["tasks"] = tasks_opt
-        env_opt = (*env_opt, f"tasks={tasks_opt}")
-    try:
-        probe = make(env_name, **env_kwargs)
-        tasks = probe.tasks(split)
-        provenance = probe.describe_split(split)
-        probe.close()
-    except (LookupError, TypeError, ValueError, OSError) as exc:
-        raise UserError(_env_problem(env_name, env_opt, exc)) from None
+    env_kwargs, tasks, provenance = prepare_tasks(env_name, env_opt, tasks_opt, split)
     tasks = tasks[:episodes] if episodes else tasks
     check_writable(cfg.store, what="run store", setting=store_setting)
     check_cache(cfg, config_path=config_path)
@@ -371,6 +353,55 @@ def run_cmd(
         )
 
 
+def prepare_config(
+    config_path: str | None,
+    model: str | None,
+    base_url: str | None,
+    roles_opt: Sequence[str],
+    request_timeout: float | None,
+    cache: str | None,
+    store: str | None,
+) -> tuple[Any, str]:
+    """The run config with the command line's overrides, and how to change its store."""
+    from lorekit.config import RunConfig, apply_overrides, load_config
+
+    cfg = load_config(config_path) if config_path else RunConfig()
+    store, store_setting = _pick_store(store, cfg, config_path)
+    cfg = apply_overrides(
+        cfg,
+        model=model,
+        base_url=base_url,
+        roles=roles_opt,
+        cache=cache,
+        store=store,
+        request_timeout=request_timeout,
+    )
+    return cfg, store_setting
+
+
+def prepare_tasks(
+    env_name: str, env_opt: Sequence[str], tasks_opt: str | None, split: str
+) -> tuple[dict[str, Any], list[Any], str | None]:
+    """The env's arguments, the split's tasks and where they come from; a probe env
+    is built once (and closed) so that bad options fail before anything runs."""
+    from lorekit.envs import make
+
+    env_kwargs = _kv(env_opt, "--env-opt")
+    if tasks_opt is not None:
+        if "tasks" in env_kwargs:
+            raise UserError("give the task list once: --tasks or --env-opt tasks=..., not both")
+        env_kwargs["tasks"] = tasks_opt
+        env_opt = (*env_opt, f"tasks={tasks_opt}")
+    try:
+        probe = make(env_name, **env_kwargs)
+        tasks = probe.tasks(split)
+        provenance = probe.describe_split(split)
+        probe.close()
+    except (LookupError, TypeError, ValueError, OSError) as exc:
+        raise UserError(_env_problem(env_name, env_opt, exc)) from None
+    return env_kwargs, list(tasks), provenance
+
+
 def _show_progress(flag: bool | None) -> bool:
     """A bar in a log file is one stale line; show it only to a person watching."""
     return flag if flag is not None else sys.stderr.isatty()
@@ -416,6 +447,7 @@ def _env_problem(name: str, opts: Sequence[str], exc: BaseException) -> str:
 def _register_plugins() -> None:
     """Command groups that live next to their feature."""
     from lorekit.cli_alfworld import alfworld
+    from lorekit.cli_automanual import automanual, manual
     from lorekit.cli_doctor import doctor
     from lorekit.cli_runs import runs, show_cmd
     from lorekit.graph.cli import graph
@@ -425,6 +457,8 @@ def _register_plugins() -> None:
     cli.add_command(graph)
     cli.add_command(doctor)
     cli.add_command(alfworld)
+    cli.add_command(automanual)
+    cli.add_command(manual)
 
 
 _register_plugins()

@@ -66,6 +66,12 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
         return factory(**kwargs)
 
 
+def agent_parameters(name: str) -> tuple[str, ...]:
+    """The keyword arguments agent ``name`` takes (empty for an unknown name)."""
+    entry = AGENTS.get(name)
+    return tuple(inspect.signature(entry[0]).parameters) if entry else ()
+
+
 def needs_model(name: str) -> bool:
     return name in AGENTS and AGENTS[name][2]
 
@@ -87,6 +93,7 @@ __all__ = [
     "TrajectoryStep",
     "TryAgainAgent",
     "UnknownAgentError",
+    "agent_parameters",
     "declared_roles",
     "make_agent",
     "needs_model",

@@ -72,6 +72,7 @@ class EvalResult:
     run_id: str
     played: int = 0
     skipped: int = 0
+    declined: int = 0
     successes: int = 0
     errors: int = 0
     wall_s: float = 0.0
@@ -106,6 +107,7 @@ async def run_eval(
     progress: bool | Console = False,
     on_episode: Callable[[EpisodeOutcome], None] | None = None,
     early_stop: EarlyStop | None = None,
+    before_episode: Callable[[EpisodeSpec], bool] | None = None,
 ) -> EvalResult:
     """Play ``episodes`` (skipping those already in the store) and summarise.
 
@@ -116,7 +118,12 @@ async def run_eval(
     ``on_episode`` is called with each episode's outcome once it is stored.
     ``early_stop`` ends the run with :class:`~lorekit.eval.abort.RunAborted`
     when its first episodes all fail with the same model error (see
-    :mod:`lorekit.eval.abort`).
+    :mod:`lorekit.eval.abort`). ``before_episode`` is asked, when an episode's
+    turn comes (after the concurrency gate), whether to play it; a declined
+    episode is not recorded (``EvalResult.declined`` counts them). With
+    ``concurrency=1`` episodes start in order, each after the previous one is
+    stored, which is what a curriculum that learns between episodes needs
+    (AutoManual's build retires a task type after a streak of successes).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
@@ -139,6 +146,10 @@ async def run_eval(
 
     async def play(spec: EpisodeSpec) -> None:
         async with gate:
+            if before_episode is not None and not before_episode(spec):
+                result.declined += 1
+                bar.advance(result, ledger)
+                return
             writer = store.episode(
                 rid,
                 spec.key,
@@ -227,6 +238,7 @@ async def run_eval(
     summary["this_session"] = {
         "played": result.played,
         "skipped": result.skipped,
+        "declined": result.declined,
         "wall_s": result.wall_s,
         "envs_discarded": result.envs_discarded,
         "stuck_threads": result.stuck_threads,

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from lorekit.eval.report import usage_notes
+from lorekit.eval.show_automanual import render_automanual
 from lorekit.eval.store import EpisodeRecord, RunStore
 from lorekit.llm.accounting import tokens_label
 
@@ -61,6 +62,7 @@ def render_episode(store: RunStore, run_id: str, episode: str | int, console: Co
     trials = notes.get("trials")
     if isinstance(trials, list) and trials:
         _trials(trials, console)
+    render_automanual(notes, console)
 
 
 def _mark(value: object) -> str:

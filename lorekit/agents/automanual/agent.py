@@ -1,0 +1,110 @@
+"""AutoManual's testing stage: the planner with a finished manual (section 3.1).
+
+``lorekit run ENV --agent automanual --agent-opt manual=BUILD`` plays each
+task with the planner, the build's Markdown manual in place of the live rules
+(rules take priority over skills), and, unless ``skills=false``, the build's
+skill or reflection for the task type. Nothing is learned at test time: the
+libraries are opened read-only, so test episodes can run concurrently and a
+test run never changes the build it reads.
+
+``manual`` is a build id in the run store (``store``: the run store file; the
+CLI passes its own) or a path to a Markdown file (e.g. one written by
+``lorekit manual export``). A Planner+Lib. build (no rules) has no manual;
+its skills alone are used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lorekit.agents.automanual.build_agent import episode_id
+from lorekit.agents.automanual.libraries import Libraries
+from lorekit.agents.automanual.manuals import latest_manual
+from lorekit.agents.automanual.planner import Planner
+from lorekit.agents.automanual.profiles import profile_for
+from lorekit.agents.automanual.rules import RuleSystem
+from lorekit.agents.automanual.store import open_db
+from lorekit.agents.base import Episode, Recorder, Trajectory, model_roles
+from lorekit.envs.asyncenv import EnvLike
+from lorekit.envs.base import Task
+from lorekit.llm.roles import Roles
+
+NO_MANUAL = "(no manual: this build learned skills and reflections only)"
+
+
+class ManualNotFound(LookupError):
+    """The ``manual`` option names neither a Markdown file nor a formulated build."""
+
+
+class AutoManualAgent:
+    """The test-time planner: manual + (optionally) the build's skill library."""
+
+    name = "automanual"
+
+    def __init__(
+        self,
+        manual: str,
+        *,
+        store: str | None = None,
+        skills: bool = True,
+        max_replans: int | None = None,
+        role: str = "planner",
+    ) -> None:
+        if not isinstance(manual, str) or not manual.strip():
+            raise ValueError("manual: give a build id from the run store or a Markdown file")
+        self.role = role
+        self.model_roles = model_roles(role)
+        self.max_replans = max_replans
+        self.libraries: Libraries | None = None
+        self.manual_text, self.source = self._load(manual.strip(), store, skills)
+        self._planners: dict[str, Planner] = {}
+
+    def _load(self, manual: str, store: str | None, skills: bool) -> tuple[str, str]:
+        path = Path(manual)
+        if path.suffix.lower() in {".md", ".markdown"} or path.is_file():
+            if not path.is_file():
+                raise ManualNotFound(f"manual file {manual!r} does not exist")
+            return path.read_text(encoding="utf-8"), str(path)
+        if store is None or not Path(store).is_file():
+            raise ManualNotFound(
+                f"manual {manual!r} is not a file, and there is no run store to look it up in "
+                f"({store or 'none given'}); pass --store or a Markdown file"
+            )
+        db = open_db(store)
+        found = latest_manual(db, manual)
+        if skills:
+            self.libraries = Libraries(db, manual, readonly=True)
+        if found is not None:
+            return found.markdown, f"build {manual} (manual version of rules v{found.rules_version})"
+        if not RuleSystem(db, manual).rules() and self.libraries and self.libraries.snapshot():
+            return NO_MANUAL, f"build {manual} (skills only)"
+        raise ManualNotFound(
+            f"build {manual!r} in {store} has no manual; run `lorekit automanual formulate "
+            f"{manual}` first (or check the build id with `lorekit runs list`)"
+        )
+
+    def _planner(self, env_name: str) -> Planner:
+        if env_name not in self._planners:
+            self._planners[env_name] = Planner(
+                profile_for(env_name), role=self.role, max_replans=self.max_replans
+            )
+        return self._planners[env_name]
+
+    async def run(
+        self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+    ) -> Trajectory:
+        ep = await Episode.start(env, task, recorder, seed=seed)
+        ep.trajectory.notes["manual"] = self.source
+        retrieved = (
+            self.libraries.retrieve(task.group, task.goal) if self.libraries is not None else None
+        )
+        await self._planner(ep.env.name).play(
+            ep,
+            roles,
+            rules_text=self.manual_text,
+            rules_heading="Manual",
+            retrieved=retrieved,
+            episode_id=episode_id(task, seed),
+            task_type=task.group,
+        )
+        return ep.stop("done" if ep.done else "budget")

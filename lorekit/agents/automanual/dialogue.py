@@ -1,0 +1,157 @@
+"""A bounded conversation in which a model changes the rule system by tool calls.
+
+The builder and the consolidator both talk to the rule system the same way:
+the model answers with a ```python block of ``rule_system.<function>(...)``
+calls, which are parsed with :mod:`ast` (never executed) and dispatched to
+:class:`~lorekit.agents.automanual.rules.RuleSystem`. A block that does not
+parse is refused as a whole, with every reason fed back; a call the rule
+system refuses (a guard, an unknown id) is reported while the calls around it
+stand. Retries and rounds are bounded, and everything (answers, each call and
+its result or error) is kept in a :class:`DialogueLog` for the run store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from lorekit.agents.automanual.rules import RuleError, RuleSystem
+from lorekit.agents.automanual.texts import fill
+from lorekit.agents.automanual.toolcalls import ToolCallError, ToolSpec, parse_tool_calls
+from lorekit.llm.base import Message
+from lorekit.llm.roles import Roles
+
+
+@dataclass(slots=True)
+class CallResult:
+    """One parsed call and what the rule system answered (or why it refused)."""
+
+    source: str
+    result: str | None = None
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class DialogueLog:
+    """What one builder or consolidator conversation did, as plain data."""
+
+    answers: int = 0
+    calls: list[CallResult] = field(default_factory=list)
+    refused_blocks: list[str] = field(default_factory=list)
+    stopped: bool = False
+    failed: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+async def ask(
+    roles: Roles, role: str, messages: Sequence[Message], *, temperature: float, max_tokens: int
+) -> str:
+    """One model call of ``role``; the answer's text."""
+    out = await roles[role].complete(
+        list(messages), temperature=temperature, max_tokens=max_tokens
+    )
+    return out.text
+
+
+def tool_text(tools: Collection[str]) -> str:
+    """The functions the model may call, one line each, for the system prompt."""
+    lines = {
+        "write_rule": 'rule_system.write_rule(rule="...", type="...", example="...", '
+        'validation_record="...")  # add a rule',
+        "update_rule": 'rule_system.update_rule(rule_id="rule_N", rule="...", type="...", '
+        'example="...", validation_record="...")  # rewrite only the fields you pass',
+        "delete_rule": 'rule_system.delete_rule(rule_id="rule_N")  # remove a rule',
+        "get_trajectory": 'rule_system.get_trajectory(episode_id="...")  # read an episode',
+        "stop_generating": "rule_system.stop_generating()  # you are done for this episode",
+    }
+    return "\n".join(lines[name] for name in tools)
+
+
+@dataclass(slots=True)
+class ToolDialogue:
+    """Drive one conversation until the model stops, runs out of rounds or keeps failing.
+
+    ``more(log, results_text)`` returns the next user message when the
+    conversation should go on after a round of applied calls (the
+    consolidator's "still too many rules"), or None to end it.
+    """
+
+    roles: Roles
+    role: str
+    rules: RuleSystem
+    tools: tuple[str, ...]
+    max_rounds: int = 3
+    retries: int = 2
+    temperature: float = 0.0
+    max_tokens: int = 4_000
+
+    async def run(
+        self,
+        messages: list[Message],
+        more: Callable[[DialogueLog, str], str | None] | None = None,
+    ) -> DialogueLog:
+        log = DialogueLog()
+        specs: dict[str, ToolSpec] = {n: RuleSystem.TOOLS[n] for n in self.tools}
+        retries_left = self.retries
+        rounds = 0
+        while rounds < self.max_rounds:
+            answer = await ask(
+                self.roles,
+                self.role,
+                messages,
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+            )
+            log.answers += 1
+            messages.append(Message("assistant", answer))
+            try:
+                calls = parse_tool_calls(answer, specs)
+            except ToolCallError as exc:
+                log.refused_blocks.append(str(exc))
+                if retries_left <= 0:
+                    log.failed = f"no acceptable tool calls after {self.retries} retries: {exc}"
+                    return log
+                retries_left -= 1
+                messages.append(Message("user", fill("builder", "refused", problems=str(exc))))
+                continue
+            rounds += 1
+            problems, results = self._apply(calls, log)
+            if log.stopped and not problems:
+                follow = more(log, results) if more is not None else None
+                if follow is None:
+                    return log
+                messages.append(Message("user", follow))
+                log.stopped = False
+                continue
+            if problems:
+                log.stopped = False
+                messages.append(
+                    Message("user", fill("builder", "refused", problems="\n".join(problems)))
+                )
+                continue
+            follow = more(log, results) if more is not None else None
+            if follow is None:
+                return log
+            messages.append(Message("user", follow))
+        if not log.stopped and log.failed is None:
+            log.failed = f"stopped after {self.max_rounds} rounds without stop_generating()"
+        return log
+
+    def _apply(self, calls: Sequence[Any], log: DialogueLog) -> tuple[list[str], str]:
+        problems: list[str] = []
+        results: list[str] = []
+        for call in calls:
+            entry = CallResult(call.source)
+            try:
+                entry.result = self.rules.apply(call)
+                results.append(f"line {call.line}: {call.source} -> {entry.result}")
+            except RuleError as exc:
+                entry.error = str(exc)
+                problems.append(f"line {call.line}: {call.source} -> refused: {exc}")
+            log.calls.append(entry)
+            if call.name == "stop_generating":
+                log.stopped = True
+        return problems, "\n".join(results)
