@@ -158,7 +158,11 @@ class RunStore(StoreReader):
             )
         if version == SCHEMA_VERSION:
             return True
-        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        # AutoManual's tables (lorekit.agents.automanual.store) may share the file.
+        tables = conn.execute(
+            r"SELECT count(*) FROM sqlite_master"
+            r" WHERE tbl_name NOT LIKE 'automanual\_%' ESCAPE '\'"
+        ).fetchone()[0]
         if tables or self.readonly:
             raise StoreError(f"{self.path} is not a LoreKit run store (no schema version)")
         return False
