@@ -179,7 +179,8 @@ class EmbeddingRetriever:
 
     def _request(self, batch: list[str]) -> list[tuple[float, ...]]:
         where = f"embedding model {self.model!r} at {self.base_url}"
-        self.requests += 1
+        with self._lock:
+            self.requests += 1
         try:
             reply = self._client.embeddings.create(
                 model=self.model, input=batch, encoding_format="float"
@@ -207,6 +208,23 @@ class EmbeddingRetriever:
                 f"embedding model {self.model!r} gave vectors of different lengths"
             )
         return _ordered([sum(a * b for a, b in zip(q, v, strict=True)) for v in vectors])
+
+
+def make_retriever(spec: str) -> Retriever:
+    """The retriever named by a user's option: ``bm25`` or ``embedding:MODEL``.
+
+    The embeddings server and key come from the environment (see
+    :class:`EmbeddingRetriever`), so an option string is all a config needs.
+    """
+    name, _, model = spec.strip().partition(":")
+    if name.lower() == "bm25" and not model:
+        return BM25Retriever()
+    if name.lower() in ("embedding", "embeddings") and model.strip():
+        return EmbeddingRetriever(model.strip())
+    raise ValueError(
+        f"unknown retriever {spec!r}; use 'bm25' or 'embedding:MODEL' (an embeddings model"
+        f" served at ${EMBED_BASE_URL_ENV} or $OPENAI_BASE_URL)"
+    )
 
 
 def _unit(values: Sequence[float], where: str) -> tuple[float, ...]:

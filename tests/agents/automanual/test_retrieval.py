@@ -12,6 +12,7 @@ from lorekit.agents.automanual.retrieval import (
     EmbeddingRetriever,
     RetrievalError,
     Retriever,
+    make_retriever,
     tokenize,
 )
 from lorekit.llm.testing import Fault, OpenAICompatServer
@@ -174,3 +175,14 @@ def test_embedding_retriever_needs_a_key_for_a_remote_server(
     monkeypatch.setenv("LOREKIT_EMBED_BASE_URL", "http://127.0.0.1:9/v1")
     local = EmbeddingRetriever("nomic-embed-text")  # a local server needs no key
     assert local.base_url == "http://127.0.0.1:9/v1"
+
+
+def test_make_retriever_reads_a_user_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert isinstance(make_retriever("bm25"), BM25Retriever)
+    monkeypatch.setenv("LOREKIT_EMBED_BASE_URL", "http://localhost:8080/v1")
+    made = make_retriever("embedding:nomic-embed-text")
+    assert isinstance(made, EmbeddingRetriever) and made.model == "nomic-embed-text"
+    assert made.base_url == "http://localhost:8080/v1"
+    for bad in ("tfidf", "embedding:", "bm25:x"):
+        with pytest.raises(ValueError, match="use 'bm25' or 'embedding:MODEL'"):
+            make_retriever(bad)
