@@ -170,8 +170,11 @@ def parse_manual(answer: str, rule_ids: Sequence[str], *, cut_off: bool = False)
         )
     sections: list[tuple[str, list[str]]] = []
     head: list[str] = []
+    in_code = False  # a "## ..." line inside a code block is code, not a section
     for line in block.splitlines():
-        h2 = _H2.match(line)
+        if _FENCE.match(line):
+            in_code = not in_code
+        h2 = None if in_code else _H2.match(line)
         if h2:
             sections.append((h2.group(1).strip(), []))
         elif sections:
@@ -180,7 +183,7 @@ def parse_manual(answer: str, rule_ids: Sequence[str], *, cut_off: bool = False)
             head.append(line)
     for i, line in enumerate(head):
         h1 = _H1.match(line)
-        if h1 and not out.title:
+        if h1 and not out.title and not any(_FENCE.match(x) for x in head[:i]):
             out.title = h1.group(1).strip()
             head[i] = ""
     out.overview = "\n".join(head).strip()

@@ -299,12 +299,22 @@ class Libraries:
         return _retrieved(candidates[index], same_type=False, score=score)
 
     def snapshot(self) -> dict[str, Any]:
-        """Plain data for the run store and ``lorekit show``: current entries and counts."""
+        """Plain data for the run store and ``lorekit show``: current entries and counts.
+
+        Wall-clock times are left out, so a resumed build and an uninterrupted
+        one give equal snapshots.
+        """
         history = self.history()
+
+        def plain(entry: LibraryEntry) -> dict[str, Any]:
+            d = entry.to_dict()
+            del d["at"]
+            return d
+
         return {
             "build_id": self.build_id,
-            "skills": {t: e.to_dict() for t, e in self.skills().items()},
-            "reflections": {t: e.to_dict() for t, e in self.reflections().items()},
+            "skills": {t: plain(e) for t, e in self.skills().items()},
+            "reflections": {t: plain(e) for t, e in self.reflections().items()},
             "added": {k: sum(1 for e in history if e.kind == k) for k in KINDS},
         }
 

@@ -61,6 +61,17 @@ class Manual:
     understanding: str = ""
     notes: list[str] = field(default_factory=list)
 
+    def render(self, *, level: int = 1) -> str:
+        """The manual again, its title at heading ``level`` (``markdown`` is level 1).
+
+        A planner prompt that shows the manual under ``## Manual`` asks for
+        ``level=3``, so the manual's groups do not read as prompt sections.
+        A manual without its structure (stored as Markdown only) is returned as is.
+        """
+        if not self.groups or not self.rules:
+            return self.markdown
+        return render_manual(self.title, self.overview, self.groups, self.rules, level=level)
+
     def meta(self) -> dict[str, Any]:
         """Everything but the Markdown and the rules version, as plain data."""
         return {
@@ -107,15 +118,26 @@ def render_rule(rule: Rule) -> str:
 
 
 def render_manual(
-    title: str, overview: str, groups: Sequence[ManualGroup], rules: Sequence[Rule]
+    title: str,
+    overview: str,
+    groups: Sequence[ManualGroup],
+    rules: Sequence[Rule],
+    *,
+    level: int = 1,
 ) -> str:
-    """The manual's Markdown: title, overview, then per group its introduction and rules."""
+    """The manual's Markdown: title, overview, then per group its introduction and rules.
+
+    The title is a heading of ``level`` and the groups one level below, so
+    the manual can sit inside another document (a prompt's ``## Manual``).
+    """
+    if not 1 <= level <= 5:
+        raise ValueError(f"heading level must be within 1..5, got {level}")
     by_id = {r.rule_id: r for r in rules}
-    parts = [f"# {title.strip() or 'Manual'}"]
+    parts = [f"{'#' * level} {title.strip() or 'Manual'}"]
     if overview.strip():
         parts.append(overview.strip())
     for group in groups:
-        parts.append(f"## {group.title.strip()}")
+        parts.append(f"{'#' * (level + 1)} {group.title.strip()}")
         if group.intro.strip():
             parts.append(group.intro.strip())
         parts.extend(render_rule(by_id[rid]) for rid in group.rule_ids)

@@ -120,6 +120,17 @@ async def test_manual_uses_model_groups_and_the_rules_own_text() -> None:
     assert "heat it with microwave_1" in call.last and "LOG-SECRET" not in call.prompt
 
 
+async def test_manual_renders_at_a_deeper_heading_level_for_prompts() -> None:
+    manual = await formulator(ScriptedLLM([GOOD])).formulate(RULES, rules_version=1)
+    assert manual.render() == manual.markdown
+    nested = manual.render(level=3)
+    headings = [line for line in nested.splitlines() if line.startswith("#")]
+    assert headings == ["### Household Manual", "#### Finding things", "#### Handling objects"]
+    assert nested.replace("#### ", "## ").replace("### ", "# ") == manual.markdown
+    with pytest.raises(ValueError, match="heading level"):
+        manual.render(level=0)
+
+
 async def test_role_falls_back_to_the_default_model() -> None:
     llm = ScriptedLLM([GOOD])
     manual = await Formulator(Roles({"default": llm})).formulate(RULES, rules_version=1)
@@ -198,6 +209,7 @@ def test_parsing_tolerates_labels_nested_code_and_plain_references() -> None:
             "### Introduction",
             "**Introduction:** Search every place. Unlike rule_1, this is about looking.",
             "```python",
+            "## not a section: a comment in code",
             "for r in places: agent.go_to(r)",
             "```",
             "",
@@ -219,7 +231,7 @@ def test_parsing_tolerates_labels_nested_code_and_plain_references() -> None:
     assert parsed.groups[0].rule_ids == ("rule_0", "rule_3")
     assert parsed.groups[0].intro == (
         "Search every place. Unlike rule_1, this is about looking.\n"
-        "```python\nfor r in places: agent.go_to(r)\n```"
+        "```python\n## not a section: a comment in code\nfor r in places: agent.go_to(r)\n```"
     )
     assert parsed.groups[1] == ManualGroup("Objects", "", ("rule_1", "rule_2"))
     assert parsed.notes == ["dropped the section 'Closing words': it lists no rule"]

@@ -131,7 +131,11 @@ def test_truncate_to_drops_the_tail_of_unkept_episodes(db: sqlite3.Connection) -
     # a redo of the dropped episode gives the same sequence numbers as the first time
     seq = lib.add_skill(HEAT, "heat mug", "heat_v2()", "ep/2")
     assert seq == before["skills"][HEAT]["seq"]
-    assert lib.truncate_to(set()) == 3
+    assert lib.truncate_to({"ep/0", "ep/1"}) == 1
+    lib.add_skill(HEAT, "heat mug", "heat_v2()", "ep/2")
+    lib.add_reflection(COOL, "cool cup", "reflect_v2", "ep/2")
+    assert lib.snapshot() == before  # a resumed build looks like an uninterrupted one
+    assert lib.truncate_to(set()) == 4
     assert [e.text for e in lib.history()] == ["seed_code()"]
 
 
