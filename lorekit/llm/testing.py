@@ -32,6 +32,7 @@ from lorekit.llm.testing_http import ChatHandler, ChatHTTPServer, error_body
 
 __all__ = [
     "EXHAUSTED_STATUS",
+    "Embedder",
     "Fault",
     "FaultKind",
     "OpenAICompatServer",
@@ -40,6 +41,7 @@ __all__ = [
 ]
 
 Script = Sequence[str] | Callable[[dict[str, Any]], str]
+Embedder = Callable[[str], Sequence[float]]
 
 EXHAUSTED_STATUS = 410
 """Status sent once a list script has no answers left.
@@ -68,6 +70,9 @@ class OpenAICompatServer:
     The server honours ``stop`` (cuts the answer at the first stop string)
     and ``max_tokens`` (keeps that many words, finish_reason ``"length"``), so
     tests can see those parameters take effect.
+
+    ``embed`` (a function from text to vector) turns on ``POST /v1/embeddings``;
+    faults apply to it as to chat requests.
     """
 
     def __init__(
@@ -78,6 +83,7 @@ class OpenAICompatServer:
         model_name: str | None = None,
         models: Sequence[str] = ("test-model",),
         report_usage: bool = True,
+        embed: Embedder | None = None,
     ) -> None:
         if latency_s < 0:
             raise ValueError(f"latency_s must be >= 0, got {latency_s}")
@@ -92,6 +98,7 @@ class OpenAICompatServer:
         self.model_name = model_name
         self.models = tuple(models)
         self.report_usage = report_usage
+        self.embed = embed
         self._lock = threading.Lock()
         self._faults: deque[Fault] = deque()
         self._sticky: Fault | None = None
@@ -225,6 +232,8 @@ class OpenAICompatServer:
             handler.send_json(200, self._models_body())
         elif handler.command == "POST" and path == "/v1/chat/completions":
             self._answer_chat(handler, body or {}, fault)
+        elif handler.command == "POST" and path == "/v1/embeddings" and self.embed is not None:
+            self._answer_embeddings(handler, body or {}, self.embed)
         else:
             message = f"no route for {handler.command} {path}"
             handler.send_json(404, error_body(message, "not_found"))
@@ -236,6 +245,28 @@ class OpenAICompatServer:
             for m in self.models
         ]
         return {"object": "list", "data": data}
+
+    def _answer_embeddings(
+        self, handler: ChatHandler, body: dict[str, Any], embed: Embedder
+    ) -> None:
+        """Vectors from ``embed`` for a string or a list of strings, as floats."""
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+            message = "'input' must be a string or a non-empty list of strings"
+            handler.send_json(400, error_body(message, "invalid_request"))
+            return
+        try:
+            vectors = [[float(x) for x in embed(t)] for t in texts]
+        except Exception as exc:  # a buggy test function; report it like a server would
+            problem = f"embed raised {type(exc).__name__}: {exc}"
+            handler.send_json(500, error_body(problem, "script_error"))
+            return
+        data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+        words = sum(_count_words(t) for t in texts)
+        usage = {"prompt_tokens": words, "total_tokens": words}
+        model = str(body.get("model", ""))
+        handler.send_json(200, {"object": "list", "data": data, "model": model, "usage": usage})
 
     def _answer_chat(self, handler: ChatHandler, body: dict[str, Any], fault: Fault | None) -> None:
         kind = fault.kind if fault is not None else None

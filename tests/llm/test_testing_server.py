@@ -393,3 +393,19 @@ def test_cannot_start_twice_and_close_is_idempotent() -> None:
     finally:
         srv.close()
     srv.close()
+
+
+def test_embeddings_route_answers_only_when_an_embed_function_is_given() -> None:
+    with OpenAICompatServer(embed=lambda text: [float(len(text)), 1.0]) as srv:
+        status, _, raw = call(srv, {"model": "m", "input": ["ab", "abcd"]}, path="/v1/embeddings")
+        body = json.loads(raw)
+        assert status == 200 and body["model"] == "m"
+        assert [d["embedding"] for d in body["data"]] == [[2.0, 1.0], [4.0, 1.0]]
+        assert [d["index"] for d in body["data"]] == [0, 1]
+        status, _, raw = call(srv, {"model": "m", "input": "abc"}, path="/v1/embeddings")
+        assert status == 200 and json.loads(raw)["data"][0]["embedding"] == [3.0, 1.0]
+        status, _, _ = call(srv, {"model": "m", "input": []}, path="/v1/embeddings")
+        assert status == 400
+    with OpenAICompatServer() as srv:
+        status, _, _ = call(srv, {"model": "m", "input": "abc"}, path="/v1/embeddings")
+        assert status == 404
