@@ -259,7 +259,7 @@ class Planner:
         preload: list[str],
     ) -> PlannerTurn:
         """Run one answer's code in the sandbox; the turn with its feedback."""
-        start = gate.recorded + gate.skipped
+        start, recorded = gate.recorded + gate.skipped, gate.recorded
         result: SandboxResult = await run_code_async(
             answer.code,
             gate,
@@ -294,7 +294,7 @@ class Planner:
             code=answer.code,
             feedback=feedback,
             error=result.error_kind,
-            actions=len(entries),
+            actions=gate.recorded - recorded,  # steps the env took (not calls it refused)
         )
 
     async def _conclude(

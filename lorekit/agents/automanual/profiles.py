@@ -103,7 +103,8 @@ class EnvProfile:
             cls = getattr(importlib.import_module(module), name)
         except (ImportError, AttributeError) as exc:
             raise ProfileError(
-                f"env_profiles/{self.env}.yaml: api.class {self.api_class!r} cannot be imported ({exc})"
+                f"env_profiles/{self.env}.yaml: api.class {self.api_class!r} "
+                f"cannot be imported ({exc})"
             ) from exc
         if not isinstance(cls, type):
             raise ProfileError(
@@ -149,9 +150,9 @@ class EnvProfile:
         return "\n".join(lines)
 
     def goal(self, observation: str) -> str:
-        """The task sentence in the first observation ("" if the pattern finds none)."""
+        """The task sentence in the first observation, no final period ("" if none is found)."""
         match = re.search(self.goal_pattern, observation) if self.goal_pattern else None
-        return match.group(1).strip() if match else ""
+        return match.group(1).strip().rstrip(".") if match else ""
 
 
 def _first_line(doc: str | None) -> str:
