@@ -37,15 +37,6 @@ class ProfileError(ValueError):
 
 
 @dataclass(frozen=True)
-class SeedRule:
-    """One rule read off the human example, for the lead to seed the rule system."""
-
-    rule: str
-    type: RuleType
-    example: str = ""
-
-
-@dataclass(frozen=True)
 class ExampleTurn:
     """One answer of the human example and, if it goes on, the feedback it got."""
 
@@ -83,13 +74,16 @@ class EnvProfile:
     """Everything env-specific the planner needs; see ``env_profiles/alfworld.yaml``."""
 
     env: str
+    title: str
     role: str
     api_class: str
     api_methods: tuple[str, ...]
     api_intro: str
     helpers: str
     example: Example
-    rules: tuple[SeedRule, ...]
+    initial_rules: tuple[Mapping[str, str], ...]
+    """The rules read off the example, as data for seeding a rule system: each a
+    mapping with ``rule``, ``type`` (a :class:`RuleType` value) and ``example``."""
     max_replans: int
     env_options: Mapping[str, Any] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
@@ -136,6 +130,12 @@ class EnvProfile:
             returns = _annotation(signature.return_annotation)
             lines.append(f"agent.{name}({params}) -> {returns}  # {_first_line(method.__doc__)}")
         return "\n".join(lines)
+
+    @property
+    def api_text(self) -> str:
+        """The ``agent`` methods and the predefined helpers, for the builder's prompts too."""
+        helpers = self.helper_description()
+        return self.api_description() + (f"\n{helpers}" if helpers else "")
 
     def helper_description(self) -> str:
         """One line per preloaded helper function, read from its source."""
@@ -217,6 +217,7 @@ def _build(data: Any, where: str) -> EnvProfile:
         raise ProfileError(f"{where}: max_replans must be a whole number >= 0, got {max_replans!r}")
     return EnvProfile(
         env=str(data["env"]),
+        title=str(data["title"]).strip(),
         role=str(data["role"]).strip(),
         api_class=str(api["class"]),
         api_methods=tuple(str(m) for m in api["methods"]),
@@ -225,8 +226,12 @@ def _build(data: Any, where: str) -> EnvProfile:
         example=Example(
             str(example["task_type"]), str(example["task_id"]), str(example["task"]), turns
         ),
-        rules=tuple(
-            SeedRule(str(r["rule"]).strip(), RuleType.parse(r["type"]), str(r.get("example", "")))
+        initial_rules=tuple(
+            {
+                "rule": str(r["rule"]).strip(),
+                "type": RuleType.parse(r["type"]).value,
+                "example": str(r.get("example") or ""),
+            }
             for r in data["rules"]
         ),
         max_replans=max_replans,

@@ -99,7 +99,7 @@ agent.click_xpath("//button[@id='subbtn']")
     first = planned.turns[0].feedback
     assert "-> Action failed: " in first and "no-such-box" in first
     assert "agent.html() -> " in first and "Printed output:\n1" in first
-    assert "The page now:\n<div id=\"wrap\">" in first and 'id="subbtn"' in first
+    assert 'The page now:\n<div id="wrap">' in first and 'id="subbtn"' in first
     assert "Actions used so far: 1 of 20." in first
     # A failed action is a move, not an error: the outcome stays direct.
     assert planned.turns[0].error is None and planned.outcome is Outcome.DIRECT_SUCCESS

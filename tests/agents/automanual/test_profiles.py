@@ -60,11 +60,13 @@ def test_documented_methods_are_the_code_apis_own(env: str) -> None:
 def test_seed_rules_and_budgets(env: str, replans: int, types: list[RuleType]) -> None:
     profile = profile_for(env)
     assert profile.max_replans == replans
-    assert [r.type for r in profile.rules] == types
-    assert all(r.rule for r in profile.rules)
+    rules = profile.initial_rules
+    assert [RuleType.parse(r["type"]) for r in rules] == types
+    assert [r["type"] for r in rules] == [t.value for t in types]  # canonical names, as data
+    assert all(r["rule"] and set(r) == {"rule", "type", "example"} for r in rules)
     # The helper rule's example is the helper the human example defines, unchanged.
-    helper = next(r for r in profile.rules if r.type is RuleType.USEFUL_HELPER_METHOD)
-    defined = definitions(helper.example)
+    helper = next(r for r in rules if r["type"] == RuleType.USEFUL_HELPER_METHOD.value)
+    defined = definitions(helper["example"])
     assert defined and ast.parse(defined).body
     example_code = "\n".join(parse_answer(t.answer).code for t in profile.example.turns)
     assert defined in definitions(example_code)
@@ -82,6 +84,7 @@ def test_system_prompt_carries_the_pieces(env: str) -> None:
     profile = profile_for(env)
     text = Planner(profile).system_prompt()
     assert profile.role in text and profile.api_description() in text
+    assert profile.title and profile.api_text.startswith(profile.api_description())
     for turn in profile.example.turns:
         assert turn.answer in text
     assert "\n## " not in text  # the H2 headings belong to the user messages
