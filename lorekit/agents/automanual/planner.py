@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any, Literal, Protocol
 
 from lorekit import yamlio
-from lorekit.agents.automanual.core import Outcome, PlannerEpisode, PlannerTurn
+from lorekit.agents.automanual.core import Outcome, PlannerEpisode, PlannerTurn, Rule, RuleType
 from lorekit.agents.automanual.planner_feedback import RecordingApi, render_feedback
 from lorekit.agents.automanual.planner_parse import (
     AnswerFormatError,
@@ -324,6 +324,11 @@ class Planner:
             planned.skill_code = found.skill_code
             planned.reflection = found.mistakes if found.skill_code else found.reflection
             return
+
+
+def helper_examples(rules: Iterable[Rule]) -> list[str]:
+    """The examples of the Useful Helper Method rules: ``Planner.play``'s ``helper_sources``."""
+    return [r.example for r in rules if r.type is RuleType.USEFUL_HELPER_METHOD and r.example]
 
 
 def classify(succeeded: bool, turns: Sequence[PlannerTurn]) -> Outcome:

@@ -150,9 +150,12 @@ def definitions(source: str) -> str:
     Only top-level ``def`` statements; anything else (calls, assignments,
     loops, classes, imports) is left out, because it would run again. A
     definition is left out too if defining it runs code: decorators, or
-    default values that are not literals. Annotations are dropped (they
-    are evaluated when the function is defined). Source that does not parse
-    gives "". The result is rebuilt from the tree (comments are lost).
+    default values that are not literals; and so is a stub (a body of only
+    a docstring, ``pass`` or ``...``), which would shadow a working helper of
+    the same name, e.g. one the env profile predefines. Annotations are
+    dropped (they are evaluated when the function is defined). Source that
+    does not parse gives "". The result is rebuilt from the tree (comments
+    are lost).
     """
     try:
         tree = ast.parse(source)
@@ -160,7 +163,7 @@ def definitions(source: str) -> str:
         return ""
     kept: list[str] = []
     for node in tree.body:
-        if not isinstance(node, ast.FunctionDef) or node.decorator_list:
+        if not isinstance(node, ast.FunctionDef) or node.decorator_list or _stub(node):
             continue
         args = node.args
         defaults = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
@@ -172,6 +175,13 @@ def definitions(source: str) -> str:
         node.returns = None
         kept.append(ast.unparse(node))
     return "\n\n\n".join(kept)
+
+
+def _stub(node: ast.FunctionDef) -> bool:
+    return all(
+        isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        for s in node.body
+    )
 
 
 def _literal(node: ast.expr) -> bool:

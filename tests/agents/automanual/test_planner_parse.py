@@ -6,8 +6,8 @@ import ast
 
 import pytest
 
-from lorekit.agents.automanual.core import Outcome, PlannerTurn
-from lorekit.agents.automanual.planner import classify
+from lorekit.agents.automanual.core import Outcome, PlannerTurn, Rule, RuleType
+from lorekit.agents.automanual.planner import classify, helper_examples
 from lorekit.agents.automanual.planner_parse import (
     AnswerFormatError,
     code_blocks,
@@ -117,6 +117,13 @@ def default_acts(x=agent.look()):
 class Kept:
     pass
 
+def stub(observation, name):
+    '''Only a docstring and dots: would shadow a real helper.'''
+    ...
+
+def passes():
+    pass
+
 async def coroutine():
     pass
 
@@ -137,3 +144,12 @@ def test_classify() -> None:
     assert classify(True, [ok]) is Outcome.DIRECT_SUCCESS
     assert classify(True, [bad, ok]) is Outcome.INDIRECT_SUCCESS
     assert classify(False, [ok]) is Outcome.FAILURE
+
+
+def test_helper_examples_come_from_helper_rules_only() -> None:
+    rules = [
+        Rule("rule_0", RuleType.USEFUL_HELPER_METHOD, "use f", "def f():\n    return 1"),
+        Rule("rule_1", RuleType.SUCCESS_PROCESS, "steps", "def g():\n    return 2"),
+        Rule("rule_2", RuleType.USEFUL_HELPER_METHOD, "no code yet", ""),
+    ]
+    assert helper_examples(rules) == ["def f():\n    return 1"]

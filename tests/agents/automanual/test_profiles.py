@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pytest
 from _planner_support import ISOLATION, LIMITS
@@ -123,3 +124,30 @@ def test_the_alfworld_example_solves_its_game(pool: WorkerPool) -> None:
     )
     assert result.ok, result.feedback()
     assert env.won and env.done
+
+
+@dataclass(frozen=True)
+class Found:
+    kind: str
+    task_type: str = "pick_and_place_simple"
+    goal: str = "put a mug in cabinet"
+    text: str = "x = 1"
+
+
+def test_first_message_sections_in_contract_order() -> None:
+    planner = Planner("alfworld")
+    opening = "You are in the middle of a room.\n\nYour task is to: put a pen in drawer."
+    with_skill = planner.first_message(
+        opening, rules_text="rule_0 ...", rules_heading="Manual", retrieved=Found("skill")
+    )
+    heads = [line for line in with_skill.splitlines() if line.startswith("## ")]
+    assert heads == ["## Manual", "## Skill for a similar task (pick_and_place_simple)", "## Task"]
+    assert "```python\nx = 1\n```" in with_skill and with_skill.endswith(opening)
+    with_reflection = planner.first_message(opening, rules_text="", retrieved=Found("reflection"))
+    heads = [line for line in with_reflection.splitlines() if line.startswith("## ")]
+    assert heads == [
+        "## Rules",
+        "## Reflection from an earlier failure (pick_and_place_simple)",
+        "## Task",
+    ]
+    assert "## Rules\n(no rules yet)" in with_reflection
