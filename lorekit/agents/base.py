@@ -121,6 +121,16 @@ class Episode:
         if self.trajectory.done:
             raise RuntimeError("the episode is over; no further actions")
         step = await self.env.step(action)
+        self.record(action, step)
+        return step
+
+    def record(self, action: str, step: Step) -> None:
+        """Keep a step taken on this episode's env by other means than :meth:`act`.
+
+        For agents whose actions reach the env through another object (a code
+        API driven from the sandbox): each step still lands in the trajectory
+        and the recorder, and success still comes from the env's own step.
+        """
         t = self.trajectory
         t.steps.append(TrajectoryStep(action, step.observation, step.reward, step.done, step.info))
         t.reward += step.reward
@@ -129,7 +139,6 @@ class Episode:
             t.success = bool(step.info.get("success", step.reward > 0))
             t.stop_reason = "done"
         self.recorder.add_step(step.observation, action, step.reward, step.done, step.info)
-        return step
 
     async def restart(self) -> str:
         """Play the same task again from its start (a new trial); the first observation.

@@ -1,0 +1,340 @@
+"""AutoManual's planner: plays one episode by writing code (paper, section 3.2).
+
+Each turn the planner answers in four parts (analysis, related rule ids,
+plan, code); the code runs in :mod:`lorekit.sandbox` against the env's code
+API (``agent``); what it did comes back as the next turn's feedback. The
+episode ends when the env ends it (success or its action limit) or after
+``1 + max_replans`` turns. The outcome is read from the env, never from the
+model: direct success (no turn had an error), indirect success, or failure.
+The planner then writes its conclusion: a clean code block for a success
+(plus its mistakes for an indirect one), a reflection for a failure.
+
+Three things are defined before every run of the code (``preload``): the
+env profile's helper functions, the function definitions in Useful Helper
+Method rules, and the functions this episode's earlier code defined; only
+``def`` statements, so nothing an earlier turn did is done again.
+
+The whole :class:`PlannerEpisode` is kept in ``trajectory.notes["automanual"]``
+and updated after every turn, so an episode cut off part-way keeps it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from typing import Any, Literal, Protocol
+
+from lorekit import yamlio
+from lorekit.agents.automanual.core import Outcome, PlannerEpisode, PlannerTurn, Rule, RuleType
+from lorekit.agents.automanual.planner_feedback import RecordingApi, render_feedback
+from lorekit.agents.automanual.planner_parse import (
+    AnswerFormatError,
+    PlannerAnswer,
+    definitions,
+    parse_answer,
+    parse_conclusion,
+)
+from lorekit.agents.automanual.profiles import EnvProfile, profile_for
+from lorekit.agents.base import Episode
+from lorekit.agents.prompts import PromptError, render
+from lorekit.llm.base import Message
+from lorekit.llm.roles import Roles
+from lorekit.sandbox import Limits, SandboxResult, WorkerPool, run_code_async
+
+NOTES_KEY = "automanual"
+FORMAT_ERROR = "AnswerFormatError"
+"""``PlannerTurn.error`` of a turn whose answer had no usable code."""
+
+
+@functools.cache
+def prompts() -> dict[str, str]:
+    """The templates in ``lorekit/agents/automanual/prompts/planner.yaml``."""
+    source = resources.files("lorekit.agents.automanual").joinpath("prompts")
+    text = source.joinpath("planner.yaml").read_text(encoding="utf-8")
+    data = yamlio.safe_load(text, source="automanual/prompts/planner.yaml")
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise PromptError("automanual/prompts/planner.yaml must map template names to strings")
+    return data
+
+
+def fill(name: str, **values: Any) -> str:
+    return render(prompts()[name], f"planner.{name}", **values)
+
+
+class Retrieved(Protocol):
+    """A skill or reflection from the libraries, as the planner shows it."""
+
+    @property
+    def kind(self) -> str: ...  # "skill" or "reflection"
+
+    @property
+    def task_type(self) -> str: ...
+
+    @property
+    def goal(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class Planner:
+    """The code-writing planner for one env (see the module docstring).
+
+    ``limits`` and ``max_replans`` default to the env profile's. ``pool`` is
+    the sandbox's worker pool (default: the process-wide one).
+    ``format_retries`` bounds how often an answer without code (or a
+    conclusion without its part) is sent back before the turn counts as failed.
+    """
+
+    def __init__(
+        self,
+        profile: EnvProfile | str,
+        *,
+        role: str = "planner",
+        limits: Limits | None = None,
+        max_replans: int | None = None,
+        format_retries: int = 2,
+        max_tokens: int | None = None,
+        pool: WorkerPool | None = None,
+    ) -> None:
+        self.profile = profile_for(profile) if isinstance(profile, str) else profile
+        self.role = role
+        self.limits = limits or self.profile.limits
+        self.max_replans = self.profile.max_replans if max_replans is None else max_replans
+        self.format_retries = format_retries
+        self.max_tokens = max_tokens
+        self.pool = pool
+
+    # -- prompts -------------------------------------------------------------------------
+
+    def system_prompt(self) -> str:
+        """Role, the ``agent`` object's methods, how to answer, and the human example."""
+        p = self.profile
+        helpers = p.helper_description()
+        if helpers:
+            helpers = "\nFunctions already defined for you:\n" + helpers + "\n"
+        example = [fill("example_task", task=p.example.task)]
+        for turn in p.example.turns:
+            example.append(fill("example_answer", answer=turn.answer))
+            if turn.feedback:
+                example.append(fill("example_feedback", feedback=turn.feedback))
+        return fill(
+            "system",
+            role=p.role,
+            api_intro=p.api_intro,
+            api=p.api_description(),
+            helpers=helpers,
+            example="\n\n".join(example),
+        )
+
+    def first_message(
+        self,
+        opening: str,
+        *,
+        rules_text: str,
+        rules_heading: Literal["Rules", "Manual"] = "Rules",
+        retrieved: Retrieved | None = None,
+    ) -> str:
+        """The episode's first user message: rules (or manual), a retrieved example, the task."""
+        shown_rules = rules_text.strip() or fill("no_rules")
+        parts = [fill("rules_section", heading=rules_heading, text=shown_rules)]
+        if retrieved is not None and retrieved.text.strip():
+            name = "skill_section" if retrieved.kind == "skill" else "reflection_section"
+            parts.append(
+                fill(
+                    name,
+                    task_type=retrieved.task_type,
+                    goal=retrieved.goal,
+                    text=retrieved.text.strip(),
+                )
+            )
+        parts.append(fill("task_section", opening=opening.strip()))
+        return "\n\n".join(parts)
+
+    # -- the episode ---------------------------------------------------------------------
+
+    async def play(
+        self,
+        ep: Episode,
+        roles: Roles,
+        *,
+        rules_text: str,
+        rules_heading: Literal["Rules", "Manual"] = "Rules",
+        retrieved: Retrieved | None = None,
+        episode_id: str,
+        task_type: str,
+        helper_sources: Sequence[str] = (),
+    ) -> PlannerEpisode:
+        """Play ``ep`` to its end and conclude; the planner's trajectory.
+
+        ``helper_sources`` are the examples of the Useful Helper Method rules
+        (or any code whose function definitions should be predefined): only
+        their ``def`` statements are used. Model errors propagate; what was
+        played so far stays in ``ep.trajectory.notes["automanual"]``.
+        """
+        opening = ep.trajectory.initial_observation
+        planned = PlannerEpisode(episode_id, task_type, self.profile.goal(opening), opening)
+        if not planned.goal:
+            planned.goal = ep.trajectory.task.goal
+        notes = ep.trajectory.notes
+
+        def save() -> None:
+            notes[NOTES_KEY] = planned.to_dict()
+
+        save()
+        api = self.profile.code_api(ep.env)
+        gate = RecordingApi(api, self.profile.api_methods, ep)
+        preload = [self.profile.helpers] if self.profile.helpers.strip() else []
+        preload += [d for d in (definitions(s) for s in helper_sources) if d]
+        earlier: list[str] = []
+        messages = [
+            Message("system", self.system_prompt()),
+            Message(
+                "user",
+                self.first_message(
+                    opening, rules_text=rules_text, rules_heading=rules_heading, retrieved=retrieved
+                ),
+            ),
+        ]
+        for number in range(1 + self.max_replans):
+            text, answer, problem = await self._answer(roles, messages)
+            if answer is None:
+                turn = PlannerTurn(
+                    answer=text,
+                    feedback=fill("format_failed", problem=problem),
+                    error=FORMAT_ERROR,
+                )
+            else:
+                turn = await self._run(answer, text, gate, ep, [*preload, *earlier])
+                defined = definitions(answer.code)
+                if defined:
+                    earlier.append(defined)
+            planned.turns.append(turn)
+            save()
+            messages.append(Message("assistant", text))
+            if ep.done or number == self.max_replans:
+                break
+            messages.append(Message("user", fill("feedback", feedback=turn.feedback)))
+        planned.outcome = classify(ep.trajectory.success, planned.turns)
+        save()
+        await self._conclude(roles, messages, planned)
+        save()
+        return planned
+
+    async def _complete(self, roles: Roles, messages: Sequence[Message]) -> str:
+        out = await roles[self.role].complete(
+            list(messages), temperature=0.0, max_tokens=self.max_tokens
+        )
+        return out.text
+
+    async def _answer(
+        self, roles: Roles, messages: list[Message]
+    ) -> tuple[str, PlannerAnswer | None, str]:
+        """One turn's answer, asked again (bounded) while it has no code block.
+
+        Returns (answer text, parsed answer or None, the problem). Retries
+        stay in ``messages``, so the model sees what was wrong.
+        """
+        problem = ""
+        text = ""
+        for attempt in range(1 + self.format_retries):
+            text = await self._complete(roles, messages)
+            try:
+                return text, parse_answer(text), ""
+            except AnswerFormatError as exc:
+                problem = str(exc)
+            if attempt < self.format_retries:
+                messages.append(Message("assistant", text))
+                messages.append(Message("user", fill("format_retry", problem=problem)))
+        return text, None, problem
+
+    async def _run(
+        self,
+        answer: PlannerAnswer,
+        text: str,
+        gate: RecordingApi,
+        ep: Episode,
+        preload: list[str],
+    ) -> PlannerTurn:
+        """Run one answer's code in the sandbox; the turn with its feedback."""
+        start, recorded = gate.recorded + gate.skipped, gate.recorded
+        result: SandboxResult = await run_code_async(
+            answer.code,
+            gate,
+            api_name="agent",
+            api_methods=self.profile.api_methods,
+            preload=preload,
+            limits=self.limits,
+            pool=self.pool,
+        )
+        gate.flush()
+        entries = gate.api.history[start:]
+        style = self.profile.feedback
+        page = None
+        if style.show_page and not ep.done:
+            page = await asyncio.to_thread(gate.api.html)
+        feedback = render_feedback(
+            prompts(),
+            result,
+            entries,
+            ep,
+            actions=tuple(getattr(type(gate.api), "ACTIONS", ())),
+            style=style.action_results,
+            result_chars=style.result_chars,
+            page=page,
+            page_chars=style.page_chars,
+        )
+        return PlannerTurn(
+            answer=text,
+            analysis=answer.analysis,
+            related_rules=answer.related_rules,
+            plan=answer.plan,
+            code=answer.code,
+            feedback=feedback,
+            error=result.error_kind,
+            actions=gate.recorded - recorded,  # steps the env took (not calls it refused)
+        )
+
+    async def _conclude(
+        self, roles: Roles, messages: list[Message], planned: PlannerEpisode
+    ) -> None:
+        """Ask for the conclusion of the outcome; fill skill_code or reflection."""
+        outcome = planned.outcome.value
+        last = planned.turns[-1].feedback if planned.turns else ""
+        messages.append(
+            Message(
+                "user",
+                fill("conclusion", outcome=outcome, instructions=fill(outcome), feedback=last),
+            )
+        )
+        for attempt in range(1 + self.format_retries):
+            text = await self._complete(roles, messages)
+            planned.conclusion = text
+            try:
+                found = parse_conclusion(text, succeeded=planned.outcome.succeeded)
+            except AnswerFormatError as exc:
+                if attempt < self.format_retries:
+                    messages.append(Message("assistant", text))
+                    messages.append(
+                        Message("user", fill("conclusion_retry", outcome=outcome, problem=str(exc)))
+                    )
+                continue
+            planned.skill_code = found.skill_code
+            planned.reflection = found.mistakes if found.skill_code else found.reflection
+            return
+
+
+def helper_examples(rules: Iterable[Rule]) -> list[str]:
+    """The examples of the Useful Helper Method rules: ``Planner.play``'s ``helper_sources``."""
+    return [r.example for r in rules if r.type is RuleType.USEFUL_HELPER_METHOD and r.example]
+
+
+def classify(succeeded: bool, turns: Sequence[PlannerTurn]) -> Outcome:
+    """The paper's three cases, from the env's verdict and whether any turn went wrong."""
+    if not succeeded:
+        return Outcome.FAILURE
+    if any(t.error is not None for t in turns):
+        return Outcome.INDIRECT_SUCCESS
+    return Outcome.DIRECT_SUCCESS

@@ -1,0 +1,242 @@
+"""What AutoManual's planner is told about each environment, kept as YAML.
+
+The planner's prompts are the same for every env except for a few pieces:
+its role, the ``agent`` object's methods, helper functions defined before its
+code runs, the one human example, the rules derived from that example, and
+a few budgets. Those live in ``env_profiles/<env>.yaml``; this module loads them
+into an :class:`EnvProfile`.
+
+The method list shown to the planner is derived from the code API class
+(signature and first docstring line of each exposed method), so it cannot
+drift from what the sandbox actually lets the code call.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import inspect
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Literal
+
+from lorekit import yamlio
+from lorekit.agents.automanual.core import RuleType
+from lorekit.envs.asyncenv import AsyncEnv
+from lorekit.envs.base import TextEnv
+from lorekit.sandbox import Limits
+
+_PACKAGE = "lorekit.agents.automanual"
+
+
+class ProfileError(ValueError):
+    """A profile file is missing, or a field in it is wrong."""
+
+
+@dataclass(frozen=True)
+class ExampleTurn:
+    """One answer of the human example and, if it goes on, the feedback it got."""
+
+    answer: str
+    feedback: str = ""
+
+
+@dataclass(frozen=True)
+class Example:
+    """The one human example: a task of the simplest type, played in the answer format."""
+
+    task_type: str
+    task_id: str
+    task: str
+    turns: tuple[ExampleTurn, ...]
+
+
+@dataclass(frozen=True)
+class FeedbackStyle:
+    """How a turn's actions are shown back to the planner.
+
+    ``observation``: each action with the text it returned (ALFWorld);
+    ``verdict``: each action as done or failed, and the page once at the end
+    (MiniWoB++, whose actions return whole pages).
+    """
+
+    action_results: Literal["observation", "verdict"] = "observation"
+    result_chars: int = 600
+    show_page: bool = False
+    page_chars: int = 8_000
+
+
+@dataclass(frozen=True)
+class EnvProfile:
+    """Everything env-specific the planner needs; see ``env_profiles/alfworld.yaml``."""
+
+    env: str
+    title: str
+    role: str
+    api_class: str
+    api_methods: tuple[str, ...]
+    api_intro: str
+    helpers: str
+    example: Example
+    initial_rules: tuple[Mapping[str, str], ...]
+    """The rules read off the example, as data for seeding a rule system: each a
+    mapping with ``rule``, ``type`` (a :class:`RuleType` value) and ``example``."""
+    max_replans: int
+    env_options: Mapping[str, Any] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
+    feedback: FeedbackStyle = field(default_factory=FeedbackStyle)
+    goal_pattern: str = ""
+
+    def api_type(self) -> type[Any]:
+        """The code API class named by ``api.class`` (imported on first use)."""
+        module, _, name = self.api_class.partition(":")
+        try:
+            cls = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as exc:
+            raise ProfileError(
+                f"env_profiles/{self.env}.yaml: api.class {self.api_class!r} "
+                f"cannot be imported ({exc})"
+            ) from exc
+        if not isinstance(cls, type):
+            raise ProfileError(
+                f"env_profiles/{self.env}.yaml: api.class {self.api_class!r} is not a class"
+            )
+        return cls
+
+    def code_api(self, env: AsyncEnv | TextEnv) -> Any:
+        """A fresh code API object for one episode (build it on the env's event loop)."""
+        return self.api_type()(env)
+
+    def api_description(self) -> str:
+        """One line per exposed method: ``agent.go_to(recep: str) -> str  # what it does``."""
+        cls = self.api_type()
+        lines = []
+        for name in self.api_methods:
+            method = getattr(cls, name, None)
+            if not callable(method) or name.startswith("_"):
+                raise ProfileError(
+                    f"env_profiles/{self.env}.yaml: api.methods names {name!r}, "
+                    f"which {cls.__name__} does not have"
+                )
+            signature = inspect.signature(method)
+            params = ", ".join(
+                f"{p.name}: {_annotation(p.annotation)}"
+                for p in signature.parameters.values()
+                if p.name != "self"
+            )
+            returns = _annotation(signature.return_annotation)
+            lines.append(f"agent.{name}({params}) -> {returns}  # {_first_line(method.__doc__)}")
+        return "\n".join(lines)
+
+    @property
+    def api_text(self) -> str:
+        """The ``agent`` methods and the predefined helpers, for the builder's prompts too."""
+        helpers = self.helper_description()
+        return self.api_description() + (f"\n{helpers}" if helpers else "")
+
+    def helper_description(self) -> str:
+        """One line per preloaded helper function, read from its source."""
+        if not self.helpers.strip():
+            return ""
+        lines = []
+        for node in ast.parse(self.helpers).body:
+            if isinstance(node, ast.FunctionDef):
+                args = ", ".join(a.arg for a in node.args.args)
+                doc = _first_line(ast.get_docstring(node))
+                lines.append(f"{node.name}({args})  # {doc}")
+        return "\n".join(lines)
+
+    def goal(self, observation: str) -> str:
+        """The task sentence in the first observation, no final period ("" if none is found)."""
+        match = re.search(self.goal_pattern, observation) if self.goal_pattern else None
+        return match.group(1).strip().rstrip(".") if match else ""
+
+
+def _first_line(doc: str | None) -> str:
+    text = inspect.cleandoc(doc or "").split("\n\n")[0].replace("``", "`")
+    return " ".join(text.split()) or "(no description)"
+
+
+def _annotation(hint: Any) -> str:
+    """An annotation as written (the code APIs use postponed, i.e. string, annotations)."""
+    if hint is inspect.Parameter.empty:
+        return "Any"
+    return hint if isinstance(hint, str) else inspect.formatannotation(hint)
+
+
+def available() -> list[str]:
+    """The envs that have a planner profile."""
+    folder = resources.files(_PACKAGE).joinpath("env_profiles")
+    names = (p.name for p in folder.iterdir())
+    return sorted(n.removesuffix(".yaml") for n in names if n.endswith(".yaml"))
+
+
+@functools.cache
+def profile_for(env_name: str) -> EnvProfile:
+    """The planner profile of ``env_name``; :class:`ProfileError` naming the known ones if none."""
+    source = resources.files(_PACKAGE).joinpath("env_profiles").joinpath(f"{env_name}.yaml")
+    if not source.is_file():
+        known = ", ".join(available()) or "none"
+        raise ProfileError(
+            f"AutoManual has no planner profile for env {env_name!r} (profiles exist for: "
+            f"{known}); add lorekit/agents/automanual/env_profiles/{env_name}.yaml"
+        )
+    where = f"env_profiles/{env_name}.yaml"
+    data = yamlio.safe_load(source.read_text(encoding="utf-8"), source=where)
+    try:
+        profile = _build(data, where)
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, ProfileError):
+            raise
+        raise ProfileError(f"{where}: {exc}") from exc
+    if profile.env != env_name:
+        raise ProfileError(f"{where}: env is {profile.env!r}, expected {env_name!r}")
+    profile.api_description()  # every listed method exists
+    if profile.helpers.strip():
+        try:
+            ast.parse(profile.helpers)
+        except SyntaxError as exc:
+            raise ProfileError(f"{where}: helpers do not parse: {exc}") from exc
+    return profile
+
+
+def _build(data: Any, where: str) -> EnvProfile:
+    if not isinstance(data, dict):
+        raise ProfileError(f"{where} must be a mapping of fields")
+    api, example = data["api"], data["example"]
+    turns = tuple(
+        ExampleTurn(str(t["answer"]), str(t.get("feedback", ""))) for t in example["turns"]
+    )
+    if not turns:
+        raise ProfileError(f"{where}: example.turns is empty")
+    max_replans = data["max_replans"]
+    if not isinstance(max_replans, int) or isinstance(max_replans, bool) or max_replans < 0:
+        raise ProfileError(f"{where}: max_replans must be a whole number >= 0, got {max_replans!r}")
+    return EnvProfile(
+        env=str(data["env"]),
+        title=str(data["title"]).strip(),
+        role=str(data["role"]).strip(),
+        api_class=str(api["class"]),
+        api_methods=tuple(str(m) for m in api["methods"]),
+        api_intro=str(api.get("intro", "")).strip(),
+        helpers=str(data.get("helpers") or ""),
+        example=Example(
+            str(example["task_type"]), str(example["task_id"]), str(example["task"]), turns
+        ),
+        initial_rules=tuple(
+            {
+                "rule": str(r["rule"]).strip(),
+                "type": RuleType.parse(r["type"]).value,
+                "example": str(r.get("example") or ""),
+            }
+            for r in data["rules"]
+        ),
+        max_replans=max_replans,
+        env_options=dict(data.get("env_options") or {}),
+        limits=Limits(**dict(data.get("limits") or {})),
+        feedback=FeedbackStyle(**dict(data.get("feedback") or {})),
+        goal_pattern=str(data.get("goal_pattern", "")),
+    )

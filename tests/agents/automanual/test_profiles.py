@@ -1,0 +1,153 @@
+"""The planner's env profiles: they load, match the code APIs, and their examples work."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from _planner_support import ISOLATION, LIMITS
+
+from lorekit.agents.automanual.core import RuleType
+from lorekit.agents.automanual.planner import Planner
+from lorekit.agents.automanual.planner_parse import definitions, parse_answer
+from lorekit.agents.automanual.profiles import ProfileError, available, profile_for
+from lorekit.sandbox import WorkerPool, run_code
+
+ENVS = ["alfworld", "miniwob"]
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[WorkerPool]:
+    with WorkerPool(size=1, isolation=ISOLATION) as shared:
+        yield shared
+
+
+def test_profiles_exist_for_both_envs() -> None:
+    assert available() == ENVS
+
+
+def test_an_env_without_a_profile_is_a_clear_error() -> None:
+    with pytest.raises(ProfileError, match=r"no planner profile for env 'crafter'.*alfworld"):
+        profile_for("crafter")
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_documented_methods_are_the_code_apis_own(env: str) -> None:
+    profile = profile_for(env)
+    cls = profile.api_type()
+    assert set(profile.api_methods) <= set(cls.ACTIONS) | set(cls.QUERIES)
+    assert set(cls.ACTIONS) <= set(profile.api_methods)  # every action is offered
+    lines = profile.api_description().splitlines()
+    assert len(lines) == len(profile.api_methods)
+    for name, line in zip(profile.api_methods, lines, strict=True):
+        assert callable(getattr(cls, name))
+        assert line.startswith(f"agent.{name}(") and "  # " in line
+    assert "(no description)" not in profile.api_description()
+
+
+@pytest.mark.parametrize(
+    ("env", "replans", "types"),
+    [
+        (
+            "alfworld",
+            3,
+            [RuleType.SPECIAL_MECHANISM, RuleType.USEFUL_HELPER_METHOD, RuleType.SUCCESS_PROCESS],
+        ),
+        ("miniwob", 6, [RuleType.USEFUL_HELPER_METHOD, RuleType.SUCCESS_PROCESS]),
+    ],
+)
+def test_seed_rules_and_budgets(env: str, replans: int, types: list[RuleType]) -> None:
+    profile = profile_for(env)
+    assert profile.max_replans == replans
+    rules = profile.initial_rules
+    assert [RuleType.parse(r["type"]) for r in rules] == types
+    assert [r["type"] for r in rules] == [t.value for t in types]  # canonical names, as data
+    assert all(r["rule"] and set(r) == {"rule", "type", "example"} for r in rules)
+    # The helper rule's example is the helper the human example defines, unchanged.
+    helper = next(r for r in rules if r["type"] == RuleType.USEFUL_HELPER_METHOD.value)
+    defined = definitions(helper["example"])
+    assert defined and ast.parse(defined).body
+    example_code = "\n".join(parse_answer(t.answer).code for t in profile.example.turns)
+    assert defined in definitions(example_code)
+
+
+def test_alfworld_options_and_limits() -> None:
+    profile = profile_for("alfworld")
+    assert profile.env_options == {"object_ids": True}
+    assert profile.limits.max_api_calls >= 100 and profile.limits.wall_s >= 30
+    assert profile.goal("...\nYour task is to: put a mug in cabinet.\n") == "put a mug in cabinet"
+
+
+@pytest.mark.parametrize("env", ENVS)
+def test_system_prompt_carries_the_pieces(env: str) -> None:
+    profile = profile_for(env)
+    text = Planner(profile).system_prompt()
+    assert profile.role in text and profile.api_description() in text
+    assert profile.title and profile.api_text.startswith(profile.api_description())
+    for turn in profile.example.turns:
+        assert turn.answer in text
+    assert "\n## " not in text  # the H2 headings belong to the user messages
+
+
+def test_get_object_with_id(pool: WorkerPool) -> None:
+    helpers = profile_for("alfworld").helpers
+    code = """
+obs = "On countertop_1, you see butterknife_1, knife_2, Knife_3, knife_2, and knifeblock_1."
+print(get_object_with_id(obs, 'knife'))
+print(get_object_with_id(obs, 'butterknife'), get_object_with_id(obs, 'fork'))
+"""
+    result = run_code(code, preload=[helpers], pool=pool)
+    assert result.ok, result.feedback()
+    assert result.output.splitlines() == ["['knife_2', 'knife_3']", "['butterknife_1'] []"]
+
+
+def test_the_alfworld_example_solves_its_game(pool: WorkerPool) -> None:
+    pytest.importorskip("textworld", reason="the alfworld extra is not installed")
+    from lorekit.envs import make
+
+    profile = profile_for("alfworld")
+    env = make("alfworld", split="dev", **profile.env_options)
+    first = env.reset(profile.example.task_id).text
+    assert profile.example.task in first  # the example shows the game's real opening
+    (turn,) = profile.example.turns
+    api = profile.code_api(env)
+    result = run_code(
+        parse_answer(turn.answer).code,
+        api,
+        api_name="agent",
+        api_methods=profile.api_methods,
+        preload=[profile.helpers],
+        limits=LIMITS,
+        pool=pool,
+    )
+    assert result.ok, result.feedback()
+    assert env.won and env.done
+
+
+@dataclass(frozen=True)
+class Found:
+    kind: str
+    task_type: str = "pick_and_place_simple"
+    goal: str = "put a mug in cabinet"
+    text: str = "x = 1"
+
+
+def test_first_message_sections_in_contract_order() -> None:
+    planner = Planner("alfworld")
+    opening = "You are in the middle of a room.\n\nYour task is to: put a pen in drawer."
+    with_skill = planner.first_message(
+        opening, rules_text="rule_0 ...", rules_heading="Manual", retrieved=Found("skill")
+    )
+    heads = [line for line in with_skill.splitlines() if line.startswith("## ")]
+    assert heads == ["## Manual", "## Skill for a similar task (pick_and_place_simple)", "## Task"]
+    assert "```python\nx = 1\n```" in with_skill and with_skill.endswith(opening)
+    with_reflection = planner.first_message(opening, rules_text="", retrieved=Found("reflection"))
+    heads = [line for line in with_reflection.splitlines() if line.startswith("## ")]
+    assert heads == [
+        "## Rules",
+        "## Reflection from an earlier failure (pick_and_place_simple)",
+        "## Task",
+    ]
+    assert "## Rules\n(no rules yet)" in with_reflection
