@@ -231,7 +231,10 @@ def build_cmd(
     )
     wanted = ("planner",) if variant == "planner-lib" else BUILD_ROLES
     check_roles(
-        cfg, wanted, owner="automanual build", from_flags=role_names(roles_opt),
+        cfg,
+        wanted,
+        owner="automanual build",
+        from_flags=role_names(roles_opt),
         config_path=config_path,
     )
     check_api_keys(cfg, config_path=config_path)
@@ -241,8 +244,13 @@ def build_cmd(
     env_kwargs, tasks, provenance = prepare_tasks(env_name, env_opt, tasks_opt, split)
     check_writable(cfg.store, what="run store", setting=store_setting)
     check_cache(cfg, config_path=config_path)
-    config = {"run": cfg.model_dump(), "env": env_name, "split": split, "tasks_from": provenance,
-              "seed": seed}
+    config = {
+        "run": cfg.model_dump(),
+        "env": env_name,
+        "split": split,
+        "tasks_from": provenance,
+        "seed": seed,
+    }
     roles = build_models(cfg, config_path=config_path)
     try:
         outcome = asyncio.run(
@@ -268,7 +276,9 @@ def build_cmd(
     except RunMismatchError as exc:
         raise UserError(f"--run-id: {exc}") from None
     except KeyboardInterrupt:
-        raise Interrupted(f"interrupted; resume with --run-id {run_id or '<the build id>'}") from None
+        raise Interrupted(
+            f"interrupted; resume with --run-id {run_id or '<the build id>'}"
+        ) from None
     with _open_store(str(cfg.store)) as db:
         render_run(db, outcome.run_id, console)
     if outcome.dropped_on_resume:
@@ -301,6 +311,19 @@ def _build_run(store: str, build: str) -> None:
         )
 
 
+def _world(store: str, build: str) -> str:
+    """The build env's title and code API, as the formulator sees the world."""
+    from lorekit.agents.automanual.profiles import profile_for
+
+    with _open_store(store) as db:
+        info = db.get_run(build)
+    try:
+        profile = profile_for(info.env if info is not None else "")
+    except LookupError:
+        return ""
+    return f"{profile.title}. The agent's code calls:\n{profile.api_text}"
+
+
 @automanual.command("formulate")
 @click.argument("build", metavar="BUILD")
 @model_options
@@ -322,8 +345,13 @@ def formulate_cmd(
     from lorekit.agents.automanual.rules import RuleSystem
     from lorekit.agents.automanual.store import open_db
     from lorekit.cli import console, prepare_config
-    from lorekit.cli_checks import build_models, check_api_keys, check_cache, check_roles
-    from lorekit.cli_checks import role_names
+    from lorekit.cli_checks import (
+        build_models,
+        check_api_keys,
+        check_cache,
+        check_roles,
+        role_names,
+    )
     from lorekit.eval.store import RunStore
     from lorekit.llm.accounting import UsageLedger
 
@@ -334,7 +362,10 @@ def formulate_cmd(
     )
     _build_run(str(cfg.store), build)
     check_roles(
-        cfg, ("formulator",), owner="automanual formulate", from_flags=role_names(roles_opt),
+        cfg,
+        ("formulator",),
+        owner="automanual formulate",
+        from_flags=role_names(roles_opt),
         config_path=config_path,
     )
     check_api_keys(cfg, config_path=config_path)
@@ -353,9 +384,8 @@ def formulate_cmd(
                 UsageLedger(cfg.prices()), lambda record: runs.add_run_llm_call(build, record)
             )
             try:
-                manual = asyncio.run(
-                    Formulator().formulate(roles, rules, rules_version=system.version)
-                )
+                formulator = Formulator(roles, world=_world(str(cfg.store), build))
+                manual = asyncio.run(formulator.formulate(rules, rules_version=system.version))
             except FormulatorError as exc:
                 raise RunFailed(f"the formulator gave no usable manual: {exc}") from None
         version = save_manual(db, build, manual)
@@ -371,13 +401,29 @@ def formulate_cmd(
 
 @automanual.command("rules")
 @click.argument("build", metavar="BUILD")
-@click.option("--at", "at_version", type=click.IntRange(min=0), default=None,
-              help="Show the rules as they were at this version.")
-@click.option("--diff", nargs=2, type=click.IntRange(min=0), default=None, metavar="A B",
-              help="What changed between two versions.")
+@click.option(
+    "--at",
+    "at_version",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Show the rules as they were at this version.",
+)
+@click.option(
+    "--diff",
+    nargs=2,
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="A B",
+    help="What changed between two versions.",
+)
 @click.option("--history", is_flag=True, help="Every change: version, episode, actor, rule.")
-@click.option("--restore", "restore_to", type=click.IntRange(min=0), default=None,
-              help="Make the rules what they were at this version (recorded as new changes).")
+@click.option(
+    "--restore",
+    "restore_to",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Make the rules what they were at this version (recorded as new changes).",
+)
 @_store_option
 def rules_cmd(
     build: str,
@@ -449,12 +495,17 @@ def export_cmd(build: str, out: str, store: str) -> None:
     finally:
         db.close()
     if found is None:
-        raise UserError(f"build {build!r} has no manual yet; run `lorekit automanual formulate {build}`")
+        raise UserError(
+            f"build {build!r} has no manual yet; run `lorekit automanual formulate {build}`"
+        )
     if out == "-":
         click.echo(found.markdown)
         return
     try:
-        Path(out).write_text(found.markdown if found.markdown.endswith("\n") else found.markdown + "\n", encoding="utf-8")
+        Path(out).write_text(
+            found.markdown if found.markdown.endswith("\n") else found.markdown + "\n",
+            encoding="utf-8",
+        )
     except OSError as exc:
         raise UserError(f"--out: cannot write {out}: {exc.strerror or exc}") from None
     console.print(f"wrote {out}")

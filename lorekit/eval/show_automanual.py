@@ -85,7 +85,9 @@ def render_build(data: Mapping[str, Any], console: Console) -> None:
             if call.get("error"):
                 console.print(f"  [red]x[/red] {src}  [red]{escape(str(call['error']))}[/red]")
             else:
-                console.print(f"  [green]ok[/green] {src}  -> {escape(_cut(call.get('result'), 120))}")
+                console.print(
+                    f"  [green]ok[/green] {src}  -> {escape(_cut(call.get('result'), 120))}"
+                )
         if report.get("failed"):
             console.print(f"  [yellow]{escape(str(report['failed']))}[/yellow]")
     retired = data.get("retired")

@@ -20,7 +20,7 @@ from pathlib import Path
 from lorekit.agents.automanual.build_agent import episode_id
 from lorekit.agents.automanual.libraries import Libraries
 from lorekit.agents.automanual.manuals import latest_manual
-from lorekit.agents.automanual.planner import Planner
+from lorekit.agents.automanual.planner import Planner, helper_examples
 from lorekit.agents.automanual.profiles import profile_for
 from lorekit.agents.automanual.rules import RuleSystem
 from lorekit.agents.automanual.store import open_db
@@ -56,6 +56,7 @@ class AutoManualAgent:
         self.model_roles = model_roles(role)
         self.max_replans = max_replans
         self.libraries: Libraries | None = None
+        self.helpers: list[str] = []
         self.manual_text, self.source = self._load(manual.strip(), store, skills)
         self._planners: dict[str, Planner] = {}
 
@@ -75,7 +76,11 @@ class AutoManualAgent:
         if skills:
             self.libraries = Libraries(db, manual, readonly=True)
         if found is not None:
-            return found.markdown, f"build {manual} (manual version of rules v{found.rules_version})"
+            self.helpers = helper_examples(RuleSystem(db, manual).rules_at(found.rules_version))
+            return (
+                found.markdown,
+                f"build {manual} (manual version of rules v{found.rules_version})",
+            )
         if not RuleSystem(db, manual).rules() and self.libraries and self.libraries.snapshot():
             return NO_MANUAL, f"build {manual} (skills only)"
         raise ManualNotFound(
@@ -106,5 +111,6 @@ class AutoManualAgent:
             retrieved=retrieved,
             episode_id=episode_id(task, seed),
             task_type=task.group,
+            helper_sources=self.helpers,
         )
         return ep.stop("done" if ep.done else "budget")

@@ -29,7 +29,7 @@ from lorekit.agents.automanual.builder import Builder
 from lorekit.agents.automanual.consolidator import Consolidator
 from lorekit.agents.automanual.core import PlannerEpisode
 from lorekit.agents.automanual.libraries import Libraries
-from lorekit.agents.automanual.planner import Planner
+from lorekit.agents.automanual.planner import Planner, helper_examples
 from lorekit.agents.automanual.profiles import EnvProfile, profile_for
 from lorekit.agents.automanual.rules import RuleSystem
 from lorekit.agents.automanual.store import open_db
@@ -112,9 +112,7 @@ class AutoManualBuildAgent:
             return 0
         self.rules.begin(None, succeeded=None, actor="seed")
         for rule in self.profile.initial_rules:
-            self.rules.write_rule(
-                rule["rule"], rule["type"], rule.get("example", ""), SEED_RECORD
-            )
+            self.rules.write_rule(rule["rule"], rule["type"], rule.get("example", ""), SEED_RECORD)
         return len(self.profile.initial_rules)
 
     def restore(self, committed: Iterable[CommittedEpisode]) -> int:
@@ -194,6 +192,7 @@ class AutoManualBuildAgent:
             retrieved=retrieved,
             episode_id=key,
             task_type=task.group,
+            helper_sources=helper_examples(self.rules.rules()),
         )
         self.episodes[key] = played
         if played.outcome.succeeded and played.skill_code.strip():

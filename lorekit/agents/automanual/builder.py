@@ -39,7 +39,9 @@ def parse_diagnosis(answer: str) -> Diagnosis | None:
     """
     found = _VERDICT.findall(answer)
     if found:
-        return Diagnosis.IMPERFECT_AGENT if found[-1].lower() == "agent" else Diagnosis.IMPERFECT_RULES
+        return (
+            Diagnosis.IMPERFECT_AGENT if found[-1].lower() == "agent" else Diagnosis.IMPERFECT_RULES
+        )
     tail = answer.strip().split("\n\n")[-1]
     loose = {m.lower().rstrip("s") for m in _LOOSE.findall(tail)}
     if len(loose) == 1:

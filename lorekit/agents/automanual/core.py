@@ -9,11 +9,11 @@ stored in the run store and shown by ``lorekit show``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class RuleType(str, Enum):
+class RuleType(StrEnum):
     """The six kinds of knowledge a rule can hold (AutoManual, section 3.3)."""
 
     SPECIAL_PHENOMENON = "Special Phenomenon"
@@ -51,7 +51,7 @@ SUCCESS_TYPES = frozenset({RuleType.SUCCESS_PROCESS, RuleType.USEFUL_HELPER_METH
 """Rule types that describe what works: never written from a failed episode."""
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     """How a planner episode ended (AutoManual, Fig. 2)."""
 
     DIRECT_SUCCESS = "direct_success"  # succeeded with no error on the way
@@ -63,7 +63,7 @@ class Outcome(str, Enum):
         return self is not Outcome.FAILURE
 
 
-class Diagnosis(str, Enum):
+class Diagnosis(StrEnum):
     """The builder's verdict on where the main error came from (Fig. 3)."""
 
     IMPERFECT_RULES = "rules"
@@ -126,7 +126,7 @@ class PlannerTurn:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> PlannerTurn:
-        return cls(**{k: d[k] for k in cls.__slots__ if k in d})  # type: ignore[attr-defined]
+        return cls(**{k: d[k] for k in cls.__slots__ if k in d})
 
 
 @dataclass(slots=True)

@@ -50,9 +50,7 @@ async def ask(
     roles: Roles, role: str, messages: Sequence[Message], *, temperature: float, max_tokens: int
 ) -> str:
     """One model call of ``role``; the answer's text."""
-    out = await roles[role].complete(
-        list(messages), temperature=temperature, max_tokens=max_tokens
-    )
+    out = await roles[role].complete(list(messages), temperature=temperature, max_tokens=max_tokens)
     return out.text
 
 

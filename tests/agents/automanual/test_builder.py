@@ -36,8 +36,15 @@ def episode(outcome: Outcome, eid: str = "put-1/0") -> PlannerEpisode:
     ]
     if outcome.succeeded:
         turns.append(PlannerTurn(answer="...", code="agent.put('pen_1', 'desk_1')", feedback="ok"))
-    return PlannerEpisode(eid, "pick_and_place_simple", "put a pen on desk", "You see...", turns,
-                          outcome, conclusion="done")
+    return PlannerEpisode(
+        eid,
+        "pick_and_place_simple",
+        "put a pen on desk",
+        "You see...",
+        turns,
+        outcome,
+        conclusion="done",
+    )
 
 
 def rules_system(trajectories: dict[str, str] | None = None) -> RuleSystem:
@@ -60,7 +67,9 @@ class Script:
 
 def test_parse_diagnosis() -> None:
     assert parse_diagnosis("blah\nDiagnosis: rules") is Diagnosis.IMPERFECT_RULES
-    assert parse_diagnosis("Diagnosis: rules\n...\n**Diagnosis: agent**") is Diagnosis.IMPERFECT_AGENT
+    assert (
+        parse_diagnosis("Diagnosis: rules\n...\n**Diagnosis: agent**") is Diagnosis.IMPERFECT_AGENT
+    )
     assert parse_diagnosis("I conclude: Imperfect Agent.") is Diagnosis.IMPERFECT_AGENT
     assert parse_diagnosis("not imperfect rules but imperfect agent") is None
     assert parse_diagnosis("no verdict at all") is None
@@ -68,17 +77,21 @@ def test_parse_diagnosis() -> None:
 
 
 def test_builder_retries_diagnosis_then_refuses_unsafe_calls_then_applies() -> None:
-    script = Script([
-        "The agent looked in one drawer only.",  # no verdict: asked again
-        "Diagnosis: rules",
-        "```python\nimport os\nrule_system.write_rule(rule=os.getcwd(), type='Special Mechanism')\n```",
-        "```python\nrule_system.write_rule(rule='When searching: objects hide in drawers.', "
-        "type='Corrected Error', example='agent.open(\"drawer_1\")', "
-        "validation_record='put-1/0')\nrule_system.stop_generating()\n```",
-    ])
+    script = Script(
+        [
+            "The agent looked in one drawer only.",  # no verdict: asked again
+            "Diagnosis: rules",
+            "```python\nimport os\nrule_system.write_rule(rule=os.getcwd(), type='Special Mechanism')\n```",
+            "```python\nrule_system.write_rule(rule='When searching: objects hide in drawers.', "
+            "type='Corrected Error', example='agent.open(\"drawer_1\")', "
+            "validation_record='put-1/0')\nrule_system.stop_generating()\n```",
+        ]
+    )
     rules = rules_system()
     report = asyncio.run(
-        Builder("ALFWorld", "agent.go_to(x)").build(Roles(script.llm), rules, episode(Outcome.INDIRECT_SUCCESS))
+        Builder("ALFWorld", "agent.go_to(x)").build(
+            Roles(script.llm), rules, episode(Outcome.INDIRECT_SUCCESS)
+        )
     )
     assert report.diagnosis == "rules" and report.case == "case_indirect_success_rules"
     assert [r.content for r in rules.rules()] == ["When searching: objects hide in drawers."]
@@ -93,13 +106,15 @@ def test_builder_retries_diagnosis_then_refuses_unsafe_calls_then_applies() -> N
 
 
 def test_failed_episode_cannot_write_a_success_rule_and_is_told_why() -> None:
-    script = Script([
-        "Diagnosis: rules",
-        "```python\nrule_system.write_rule(rule='Put tasks: go, take, put.', type='Success Process')\n"
-        "rule_system.stop_generating()\n```",
-        "```python\nrule_system.write_rule(rule='Put tasks: the pen was not in drawer_1.', "
-        "type='Unsolved Error')\nrule_system.stop_generating()\n```",
-    ])
+    script = Script(
+        [
+            "Diagnosis: rules",
+            "```python\nrule_system.write_rule(rule='Put tasks: go, take, put.', type='Success Process')\n"
+            "rule_system.stop_generating()\n```",
+            "```python\nrule_system.write_rule(rule='Put tasks: the pen was not in drawer_1.', "
+            "type='Unsolved Error')\nrule_system.stop_generating()\n```",
+        ]
+    )
     rules = rules_system()
     report = asyncio.run(
         Builder("ALFWorld", "api").build(Roles(script.llm), rules, episode(Outcome.FAILURE))
@@ -125,7 +140,9 @@ def test_builder_without_verdict_changes_nothing_and_says_so() -> None:
     script = Script(["hmm", "still thinking", "no idea"])
     rules = rules_system()
     report = asyncio.run(
-        Builder("ALFWorld", "api", retries=2).build(Roles(script.llm), rules, episode(Outcome.FAILURE))
+        Builder("ALFWorld", "api", retries=2).build(
+            Roles(script.llm), rules, episode(Outcome.FAILURE)
+        )
     )
     assert report.diagnosis is None and report.failed and rules.version == 0
 
@@ -139,12 +156,14 @@ def fill_rules(rules: RuleSystem, n: int) -> None:
 def test_consolidator_reads_a_trajectory_then_merges_under_the_limit() -> None:
     rules = rules_system({"ep-1": "TRAJECTORY-OF-EP-1"})
     fill_rules(rules, 13)
-    script = Script([
-        "```python\nrule_system.get_trajectory(episode_id='ep-1')\n```",
-        "```python\nrule_system.update_rule(rule_id='rule_0', rule='Cases 0-2: drawers.')\n"
-        "rule_system.delete_rule(rule_id='rule_1')\nrule_system.delete_rule('rule_2')\n"
-        "rule_system.stop_generating()\n```",
-    ])
+    script = Script(
+        [
+            "```python\nrule_system.get_trajectory(episode_id='ep-1')\n```",
+            "```python\nrule_system.update_rule(rule_id='rule_0', rule='Cases 0-2: drawers.')\n"
+            "rule_system.delete_rule(rule_id='rule_1')\nrule_system.delete_rule('rule_2')\n"
+            "rule_system.stop_generating()\n```",
+        ]
+    )
     consolidator = Consolidator("ALFWorld", "api", max_rules=12)
     assert consolidator.needed(rules)
     report = asyncio.run(consolidator.consolidate(Roles(script.llm), rules, "ep-9"))

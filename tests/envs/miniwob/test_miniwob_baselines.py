@@ -33,7 +33,8 @@ def button_clicker(wrong_first: bool) -> ScriptedLLM:
         if wrong_first and "click the button whose text the task names" not in prompt:
             buttons = re.findall(r">([^<>]+)</button>", prompt)
             target = next((b for b in buttons if b != label.group(1)), target)
-        return f"Thought: the task names a button.\nAction: click_xpath //button[normalize-space()='{target}']"
+        xpath = f"//button[normalize-space()='{target}']"
+        return f"Thought: the task names a button.\nAction: click_xpath {xpath}"
 
     return ScriptedLLM(fn=answer)
 
@@ -71,7 +72,9 @@ def test_reflexion_learns_from_a_failed_trial(tmp_path: Path) -> None:
     with play("reflexion", llm, tmp_path / "s.sqlite3", d_max=2) as db:
         episodes = db.episodes("r")
         assert all(e.success for e in episodes)
-        retried = [e.info["notes"]["trials"] for e in episodes if len(e.info["notes"]["trials"]) > 1]
+        retried = [
+            e.info["notes"]["trials"] for e in episodes if len(e.info["notes"]["trials"]) > 1
+        ]
         assert retried, "no page had a second button to get wrong"
         for trials in retried:
             assert not trials[0]["success"] and "reflection" in trials[0] and trials[1]["success"]
