@@ -81,7 +81,8 @@ def test_builder_retries_diagnosis_then_refuses_unsafe_calls_then_applies() -> N
         [
             "The agent looked in one drawer only.",  # no verdict: asked again
             "Diagnosis: rules",
-            "```python\nimport os\nrule_system.write_rule(rule=os.getcwd(), type='Special Mechanism')\n```",
+            "```python\nimport os\n"
+            "rule_system.write_rule(rule=os.getcwd(), type='Special Mechanism')\n```",
             "```python\nrule_system.write_rule(rule='When searching: objects hide in drawers.', "
             "type='Corrected Error', example='agent.open(\"drawer_1\")', "
             "validation_record='put-1/0')\nrule_system.stop_generating()\n```",
@@ -109,7 +110,8 @@ def test_failed_episode_cannot_write_a_success_rule_and_is_told_why() -> None:
     script = Script(
         [
             "Diagnosis: rules",
-            "```python\nrule_system.write_rule(rule='Put tasks: go, take, put.', type='Success Process')\n"
+            "```python\n"
+            "rule_system.write_rule(rule='Put tasks: go, take, put.', type='Success Process')\n"
             "rule_system.stop_generating()\n```",
             "```python\nrule_system.write_rule(rule='Put tasks: the pen was not in drawer_1.', "
             "type='Unsolved Error')\nrule_system.stop_generating()\n```",
