@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lorekit.agents.adapt import AdaptAgent, PlanExecuteAgent, ReflexionAgent, TryAgainAgent
+from lorekit.agents.automanual import AutoManualAgent
 from lorekit.agents.base import (
     Agent,
     Episode,
@@ -33,6 +34,12 @@ AGENTS: dict[str, tuple[AgentFactory, str, bool]] = {
     "plan-execute": (PlanExecuteAgent, "one plan up front, each step executed once", True),
     "try-again": (TryAgainAgent, "up to d_max fresh executor trials on the whole task", True),
     "reflexion": (ReflexionAgent, "executor trials with a lesson kept after each failure", True),
+    "automanual": (
+        AutoManualAgent,
+        "AutoManual's planner: Python in the sandbox, guided by a build's manual "
+        "(--agent-opt manual=BUILD)",
+        True,
+    ),
 }
 """name -> (factory, description, needs a model)."""
 
@@ -81,6 +88,7 @@ __all__ = [
     "AGENT_EXTRAS",
     "AdaptAgent",
     "Agent",
+    "AutoManualAgent",
     "Episode",
     "NullRecorder",
     "OracleAgent",

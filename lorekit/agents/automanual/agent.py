@@ -43,7 +43,7 @@ class AutoManualAgent:
 
     def __init__(
         self,
-        manual: str,
+        manual: str | None = None,
         *,
         store: str | None = None,
         skills: bool = True,
@@ -51,7 +51,10 @@ class AutoManualAgent:
         role: str = "planner",
     ) -> None:
         if not isinstance(manual, str) or not manual.strip():
-            raise ValueError("manual: give a build id from the run store or a Markdown file")
+            raise ValueError(
+                "needs the manual to test with: --agent-opt manual=BUILD (a build id from "
+                "`lorekit automanual build`) or manual=FILE.md"
+            )
         self.role = role
         self.model_roles = model_roles(role)
         self.max_replans = max_replans
