@@ -105,7 +105,7 @@ def _read_first(text: str) -> _Prompt | None:
     goal = parse_goal(task)
     if goal is None:
         return None
-    rules = parts.get("Rules", parts.get("Manual", ""))
+    rules = _rules_text(text)
     prompt = _Prompt(task, goal, parse_receptacles(task), recognise(rules, goal.task_type))
     for heading, body in parts.items():
         m = _TYPE_IN.search(heading)
@@ -116,6 +116,25 @@ def _read_first(text: str) -> _Prompt | None:
         elif heading.startswith("Reflection from an earlier failure") and same:
             prompt.reflection = body
     return prompt
+
+
+_PLANNER_HEADINGS = re.compile(
+    r"^## +(?:Skill for a similar task|Reflection from an earlier failure|Task)\b", re.M
+)
+_RULES_HEADING = re.compile(r"^## +(?:Rules|Manual)\s*$", re.M)
+
+
+def _rules_text(text: str) -> str:
+    """The ``## Rules`` / ``## Manual`` section, up to the next planner section.
+
+    A manual has headings of its own, so the section runs to the next heading
+    of the planner layout, not to the next ``##`` line.
+    """
+    start = _RULES_HEADING.search(text)
+    if start is None:
+        return ""
+    end = _PLANNER_HEADINGS.search(text, start.end())
+    return text[start.end() : end.start() if end else len(text)]
 
 
 @dataclass
