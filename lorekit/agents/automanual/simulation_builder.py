@@ -51,7 +51,7 @@ ModelFn = Callable[[tuple[Message, ...]], str]
 
 _RESULT = re.compile(r"Result\W*(direct_success|indirect_success|failure)", re.I)
 _RENDERED = re.compile(r"^\W*(rule_\d+)\W*\(([^)]+)\):\s*(.+)$", re.M)
-_LIMIT = re.compile(r"(?:at most|no more than|max_rules\s*[:=])\s*(\d+)", re.I)
+_LIMIT = re.compile(r"(?:at most|no more than|the limit is|max_rules\s*[:=])\s*(\d+)", re.I)
 
 UNSOLVED = {
     "two_apart": "the second object was not in the receptacle where the first one was found",
@@ -238,13 +238,29 @@ def _without_scope(content: str) -> str:
     return content.split(":", 1)[1].strip() if content.startswith("For ") else content
 
 
+def _last_rules(messages: tuple[Message, ...]) -> str:
+    """The last user message that shows rules (a follow-up shows them as they are now)."""
+    shown = [m.content for m in messages if m.role == "user" and _RENDERED.search(m.content)]
+    return shown[-1] if shown else ""
+
+
+_CODE_TYPES = ("Success Process", "Useful Helper Method")
+"""Rule types that hold code: never deleted by the consolidator, never merged together."""
+
+
 def consolidator_model(*, default_limit: int = 12) -> ModelFn:
-    """Merges the rules of one task type into one (update + delete) until under the limit."""
+    """Folds rules of one task type into one (update + delete) until under the limit.
+
+    In each task type (or the general group), the rules without code are
+    merged into the type's Success Process rule when there is one, else into
+    the oldest of them; rules holding code are never deleted, and two of them
+    are never merged.
+    """
 
     def answer(messages: tuple[Message, ...]) -> str:
-        text = _prompt_text(messages)
+        text = _last_rules(messages)
         rules = rendered_rules(text)
-        m = _LIMIT.search(text)
+        m = _LIMIT.search(text) or _LIMIT.search(_prompt_text(messages))
         limit = int(m.group(1)) if m else default_limit
         groups: dict[str, list[_Rendered]] = {}
         for r in rules:
@@ -252,16 +268,20 @@ def consolidator_model(*, default_limit: int = 12) -> ModelFn:
         calls: list[str] = []
         count = len(rules)
         for group in sorted(groups.values(), key=lambda g: (-len(g), g[0].rule_id)):
-            if count <= limit or len(group) < 2:
+            if count <= limit:
                 break
-            keep = group[0]
-            merged = " ".join([keep.content, *(_without_scope(r.content) for r in group[1:])])
-            types = [r.type for r in group]
-            rtype = "Success Process" if "Success Process" in types else keep.type
-            calls.append(_call("update_rule", rule_id=keep.rule_id, rule=merged, type=rtype))
-            calls += [_call("delete_rule", rule_id=r.rule_id) for r in group[1:]]
-            count -= len(group) - 1
-        return "```python\n" + "\n".join(calls or ["# nothing to merge"]) + "\n```\n"
+            loose = [r for r in group if r.type not in _CODE_TYPES]
+            hosts = [r for r in group if r.type == "Success Process"] or loose[:1]
+            if not hosts or len(loose) - (hosts[0] in loose) < 1:
+                continue
+            keep = hosts[0]
+            gone = [r for r in loose if r is not keep]
+            merged = " ".join([keep.content, *(_without_scope(r.content) for r in gone)])
+            calls.append(_call("update_rule", rule_id=keep.rule_id, rule=merged))
+            calls += [_call("delete_rule", rule_id=r.rule_id) for r in gone]
+            count -= len(gone)
+        calls.append("rule_system.stop_generating()")
+        return "```python\n" + "\n".join(calls) + "\n```\n"
 
     return answer
 
@@ -270,7 +290,7 @@ def formulator_model(*, title: str = "ALFWorld manual") -> ModelFn:
     """Groups the rules by the task type they name and writes them out as a Markdown manual."""
 
     def answer(messages: tuple[Message, ...]) -> str:
-        rules = rendered_rules(_prompt_text(messages))
+        rules = rendered_rules(_last_rules(messages))
         groups: dict[str, list[_Rendered]] = {}
         for r in rules:
             scope = "general" if ALL_TYPES in r.content.lower() else r.scope

@@ -177,10 +177,12 @@ def rule_chunks(text: str) -> list[RuleChunk]:
         if m.group(0) not in seen:
             seen.add(m.group(0))
             starts.append((m.start(), m.group(0)))
-    return [
-        RuleChunk(rid, text[pos : starts[i + 1][0] if i + 1 < len(starts) else len(text)])
-        for i, (pos, rid) in enumerate(starts)
-    ]
+    chunks = []
+    for i, (pos, rid) in enumerate(starts):
+        body = text[pos : starts[i + 1][0] if i + 1 < len(starts) else len(text)]
+        # validation logs name episodes (whose ids name task types): not the rule's scope
+        chunks.append(RuleChunk(rid, body.split("Validation logs:")[0]))
+    return chunks
 
 
 @dataclass(frozen=True)
