@@ -1,0 +1,431 @@
+"""What the scripted AutoManual models know about ALFWorld: goals, rules they recognise, code.
+
+Shared by the scripted planner (:mod:`lorekit.agents.automanual.simulation`)
+and the scripted builder, consolidator and formulator
+(:mod:`lorekit.agents.automanual.simulation_builder`).
+
+The mechanism under study is controlled through fixed phrases, defined here
+once. The scripted planner changes its code when a rule that applies to the
+task's type contains one of them; the scripted builder writes exactly these
+phrases when the trajectory shows the matching error. So the study shows what
+happens *if* a builder finds such a rule and a planner follows it; it does not
+show that a real model would find or follow it.
+
+- :data:`TWO_APART`: Put Two objects may lie in different receptacles, so the
+  second one must be searched for (not taken from where the first was).
+- :data:`TRANSFORM` (per task type): the state change the type needs, such as
+  "heat it with the microwave"; a rule containing it means the planner never
+  forgets that step.
+
+A rule applies to a task type when its text names the type's id
+(``pick_two_obj_and_place``) or says ``all task types``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+TASK_TYPES = (
+    "pick_and_place_simple",
+    "look_at_obj_in_light",
+    "pick_clean_then_place_in_recep",
+    "pick_heat_then_place_in_recep",
+    "pick_cool_then_place_in_recep",
+    "pick_two_obj_and_place",
+)
+"""ALFWorld's six task types (the ids the planner prompt's headings use)."""
+
+TWO_TYPE = "pick_two_obj_and_place"
+LOOK_TYPE = "look_at_obj_in_light"
+ALL_TYPES = "all task types"
+"""A rule containing this phrase applies to every task type."""
+
+TWO_APART = "may be in different receptacles"
+"""Key phrase: Put Two's second object must be searched for again."""
+
+TRANSFORM = {
+    "pick_clean_then_place_in_recep": "clean it with the sinkbasin",
+    "pick_heat_then_place_in_recep": "heat it with the microwave",
+    "pick_cool_then_place_in_recep": "cool it with the fridge",
+    LOOK_TYPE: "turn on the desklamp",
+}
+"""Key phrase per task type: the state change that type needs."""
+
+_CHANGE = {  # task type -> (code API method, receptacle type, past participle)
+    "pick_clean_then_place_in_recep": ("clean", "sinkbasin", "cleaned"),
+    "pick_heat_then_place_in_recep": ("heat", "microwave", "heated"),
+    "pick_cool_then_place_in_recep": ("cool", "fridge", "cooled"),
+}
+CLOSED_TYPES = frozenset({"cabinet", "drawer", "fridge", "microwave", "safe"})
+"""Receptacle types the planner expects to find closed (the env's manual says so)."""
+
+_TEMPLATES = (  # ALFWorld's goal sentences (alfworld gen/goal_library.py), as regexes
+    (
+        "pick_two_obj_and_place",
+        r"(?:put two|find two) (?P<obj>\w+) (?:and put them )?in (?P<recep>\w+)",
+    ),
+    (
+        "look_at_obj_in_light",
+        r"(?:look at|examine the) (?P<obj>\w+) (?:under|with) the (?P<toggle>\w+)",
+    ),
+    ("pick_clean_then_place_in_recep", r"put a clean (?P<obj>\w+) in (?P<recep>\w+)"),
+    ("pick_clean_then_place_in_recep", r"clean some (?P<obj>\w+) and put it in (?P<recep>\w+)"),
+    ("pick_heat_then_place_in_recep", r"put a hot (?P<obj>\w+) in (?P<recep>\w+)"),
+    ("pick_heat_then_place_in_recep", r"heat some (?P<obj>\w+) and put it in (?P<recep>\w+)"),
+    ("pick_cool_then_place_in_recep", r"put a cool (?P<obj>\w+) in (?P<recep>\w+)"),
+    ("pick_cool_then_place_in_recep", r"cool some (?P<obj>\w+) and put it in (?P<recep>\w+)"),
+    ("pick_and_place_simple", r"put (?:a|some) (?P<obj>\w+) (?:in|on) (?P<recep>\w+)"),
+)
+_GOAL_LINE = re.compile(r"Your task is to:\s*(.+?)\.?\s*$", re.M)
+_SEEN = re.compile(r"you see (.+?)\.\s*$", re.M)
+_NAME = re.compile(r"\b([a-z]+)_(\d+)\b")
+_RULE_ID = re.compile(r"\brule_\d+\b")
+
+
+@dataclass(frozen=True)
+class TaskGoal:
+    """A goal sentence read as ALFWorld's task type and object types."""
+
+    task_type: str
+    obj: str
+    recep: str = ""
+    toggle: str = ""
+
+
+def parse_goal(text: str) -> TaskGoal | None:
+    """The (last) ``Your task is to: ...`` line of ``text`` as a goal, or None."""
+    lines = _GOAL_LINE.findall(text)
+    if not lines:
+        return None
+    sentence = lines[-1].strip().lower()
+    for task_type, pattern in _TEMPLATES:
+        m = re.fullmatch(pattern, sentence)
+        if m is not None:
+            return TaskGoal(task_type, **m.groupdict())
+    return None
+
+
+def parse_receptacles(text: str) -> list[str]:
+    """The receptacles the opening lists ("you see cabinet_2, ..., and toaster_1.")."""
+    m = _SEEN.search(text)
+    if m is None:
+        return []
+    return [f"{a}_{b}" for a, b in _NAME.findall(m.group(1))]
+
+
+def kind(name: str) -> str:
+    """``"cabinet_12"`` -> ``"cabinet"``."""
+    return name.rsplit("_", 1)[0]
+
+
+def _number(name: str) -> int:
+    tail = name.rsplit("_", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
+def search_order(receptacles: list[str], skip_type: str = "") -> list[str]:
+    """Open receptacles first, then the ones that must be opened, each in name order.
+
+    Cheap places first keeps a search inside ALFWorld's 50-action limit in
+    nearly every generated game (a closed one costs two actions).
+    """
+    places = sorted(
+        (r for r in receptacles if kind(r) != skip_type), key=lambda r: (kind(r), _number(r))
+    )
+    return [r for r in places if kind(r) not in CLOSED_TYPES] + [
+        r for r in places if kind(r) in CLOSED_TYPES
+    ]
+
+
+def first_of(receptacles: list[str], rtype: str) -> str:
+    """The lowest-numbered receptacle of ``rtype`` (``<rtype>_1`` if the room lists none)."""
+    mine = sorted((r for r in receptacles if kind(r) == rtype), key=_number)
+    return mine[0] if mine else f"{rtype}_1"
+
+
+# -- rules the planner recognises -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RuleChunk:
+    """One rule as found in prompt text: its id and everything up to the next id."""
+
+    rule_id: str
+    text: str
+
+    def applies_to(self, task_type: str) -> bool:
+        low = self.text.lower()
+        return task_type in low or ALL_TYPES in low
+
+    @property
+    def rule_type(self) -> str:
+        """The first rule type the chunk names ("Success Process", ...), or ""."""
+        m = re.search(
+            r"Special Phenomenon|Special Mechanism|Success Process|Useful Helper Method|"
+            r"Corrected Error|Unsolved Error",
+            self.text,
+        )
+        return m.group(0) if m else ""
+
+
+def rule_chunks(text: str) -> list[RuleChunk]:
+    """Split rendered rules (or a manual) at each first mention of a ``rule_N`` id."""
+    starts: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    for m in _RULE_ID.finditer(text):
+        if m.group(0) not in seen:
+            seen.add(m.group(0))
+            starts.append((m.start(), m.group(0)))
+    chunks = []
+    for i, (pos, rid) in enumerate(starts):
+        body = text[pos : starts[i + 1][0] if i + 1 < len(starts) else len(text)]
+        # validation logs name episodes (whose ids name task types): not the rule's scope
+        chunks.append(RuleChunk(rid, body.split("Validation logs:")[0]))
+    return chunks
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """What the rules in a prompt tell the planner about one task type (rule ids per point)."""
+
+    two_apart: tuple[str, ...] = ()
+    transform: tuple[str, ...] = ()
+
+    @property
+    def used(self) -> list[str]:
+        return sorted(set(self.two_apart) | set(self.transform), key=_number)
+
+
+def recognise(rules_text: str, task_type: str) -> Knowledge:
+    """The rules of ``rules_text`` that apply to ``task_type`` and carry a key phrase."""
+    two: list[str] = []
+    change: list[str] = []
+    key = TRANSFORM.get(task_type)
+    for chunk in rule_chunks(rules_text):
+        if not chunk.applies_to(task_type):
+            continue
+        low = chunk.text.lower()
+        if task_type == TWO_TYPE and TWO_APART in low:
+            two.append(chunk.rule_id)
+        if key is not None and key in low:
+            change.append(chunk.rule_id)
+    return Knowledge(tuple(two), tuple(change))
+
+
+# -- the code the planner writes ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """How the code goes about a task: the knobs a skill or a rule can set.
+
+    ``second``: for Put Two, ``"search"`` (search again for the second object)
+    or ``"same"`` (take it from the receptacle where the first one was: the
+    path-dependent shortcut). ``transform``: whether the code does the state
+    change (clean/heat/cool, or switching the lamp on).
+    """
+
+    second: str = "search"
+    transform: bool = True
+
+    def but(self, **changes: object) -> Strategy:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+HELPERS = '''def objects_named(observation, name):
+    """Ids of the `name` objects the text mentions, in order (e.g. ["mug_2", "mug_1"])."""
+    words = observation.replace(",", " ").replace(".", " ").split()
+    return [w for w in words if w.rsplit("_", 1)[0] == name and w.rsplit("_", 1)[-1].isdigit()]
+
+
+def find_object(agent, receptacles, name):
+    """Visit the receptacles in order, opening closed ones, until one holds a `name`."""
+    for receptacle in receptacles:
+        observation = agent.go_to(receptacle)
+        if "closed" in observation:
+            observation = agent.open(receptacle)
+        found = objects_named(observation, name)
+        if found:
+            print("found", found[0], "in", receptacle)
+            return found[0], receptacle
+    return None, None
+
+
+def place_object(agent, obj, target):
+    """Go to the target, open it if closed, and put the held object there."""
+    observation = agent.go_to(target)
+    if "closed" in observation:
+        observation = agent.open(target)
+    return agent.put(obj, target)
+'''
+
+
+class _Writer:
+    """Builds one code block step by step, numbering the ``# [Step N]`` comments."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = [HELPERS]
+        self.n = 0
+
+    def step(self, title: str, *body: str) -> None:
+        self.n += 1
+        self.lines.append(f"\n# [Step {self.n}] {title}")
+        self.add(*body)
+
+    def add(self, *body: str) -> None:
+        self.lines.extend(line.replace("[Step @]", f"[Step {self.n}]") for line in body)
+
+    @staticmethod
+    def error(what: str) -> str:
+        """An assert message naming the step it is in (numbered when the line is added)."""
+        return f'"Error in [Step @]: {what}"'
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def _take_steps(w: _Writer, goal: TaskGoal, places: list[str], var: str, what: str) -> None:
+    w.step(
+        f"Search the receptacles for {what} {goal.obj} and take it.",
+        f"places = {places!r}",
+        f"{var}, found_at = find_object(agent, places, {goal.obj!r})",
+    )
+    w.add(f"assert {var} is not None, {w.error(f'no {goal.obj} in or on any place searched')}")
+    w.lines.append(f"agent.take({var}, found_at)")
+    w.add(f"assert agent.holding() == {var}, {w.error(f'could not take the {goal.obj}')}")
+
+
+def _place_step(w: _Writer, var: str, target: str) -> None:
+    w.step(
+        f"Put it in/on {target}.",
+        f"observation = place_object(agent, {var}, {target!r})",
+        "assert agent.holding() is None, "
+        + w.error(f"could not put it in/on {target}: ")
+        + " + observation",
+    )
+
+
+def _change_step(w: _Writer, goal: TaskGoal, receptacles: list[str], var: str) -> None:
+    method, rtype, done = _CHANGE[goal.task_type]
+    where = first_of(receptacles, rtype)
+    w.step(
+        f"{TRANSFORM[goal.task_type].capitalize()}.",
+        f"agent.go_to({where!r})",
+        f"observation = agent.{method}({var}, {where!r})",
+        f"assert {method!r} in observation, "
+        + w.error(f"the {goal.obj} was not {done}: ")
+        + " + observation",
+    )
+
+
+def write_code(goal: TaskGoal, receptacles: list[str], strategy: Strategy) -> str:
+    """A complete program for the task from the start of an episode."""
+    w = _Writer()
+    w.lines.append(f"receptacles = {receptacles!r}")
+    if goal.task_type == LOOK_TYPE:
+        _take_steps(w, goal, search_order(receptacles), "obj", "a")
+        lamp = goal.toggle or "desklamp"
+        w.step(
+            f"Find the {lamp} and look at the {goal.obj} under it.",
+            f"lamp, lamp_at = find_object(agent, {search_order(receptacles)!r}, {lamp!r})",
+            f"assert lamp is not None, {w.error(f'no {lamp} found')}",
+        )
+        if strategy.transform:
+            w.lines.append("observation = agent.use(lamp)")
+            w.add(f"assert 'turn on' in observation, {w.error('the lamp did not turn on')}")
+        else:
+            w.lines.append("observation = agent.examine(obj)")
+        return w.text()
+    target = first_of(receptacles, goal.recep)
+    places = search_order(receptacles, skip_type=goal.recep)
+    _take_steps(w, goal, places, "obj", "a")
+    if goal.task_type in _CHANGE and strategy.transform:
+        _change_step(w, goal, receptacles, "obj")
+    _place_step(w, "obj", target)
+    if goal.task_type != TWO_TYPE:
+        return w.text()
+    if strategy.second == "same":
+        w.step(
+            f"The second {goal.obj} is in the same receptacle as the first: take it there.",
+            "observation = agent.go_to(found_at)",
+            f"others = [o for o in objects_named(observation, {goal.obj!r}) if o != obj]",
+            f"assert others, {w.error(f'no second {goal.obj} in ')} + found_at + "
+            '", where the first one was"',
+            "second = others[0]",
+            'print("found", second, "in", found_at)',
+            "agent.take(second, found_at)",
+        )
+        w.add(f"assert agent.holding() == second, {w.error('could not take it')}")
+    else:
+        _take_steps(w, goal, places, "second", "a second")
+    _place_step(w, "second", target)
+    return w.text()
+
+
+def write_second_search(goal: TaskGoal, receptacles: list[str]) -> str:
+    """Put Two, the first object placed: search every receptacle for the second one."""
+    w = _Writer()
+    _take_steps(w, goal, search_order(receptacles, skip_type=goal.recep), "second", "a second")
+    _place_step(w, "second", first_of(receptacles, goal.recep))
+    return w.text()
+
+
+def write_redo_change(goal: TaskGoal, receptacles: list[str], obj: str, lamp: str) -> str:
+    """The forgotten state change, from where the object was left (placed, or held by a lamp)."""
+    w = _Writer()
+    if goal.task_type == LOOK_TYPE:
+        w.step(
+            f"Switch on {lamp} while holding the {goal.obj}.",
+            "observation = agent.use(" + repr(lamp) + ")",
+            f"assert 'turn on' in observation, {w.error('the lamp did not turn on')}",
+        )
+        return w.text()
+    target = first_of(receptacles, goal.recep)
+    w.step(
+        f"Take {obj} back from {target}.",
+        f"agent.go_to({target!r})",
+        f"agent.take({obj!r}, {target!r})",
+        f"assert agent.holding() == {obj!r}, {w.error('could not take it back')}",
+        f"obj = {obj!r}",
+    )
+    _change_step(w, goal, receptacles, "obj")
+    _place_step(w, "obj", target)
+    return w.text()
+
+
+def write_recheck(goal: TaskGoal, receptacles: list[str], found: list[tuple[str, str]]) -> str:
+    """What a planner that has not understood its error tries: looking again, changing nothing.
+
+    Put Two: another look for a second object where the first one was (it
+    fails again when they lie apart). Other types: a check that the object is
+    where the code left it (it is, and the task stays undone).
+    """
+    w = _Writer()
+    mine = [(o, p) for o, p in found if kind(o) == goal.obj]
+    if goal.task_type == TWO_TYPE:
+        place = mine[0][1] if mine else first_of(receptacles, goal.recep)
+        w.step(
+            f"Look again at {place} for a second {goal.obj}.",
+            f"observation = agent.go_to({place!r})",
+            f"seen = {[o for o, _ in mine]!r}",
+            f"others = [o for o in objects_named(observation, {goal.obj!r}) if o not in seen]",
+            f"assert others, {w.error(f'no second {goal.obj} in ')} + {place!r} + "
+            '", where the first one was"',
+        )
+        return w.text()
+    obj = mine[0][0] if mine else f"{goal.obj}_1"
+    if goal.task_type == LOOK_TYPE:
+        w.step(f"Check that I hold {obj}.", f"print(agent.holding() == {obj!r})")
+        return w.text()
+    target = first_of(receptacles, goal.recep)
+    w.step(
+        f"Check that {obj} is in/on {target}.",
+        f"observation = agent.go_to({target!r})",
+        f"print({obj!r} in observation)",
+    )
+    return w.text()
+
+
+FOUND = re.compile(r"^found ([a-z]+_\d+) in ([a-z]+_\d+)\s*$", re.M)
+"""The lines the code prints when it finds something (read back from feedback)."""
