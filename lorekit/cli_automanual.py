@@ -28,11 +28,14 @@ from lorekit.envs.base import Task
 BUILD_ROLES = ("planner", "builder", "consolidator")
 
 
-def build_plan(tasks: Sequence[Task], *, per_type: int, seed: int) -> list[Task]:
+def build_plan(
+    tasks: Sequence[Task], *, per_type: int, seed: int, shuffle: bool = True
+) -> list[Task]:
     """``per_type`` tasks of each task type (in split order), shuffled by ``seed``.
 
     The paper builds on 6 tasks per type, shuffled; the same seed gives the
-    same order on every resume.
+    same order on every resume. ``shuffle=False`` keeps the given order (studies
+    and tests that need a set curriculum).
     """
     if per_type < 1:
         raise ValueError(f"per_type must be >= 1, got {per_type}")
@@ -40,7 +43,10 @@ def build_plan(tasks: Sequence[Task], *, per_type: int, seed: int) -> list[Task]
     for task in tasks:
         by_type.setdefault(task.group or "task", []).append(task)
     chosen = [t for group in by_type.values() for t in group[:per_type]]
-    random.Random(f"automanual-build/{seed}").shuffle(chosen)
+    if shuffle:
+        random.Random(f"automanual-build/{seed}").shuffle(chosen)
+    else:
+        chosen = [t for t in tasks if t in chosen]
     return chosen
 
 
@@ -75,6 +81,7 @@ async def run_build(
     episode_timeout_s: float | None = 1_800.0,
     retry_errors: bool = False,
     progress: Any = False,
+    shuffle: bool = True,
 ) -> BuildOutcome:
     """Play (or resume) a build; everything goes to the run store at ``store_path``."""
     from lorekit.agents.automanual.build_agent import AutoManualBuildAgent, CommittedEpisode
@@ -82,7 +89,8 @@ async def run_build(
     from lorekit.eval.runner import plan_episodes, run_eval
     from lorekit.eval.store import RunStore, new_run_id
 
-    plan = plan_episodes(build_plan(tasks, per_type=per_type, seed=seed), seed=seed)
+    chosen = build_plan(tasks, per_type=per_type, seed=seed, shuffle=shuffle)
+    plan = plan_episodes(chosen, seed=seed)
     rid = run_id or new_run_id()
     options = {
         "variant": variant,
