@@ -286,6 +286,7 @@ def run_cmd(
             f"agent {agent_name!r} needs a model: pass --model (and --base-url) or --config"
         )
     check_api_keys(cfg, config_path=config_path)
+    env_opt = with_defaults(env_opt, _agent_env_defaults(agent, env_name))
     env_kwargs, tasks, provenance = prepare_tasks(env_name, env_opt, tasks_opt, split)
     tasks = tasks[:episodes] if episodes else tasks
     check_writable(cfg.store, what="run store", setting=store_setting)
@@ -351,6 +352,24 @@ def run_cmd(
             + f"; see `lorekit show {result.run_id} {errored[0].episode_key}`, "
             f"or replay them with --run-id {result.run_id} --retry-errors"
         )
+
+
+def _agent_env_defaults(agent: Any, env_name: str) -> dict[str, Any]:
+    """Env options an agent asks for (AutoManual: ALFWorld's ``object_ids``), if any."""
+    ask = getattr(agent, "env_defaults", None)
+    if not callable(ask):
+        return {}
+    try:
+        return dict(ask(env_name))
+    except ValueError as exc:  # the agent cannot play this env
+        raise UserError(f"agent {agent.name!r} on env {env_name!r}: {exc}") from None
+
+
+def with_defaults(env_opt: Sequence[str], defaults: dict[str, Any]) -> tuple[str, ...]:
+    """``env_opt`` with ``KEY=VALUE`` defaults added for keys it does not set."""
+    given = {o.split("=", 1)[0].strip() for o in env_opt}
+    extra = [f"{k}={v}" for k, v in defaults.items() if k not in given]
+    return (*extra, *env_opt)
 
 
 def prepare_config(

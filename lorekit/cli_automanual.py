@@ -214,7 +214,14 @@ def build_cmd(
 
     Exits 1 when an episode ended in an error (resume with --run-id and --retry-errors)."""
     from lorekit.agents.automanual.profiles import profile_for
-    from lorekit.cli import _show_progress, console, err_console, prepare_config, prepare_tasks
+    from lorekit.cli import (
+        _show_progress,
+        console,
+        err_console,
+        prepare_config,
+        prepare_tasks,
+        with_defaults,
+    )
     from lorekit.cli_checks import (
         build_models,
         check_api_keys,
@@ -232,7 +239,7 @@ def build_cmd(
         raise UserError("the build needs models: pass --model (and --base-url) or --config")
     try:
         profile = profile_for(env_name)
-    except LookupError as exc:
+    except ValueError as exc:
         raise UserError(str(exc).strip("'\"")) from None
     cfg, store_setting = prepare_config(
         config_path, model, base_url, roles_opt, request_timeout, cache, store
@@ -246,9 +253,7 @@ def build_cmd(
         config_path=config_path,
     )
     check_api_keys(cfg, config_path=config_path)
-    defaults = [f"{k}={v}" for k, v in profile.env_options.items()]
-    given = {o.split("=", 1)[0] for o in env_opt}
-    env_opt = (*[d for d in defaults if d.split("=", 1)[0] not in given], *env_opt)
+    env_opt = with_defaults(env_opt, dict(profile.env_options))
     env_kwargs, tasks, provenance = prepare_tasks(env_name, env_opt, tasks_opt, split)
     check_writable(cfg.store, what="run store", setting=store_setting)
     check_cache(cfg, config_path=config_path)
@@ -327,7 +332,7 @@ def _world(store: str, build: str) -> str:
         info = db.get_run(build)
     try:
         profile = profile_for(info.env if info is not None else "")
-    except LookupError:
+    except ValueError:
         return ""
     return f"{profile.title}. The agent's code calls:\n{profile.api_text}"
 

@@ -91,6 +91,15 @@ class AutoManualAgent:
             f"{manual}` first (or check the build id with `lorekit runs list`)"
         )
 
+    def env_defaults(self, env_name: str) -> dict[str, object]:
+        """The env options the planner's prompts are written for (``lorekit run`` adds
+        those the user did not set): ALFWorld's ``object_ids`` form, as in the build.
+
+        Raises ``ProfileError`` (a ``ValueError``) for an env without a planner
+        profile, so a run on it fails before it starts.
+        """
+        return dict(profile_for(env_name).env_options)
+
     def _planner(self, env_name: str) -> Planner:
         if env_name not in self._planners:
             self._planners[env_name] = Planner(
