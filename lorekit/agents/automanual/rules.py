@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -230,6 +230,30 @@ class RuleSystem:
             "stop_generating": self.stop_generating,
         }
         return methods[call.name](**args)
+
+    def apply_all(self, calls: Sequence[ToolCall]) -> list[str]:
+        """Run the calls of one answer all-or-nothing; the results, in order.
+
+        When one call is refused, the changes of the calls before it are
+        rolled back too, so the model can send its corrected answer whole
+        without writing a rule twice. The error names the call and its line.
+        """
+        results: list[str] = []
+        stopped = self.stopped
+        try:
+            with self._writing():
+                for i, call in enumerate(calls, start=1):
+                    try:
+                        results.append(self.apply(call))
+                    except RuleError as exc:
+                        raise RuleError(
+                            f"call {i} of {len(calls)} (line {call.line}, {call.name}): {exc}; "
+                            "none of the calls was applied"
+                        ) from None
+        except RuleError:
+            self.stopped = stopped
+            raise
+        return results
 
     # -- reading and history ----------------------------------------------------
 
