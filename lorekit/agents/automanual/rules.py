@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -40,17 +40,21 @@ from lorekit.agents.automanual.rulediff import (
     ordered,
     render_rules,
     replay,
-    rule_from_json,
-    rule_json,
     rule_number,
 )
-from lorekit.agents.automanual.store import transaction, truncate_episodes
+from lorekit.agents.automanual.store import (
+    RULE_EVENTS,
+    insert_rule_event,
+    last_rule_event,
+    load_rule_events,
+    transaction,
+    truncate_episodes,
+)
 from lorekit.agents.automanual.toolcalls import ToolCall, ToolSpec
 
 __all__ = ["ACTORS", "RuleChange", "RuleDiff", "RuleError", "RuleEvent", "RuleSystem"]
 
 ACTORS = frozenset({"builder", "consolidator", "seed", "user"})
-_TABLE = "automanual_rule_events"
 _EP_TAG = re.compile(r"\[ep=([^\]]+)\]")
 
 
@@ -227,6 +231,30 @@ class RuleSystem:
         }
         return methods[call.name](**args)
 
+    def apply_all(self, calls: Sequence[ToolCall]) -> list[str]:
+        """Run the calls of one answer all-or-nothing; the results, in order.
+
+        When one call is refused, the changes of the calls before it are
+        rolled back too, so the model can send its corrected answer whole
+        without writing a rule twice. The error names the call and its line.
+        """
+        results: list[str] = []
+        stopped = self.stopped
+        try:
+            with self._writing():
+                for i, call in enumerate(calls, start=1):
+                    try:
+                        results.append(self.apply(call))
+                    except RuleError as exc:
+                        raise RuleError(
+                            f"call {i} of {len(calls)} (line {call.line}, {call.name}): {exc}; "
+                            "none of the calls was applied"
+                        ) from None
+        except RuleError:
+            self.stopped = stopped
+            raise
+        return results
+
     # -- reading and history ----------------------------------------------------
 
     def rules(self) -> list[Rule]:
@@ -278,7 +306,7 @@ class RuleSystem:
 
     def truncate_to(self, kept_episode_ids: Collection[str]) -> int:
         """Drop the changes of episodes not in ``kept_episode_ids`` (a tail); for resume."""
-        dropped = truncate_episodes(self._db, _TABLE, self.build_id, kept_episode_ids)
+        dropped = truncate_episodes(self._db, RULE_EVENTS, self.build_id, kept_episode_ids)
         self._reload()
         return dropped
 
@@ -345,30 +373,16 @@ class RuleSystem:
 
     def _append(self, op: str, rule_id: str, before: Rule | None, after: Rule | None) -> None:
         event = RuleEvent(
-            version=len(self._events) + 1,
-            episode_id=self.episode_id,
-            actor=self.actor,
-            op=op,
-            rule_id=rule_id,
-            before=before,
-            after=after,
-            at=time.time(),
+            len(self._events) + 1,
+            self.episode_id,
+            self.actor,
+            op,
+            rule_id,
+            before,
+            after,
+            time.time(),
         )
-        self._db.execute(
-            f"INSERT INTO {_TABLE} (build_id, seq, episode_id, actor, op, rule_id, before_json, "
-            "after_json, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                self.build_id,
-                event.version,
-                event.episode_id,
-                event.actor,
-                op,
-                rule_id,
-                rule_json(before),
-                rule_json(after),
-                event.at,
-            ),
-        )
+        insert_rule_event(self._db, self.build_id, event)
         self._take(event)
 
     def _take(self, event: RuleEvent) -> None:
@@ -381,34 +395,14 @@ class RuleSystem:
 
     def _sync(self) -> None:
         """Catch up with events other connections appended (or reload after a truncation)."""
-        row = self._db.execute(
-            f"SELECT seq, at FROM {_TABLE} WHERE build_id = ? ORDER BY seq DESC LIMIT 1",
-            (self.build_id,),
-        ).fetchone()
         mine = (self._events[-1].version, self._events[-1].at) if self._events else None
-        if (tuple(row) if row else None) != mine:
+        if last_rule_event(self._db, self.build_id) != mine:
             self._reload()
 
     def _reload(self) -> None:
         self._events, self._rules, self._next_id = [], {}, 0
-        rows = self._db.execute(
-            f"SELECT seq, episode_id, actor, op, rule_id, before_json, after_json, at FROM {_TABLE}"
-            " WHERE build_id = ? ORDER BY seq",
-            (self.build_id,),
-        )
-        for seq, episode_id, actor, op, rule_id, before, after, at in rows:
-            self._take(
-                RuleEvent(
-                    seq,
-                    episode_id,
-                    actor,
-                    op,
-                    rule_id,
-                    rule_from_json(before),
-                    rule_from_json(after),
-                    at,
-                )
-            )
+        for event in load_rule_events(self._db, self.build_id):
+            self._take(event)
 
     def _check_version(self, version: int) -> None:
         current = self.version

@@ -24,10 +24,16 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from lorekit.agents.automanual.rulediff import RuleEvent, rule_from_json, rule_json
+
 __all__ = [
     "EPISODE_TABLES",
+    "RULE_EVENTS",
     "SCHEMA_VERSION",
     "AutoManualStoreError",
+    "insert_rule_event",
+    "last_rule_event",
+    "load_rule_events",
     "open_db",
     "transaction",
     "truncate_episodes",
@@ -82,7 +88,8 @@ _SCHEMA = (
         ON automanual_library(build_id, kind, task_type)""",
 )
 
-EPISODE_TABLES = frozenset({"automanual_rule_events", "automanual_library"})
+RULE_EVENTS = "automanual_rule_events"
+EPISODE_TABLES = frozenset({RULE_EVENTS, "automanual_library"})
 """Tables with ``(build_id, seq, episode_id)`` rows that :func:`truncate_episodes` can cut."""
 
 
@@ -198,3 +205,47 @@ def truncate_episodes(
             f"DELETE FROM {table} WHERE build_id = ? AND seq >= ?", (build_id, first[0])
         )
         return cur.rowcount
+
+
+# -- rule events (the rule system's rows) ----------------------------------------------
+
+
+def insert_rule_event(conn: sqlite3.Connection, build_id: str, event: RuleEvent) -> None:
+    """Append one change of the rule system; ``event.version`` is its ``seq``."""
+    conn.execute(
+        f"INSERT INTO {RULE_EVENTS} (build_id, seq, episode_id, actor, op, rule_id, before_json,"
+        " after_json, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            build_id,
+            event.version,
+            event.episode_id,
+            event.actor,
+            event.op,
+            event.rule_id,
+            rule_json(event.before),
+            rule_json(event.after),
+            event.at,
+        ),
+    )
+
+
+def load_rule_events(conn: sqlite3.Connection, build_id: str) -> list[RuleEvent]:
+    """Every change of ``build_id``'s rules, oldest first."""
+    rows = conn.execute(
+        f"SELECT seq, episode_id, actor, op, rule_id, before_json, after_json, at"
+        f" FROM {RULE_EVENTS} WHERE build_id = ? ORDER BY seq",
+        (build_id,),
+    )
+    return [
+        RuleEvent(seq, ep, actor, op, rid, rule_from_json(before), rule_from_json(after), at)
+        for seq, ep, actor, op, rid, before, after, at in rows
+    ]
+
+
+def last_rule_event(conn: sqlite3.Connection, build_id: str) -> tuple[int, float] | None:
+    """``(seq, at)`` of the newest change: enough to tell whether a copy is current."""
+    row = conn.execute(
+        f"SELECT seq, at FROM {RULE_EVENTS} WHERE build_id = ? ORDER BY seq DESC LIMIT 1",
+        (build_id,),
+    ).fetchone()
+    return None if row is None else (int(row[0]), float(row[1]))

@@ -30,6 +30,7 @@ __all__ = [
 
 MAX_TEXT_CHARS = 100_000
 """Longest answer parsed (characters); rules are short, so more is a runaway model."""
+_MAX_LISTED = 20  # refusals listed in one message; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -85,17 +86,33 @@ def code_blocks(text: str, lang: str = "python") -> list[str]:
             continue
         fence, tag = m.group(1), m.group(2).lower()
         body: list[str] = []
+        looks = 3  # fence lines checked for being inside a string (bounds the work)
         i += 1
         while i < len(lines):
             stripped = lines[i].strip()
-            if stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
-                break
+            closes = stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence)
+            # a fence line inside a triple-quoted string (a rule's example) does not close
+            if closes:
+                looks -= 1
+                if looks < 0 or tag not in _ALIASES["python"] or not _in_open_string(body):
+                    break
             body.append(lines[i])
             i += 1
         i += 1
         if tag in wanted:
             blocks.append(textwrap.dedent("\n".join(body)))
     return blocks
+
+
+def _in_open_string(body: list[str]) -> bool:
+    """True when the code so far stops inside a triple-quoted string."""
+    try:
+        ast.parse(textwrap.dedent("\n".join(body)))
+    except SyntaxError as exc:
+        return "triple-quoted" in str(exc.msg)
+    except (ValueError, RecursionError, MemoryError):
+        return False
+    return False
 
 
 def parse_tool_calls(
@@ -134,7 +151,7 @@ def parse_tool_calls(
     labels: list[str] = []
     for k, code in enumerate(blocks, start=1):
         where = f"block {k}, " if len(blocks) > 1 else ""
-        for line, reason, call in _parse_block(code, tools, receiver):
+        for line, reason, call in _parse_block(code, tools, receiver, max_calls):
             if call is not None:
                 calls.append(call)
             else:
@@ -144,6 +161,8 @@ def parse_tool_calls(
         problems.append((0, "too many calls"))
         labels.append(f"- {len(calls)} calls, more than the {max_calls} allowed in one answer")
     if problems:
+        if len(labels) > _MAX_LISTED:
+            labels[_MAX_LISTED:] = [f"- ... and {len(labels) - _MAX_LISTED} more"]
         raise ToolCallError(
             f"refused {len(problems)} statement(s); nothing was applied:\n"
             + "\n".join(labels)
@@ -169,7 +188,7 @@ def _is_call_statement(stmt: ast.stmt) -> bool:
 
 
 def _parse_block(
-    code: str, tools: Mapping[str, ToolSpec], receiver: str
+    code: str, tools: Mapping[str, ToolSpec], receiver: str, max_calls: int
 ) -> list[tuple[int, str, ToolCall | None]]:
     """One entry per statement: (line, reason, None) when refused, else the call."""
     try:
@@ -178,9 +197,13 @@ def _parse_block(
         return [(exc.lineno or 0, f"syntax error: {exc.msg}", None)]
     except (ValueError, RecursionError, MemoryError) as exc:
         return [(0, f"cannot parse the code ({type(exc).__name__}): too deeply nested?", None)]
+    if len(tree.body) > max_calls:  # refuse before any per-statement work
+        reason = f"{len(tree.body)} statements, more than the {max_calls} calls allowed"
+        return [(tree.body[max_calls].lineno, reason, None)]
+    lines = code.splitlines()
     out: list[tuple[int, str, ToolCall | None]] = []
     for stmt in tree.body:
-        source = ast.get_source_segment(code, stmt) or ""
+        source = _segment(lines, stmt)
         try:
             call = _accept(stmt, tools, receiver, source)
         except _Refused as exc:
@@ -190,6 +213,18 @@ def _parse_block(
         else:
             out.append((stmt.lineno, "", call))
     return out
+
+
+def _segment(lines: list[str], node: ast.stmt) -> str:
+    """The source of ``node`` (``ast.get_source_segment`` re-splits the code every call)."""
+    end = node.end_lineno or node.lineno
+    chunk = [ln.encode() for ln in lines[node.lineno - 1 : end]]
+    if not chunk:
+        return ""
+    if node.end_col_offset is not None:
+        chunk[-1] = chunk[-1][: node.end_col_offset]
+    chunk[0] = chunk[0][node.col_offset :]
+    return "\n".join(b.decode(errors="replace") for b in chunk)
 
 
 class _Refused(Exception):

@@ -451,3 +451,24 @@ def test_events_round_trip_to_dict(rs: RuleSystem) -> None:
     d = event.to_dict()
     assert d["after"]["type"] == "Special Phenomenon" and d["before"] is None
     assert isinstance(event, RuleEvent) and event.same_change(event)
+
+
+def test_apply_all_is_all_or_nothing(rs: RuleSystem) -> None:
+    rs.write_rule("kept", "Special Phenomenon")
+    rs.begin("e/1", succeeded=False, actor="builder")
+    answer = (
+        "```python\n"
+        "rule_system.update_rule('rule_0', validation_record='checked')\n"
+        "rule_system.write_rule('fridge needs opening', 'Unsolved Error')\n"
+        "rule_system.stop_generating()\n"
+        "rule_system.write_rule('how to cool', 'Success Process')\n"
+        "```"
+    )
+    calls = parse_tool_calls(answer, RuleSystem.TOOLS)
+    with pytest.raises(RuleError, match=r"call 4 of 4 \(line 4, write_rule\): cannot write"):
+        rs.apply_all(calls)
+    assert rs.version == 1 and ids(rs) == ["rule_0"] and rs.rules()[0].logs == ["[seed] written"]
+    assert not rs.stopped
+    results = rs.apply_all(calls[:3])
+    assert results == ["updated rule_0 (logs)", "wrote rule_1 (Unsolved Error)", "stopped"]
+    assert rs.version == 3 and rs.stopped

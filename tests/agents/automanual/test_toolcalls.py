@@ -224,7 +224,10 @@ def test_a_syntax_error_in_one_block_still_reports_the_others() -> None:
 
 def test_too_many_calls() -> None:
     err = refused("\n".join(["rule_system.stop_generating()"] * 5), max_calls=4)
-    assert "5 calls, more than the 4 allowed" in str(err)
+    assert "5 statements, more than the 4 calls allowed" in str(err)
+    three = "```python\n" + "stop_generating()\n" * 3 + "```\n"
+    with pytest.raises(ToolCallError, match="6 calls, more than the 4 allowed"):
+        parse_tool_calls(three + three, TOOLS, max_calls=4)
     assert len(parse_tool_calls(block("stop_generating()\n" * 4), TOOLS, max_calls=4)) == 4
 
 
@@ -286,3 +289,37 @@ def test_nothing_is_executed(tmp_path: object) -> None:
     import os
 
     assert not os.path.exists("/tmp/lorekit_toolcalls_pwned")
+
+
+def test_a_fence_inside_a_triple_quoted_example_does_not_end_the_block() -> None:
+    text = (
+        "```python\n"
+        "rule_system.write_rule(rule='r', type='Special Phenomenon', example='''Like this:\n"
+        "```\n"
+        "agent.look()\n"
+        "```\n"
+        "''')\n"
+        "rule_system.stop_generating()\n"
+        "```\n"
+        "Done."
+    )
+    calls = parse_tool_calls(text, TOOLS)
+    assert [c.name for c in calls] == ["write_rule", "stop_generating"]
+    assert calls[0].kwargs["example"] == "Like this:\n```\nagent.look()\n```\n"
+
+
+def test_statement_count_is_bounded_before_any_per_statement_work() -> None:
+    err = refused("x\n" * 5000, max_calls=40)
+    assert err.problems == [(41, "5000 statements, more than the 40 calls allowed")]
+
+
+def test_long_refusal_lists_are_capped() -> None:
+    err = refused("import os\n" * 30)
+    assert len(err.problems) == 30
+    assert "- ... and 10 more" in str(err)
+    assert str(err).count("imports are not allowed") == 20
+
+
+def test_source_of_calls_with_non_ascii_text() -> None:
+    (call,) = parse_tool_calls(block("  rule_system.delete_rule('rège_1')  # ü"), TOOLS)
+    assert call.source == "rule_system.delete_rule('rège_1')"
