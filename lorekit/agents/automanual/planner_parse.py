@@ -147,6 +147,14 @@ def parse_conclusion(text: str, *, succeeded: bool) -> Conclusion:
 def definitions(source: str) -> str:
     """The function definitions in ``source`` that are safe to define again, as code.
 
+    See :func:`defined_functions`; this joins them into one piece of source.
+    """
+    return "\n\n\n".join(defined_functions(source).values())
+
+
+def defined_functions(source: str) -> dict[str, str]:
+    """The safe function definitions in ``source``, by name (a later one of a name wins).
+
     Only top-level ``def`` statements; anything else (calls, assignments,
     loops, classes, imports) is left out, because it would run again. A
     definition is left out too if defining it runs code: decorators, or
@@ -154,14 +162,14 @@ def definitions(source: str) -> str:
     a docstring, ``pass`` or ``...``), which would shadow a working helper of
     the same name, e.g. one the env profile predefines. Annotations are
     dropped (they are evaluated when the function is defined). Source that
-    does not parse gives "". The result is rebuilt from the tree (comments
+    does not parse gives none. The result is rebuilt from the tree (comments
     are lost).
     """
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return ""
-    kept: list[str] = []
+        return {}
+    kept: dict[str, str] = {}
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or node.decorator_list or _stub(node):
             continue
@@ -173,8 +181,9 @@ def definitions(source: str) -> str:
             if arg is not None:
                 arg.annotation = None
         node.returns = None
-        kept.append(ast.unparse(node))
-    return "\n\n\n".join(kept)
+        kept.pop(node.name, None)  # keep definition order: the latest last
+        kept[node.name] = ast.unparse(node)
+    return kept
 
 
 def _stub(node: ast.FunctionDef) -> bool:

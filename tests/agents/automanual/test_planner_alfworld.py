@@ -287,3 +287,17 @@ async def test_notes_hold_the_turns_played_before_a_crash(pool: WorkerPool) -> N
     assert kept.episode_id == "ep-3" and len(kept.turns) == 1
     assert kept.turns[0].error == "AssertionFailed" and kept.turns[0].actions == 2
     assert len(ep.trajectory.actions) == 2
+
+
+async def test_the_latest_definition_of_a_function_is_carried(pool: WorkerPool) -> None:
+    codes = [
+        "def version():\n    return 1\n\ndef other():\n    return 'kept'",
+        "def version():\n    return 2",
+        "print(version(), other())",
+    ]
+    answers = [answer(c) for c in codes] + [REFLECTION]
+    played = await play(pool, answers, max_replans=2)
+    last = played.planned.turns[-1]
+    # version() is its second definition, and other() from the first turn is still there.
+    assert last.error is None and "Printed output:\n2 kept" in last.feedback
+    assert played.ep.trajectory.actions == []
