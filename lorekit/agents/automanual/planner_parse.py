@@ -36,8 +36,10 @@ _SECTIONS = {
     "reflection": "reflection",
     "skill": "code",
 }
+#: A heading line: "### Plan", "## Plan:", "**Plan**", "**Plan:** text", "### Plan: text".
 _HEADING = re.compile(
-    r"^[ \t]*(?:#{1,6}[ \t]*(?P<h>[^\n#]+?)[ \t]*#*|\*\*(?P<b>[^*\n]+?)\*\*)[ \t]*:?[ \t]*$",
+    r"^[ \t]*(?:#{1,6}[ \t]*(?P<h>[^\n#]+?)[ \t]*#*"
+    r"|\*\*(?P<b>[^*\n]+?)\*\*(?P<after>[^\n]*))[ \t]*$",
     re.MULTILINE,
 )
 _FENCE = re.compile(
@@ -75,13 +77,14 @@ def sections(text: str) -> dict[str, str]:
     found: dict[str, str] = {}
     marks = []
     for match in _HEADING.finditer(_without_fences(text)):
-        title = (match.group("h") or match.group("b") or "").strip().rstrip(":").lower()
-        key = _SECTIONS.get(" ".join(title.split()))
-        if key is not None:
-            marks.append((match.start(), match.end(), key))
-    for i, (_, end, key) in enumerate(marks):
+        line = (match.group("h") or match.group("b") or "") + (match.group("after") or "")
+        title, colon, inline = line.partition(":")
+        key = _SECTIONS.get(" ".join(title.replace("*", "").lower().split()))
+        if key is not None and (colon or not inline):
+            marks.append((match.start(), match.end(), key, inline.replace("**", "").strip()))
+    for i, (_, end, key, inline) in enumerate(marks):
         stop = marks[i + 1][0] if i + 1 < len(marks) else len(text)
-        body = text[end:stop].strip()
+        body = f"{inline}\n{text[end:stop].strip()}".strip()
         found[key] = f"{found[key]}\n{body}".strip() if key in found else body
     return found
 

@@ -49,8 +49,11 @@ def test_the_four_parts() -> None:
             "### Plan", "### Overall plan"
         ),
         ANSWER.replace("```python", "```"),
+        ANSWER.replace("### Plan\nOpen it.", "**Plan for the task:** Open it.").replace(
+            "### Related rules\n", "### Rules to consider: "
+        ),
     ],
-    ids=["h2", "bold-and-caps", "other-words", "untagged-block"],
+    ids=["h2", "bold-and-caps", "other-words", "untagged-block", "inline"],
 )
 def test_format_drift_is_tolerated(text: str) -> None:
     parsed = parse_answer(text)
