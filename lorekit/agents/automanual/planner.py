@@ -32,6 +32,7 @@ from lorekit.agents.automanual.planner_feedback import RecordingApi, render_feed
 from lorekit.agents.automanual.planner_parse import (
     AnswerFormatError,
     PlannerAnswer,
+    defined_functions,
     definitions,
     parse_answer,
     parse_conclusion,
@@ -188,7 +189,7 @@ class Planner:
         gate = RecordingApi(api, self.profile.api_methods, ep)
         preload = [self.profile.helpers] if self.profile.helpers.strip() else []
         preload += [d for d in (definitions(s) for s in helper_sources) if d]
-        earlier: list[str] = []
+        earlier: dict[str, str] = {}  # this episode's functions by name, the latest version
         messages = [
             Message("system", self.system_prompt()),
             Message(
@@ -207,10 +208,11 @@ class Planner:
                     error=FORMAT_ERROR,
                 )
             else:
-                turn = await self._run(answer, text, gate, ep, [*preload, *earlier])
-                defined = definitions(answer.code)
-                if defined:
-                    earlier.append(defined)
+                carried = [*preload, "\n\n\n".join(earlier.values())] if earlier else preload
+                turn = await self._run(answer, text, gate, ep, carried)
+                for name, source in defined_functions(answer.code).items():
+                    earlier.pop(name, None)
+                    earlier[name] = source
             planned.turns.append(turn)
             save()
             messages.append(Message("assistant", text))

@@ -28,6 +28,7 @@ from lorekit.sandbox import ApiCall, SandboxResult
 from lorekit.sandbox.proxy import shorten
 
 MAX_CALLS_SHOWN = 60
+MAX_CALLS_CHARS = 12_000
 MAX_OUTPUT_CHARS = 2_000
 
 
@@ -116,7 +117,7 @@ def render_feedback(
     rendered = _calls(result.calls, entries, actions, style, result_chars, templates)
     if rendered:
         lines.append(fill("actions_heading", n=len(rendered)))
-        shown = rendered[-MAX_CALLS_SHOWN:]
+        shown = _latest(rendered, MAX_CALLS_SHOWN, MAX_CALLS_CHARS)
         if len(rendered) > len(shown):
             lines.append(templates["actions_omitted"].format(n=len(rendered) - len(shown)))
         start = len(rendered) - len(shown) + 1
@@ -149,6 +150,18 @@ def render_feedback(
             else:
                 lines.append(page)
     return "\n".join(lines)
+
+
+def _latest(lines: list[str], count: int, chars: int) -> list[str]:
+    """The last lines that fit both bounds (at least one): the latest calls matter most."""
+    kept: list[str] = []
+    used = 0
+    for line in reversed(lines[-count:]):
+        if kept and used + len(line) > chars:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    return kept[::-1]
 
 
 def _calls(

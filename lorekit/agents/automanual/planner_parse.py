@@ -36,8 +36,10 @@ _SECTIONS = {
     "reflection": "reflection",
     "skill": "code",
 }
+#: A heading line: "### Plan", "## Plan:", "**Plan**", "**Plan:** text", "### Plan: text".
 _HEADING = re.compile(
-    r"^[ \t]*(?:#{1,6}[ \t]*(?P<h>[^\n#]+?)[ \t]*#*|\*\*(?P<b>[^*\n]+?)\*\*)[ \t]*:?[ \t]*$",
+    r"^[ \t]*(?:#{1,6}[ \t]*(?P<h>[^\n#]+?)[ \t]*#*"
+    r"|\*\*(?P<b>[^*\n]+?)\*\*(?P<after>[^\n]*))[ \t]*$",
     re.MULTILINE,
 )
 _FENCE = re.compile(
@@ -75,13 +77,14 @@ def sections(text: str) -> dict[str, str]:
     found: dict[str, str] = {}
     marks = []
     for match in _HEADING.finditer(_without_fences(text)):
-        title = (match.group("h") or match.group("b") or "").strip().rstrip(":").lower()
-        key = _SECTIONS.get(" ".join(title.split()))
-        if key is not None:
-            marks.append((match.start(), match.end(), key))
-    for i, (_, end, key) in enumerate(marks):
+        line = (match.group("h") or match.group("b") or "") + (match.group("after") or "")
+        title, colon, inline = line.partition(":")
+        key = _SECTIONS.get(" ".join(title.replace("*", "").lower().split()))
+        if key is not None and (colon or not inline):
+            marks.append((match.start(), match.end(), key, inline.replace("**", "").strip()))
+    for i, (_, end, key, inline) in enumerate(marks):
         stop = marks[i + 1][0] if i + 1 < len(marks) else len(text)
-        body = text[end:stop].strip()
+        body = f"{inline}\n{text[end:stop].strip()}".strip()
         found[key] = f"{found[key]}\n{body}".strip() if key in found else body
     return found
 
@@ -147,6 +150,14 @@ def parse_conclusion(text: str, *, succeeded: bool) -> Conclusion:
 def definitions(source: str) -> str:
     """The function definitions in ``source`` that are safe to define again, as code.
 
+    See :func:`defined_functions`; this joins them into one piece of source.
+    """
+    return "\n\n\n".join(defined_functions(source).values())
+
+
+def defined_functions(source: str) -> dict[str, str]:
+    """The safe function definitions in ``source``, by name (a later one of a name wins).
+
     Only top-level ``def`` statements; anything else (calls, assignments,
     loops, classes, imports) is left out, because it would run again. A
     definition is left out too if defining it runs code: decorators, or
@@ -154,14 +165,14 @@ def definitions(source: str) -> str:
     a docstring, ``pass`` or ``...``), which would shadow a working helper of
     the same name, e.g. one the env profile predefines. Annotations are
     dropped (they are evaluated when the function is defined). Source that
-    does not parse gives "". The result is rebuilt from the tree (comments
+    does not parse gives none. The result is rebuilt from the tree (comments
     are lost).
     """
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return ""
-    kept: list[str] = []
+        return {}
+    kept: dict[str, str] = {}
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or node.decorator_list or _stub(node):
             continue
@@ -173,8 +184,9 @@ def definitions(source: str) -> str:
             if arg is not None:
                 arg.annotation = None
         node.returns = None
-        kept.append(ast.unparse(node))
-    return "\n\n\n".join(kept)
+        kept.pop(node.name, None)  # keep definition order: the latest last
+        kept[node.name] = ast.unparse(node)
+    return kept
 
 
 def _stub(node: ast.FunctionDef) -> bool:

@@ -287,3 +287,39 @@ async def test_notes_hold_the_turns_played_before_a_crash(pool: WorkerPool) -> N
     assert kept.episode_id == "ep-3" and len(kept.turns) == 1
     assert kept.turns[0].error == "AssertionFailed" and kept.turns[0].actions == 2
     assert len(ep.trajectory.actions) == 2
+
+
+async def test_the_latest_definition_of_a_function_is_carried(pool: WorkerPool) -> None:
+    codes = [
+        "def version():\n    return 1\n\ndef other():\n    return 'kept'",
+        "def version():\n    return 2",
+        "print(version(), other())",
+    ]
+    answers = [answer(c) for c in codes] + [REFLECTION]
+    played = await play(pool, answers, max_replans=2)
+    last = played.planned.turns[-1]
+    # version() is its second definition, and other() from the first turn is still there.
+    assert last.error is None and "Printed output:\n2 kept" in last.feedback
+    assert played.ep.trajectory.actions == []
+
+
+async def test_under_the_harness_env_in_its_own_process(pool: WorkerPool) -> None:
+    """As the harness runs ALFWorld: the env in a child process, an awaitable handle."""
+    from lorekit.envs.asyncenv import open_env
+    from lorekit.envs.registry import EnvSpec
+
+    spec = EnvSpec("alfworld", {"split": "dev", **PROFILE.env_options}, execution="process")
+    env = await open_env(spec)
+    try:
+        recorder = ListRecorder()
+        ep = await Episode.start(env, GAME, recorder)
+        llm = ScriptedLLM([answer(WRONG), answer(FINISH), skill(SOLVE)])
+        planned = await Planner(PROFILE, limits=LIMITS, pool=pool).play(
+            ep, Roles(llm), rules_text="", episode_id="ep-4", task_type=TYPE
+        )
+    finally:
+        env.close()
+    assert type(env).__name__ == "ProcessEnv"
+    assert planned.outcome is Outcome.INDIRECT_SUCCESS and ep.trajectory.success
+    assert [s[0] for s in recorder.steps] == ep.trajectory.actions
+    assert len(ep.trajectory.actions) == sum(t.actions for t in planned.turns) > 5

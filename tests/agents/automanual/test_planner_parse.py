@@ -11,6 +11,7 @@ from lorekit.agents.automanual.planner import classify, helper_examples
 from lorekit.agents.automanual.planner_parse import (
     AnswerFormatError,
     code_blocks,
+    defined_functions,
     definitions,
     parse_answer,
     parse_conclusion,
@@ -48,8 +49,11 @@ def test_the_four_parts() -> None:
             "### Plan", "### Overall plan"
         ),
         ANSWER.replace("```python", "```"),
+        ANSWER.replace("### Plan\nOpen it.", "**Plan for the task:** Open it.").replace(
+            "### Related rules\n", "### Rules to consider: "
+        ),
     ],
-    ids=["h2", "bold-and-caps", "other-words", "untagged-block"],
+    ids=["h2", "bold-and-caps", "other-words", "untagged-block", "inline"],
 )
 def test_format_drift_is_tolerated(text: str) -> None:
     parsed = parse_answer(text)
@@ -153,3 +157,10 @@ def test_helper_examples_come_from_helper_rules_only() -> None:
         Rule("rule_2", RuleType.USEFUL_HELPER_METHOD, "no code yet", ""),
     ]
     assert helper_examples(rules) == ["def f():\n    return 1"]
+
+
+def test_a_later_definition_of_a_name_wins() -> None:
+    found = defined_functions(
+        "def f():\n    return 1\n\ndef g():\n    return 0\n\ndef f():\n    return 2"
+    )
+    assert list(found) == ["g", "f"] and "return 2" in found["f"]
