@@ -22,10 +22,14 @@ functions be adapted):
   every later request gets one ```` ```python ```` block of
   ``rule_system.write_rule / update_rule / stop_generating`` calls.
 - Consolidator: the rules rendered as above, anywhere in the user messages,
-  and the limit as ``at most N`` (or ``max_rules: N``); answers one block of
-  ``update_rule`` / ``delete_rule`` calls.
-- Formulator: the rules rendered as above; answers a ```` ```markdown ````
-  manual listing every rule as ``**rule_N**``.
+  and the limit as ``at most N``, ``the limit is N`` or ``max_rules: N``;
+  answers one block of ``update_rule`` / ``delete_rule`` calls ending with
+  ``stop_generating()``. A follow-up message that shows the rules again is
+  read afresh (the last message showing rules wins).
+- Formulator: the rules rendered as above, or as ``### rule_N`` blocks with
+  ``Type:`` and ``Rule:`` lines; answers a ```` ```markdown ```` manual (``#``
+  title, one ``##`` section per task type) listing every rule once as
+  ``**rule_N**``.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ ModelFn = Callable[[tuple[Message, ...]], str]
 
 _RESULT = re.compile(r"Result\W*(direct_success|indirect_success|failure)", re.I)
 _RENDERED = re.compile(r"^\W*(rule_\d+)\W*\(([^)]+)\):\s*(.+)$", re.M)
+_BLOCK = re.compile(r"^#+\s*(rule_\d+)\s*\nType:\s*(.+)\nRule:\s*(.+)$", re.M)
 _LIMIT = re.compile(r"(?:at most|no more than|the limit is|max_rules\s*[:=])\s*(\d+)", re.I)
 
 UNSOLVED = {
@@ -227,9 +232,13 @@ class _Rendered:
 
 
 def rendered_rules(text: str) -> list[_Rendered]:
-    """Rules written as ``rule_N (Type): content`` lines, first mention of each id."""
+    """Rules shown as ``rule_N (Type): content`` lines (the rule system's ``render()``) or
+    as ``### rule_N`` / ``Type: ...`` / ``Rule: ...`` blocks (the formulator's prompt);
+    the first mention of each id."""
     seen: dict[str, _Rendered] = {}
     for m in _RENDERED.finditer(text):
+        seen.setdefault(m.group(1), _Rendered(m.group(1), m.group(2).strip(), m.group(3).strip()))
+    for m in _BLOCK.finditer(text):
         seen.setdefault(m.group(1), _Rendered(m.group(1), m.group(2).strip(), m.group(3).strip()))
     return sorted(seen.values(), key=lambda r: int(r.rule_id.split("_")[1]))
 
@@ -240,7 +249,7 @@ def _without_scope(content: str) -> str:
 
 def _last_rules(messages: tuple[Message, ...]) -> str:
     """The last user message that shows rules (a follow-up shows them as they are now)."""
-    shown = [m.content for m in messages if m.role == "user" and _RENDERED.search(m.content)]
+    shown = [m.content for m in messages if m.role == "user" and rendered_rules(m.content)]
     return shown[-1] if shown else ""
 
 

@@ -415,7 +415,9 @@ def test_formulator_lists_every_rule_and_the_planner_reads_the_manual() -> None:
             + TRANSFORM["pick_heat_then_place_in_recep"],
         ),
     }
-    answer = formulator_model()((Message("user", rules.render()),))
+    blocks = "\n\n".join(f"### {i}\nType: {t}\nRule: {c}" for i, (t, c) in rules.rules.items())
+    assert rendered_rules(blocks) == rendered_rules(rules.render())  # both layouts read alike
+    answer = formulator_model()((Message("user", blocks),))
     manual = re.search(r"```markdown\n(.*?)```", answer, re.S)
     assert manual is not None
     assert all(f"**{i}**" in manual.group(1) for i in rules.rules)
