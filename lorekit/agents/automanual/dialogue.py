@@ -3,10 +3,12 @@
 The builder and the consolidator both talk to the rule system the same way:
 the model answers with a ```python block of ``rule_system.<function>(...)``
 calls, which are parsed with :mod:`ast` (never executed) and dispatched to
-:class:`~lorekit.agents.automanual.rules.RuleSystem`. A block that does not
-parse is refused as a whole, with every reason fed back; a call the rule
-system refuses (a guard, an unknown id) is reported while the calls around it
-stand. Retries and rounds are bounded, and everything (answers, each call and
+:class:`~lorekit.agents.automanual.rules.RuleSystem`. An answer is applied
+all or nothing: a block that does not parse, or one with a call the rule
+system refuses (a guard, an unknown id), changes nothing, and the reasons go
+back to the model, which sends the whole block again corrected (so a retry
+never writes a rule twice). Retries (refused answers) and rounds (applied
+answers) are bounded, and everything (answers, each call and
 its result or error) is kept in a :class:`DialogueLog` for the run store.
 """
 
@@ -106,50 +108,39 @@ class ToolDialogue:
             log.answers += 1
             messages.append(Message("assistant", answer))
             try:
-                calls = parse_tool_calls(answer, specs)
+                problem, results = self._apply(parse_tool_calls(answer, specs), log)
             except ToolCallError as exc:
                 log.refused_blocks.append(str(exc))
+                problem, results = str(exc), ""
+            if problem is not None:
                 if retries_left <= 0:
-                    log.failed = f"no acceptable tool calls after {self.retries} retries: {exc}"
+                    log.failed = f"no acceptable tool calls after {self.retries} retries: {problem}"
                     return log
                 retries_left -= 1
-                messages.append(Message("user", fill("builder", "refused", problems=str(exc))))
+                messages.append(Message("user", fill("builder", "refused", problems=problem)))
                 continue
             rounds += 1
-            problems, results = self._apply(calls, log)
-            if log.stopped and not problems:
-                follow = more(log, results) if more is not None else None
-                if follow is None:
-                    return log
-                messages.append(Message("user", follow))
-                log.stopped = False
-                continue
-            if problems:
-                log.stopped = False
-                messages.append(
-                    Message("user", fill("builder", "refused", problems="\n".join(problems)))
-                )
-                continue
             follow = more(log, results) if more is not None else None
             if follow is None:
                 return log
+            log.stopped = False
             messages.append(Message("user", follow))
         if not log.stopped and log.failed is None:
-            log.failed = f"stopped after {self.max_rounds} rounds without stop_generating()"
+            log.failed = f"ended after {self.max_rounds} rounds with work left to do"
         return log
 
-    def _apply(self, calls: Sequence[Any], log: DialogueLog) -> tuple[list[str], str]:
-        problems: list[str] = []
-        results: list[str] = []
-        for call in calls:
-            entry = CallResult(call.source)
-            try:
-                entry.result = self.rules.apply(call)
-                results.append(f"line {call.line}: {call.source} -> {entry.result}")
-            except RuleError as exc:
-                entry.error = str(exc)
-                problems.append(f"line {call.line}: {call.source} -> refused: {exc}")
-            log.calls.append(entry)
+    def _apply(self, calls: Sequence[Any], log: DialogueLog) -> tuple[str | None, str]:
+        """Apply one answer's calls all-or-nothing: (the refusal or None, the results text)."""
+        try:
+            results = self.rules.apply_all(calls)
+        except RuleError as exc:
+            log.refused_blocks.append(str(exc))
+            log.calls.extend(CallResult(call.source, error=str(exc)) for call in calls)
+            return str(exc), ""
+        lines = []
+        for call, result in zip(calls, results, strict=True):
+            log.calls.append(CallResult(call.source, result=result))
+            lines.append(f"line {call.line}: {call.source} -> {result}")
             if call.name == "stop_generating":
                 log.stopped = True
-        return problems, "\n".join(results)
+        return None, "\n".join(lines)

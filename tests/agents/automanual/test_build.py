@@ -142,8 +142,6 @@ def test_build_fails_then_learns_a_rule_that_fixes_it_and_the_manual_is_tested(
     manual = manual_file.read_text()
     rules_now = RuleSystem(open_db(str(store)), "b").rules()
     assert all(f"**{r.rule_id}**" in manual for r in rules_now)
-    _, apart = two_games(env)
-    test_ids = ",".join(t.id for t in apart[3:5])
     code, out, err = run_cli(
         [
             "run",
@@ -159,10 +157,8 @@ def test_build_fails_then_learns_a_rule_that_fixes_it_and_the_manual_is_tested(
             "t",
             "--split",
             "dev",
-            "--env-opt",
-            "object_ids=true",
-            "--env-opt",
-            f"tasks={test_ids}",
+            "-n",
+            "2",
             "-j",
             "1",
         ],
