@@ -23,9 +23,9 @@ import click
 from lorekit.cli_errors import Interrupted, RunFailed, UserError
 from lorekit.cli_options import model_options
 from lorekit.cli_runs import _open_store, _store_option
+from lorekit.agents.automanual.core import STAGE_ROLES
 from lorekit.envs.base import Task
 
-BUILD_ROLES = ("planner", "builder", "consolidator")
 
 
 def build_plan(
@@ -244,10 +244,9 @@ def build_cmd(
     cfg, store_setting = prepare_config(
         config_path, model, base_url, roles_opt, request_timeout, cache, store
     )
-    wanted = ("planner",) if variant == "planner-lib" else BUILD_ROLES
     check_roles(
         cfg,
-        wanted,
+        STAGE_ROLES,
         owner="automanual build",
         from_flags=role_names(roles_opt),
         config_path=config_path,
@@ -376,7 +375,7 @@ def formulate_cmd(
     _build_run(str(cfg.store), build)
     check_roles(
         cfg,
-        ("formulator",),
+        STAGE_ROLES,
         owner="automanual formulate",
         from_flags=role_names(roles_opt),
         config_path=config_path,

@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lorekit.agents.automanual.build_agent import episode_id
+from lorekit.agents.automanual.core import STAGE_ROLES
 from lorekit.agents.automanual.libraries import Libraries
 from lorekit.agents.automanual.manuals import latest_manual
 from lorekit.agents.automanual.planner import Planner, helper_examples
@@ -56,7 +57,8 @@ class AutoManualAgent:
                 "`lorekit automanual build`) or manual=FILE.md"
             )
         self.role = role
-        self.model_roles = model_roles(role)
+        # The build's roles are accepted too (unused here), so the build's config serves.
+        self.model_roles = model_roles(role, *STAGE_ROLES)
         self.max_replans = max_replans
         self.libraries: Libraries | None = None
         self.helpers: list[str] = []

@@ -13,6 +13,13 @@ from enum import StrEnum
 from typing import Any
 
 
+STAGE_ROLES = ("planner", "builder", "consolidator", "formulator")
+"""The model roles of AutoManual's stages. Every stage's command accepts a
+config naming all four, so one config file serves building, formulating and
+testing (e.g. a strong ``default`` for building and ``planner: small`` for
+testing is one line to change)."""
+
+
 class RuleType(StrEnum):
     """The six kinds of knowledge a rule can hold (AutoManual, section 3.3)."""
 
