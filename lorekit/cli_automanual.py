@@ -20,12 +20,11 @@ from typing import Any
 
 import click
 
+from lorekit.agents.automanual.core import STAGE_ROLES
 from lorekit.cli_errors import Interrupted, RunFailed, UserError
 from lorekit.cli_options import model_options
 from lorekit.cli_runs import _open_store, _store_option
-from lorekit.agents.automanual.core import STAGE_ROLES
 from lorekit.envs.base import Task
-
 
 
 def build_plan(

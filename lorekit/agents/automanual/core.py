@@ -12,7 +12,6 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-
 STAGE_ROLES = ("planner", "builder", "consolidator", "formulator")
 """The model roles of AutoManual's stages. Every stage's command accepts a
 config naming all four, so one config file serves building, formulating and
