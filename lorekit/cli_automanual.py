@@ -76,6 +76,7 @@ async def run_build(
     max_rules: int = 12,
     retire_after: int = 3,
     max_replans: int | None = None,
+    retriever: str = "bm25",
     config: dict[str, Any] | None = None,
     episode_timeout_s: float | None = 1_800.0,
     retry_errors: bool = False,
@@ -97,6 +98,7 @@ async def run_build(
         "max_rules": max_rules,
         "retire_after": retire_after,
         "max_replans": max_replans,
+        "retriever": retriever,
     }
     with RunStore(store_path) as store:
         rid = store.create_run(
@@ -114,6 +116,7 @@ async def run_build(
             max_rules=max_rules,
             retire_after=retire_after,
             max_replans=max_replans,
+            retriever=retriever,
         )
         agent.name = f"automanual-build:{variant}"
         try:
@@ -177,6 +180,13 @@ def automanual() -> None:
 @click.option("--max-rules", type=click.IntRange(min=1), default=12, show_default=True)
 @click.option("--retire-after", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option("--max-replans", type=click.IntRange(min=0), default=None)
+@click.option(
+    "--retriever",
+    default="bm25",
+    show_default=True,
+    help="How a skill of another task type is picked when none of the type exists: "
+    "bm25, or embedding:MODEL (an OpenAI-compatible embeddings server, see docs).",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--run-id", default=None, help="Name the build; an existing id resumes it.")
 @click.option("--timeout", "timeout_s", type=float, default=1_800.0, show_default=True)
@@ -199,6 +209,7 @@ def build_cmd(
     max_rules: int,
     retire_after: int,
     max_replans: int | None,
+    retriever: str,
     seed: int,
     run_id: str | None,
     timeout_s: float,
@@ -213,6 +224,7 @@ def build_cmd(
 
     Exits 1 when an episode ended in an error (resume with --run-id and --retry-errors)."""
     from lorekit.agents.automanual.profiles import profile_for
+    from lorekit.agents.automanual.retrieval import make_retriever
     from lorekit.cli import (
         _show_progress,
         console,
@@ -238,6 +250,7 @@ def build_cmd(
         raise UserError("the build needs models: pass --model (and --base-url) or --config")
     try:
         profile = profile_for(env_name)
+        make_retriever(retriever)
     except ValueError as exc:
         raise UserError(str(exc).strip("'\"")) from None
     cfg, store_setting = prepare_config(
@@ -278,6 +291,7 @@ def build_cmd(
                 max_rules=max_rules,
                 retire_after=retire_after,
                 max_replans=max_replans,
+                retriever=retriever,
                 config=config,
                 episode_timeout_s=timeout_s,
                 retry_errors=retry_errors,

@@ -7,8 +7,12 @@ skill or reflection for the task type. Nothing is learned at test time: the
 libraries are opened read-only, so test episodes can run concurrently and a
 test run never changes the build it reads.
 
-``manual`` is a build id in the run store (``store``: the run store file; the
-CLI passes its own) or a path to a Markdown file (e.g. one written by
+``retriever`` picks the most similar skill when the task's type has none:
+``bm25`` (default) or ``embedding:MODEL`` (an OpenAI-compatible embeddings
+endpoint the user configures; nothing is downloaded).
+
+``manual`` is a build id in the run store (``store``: the run store file;
+the CLI passes its own) or a path to a Markdown file (e.g. one written by
 ``lorekit manual export``). A Planner+Lib. build (no rules) has no manual;
 its skills alone are used.
 """
@@ -23,6 +27,7 @@ from lorekit.agents.automanual.libraries import Libraries
 from lorekit.agents.automanual.manuals import latest_manual
 from lorekit.agents.automanual.planner import Planner, helper_examples
 from lorekit.agents.automanual.profiles import profile_for
+from lorekit.agents.automanual.retrieval import make_retriever
 from lorekit.agents.automanual.rules import RuleSystem
 from lorekit.agents.automanual.store import open_db
 from lorekit.agents.base import Episode, Recorder, Trajectory, model_roles
@@ -50,6 +55,7 @@ class AutoManualAgent:
         skills: bool = True,
         max_replans: int | None = None,
         role: str = "planner",
+        retriever: str = "bm25",
     ) -> None:
         if not isinstance(manual, str) or not manual.strip():
             raise ValueError(
@@ -62,6 +68,7 @@ class AutoManualAgent:
         self.max_replans = max_replans
         self.libraries: Libraries | None = None
         self.helpers: list[str] = []
+        self.retriever = make_retriever(retriever)
         self.manual_text, self.source = self._load(manual.strip(), store, skills)
         self._planners: dict[str, Planner] = {}
 
@@ -79,7 +86,7 @@ class AutoManualAgent:
         db = open_db(store)
         found = latest_manual(db, manual)
         if skills:
-            self.libraries = Libraries(db, manual, readonly=True)
+            self.libraries = Libraries(db, manual, retriever=self.retriever, readonly=True)
         if found is not None:
             self.helpers = helper_examples(RuleSystem(db, manual).rules_at(found.rules_version))
             return (
@@ -115,7 +122,9 @@ class AutoManualAgent:
         ep = await Episode.start(env, task, recorder, seed=seed)
         ep.trajectory.notes["manual"] = self.source
         retrieved = (
-            self.libraries.retrieve(task.group, task.goal) if self.libraries is not None else None
+            await self.libraries.retrieve_async(task.group, task.goal)
+            if self.libraries is not None
+            else None
         )
         await self._planner(ep.env.name).play(
             ep,

@@ -31,6 +31,7 @@ from lorekit.agents.automanual.core import PlannerEpisode
 from lorekit.agents.automanual.libraries import Libraries
 from lorekit.agents.automanual.planner import Planner, helper_examples
 from lorekit.agents.automanual.profiles import EnvProfile, profile_for
+from lorekit.agents.automanual.retrieval import make_retriever
 from lorekit.agents.automanual.rules import RuleSystem
 from lorekit.agents.automanual.store import open_db
 from lorekit.agents.automanual.trajectory import render_trajectory
@@ -77,6 +78,7 @@ class AutoManualBuildAgent:
         planner_role: str = "planner",
         builder_role: str = "builder",
         consolidator_role: str = "consolidator",
+        retriever: str = "bm25",
     ) -> None:
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
@@ -88,7 +90,7 @@ class AutoManualBuildAgent:
         self.profile: EnvProfile = profile_for(env_name)
         self.db = open_db(db_path)
         self.rules = RuleSystem(self.db, build_id, trajectory=self._trajectory_text)
-        self.libraries = Libraries(self.db, build_id)
+        self.libraries = Libraries(self.db, build_id, retriever=make_retriever(retriever))
         self.planner = Planner(self.profile, role=planner_role, max_replans=max_replans)
         api = self.profile.api_text
         self.builder = Builder(self.profile.title, api, role=builder_role, max_rules=max_rules)
@@ -183,7 +185,7 @@ class AutoManualBuildAgent:
             "variant": self.variant,
             "rules_version_before": self.rules.version,
         }
-        retrieved = self.libraries.retrieve(task.group, task.goal)
+        retrieved = await self.libraries.retrieve_async(task.group, task.goal)
         played = await self.planner.play(
             ep,
             roles,
