@@ -7,7 +7,6 @@ from events or rule lists alone.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -15,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lorekit.agents.automanual.core import Rule, RuleType
+from lorekit.agents.automanual.toolcalls import quiet_parse
 
 __all__ = [
     "RuleChange",
@@ -170,7 +170,7 @@ def _fenced(text: str) -> str:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     try:
-        ast.parse(text)
+        quiet_parse(text)
         lang = "python"
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         lang = ""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = [
     "ToolSpec",
     "code_blocks",
     "parse_tool_calls",
+    "quiet_parse",
 ]
 
 MAX_TEXT_CHARS = 100_000
@@ -107,7 +109,7 @@ def code_blocks(text: str, lang: str = "python") -> list[str]:
 def _in_open_string(body: list[str]) -> bool:
     """True when the code so far stops inside a triple-quoted string."""
     try:
-        ast.parse(textwrap.dedent("\n".join(body)))
+        quiet_parse(textwrap.dedent("\n".join(body)))
     except SyntaxError as exc:
         return "triple-quoted" in str(exc.msg)
     except (ValueError, RecursionError, MemoryError):
@@ -139,7 +141,7 @@ def parse_tool_calls(
     blocks = code_blocks(text)
     if not blocks:
         try:
-            tree = ast.parse(text)
+            tree = quiet_parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None
         only_calls = tree is not None and all(_is_call_statement(s) for s in tree.body)
@@ -183,6 +185,13 @@ def _no_calls(tools: Mapping[str, ToolSpec], receiver: str) -> ToolCallError:
     )
 
 
+def quiet_parse(code: str) -> ast.Module:
+    """``ast.parse`` without the warnings model text triggers (``"\\d"``, ``1if``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(code)
+
+
 def _is_call_statement(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
 
@@ -192,7 +201,7 @@ def _parse_block(
 ) -> list[tuple[int, str, ToolCall | None]]:
     """One entry per statement: (line, reason, None) when refused, else the call."""
     try:
-        tree = ast.parse(code)
+        tree = quiet_parse(code)
     except SyntaxError as exc:
         return [(exc.lineno or 0, f"syntax error: {exc.msg}", None)]
     except (ValueError, RecursionError, MemoryError) as exc:

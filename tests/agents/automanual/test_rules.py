@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 from pathlib import Path
 
@@ -472,3 +473,41 @@ def test_apply_all_is_all_or_nothing(rs: RuleSystem) -> None:
     results = rs.apply_all(calls[:3])
     assert results == ["updated rule_0 (logs)", "wrote rule_1 (Unsolved Error)", "stopped"]
     assert rs.version == 3 and rs.stopped
+
+
+def test_random_changes_keep_replay_restore_and_a_second_reader_consistent(
+    tmp_path: Path,
+) -> None:
+    rng = random.Random(14)
+    path = tmp_path / "runs.sqlite"
+    rs = RuleSystem(open_db(path), "b", keep_logs=2)
+    issued: list[str] = []
+    types = [t.value for t in RuleType]
+    for step in range(300):
+        rs.begin(f"ep/{step // 5}", succeeded=rng.random() < 0.7, actor="builder")
+        live = ids(rs)
+        op = rng.random()
+        try:
+            if op < 0.45 or not live:
+                rs.write_rule(f"rule from step {step}", rng.choice(types), validation_record="r")
+                issued.append(ids(rs)[-1])
+            elif op < 0.75:
+                rs.update_rule(rng.choice(live), rule=f"edited at {step}", validation_record="u")
+            elif op < 0.9:
+                rs.delete_rule(rng.choice(live))
+            else:
+                rs.restore(rng.randrange(rs.version + 1))
+        except RuleError as exc:
+            assert "failed" in str(exc)  # the only refusal these calls can meet
+    assert len(set(issued)) == len(issued)  # never reused
+    assert rs.rules() == rs.rules_at(rs.version)
+    assert all(len(r.logs) <= 2 for r in rs.rules())
+    other = RuleSystem(open_db(path), "b")
+    assert other.history() == rs.history()
+    for v in rng.sample(range(rs.version + 1), 10):
+        d = rs.diff(v, rs.version)
+        rebuilt = {r.rule_id: r for r in rs.rules_at(v) if r not in d.removed}
+        rebuilt.update({r.rule_id: r for r in d.added})
+        assert sorted(rebuilt) == sorted(r.rule_id for r in rs.rules())
+        other.restore(v)
+        assert rs.rules() == rs.rules_at(v)  # rs catches up with other's restore

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lorekit.agents.automanual.toolcalls import (
     ToolCall,
@@ -323,3 +327,72 @@ def test_long_refusal_lists_are_capped() -> None:
 def test_source_of_calls_with_non_ascii_text() -> None:
     (call,) = parse_tool_calls(block("  rule_system.delete_rule('rège_1')  # ü"), TOOLS)
     assert call.source == "rule_system.delete_rule('rège_1')"
+
+
+_PIECES = [
+    "rule_system",
+    ".",
+    "write_rule",
+    "delete_rule",
+    "stop_generating",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ":",
+    "=",
+    "rule=",
+    "type=",
+    "'a'",
+    '"""x\n"""',
+    "1",
+    "-",
+    "+",
+    "*",
+    "**",
+    "lambda",
+    "import",
+    "os",
+    "f'{a}'",
+    "for",
+    "in",
+    "\n",
+    " ",
+    "#",
+    "```",
+    "```python\n",
+    "__class__",
+    ":=",
+    "\\",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_any_text_gives_literal_calls_or_a_tool_call_error(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    try:
+        calls = parse_tool_calls(text, TOOLS)
+    except ToolCallError as exc:
+        assert str(exc)
+        return
+    assert calls
+    for call in calls:
+        assert call.name in TOOLS
+        assert set(call.kwargs) <= set(TOOLS[call.name].params)
+        assert set(TOOLS[call.name].required) <= set(call.kwargs)
+
+
+def test_model_text_raises_no_warnings() -> None:
+    code = (
+        "rule_system.write_rule(rule='match \\d+ digits', type='x')\n"
+        "rule_system.delete_rule(1if 1 else 2)"
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(ToolCallError):
+            parse_tool_calls(block(code), TOOLS)
+    assert caught == []
