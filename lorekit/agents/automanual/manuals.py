@@ -12,9 +12,11 @@ with it, so one can tell which rule set a manual describes.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sqlite3
+import textwrap
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -109,11 +111,21 @@ def fence(text: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
 
 
+def code_language(text: str) -> str:
+    """``python`` when ``text`` parses as Python (rule examples are mostly code), else ``""``."""
+    try:
+        ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError):
+        return ""
+    return "python"
+
+
 def render_rule(rule: Rule) -> str:
     """One rule as the manual shows it: bold id, type, description, then its example."""
     text = f"**{rule.rule_id}** ({rule.type.value}): {rule.content.strip()}"
     if rule.example.strip():
-        text += "\n\nExample:\n" + fence(rule.example.strip("\n"))
+        example = rule.example.strip("\n")
+        text += "\n\nExample:\n" + fence(example, code_language(example))
     return text
 
 
