@@ -86,6 +86,18 @@ def no_chromium_left() -> Iterator[None]:
     assert not left, f"Chromium processes left after the tests: {left}"
 
 
+@pytest.fixture(scope="module")
+def closes_shared_pool() -> Iterator[None]:
+    """For modules whose envs use the shared browser pool (the harness's default):
+    close it when the module is done, so later tests start with no browser."""
+    yield
+    from lorekit.envs.miniwob import pool
+
+    if pool._shared is not None:
+        pool._shared.close()
+    assert not wait_for_no_chromium(), "the shared pool left Chromium running"
+
+
 @pytest.fixture
 def chromium_left() -> Callable[..., list[int]]:
     """``chromium_left(mark=MARK, within=5.0)``: marked Chromium processes

@@ -7,6 +7,7 @@ import asyncio
 import re
 from pathlib import Path
 
+import pytest
 from _mw_browsers import NEEDS_CHROMIUM
 
 from lorekit.agents.automanual.rules import RuleSystem
@@ -17,7 +18,7 @@ from lorekit.eval.store import RunStore
 from lorekit.llm import Roles, ScriptedLLM
 from lorekit.llm.base import Message
 
-pytestmark = NEEDS_CHROMIUM
+pytestmark = [NEEDS_CHROMIUM, pytest.mark.usefixtures("closes_shared_pool")]
 LESSON = "click the button whose text the task names"
 
 

@@ -7,6 +7,7 @@ import asyncio
 import re
 from pathlib import Path
 
+import pytest
 from _mw_browsers import NEEDS_CHROMIUM
 
 from lorekit.agents import make_agent
@@ -16,7 +17,7 @@ from lorekit.eval.store import RunStore
 from lorekit.llm import Roles, ScriptedLLM
 from lorekit.llm.base import Message
 
-pytestmark = NEEDS_CHROMIUM
+pytestmark = [NEEDS_CHROMIUM, pytest.mark.usefixtures("closes_shared_pool")]
 
 
 def button_clicker(wrong_first: bool) -> ScriptedLLM:
