@@ -34,9 +34,9 @@ per method, Put Two apart, and in the test stage how many Put Two episodes
 started from the copied "same receptacle" shortcut and how they ended. Exit
 status 1 when AutoManual's test success is below Planner+Lib.'s.
 
-Usage: python benchmarks/automanual_study.py [--per-type 20] [--test-per-type 10]
+Usage: python benchmarks/automanual_study.py [--per-type 10] [--test-per-type 10]
        [--types pick_two_obj_and_place,...]
-       [--forget 0.3] [--repair 0.5] [--mistake 0.0] [--seeds 0,1,2,3] [--window 10]
+       [--forget 0.3] [--repair 0.5] [--mistake 0.0] [--seeds 0,1,2] [--window 10]
        [--retire-after N] [--store PATH]
 """
 
@@ -254,13 +254,13 @@ async def run_all(args: argparse.Namespace, store: Path) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--per-type", type=int, default=20)
+    p.add_argument("--per-type", type=int, default=10)
     p.add_argument("--test-per-type", type=int, default=10)
     p.add_argument("--types", default="", help="comma-separated task types (default: all six)")
     p.add_argument("--forget", type=float, default=0.3)
     p.add_argument("--repair", type=float, default=0.5)
     p.add_argument("--mistake", type=float, default=0.0)
-    p.add_argument("--seeds", default="0,1,2,3", help="comma-separated seeds, one study each")
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds, one study each")
     p.add_argument("--window", type=int, default=10)
     p.add_argument("--retire-after", type=int, default=None)
     p.add_argument("--concurrency", type=int, default=4)

@@ -43,21 +43,23 @@ from dataclasses import dataclass, field
 
 from lorekit.agents.automanual.simulation_code import (
     FOUND,
-    LOOK_TYPE,
-    TRANSFORM,
-    TWO_APART,
-    TWO_TYPE,
-    Knowledge,
     Strategy,
     TaskGoal,
     kind,
     parse_goal,
     parse_receptacles,
-    recognise,
     write_code,
     write_recheck,
     write_redo_change,
     write_second_search,
+)
+from lorekit.agents.automanual.simulation_rules import (
+    LOOK_TYPE,
+    TRANSFORM,
+    TWO_APART,
+    TWO_TYPE,
+    Knowledge,
+    recognise,
 )
 from lorekit.llm.base import Message
 

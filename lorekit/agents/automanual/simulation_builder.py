@@ -40,12 +40,14 @@ from dataclasses import dataclass
 
 from lorekit.agents.automanual.simulation import draw, sections
 from lorekit.agents.automanual.simulation_code import (
+    parse_goal,
+)
+from lorekit.agents.automanual.simulation_rules import (
     ALL_TYPES,
     TASK_TYPES,
     TRANSFORM,
     TWO_APART,
     TWO_TYPE,
-    parse_goal,
     recognise,
     rule_chunks,
 )

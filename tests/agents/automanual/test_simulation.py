@@ -23,12 +23,14 @@ from lorekit.agents.automanual.simulation_builder import (
     rendered_rules,
 )
 from lorekit.agents.automanual.simulation_code import (
-    TASK_TYPES,
-    TRANSFORM,
-    TWO_APART,
     TaskGoal,
     parse_goal,
     parse_receptacles,
+)
+from lorekit.agents.automanual.simulation_rules import (
+    TASK_TYPES,
+    TRANSFORM,
+    TWO_APART,
     recognise,
 )
 from lorekit.envs import make
