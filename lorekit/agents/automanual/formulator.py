@@ -23,17 +23,14 @@ the prompt tells it not to bother. Sections that list no rule are dropped
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
-from lorekit import yamlio
+from lorekit.agents.automanual import texts
 from lorekit.agents.automanual.core import Rule
 from lorekit.agents.automanual.manuals import Manual, ManualGroup, fence, render_manual
-from lorekit.agents.prompts import PromptError, render
 from lorekit.llm.base import LLM, Message
 
 __all__ = ["Formulator", "FormulatorError", "Manual", "ManualGroup", "parse_manual", "prompts"]
@@ -43,21 +40,13 @@ class FormulatorError(RuntimeError):
     """The model gave no usable manual within the allowed answers, or there is nothing to do."""
 
 
-@functools.cache
 def prompts() -> dict[str, str]:
     """The templates in ``lorekit/agents/automanual/prompts/formulator.yaml``."""
-    where = "automanual/prompts/formulator.yaml"
-    # one name per joinpath: the package may be a namespace package (MultiplexedPath)
-    package = resources.files("lorekit.agents.automanual")
-    text = package.joinpath("prompts").joinpath("formulator.yaml").read_text()
-    data = yamlio.safe_load(text, source=where)
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise PromptError(f"{where} must map template names to strings")
-    return data
+    return texts.templates("formulator")
 
 
 def fill(name: str, **values: Any) -> str:
-    return render(prompts()[name], f"formulator.{name}", **values)
+    return texts.fill("formulator", name, **values)
 
 
 def render_rules(rules: Sequence[Rule]) -> str:

@@ -21,12 +21,10 @@ and updated after every turn, so an episode cut off part-way keeps it.
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Iterable, Sequence
-from importlib import resources
 from typing import Any, Literal, Protocol
 
-from lorekit import yamlio
+from lorekit.agents.automanual import texts
 from lorekit.agents.automanual.core import Outcome, PlannerEpisode, PlannerTurn, Rule, RuleType
 from lorekit.agents.automanual.planner_feedback import RecordingApi, render_feedback
 from lorekit.agents.automanual.planner_parse import (
@@ -39,7 +37,6 @@ from lorekit.agents.automanual.planner_parse import (
 )
 from lorekit.agents.automanual.profiles import EnvProfile, profile_for
 from lorekit.agents.base import Episode
-from lorekit.agents.prompts import PromptError, render
 from lorekit.llm.base import Message
 from lorekit.llm.roles import Roles
 from lorekit.sandbox import Limits, SandboxResult, WorkerPool, run_code_async
@@ -49,19 +46,13 @@ FORMAT_ERROR = "AnswerFormatError"
 """``PlannerTurn.error`` of a turn whose answer had no usable code."""
 
 
-@functools.cache
 def prompts() -> dict[str, str]:
     """The templates in ``lorekit/agents/automanual/prompts/planner.yaml``."""
-    source = resources.files("lorekit.agents.automanual").joinpath("prompts")
-    text = source.joinpath("planner.yaml").read_text(encoding="utf-8")
-    data = yamlio.safe_load(text, source="automanual/prompts/planner.yaml")
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise PromptError("automanual/prompts/planner.yaml must map template names to strings")
-    return data
+    return texts.templates("planner")
 
 
 def fill(name: str, **values: Any) -> str:
-    return render(prompts()[name], f"planner.{name}", **values)
+    return texts.fill("planner", name, **values)
 
 
 class Retrieved(Protocol):
