@@ -5,7 +5,7 @@ formats; what they can find is fixed by design. The builder recognises only
 the errors the scripted planner
 (:mod:`lorekit.agents.automanual.simulation`) makes and names, and writes
 rules containing exactly the key phrases that planner follows
-(:mod:`lorekit.agents.automanual.simulation_code`). The study built on them
+(:mod:`lorekit.agents.automanual.simulation_rules`). The study built on them
 therefore shows the mechanism (a rule fixes a systematic error that a copied
 skill repeats), not that a real model would find these rules.
 
