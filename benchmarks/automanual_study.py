@@ -21,7 +21,8 @@ not that a real model would find these rules (see docs/automanual.md).
 
 Stages, through the lead's build loop (lorekit.cli_automanual.run_build) and
 the harness, recorded in one run store:
-1. build on the ``dev`` split (``--per-type`` games of each type, shuffled),
+1. build on the ``dev`` split (``--per-type`` games of each of ``--types``,
+   by default Put Two only, where the two methods differ; shuffled),
    once as AutoManual and once as Planner+Lib., no type retired unless
    ``--retire-after`` is given; the curve is the build episodes' success,
    by windows of ``--window`` episodes;
@@ -34,9 +35,9 @@ per method, Put Two apart, and in the test stage how many Put Two episodes
 started from the copied "same receptacle" shortcut and how they ended. Exit
 status 1 when AutoManual's test success is below Planner+Lib.'s.
 
-Usage: python benchmarks/automanual_study.py [--per-type 10] [--test-per-type 10]
-       [--types pick_two_obj_and_place,...]
-       [--forget 0.3] [--repair 0.5] [--mistake 0.0] [--seeds 0,1,2] [--window 10]
+Usage: python benchmarks/automanual_study.py [--per-type 20] [--test-per-type 25]
+       [--types pick_two_obj_and_place | all | TYPE,TYPE...]
+       [--forget 0.3] [--repair 0.5] [--mistake 0.0] [--seeds 0,1,2] [--window 5]
        [--retire-after N] [--store PATH]
 """
 
@@ -48,7 +49,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,21 @@ def episodes_of(store: RunStore, run_id: str) -> list[Ep]:
     for rec in sorted(store.episodes(run_id), key=lambda e: e.index):
         out.append(_ep(rec))
     return out
+
+
+def _event_line(ev: Any, order: dict[str, int]) -> str:
+    """One rule change (a ``RuleEvent``): version, who, build episode number, what."""
+    rule = ev.after if ev.after is not None else ev.before
+    kind = rule.type.value if rule is not None else ""
+    episode = order.get(ev.episode_id or "", "-")
+    return (
+        f"v{ev.version:<3} {ev.actor:<12} episode {episode!s:<4} {ev.op:<7} {ev.rule_id:<8} {kind}"
+    )
+
+
+def _records(store_path: Path, run_id: str) -> list[EpisodeRecord]:
+    with RunStore(store_path) as store:
+        return store.episodes(run_id)
 
 
 def _ep(rec: EpisodeRecord) -> Ep:
@@ -136,6 +152,7 @@ class SeedResult:
     builds: dict[str, list[Ep]]
     tests: dict[str, list[Ep]]
     manual: str = ""
+    history: list[str] = field(default_factory=list)
 
 
 async def study(args: argparse.Namespace, store_path: Path, seed: int) -> SeedResult:
@@ -148,7 +165,7 @@ async def study(args: argparse.Namespace, store_path: Path, seed: int) -> SeedRe
     from lorekit.agents.automanual.store import open_db
     from lorekit.cli_automanual import run_build
 
-    types = [t for t in args.types.split(",") if t] if args.types else []
+    types = [t for t in args.types.split(",") if t and t != "all"]
     dev = make("alfworld", split="dev", **ENV_KWARGS)
     test_env = make("alfworld", split="test", **ENV_KWARGS)
     test_tasks = per_type(test_env.tasks("test"), args.test_per_type, types)
@@ -175,6 +192,8 @@ async def study(args: argparse.Namespace, store_path: Path, seed: int) -> SeedRe
                 final = system.rules()
                 manual = await Formulator(r).formulate(final, rules_version=system.version)
                 save_manual(db, outcome.run_id, manual)
+                order = {e.episode_key: e.index + 1 for e in _records(store_path, outcome.run_id)}
+                result.history = [_event_line(ev, order) for ev in system.history()]
             finally:
                 db.close()
             result.manual = manual.markdown
@@ -246,7 +265,10 @@ async def run_all(args: argparse.Namespace, store: Path) -> int:
     results = []
     for seed in [int(x) for x in args.seeds.split(",")]:
         results.append(await study(args, store, seed))
-    print(f"AutoManual's manual (seed {results[0].seed}):\n{results[0].manual}\n")
+    first = results[0]
+    print(f"AutoManual's rule history (seed {first.seed}; episode = build episode number):")
+    print("\n".join(first.history))
+    print(f"\nAutoManual's manual (seed {first.seed}):\n{first.manual}\n")
     report(args, results, time.perf_counter() - started)
     ok = {m: sum(e.success for r in results for e in r.tests[m]) for m in METHODS}
     return 0 if ok["AutoManual"] >= ok["Planner+Lib."] else 1
@@ -254,14 +276,16 @@ async def run_all(args: argparse.Namespace, store: Path) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--per-type", type=int, default=10)
-    p.add_argument("--test-per-type", type=int, default=10)
-    p.add_argument("--types", default="", help="comma-separated task types (default: all six)")
+    p.add_argument("--per-type", type=int, default=20)
+    p.add_argument("--test-per-type", type=int, default=25)
+    p.add_argument(
+        "--types", default=TWO, help=f"comma-separated task types or 'all' (default: {TWO})"
+    )
     p.add_argument("--forget", type=float, default=0.3)
     p.add_argument("--repair", type=float, default=0.5)
     p.add_argument("--mistake", type=float, default=0.0)
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds, one study each")
-    p.add_argument("--window", type=int, default=10)
+    p.add_argument("--window", type=int, default=5)
     p.add_argument("--retire-after", type=int, default=None)
     p.add_argument("--concurrency", type=int, default=4)
     p.add_argument("--store", type=Path, default=None)

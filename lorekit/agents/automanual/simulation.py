@@ -14,7 +14,7 @@ same prompt gets the same answer):
    writes real Python for the ALFWorld code API (search with a helper, take,
    change state, place; ``# [Step N]`` comments and asserts).
 2. Rules first: a rule that applies to the task's type and carries a key
-   phrase of :mod:`~lorekit.agents.automanual.simulation_code` sets that part
+   phrase of :mod:`~lorekit.agents.automanual.simulation_rules` sets that part
    of the strategy (``TWO_APART``: search again for Put Two's second object;
    ``TRANSFORM``: never forget the state change).
 3. Otherwise it copies a skill of the same type (path dependence): Put Two's

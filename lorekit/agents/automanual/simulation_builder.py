@@ -5,7 +5,7 @@ formats; what they can find is fixed by design. The builder recognises only
 the errors the scripted planner
 (:mod:`lorekit.agents.automanual.simulation`) makes and names, and writes
 rules containing exactly the key phrases that planner follows
-(:mod:`lorekit.agents.automanual.simulation_code`). The study built on them
+(:mod:`lorekit.agents.automanual.simulation_rules`). The study built on them
 therefore shows the mechanism (a rule fixes a systematic error that a copied
 skill repeats), not that a real model would find these rules.
 
@@ -56,8 +56,9 @@ from lorekit.llm.base import Message
 ModelFn = Callable[[tuple[Message, ...]], str]
 
 _RESULT = re.compile(r"Result\W*(direct_success|indirect_success|failure)", re.I)
-_RENDERED = re.compile(r"^\W*(rule_\d+)\W*\(([^)]+)\):\s*(.+)$", re.M)
+_RENDERED = re.compile(r"^[ \t*#>-]*(rule_\d+)[ \t*]*\(([^)\n]+)\):[ \t]*(.+)$", re.M)
 _BLOCK = re.compile(r"^#+\s*(rule_\d+)\s*\nType:\s*(.+)\nRule:\s*(.+)$", re.M)
+_EXAMPLE = re.compile(r"^(`{3,})[a-z]*\n(.*?)^\1\s*$", re.M | re.S)
 _LIMIT = re.compile(r"(?:at most|no more than|the limit is|max_rules\s*[:=])\s*(\d+)", re.I)
 
 UNSOLVED = {
@@ -226,6 +227,7 @@ class _Rendered:
     rule_id: str
     type: str
     content: str
+    example: str = ""
 
     @property
     def scope(self) -> str:
@@ -236,17 +238,23 @@ class _Rendered:
 def rendered_rules(text: str) -> list[_Rendered]:
     """Rules shown as ``rule_N (Type): content`` lines (the rule system's ``render()``) or
     as ``### rule_N`` / ``Type: ...`` / ``Rule: ...`` blocks (the formulator's prompt);
-    the first mention of each id."""
+    the first mention of each id, with the first fenced example before the next rule."""
     seen: dict[str, _Rendered] = {}
-    for m in _RENDERED.finditer(text):
-        seen.setdefault(m.group(1), _Rendered(m.group(1), m.group(2).strip(), m.group(3).strip()))
-    for m in _BLOCK.finditer(text):
-        seen.setdefault(m.group(1), _Rendered(m.group(1), m.group(2).strip(), m.group(3).strip()))
+    for pattern in (_RENDERED, _BLOCK):
+        marks = list(pattern.finditer(text))
+        for i, m in enumerate(marks):
+            end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+            fenced = _EXAMPLE.search(text, m.end(), end)
+            example = fenced.group(2).strip("\n") if fenced else ""
+            parts = (m.group(2).strip(), m.group(3).strip(), example)
+            seen.setdefault(m.group(1), _Rendered(m.group(1), *parts))
     return sorted(seen.values(), key=lambda r: int(r.rule_id.split("_")[1]))
 
 
 def _without_scope(content: str) -> str:
-    return content.split(":", 1)[1].strip() if content.startswith("For ") else content
+    """A merged rule's content, its "For ... tasks:" scope dropped (the host rule says it)."""
+    rest = content.split(":", 1)[1].strip() if content.startswith("For ") else content
+    return rest[:1].upper() + rest[1:]
 
 
 def _last_rules(messages: tuple[Message, ...]) -> str:
@@ -288,7 +296,14 @@ def consolidator_model(*, default_limit: int = 12) -> ModelFn:
             keep = hosts[0]
             gone = [r for r in loose if r is not keep]
             merged = " ".join([keep.content, *(_without_scope(r.content) for r in gone)])
-            calls.append(_call("update_rule", rule_id=keep.rule_id, rule=merged))
+            extra = [r.example for r in gone if r.example]
+            if extra:  # keep the merged rules' examples too
+                example = "\n\n".join([keep.example, *extra]).strip("\n")
+                calls.append(
+                    _call("update_rule", rule_id=keep.rule_id, rule=merged, example=example)
+                )
+            else:
+                calls.append(_call("update_rule", rule_id=keep.rule_id, rule=merged))
             calls += [_call("delete_rule", rule_id=r.rule_id) for r in gone]
             count -= len(gone)
         calls.append("rule_system.stop_generating()")

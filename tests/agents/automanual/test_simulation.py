@@ -393,17 +393,20 @@ def test_consolidator_merges_by_task_type_until_under_the_limit() -> None:
         rtype = "Success Process" if i in (4, 5) else "Corrected Error"
         rules.rules[f"rule_{i}"] = (rtype, f"For {task_type} tasks: point {i}.{key}")
     rules.next = 14
-    prompt = f"Rules:\n{rules.render()}\n\nMerge or delete rules until there are at most 8."
-    rules.apply(consolidator_model()([Message("user", prompt)]))  # type: ignore[arg-type]
+    shown = rules.render().replace("point 7.", "point 7.\n```python\nlook_here()\n```")
+    prompt = f"Rules:\n{shown}\n\nMerge or delete rules until there are at most 8."
+    answer = consolidator_model()((Message("user", prompt),))
+    rules.apply(answer)
     assert len(rules.rules) <= 8
     assert {"update_rule", "delete_rule"} <= set(rules.calls)
-    text = rules.render()
+    text = rules.render().lower()
     assert all(f"point {i}." in text for i in range(14))  # merged, not lost
+    assert "update_rule(rule_id='rule_4'" in answer and "look_here()" in answer  # its example
     for r in rendered_rules(text):
         assert len({t for t in TASK_TYPES if t in r.content}) == 1  # one task type per rule
-    # rules holding code survive, and the others of their type were folded into them
+    # rules holding code survive, and the others of their type (and examples) folded into them
     assert rules.rules["rule_4"][0] == rules.rules["rule_5"][0] == "Success Process"
-    assert "point 7." in rules.rules["rule_4"][1]
+    assert "point 7." in rules.rules["rule_4"][1].lower()
 
 
 def test_formulator_lists_every_rule_and_the_planner_reads_the_manual() -> None:
