@@ -105,9 +105,16 @@ async def run_build(
             rid,
             env=env_name,
             agent=f"automanual-build:{variant}",
-            config={**(config or {}), "automanual": options, "env_kwargs": env_kwargs},
+            config={
+                **(config or {}),
+                "automanual": options,
+                "env_kwargs": env_kwargs,
+                "seed": seed,
+                "plan": [t.id for t in chosen],
+            },
             meta={"episodes": len(plan)},
         )
+        _same_options(store, rid, options, seed, [t.id for t in chosen])
         agent = AutoManualBuildAgent(
             db_path=str(store_path),
             build_id=rid,
@@ -158,6 +165,31 @@ async def run_build(
             )
         finally:
             agent.close()
+
+
+def _same_options(
+    store: Any, run_id: str, options: dict[str, Any], seed: int, plan: list[str]
+) -> None:
+    """A resumed build must be played as it began: same options, seed and task plan.
+
+    Otherwise its rule history would mix two curricula; refuse with what differs.
+    """
+    from lorekit.eval.store import RunMismatchError
+
+    info = store.get_run(run_id)
+    stored = info.config if info is not None else {}
+    if "automanual" not in stored:
+        return
+    now = {**options, "seed": seed}
+    before = {**stored["automanual"], "seed": stored.get("seed")}
+    changed = [f"{k} {before.get(k)!r} -> {now[k]!r}" for k in now if before.get(k) != now[k]]
+    if stored.get("plan") is not None and stored["plan"] != plan:
+        changed.append("the task plan (split, tasks or --per-type)")
+    if changed:
+        raise RunMismatchError(
+            f"build {run_id!r} was started with other settings ({'; '.join(changed)}); "
+            "resume it with the same ones, or choose another run id"
+        )
 
 
 @click.group()

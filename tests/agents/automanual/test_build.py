@@ -287,3 +287,17 @@ def test_kill_during_build_then_resume_gives_the_same_rule_history(
     assert resumed.dropped_on_resume > 0 and resumed.skipped == 2
     assert history(store) == history(reference)
     assert outcomes(store) == outcomes(reference)
+
+
+def test_a_build_resumes_only_with_the_settings_it_began_with(
+    tmp_path: Path, curriculum: list[Task]
+) -> None:
+    from lorekit.eval.store import RunMismatchError
+
+    store = tmp_path / "runs.sqlite3"
+    build(store, curriculum[:1])
+    with pytest.raises(RunMismatchError, match="max_rules 12 -> 5"):
+        build(store, curriculum[:1], max_rules=5)
+    with pytest.raises(RunMismatchError, match="task plan"):
+        build(store, curriculum[:2])
+    assert build(store, curriculum[:1]).skipped == 1  # the same settings resume
