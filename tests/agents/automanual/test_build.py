@@ -18,6 +18,7 @@ import pytest
 from _cli import run_cli
 from test_simulation import two_games  # Put Two games with the objects together / apart
 
+from lorekit.agents.automanual.agent import NO_MANUAL, AutoManualAgent
 from lorekit.agents.automanual.rules import RuleSystem
 from lorekit.agents.automanual.simulation import planner_model
 from lorekit.agents.automanual.simulation_builder import (
@@ -26,6 +27,7 @@ from lorekit.agents.automanual.simulation_builder import (
     formulator_model,
 )
 from lorekit.agents.automanual.store import open_db
+from lorekit.agents.base import NullRecorder
 from lorekit.cli_automanual import run_build
 from lorekit.envs import make
 from lorekit.envs.alfworld.env import AlfWorldEnv
@@ -207,6 +209,19 @@ def test_planner_lib_build_has_no_rules_and_keeps_skills(
     with RunStore(store) as db:
         calls = {c["role"] for e in db.episodes("b") for c in db.llm_calls("b", e.episode_key)}
     assert calls == {"planner"}
+    tester = AutoManualAgent("b", store=str(store))  # a planner-lib build: skills, no manual
+    assert tester.manual_text == NO_MANUAL and tester.libraries is not None
+    env = make("alfworld", **ENV_KWARGS)
+    traj = asyncio.run(tester.run(env, curriculum[2], sim_roles(), NullRecorder(), seed=0))
+    prompt = traj.notes["automanual"]["turns"][0]["answer"]
+    assert traj.notes["manual"].endswith("(skills only)") and prompt
+    assert "## Skill for a similar task (pick_two_obj_and_place)" in str(
+        tester._planner("alfworld").first_message(
+            traj.initial_observation,
+            rules_text=NO_MANUAL,
+            retrieved=tester.libraries.retrieve(curriculum[2].group, curriculum[2].goal),
+        )
+    )
 
 
 class Boom(RuntimeError):
