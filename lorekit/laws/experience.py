@@ -1,0 +1,241 @@
+"""The experience: what an agent knows of crafter's laws, one law per achievement.
+
+Every source of laws (an LLM reading records, the symbolic learner, the
+ground truth, a hand-written file) produces the same :class:`Experience`, so
+scoring, prompting and reward generation never care where the laws came
+from. A law says what the achievement's action needs (inventory, stations in
+the 3x3 area, the faced thing) and what a success consumes and yields.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lorekit.envs.crafter.core import ACHIEVEMENTS
+from lorekit.envs.crafter.expanded import DO_TARGETS
+from lorekit.envs.crafter.rules import CrafterRules
+
+_MAKE_PLACE = tuple(a for a in ACHIEVEMENTS if a.startswith(("make_", "place_")))
+LAW_ACTIONS: dict[str, str] = {
+    **{a: a for a in DO_TARGETS},
+    **{a: a for a in _MAKE_PLACE},
+    "wake_up": "sleep",
+}
+"""Achievement -> the 27-action name whose success earns it."""
+ACHIEVEMENT_OF_ACTION: dict[str, str] = {v: k for k, v in LAW_ACTIONS.items()}
+
+_LAW_KEYS = ("achievement", "action", "requires", "nearby", "faced", "costs", "gains")
+
+
+class ExperienceError(ValueError):
+    """An experience file or object that does not follow the format."""
+
+
+@dataclass
+class Law:
+    """Preconditions and effects of one achievement's action."""
+
+    achievement: str
+    action: str
+    requires: dict[str, int]
+    nearby: list[str]
+    faced: list[str]
+    costs: dict[str, int]
+    gains: dict[str, int]
+    text: str = ""
+    confidence: float | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "achievement": self.achievement,
+            "action": self.action,
+            "requires": dict(self.requires),
+            "nearby": list(self.nearby),
+            "faced": list(self.faced),
+            "costs": dict(self.costs),
+            "gains": dict(self.gains),
+            "text": self.text,
+            "confidence": self.confidence,
+            "evidence": dict(self.evidence),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "law") -> Law:
+        """Parse strictly: every field checked, errors name the field."""
+        if not isinstance(data, Mapping):
+            raise ExperienceError(f"{where}: expected an object, got {type(data).__name__}")
+        missing = [k for k in _LAW_KEYS if k not in data]
+        if missing:
+            raise ExperienceError(f"{where}: missing field(s) {', '.join(missing)}")
+        unknown = sorted(set(data) - set(_LAW_KEYS) - {"text", "confidence", "evidence"})
+        if unknown:
+            raise ExperienceError(f"{where}: unknown field(s) {', '.join(unknown)}")
+        achievement = _string(data["achievement"], f"{where}.achievement")
+        if achievement not in LAW_ACTIONS:
+            raise ExperienceError(
+                f"{where}.achievement: {achievement!r} is not one of crafter's 22 achievements"
+            )
+        action = _string(data["action"], f"{where}.action")
+        if action != LAW_ACTIONS[achievement]:
+            raise ExperienceError(
+                f"{where}.action: {achievement} is earned by {LAW_ACTIONS[achievement]!r},"
+                f" not {action!r}"
+            )
+        confidence = data.get("confidence")
+        if confidence is not None and (
+            isinstance(confidence, bool) or not isinstance(confidence, (int, float))
+        ):
+            raise ExperienceError(f"{where}.confidence: expected a number or null")
+        evidence = data.get("evidence", {})
+        if not isinstance(evidence, Mapping):
+            raise ExperienceError(f"{where}.evidence: expected an object")
+        return cls(
+            achievement=achievement,
+            action=action,
+            requires=_counts(data["requires"], f"{where}.requires"),
+            nearby=_names(data["nearby"], f"{where}.nearby"),
+            faced=_names(data["faced"], f"{where}.faced"),
+            costs=_counts(data["costs"], f"{where}.costs"),
+            gains=_counts(data["gains"], f"{where}.gains"),
+            text=_string(data.get("text", ""), f"{where}.text"),
+            confidence=None if confidence is None else float(confidence),
+            evidence=dict(evidence),
+        )
+
+    def describe(self) -> str:
+        """The law in one short paragraph (used when ``text`` is empty)."""
+        needs = [f"{n} {item}" for item, n in sorted(self.requires.items())]
+        needs += [f"a {name} nearby" for name in self.nearby]
+        if self.faced:
+            needs.append("facing " + " or ".join(self.faced))
+        head = (
+            self.action
+            if self.action == self.achievement
+            else (f"{self.action} (unlocks {self.achievement})")
+        )
+        parts = [head + ":"]
+        parts.append("needs " + (", ".join(needs) if needs else "nothing special") + ";")
+        parts.append("consumes " + (_items(self.costs) or "nothing") + ";")
+        parts.append("gives " + (_items(self.gains) or "nothing") + ".")
+        return " ".join(parts)
+
+
+@dataclass
+class Experience:
+    """Laws by achievement, with where they came from."""
+
+    laws: dict[str, Law]
+    source: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "meta": dict(self.meta),
+            "laws": {name: law.to_json() for name, law in sorted(self.laws.items())},
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Experience:
+        if not isinstance(data, Mapping):
+            raise ExperienceError(f"experience: expected an object, got {type(data).__name__}")
+        for key in ("source", "laws"):
+            if key not in data:
+                raise ExperienceError(f"experience: missing field {key!r}")
+        source = _string(data["source"], "experience.source")
+        meta = data.get("meta", {})
+        if not isinstance(meta, Mapping):
+            raise ExperienceError("experience.meta: expected an object")
+        raw_laws = data["laws"]
+        if not isinstance(raw_laws, Mapping):
+            raise ExperienceError("experience.laws: expected an object keyed by achievement")
+        laws: dict[str, Law] = {}
+        for name, raw in raw_laws.items():
+            law = Law.from_json(raw, f"laws.{name}")
+            if law.achievement != name:
+                raise ExperienceError(
+                    f"laws.{name}.achievement: is {law.achievement!r}, expected the key {name!r}"
+                )
+            laws[name] = law
+        return cls(laws=laws, source=source, meta=dict(meta))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Experience:
+        """Read a JSON experience file; any defect is one ExperienceError naming it."""
+        file = Path(path)
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ExperienceError(f"{file}: no such experience file") from None
+        except json.JSONDecodeError as exc:
+            raise ExperienceError(f"{file}: not valid JSON ({exc})") from None
+        try:
+            return cls.from_json(data)
+        except ExperienceError as exc:
+            raise ExperienceError(f"{file}: {exc}") from None
+
+    def render(self) -> str:
+        """The experience as text for an LLM agent: one paragraph per action."""
+        lines = [f"Experience of the game's laws ({self.source}):"]
+        for name in ACHIEVEMENTS:
+            law = self.laws.get(name)
+            if law is not None:
+                lines.append("- " + (law.text.strip() or law.describe()))
+        return "\n".join(lines)
+
+
+def oracle_experience() -> Experience:
+    """Crafter's true laws (from :class:`CrafterRules`) as an Experience."""
+    rules = CrafterRules()
+    laws: dict[str, Law] = {}
+    for name in ACHIEVEMENTS:
+        rule = rules.for_achievement(name)
+        law = Law(
+            achievement=name,
+            action=LAW_ACTIONS[name],
+            requires=dict(rule.requires),
+            nearby=list(rule.nearby),
+            faced=list(rule.faced),
+            costs=dict(rule.costs),
+            gains=dict(rule.gains),
+            confidence=1.0,
+            evidence={"probability": rule.probability},
+        )
+        law.text = law.describe()
+        laws[name] = law
+    return Experience(laws=laws, source="oracle", meta={"from": "CrafterRules"})
+
+
+def _items(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{n} {item}" for item, n in sorted(counts.items()))
+
+
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ExperienceError(f"{where}: expected a string, got {type(value).__name__}")
+    return value
+
+
+def _names(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ExperienceError(f"{where}: expected a list of names")
+    return list(value)
+
+
+def _counts(value: Any, where: str) -> dict[str, int]:
+    if not isinstance(value, Mapping):
+        raise ExperienceError(f"{where}: expected an object of item -> count")
+    out: dict[str, int] = {}
+    for item, count in value.items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ExperienceError(f"{where}.{item}: expected a whole number >= 0, got {count!r}")
+        out[str(item)] = count
+    return out
