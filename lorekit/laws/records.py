@@ -1,0 +1,268 @@
+"""The paper's interaction records, and a collector that also gathers failures.
+
+A law can only be read off records that show both sides: successes say what
+an action needs at most (everything present in every success) and what it
+changes; failures say which of those things were really needed. The scripted
+:class:`~lorekit.envs.crafter.explorer.Explorer` only tries an action once it
+can succeed, so on its own it yields almost no failures. This collector lets
+it play, and now and then *probes*: it tries an achievement's action in the
+current state (the action named by the 27-action space, so ``collect_stone``
+while facing grass is a try that does nothing), and it tries the ``do``
+action on whatever it faces. Same arguments, same records.
+
+One record per line: ``{"achievement", "action", "success", "before",
+"after"}`` where a state is ``{"attributes", "tools", "materials", "face",
+"nearby"}`` (``nearby`` is the 3x3 area around the player, player in the
+middle, the area where crafter looks for tables and furnaces).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lorekit.envs.crafter.core import ACHIEVEMENTS, CrafterCore, world_seed
+from lorekit.envs.crafter.data import data
+from lorekit.envs.crafter.expanded import DO_TARGETS, faced_kind, to_standard
+from lorekit.envs.crafter.explorer import Explorer
+from lorekit.envs.crafter.records import structured_state
+from lorekit.laws.experience import ACHIEVEMENT_OF_ACTION, LAW_ACTIONS
+
+STATE_KEYS = ("attributes", "tools", "materials", "face", "nearby")
+_ACTION_OF_TARGET = {target: action for action, target in DO_TARGETS.items()}
+
+
+class RecordError(ValueError):
+    """A records file line that does not follow the record format."""
+
+
+def _thing(name: str) -> str:
+    """Crafter's thing names, with a ripe plant counted as a plant (as ``do`` does)."""
+    return "plant" if name == "ripe plant" else name
+
+
+def paper_state(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The record's view of a :func:`structured_state`: vitals, inventory, faced, 3x3."""
+    return {
+        "attributes": dict(state["attributes"]),
+        "tools": dict(state["tools"]),
+        "materials": dict(state["materials"]),
+        "face": _thing(str(state["faced"])),
+        "nearby": [[_thing(str(cell)) for cell in row] for row in state["neighbourhood"]],
+    }
+
+
+@dataclass(frozen=True)
+class LawRecord:
+    """One attempt at an achievement: its action, the states around it, the outcome."""
+
+    achievement: str
+    action: str
+    success: bool
+    before: Mapping[str, Any]
+    after: Mapping[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "achievement": self.achievement,
+            "action": self.action,
+            "success": self.success,
+            "before": self.before,
+            "after": self.after,
+        }
+
+    @classmethod
+    def from_json(cls, raw: Any, where: str = "record") -> LawRecord:
+        if not isinstance(raw, Mapping):
+            raise RecordError(f"{where}: expected an object")
+        missing = [
+            k for k in ("achievement", "action", "success", "before", "after") if k not in raw
+        ]
+        if missing:
+            raise RecordError(f"{where}: missing field(s) {', '.join(missing)}")
+        achievement = raw["achievement"]
+        if achievement not in LAW_ACTIONS:
+            raise RecordError(f"{where}.achievement: {achievement!r} is not a crafter achievement")
+        if not isinstance(raw["success"], bool):
+            raise RecordError(f"{where}.success: expected true or false")
+        for side in ("before", "after"):
+            state = raw[side]
+            if not isinstance(state, Mapping) or any(k not in state for k in STATE_KEYS):
+                raise RecordError(
+                    f"{where}.{side}: expected an object with {', '.join(STATE_KEYS)}"
+                )
+        return cls(achievement, str(raw["action"]), raw["success"], raw["before"], raw["after"])
+
+    def inventory(self, side: str = "before") -> dict[str, int]:
+        """Vitals, tools and materials of one side as a single item -> count map."""
+        state = self.before if side == "before" else self.after
+        return {**state["attributes"], **state["tools"], **state["materials"]}
+
+    def nearby(self) -> set[str]:
+        """Names in the 3x3 area before the attempt, the player left out."""
+        return {cell for row in self.before["nearby"] for cell in row if cell != "player"}
+
+
+def write_records(records: Iterable[LawRecord], path: str | Path) -> int:
+    """One JSON object per line; returns how many were written."""
+    count = 0
+    with Path(path).open("w", encoding="utf-8") as fh:
+        for record in records:
+            fh.write(json.dumps(record.to_json(), sort_keys=True) + "\n")
+            count += 1
+    return count
+
+
+def read_records(path: str | Path) -> list[LawRecord]:
+    """All records of a JSONL file; a bad line raises RecordError naming its number."""
+    file = Path(path)
+    if not file.exists():
+        raise RecordError(f"{file}: no such records file (make one with `lorekit laws collect`)")
+    out: list[LawRecord] = []
+    with file.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RecordError(f"{file}:{number}: not valid JSON ({exc.msg})") from None
+            out.append(LawRecord.from_json(raw, f"{file}:{number}"))
+    return out
+
+
+def iter_attempts(records: Iterable[LawRecord], achievement: str) -> Iterator[LawRecord]:
+    return (r for r in records if r.achievement == achievement)
+
+
+@dataclass
+class LawCollection:
+    """What a collection run kept, and what it cost in engine steps."""
+
+    records: list[LawRecord] = field(default_factory=list)
+    successes: Counter[str] = field(default_factory=Counter)
+    failures: Counter[str] = field(default_factory=Counter)
+    steps: int = 0
+    episodes: int = 0
+
+    def short(self, successes: int, failures: int) -> list[str]:
+        return [
+            a for a in ACHIEVEMENTS if self.successes[a] < successes or self.failures[a] < failures
+        ]
+
+    def keep(self, record: LawRecord, successes: int, failures: int) -> None:
+        counter, quota = (
+            (self.successes, successes) if record.success else (self.failures, failures)
+        )
+        if counter[record.achievement] < quota:
+            counter[record.achievement] += 1
+            self.records.append(record)
+
+
+def _priority(name: str) -> int:
+    return -int(data()["tiers"].get(name, 0))
+
+
+def _law_action(core: CrafterCore, crafter_action: str) -> str | None:
+    """The 27-action name of what the explorer did (None: moves, noop, useless ``do``)."""
+    if crafter_action == "do":
+        return _ACTION_OF_TARGET.get(faced_kind(core))
+    if crafter_action in ACHIEVEMENT_OF_ACTION:
+        return crafter_action
+    return None
+
+
+def collect_records(
+    *,
+    successes: int = 10,
+    failures: int = 10,
+    seed: int = 0,
+    probe: float = 0.2,
+    max_steps: int = 200_000,
+    episode_length: int = 3_000,
+) -> LawCollection:
+    """Play seeded episodes until every achievement has ``successes`` and
+    ``failures`` records (or ``max_steps`` engine steps pass).
+
+    Each awake step: if the faced thing is a ``do`` target whose achievement
+    still needs failures, try it (half the time); else with probability
+    ``probe`` try the action of a random achievement that still needs
+    failures; else let the explorer pursue what is still short. Steps taken
+    asleep are not attempts (crafter ignores the action), except the one
+    that wakes the player, a success of ``wake_up``.
+    """
+    core = CrafterCore(length=episode_length)
+    rng = random.Random(seed)
+    explorer = Explorer(core, seed=seed)
+    result = LawCollection()
+    while result.steps < max_steps and result.short(successes, failures):
+        core.reset(world_seed(seed, result.episodes + 1))
+        explorer.reset()
+        result.episodes += 1
+        before = structured_state(core)
+        while result.steps < max_steps:
+            short = result.short(successes, failures)
+            if not short:
+                break
+            law, crafter_action = _choose(
+                core, explorer, rng, result, short, probe, successes, failures
+            )
+            core.step([crafter_action])
+            result.steps += 1
+            after = structured_state(core)
+            _judge(result, before, after, law, successes, failures)
+            before = after
+            if core.players[0].health <= 0 or core.over:
+                break
+    return result
+
+
+def _choose(
+    core: CrafterCore,
+    explorer: Explorer,
+    rng: random.Random,
+    result: LawCollection,
+    short: list[str],
+    probe: float,
+    successes: int,
+    failures: int,
+) -> tuple[str | None, str]:
+    """(the 27-action name attempted or None, the crafter action to step)."""
+    player = core.players[0]
+    need_fail = [a for a in short if result.failures[a] < failures]
+    if not player.sleeping and need_fail:
+        action = _ACTION_OF_TARGET.get(faced_kind(core))
+        if action is not None and ACHIEVEMENT_OF_ACTION[action] in need_fail and rng.random() < 0.5:
+            return action, "do"
+        if rng.random() < probe:
+            action = LAW_ACTIONS[rng.choice(need_fail)]
+            return action, to_standard(core, action)
+    pursue = [a for a in short if result.successes[a] < successes] or need_fail
+    wanted = sorted(pursue, key=lambda a: (result.successes[a], _priority(a), a))
+    crafter_action = explorer.act(wanted)
+    law = None if player.sleeping else _law_action(core, crafter_action)
+    return law, crafter_action
+
+
+def _judge(
+    result: LawCollection,
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    law: str | None,
+    successes: int,
+    failures: int,
+) -> None:
+    unlocked = [a for a in ACHIEVEMENTS if after["achievements"][a] > before["achievements"][a]]
+    states = paper_state(before), paper_state(after)
+    target = ACHIEVEMENT_OF_ACTION[law] if law is not None else None
+    if target is not None:
+        record = LawRecord(target, str(law), target in unlocked, *states)
+        result.keep(record, successes, failures)
+    for name in unlocked:
+        if name != target:
+            result.keep(LawRecord(name, LAW_ACTIONS[name], True, *states), successes, failures)
