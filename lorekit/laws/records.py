@@ -35,6 +35,7 @@ from lorekit.laws.experience import ACHIEVEMENT_OF_ACTION, LAW_ACTIONS
 
 STATE_KEYS = ("attributes", "tools", "materials", "face", "nearby")
 _ACTION_OF_TARGET = {target: action for action, target in DO_TARGETS.items()}
+_DO_ACHIEVEMENTS = frozenset(ACHIEVEMENT_OF_ACTION[a] for a in DO_TARGETS)
 
 
 class RecordError(ValueError):
@@ -239,8 +240,16 @@ def _choose(
         action = _ACTION_OF_TARGET.get(faced_kind(core))
         if action is not None and ACHIEVEMENT_OF_ACTION[action] in need_fail and rng.random() < 0.5:
             return action, "do"
-        if rng.random() < probe:
-            action = LAW_ACTIONS[rng.choice(need_fail)]
+        # Until every success is in, a ``do`` action tried away from its
+        # target fills at most half the failure quota: the other half is kept
+        # for tries at the target itself, the only failures that show what
+        # the action needs in hand (some, like drinking, never fail there).
+        half = (
+            (failures + 1) // 2 if any(result.successes[a] < successes for a in short) else failures
+        )
+        aimless = [a for a in need_fail if a not in _DO_ACHIEVEMENTS or result.failures[a] < half]
+        if aimless and rng.random() < probe:
+            action = LAW_ACTIONS[rng.choice(aimless)]
             return action, to_standard(core, action)
     pursue = [a for a in short if result.successes[a] < successes] or need_fail
     wanted = sorted(pursue, key=lambda a: (result.successes[a], _priority(a), a))
