@@ -87,8 +87,11 @@ def learn_law(achievement: str, records: Sequence[LawRecord]) -> Law:
     for atom, count in near.items():
         if not chance or (atom == FACED and len(faces) == 1) or (atom != FACED and count >= 2):
             accepted.add(atom)
+    left = [b for b in breaks if b and not b & accepted]
     if not chance:
-        accepted |= _cover([b for b in breaks if b and not b & accepted])
+        accepted |= _cover(left)
+    elif len(faces) == 1:  # chance decides, but every success faced one kind
+        accepted |= _cover([{FACED}] if any(FACED in b for b in left) else [])
     requires = {
         item: _count(item, least[item], costs.get(item, 0), fails, broken)
         for kind, item in sorted(accepted)
