@@ -468,6 +468,7 @@ def _register_plugins() -> None:
     from lorekit.cli_alfworld import alfworld
     from lorekit.cli_automanual import automanual, manual
     from lorekit.cli_doctor import doctor
+    from lorekit.cli_laws import laws
     from lorekit.cli_runs import runs, show_cmd
     from lorekit.graph.cli import graph
 
@@ -478,6 +479,7 @@ def _register_plugins() -> None:
     cli.add_command(alfworld)
     cli.add_command(automanual)
     cli.add_command(manual)
+    cli.add_command(laws)
 
 
 _register_plugins()

@@ -1,0 +1,88 @@
+"""``lorekit laws``: collect records, learn laws without an LLM, score laws.
+
+Other parts of issue 15 attach their commands to the :func:`laws` group.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from lorekit.cli_errors import UserError
+
+
+@click.group()
+def laws() -> None:
+    """Laws of crafter from interaction records: collect, learn, score."""
+
+
+@laws.command("collect")
+@click.option("--successes", default=10, show_default=True, help="Successes per achievement.")
+@click.option("--failures", default=10, show_default=True, help="Failures per achievement.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--max-steps", default=200_000, show_default=True, help="Engine step budget.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
+def collect_cmd(successes: int, failures: int, seed: int, max_steps: int, output: str) -> None:
+    """Play seeded crafter episodes and write the paper's records (JSONL)."""
+    from lorekit.laws.records import collect_records, write_records
+
+    got = collect_records(successes=successes, failures=failures, seed=seed, max_steps=max_steps)
+    count = write_records(got.records, output)
+    short = got.short(successes, failures)
+    click.echo(f"{count} records from {got.steps} steps ({got.episodes} episodes) -> {output}")
+    if short:
+        click.echo(f"short of quota after {max_steps} steps: {', '.join(short)}", err=True)
+
+
+@laws.command("learn")
+@click.argument("records", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
+def learn_cmd(records: str, output: str) -> None:
+    """Infer an experience from RECORDS with the symbolic learner (no LLM)."""
+    from lorekit.laws.records import RecordError, read_records
+    from lorekit.laws.symbolic import learn
+
+    try:
+        rows = read_records(records)
+    except RecordError as exc:
+        raise UserError(str(exc)) from None
+    learn(rows, {"records_file": records}).save(output)
+    click.echo(f"laws for {len({r.achievement for r in rows})} achievements -> {output}")
+
+
+@laws.command("score")
+@click.argument("experience", type=click.Path(dir_okay=False))
+@click.option("--records", type=click.Path(dir_okay=False), help="Records: adds revealable recall.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Also write JSON here.")
+def score_cmd(experience: str, records: str | None, json_out: str | None) -> None:
+    """Compare EXPERIENCE (JSON) with crafter's true laws."""
+    from lorekit.laws.experience import Experience, ExperienceError
+    from lorekit.laws.records import RecordError, read_records
+    from lorekit.laws.score import score
+
+    try:
+        result = score(Experience.load(experience), read_records(records) if records else None)
+    except (ExperienceError, RecordError) as exc:
+        raise UserError(str(exc)) from None
+    table = Table(title=f"laws of {experience} vs crafter")
+    for col in ("achievement", "precision", "recall", "revealed", "costs", "gains", "missing"):
+        table.add_column(col)
+    for row in result.rows:
+        shown = "-" if row.revealable is None else f"{row.revealed}/{row.revealable}"
+        table.add_row(
+            row.achievement,
+            f"{row.precision:.2f}",
+            f"{row.recall:.2f}",
+            shown,
+            "ok" if row.costs_ok else "wrong",
+            "ok" if row.gains_ok else "wrong",
+            ", ".join(row.missing),
+        )
+    Console(width=160).print(table)
+    click.echo("totals: " + json.dumps(result.totals()))
+    if json_out:
+        Path(json_out).write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
