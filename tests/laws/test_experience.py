@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lorekit.laws import LAW_ACTIONS, Experience, ExperienceError, oracle_experience
+
+
+def test_law_actions_cover_the_22_achievements() -> None:
+    assert len(LAW_ACTIONS) == 22
+    assert LAW_ACTIONS["wake_up"] == "sleep"
+    assert LAW_ACTIONS["collect_wood"] == "collect_wood"
+
+
+def test_oracle_matches_crafter_rules() -> None:
+    oracle = oracle_experience()
+    pick = oracle.laws["make_stone_pickaxe"]
+    assert pick.requires == {"wood": 1, "stone": 1}
+    assert pick.nearby == ["table"]
+    assert pick.costs == {"wood": 1, "stone": 1} and pick.gains == {"stone_pickaxe": 1}
+    assert oracle.laws["collect_stone"].faced == ["stone"]
+    assert oracle.laws["eat_cow"].gains == {"food": 6}
+
+
+def test_save_load_round_trip(tmp_path: Path) -> None:
+    oracle = oracle_experience()
+    oracle.save(tmp_path / "e.json")
+    assert Experience.load(tmp_path / "e.json") == oracle
+
+
+def _broken(tmp_path: Path, edit: dict[str, object]) -> Path:
+    data = oracle_experience().to_json()
+    data["laws"]["place_table"].update(edit)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        ({"requires": {"wood": -1}}, "laws.place_table.requires.wood"),
+        ({"requires": {"wood": "two"}}, "laws.place_table.requires.wood"),
+        ({"action": "do"}, "laws.place_table.action"),
+        ({"nearby": "table"}, "laws.place_table.nearby"),
+        ({"colour": "red"}, "unknown field(s) colour"),
+    ],
+)
+def test_load_names_the_bad_field(tmp_path: Path, edit: dict[str, object], needle: str) -> None:
+    with pytest.raises(ExperienceError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        Experience.load(_broken(tmp_path, edit))
+
+
+def test_load_missing_field_and_bad_json(tmp_path: Path) -> None:
+    data = oracle_experience().to_json()
+    del data["laws"]["eat_cow"]["gains"]
+    (tmp_path / "a.json").write_text(json.dumps(data))
+    with pytest.raises(ExperienceError, match=r"laws\.eat_cow: missing field"):
+        Experience.load(tmp_path / "a.json")
+    (tmp_path / "b.json").write_text("{not json")
+    with pytest.raises(ExperienceError, match="not valid JSON"):
+        Experience.load(tmp_path / "b.json")
+
+
+def test_render_lists_preconditions_costs_and_gains() -> None:
+    text = oracle_experience().render()
+    line = next(x for x in text.splitlines() if x.startswith("- make_wood_pickaxe"))
+    assert "1 wood" in line and "table nearby" in line and "gives 1 wood_pickaxe" in line
+    assert "sleep (unlocks wake_up)" in text

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import copy
+
+from lorekit.laws import Experience, oracle_experience
+from lorekit.laws.score import atoms, score
+
+
+def _variant() -> Experience:
+    return copy.deepcopy(oracle_experience())
+
+
+def test_perfect_experience_scores_one() -> None:
+    totals = score(oracle_experience()).totals()
+    assert totals["precision"] == 1.0 and totals["recall"] == 1.0
+    assert totals["costs_exact"] == 22 and totals["gains_exact"] == 22
+
+
+def test_missing_requirement_lowers_recall_only() -> None:
+    exp = _variant()
+    exp.laws["collect_stone"].requires = {}
+    row = next(r for r in score(exp).rows if r.achievement == "collect_stone")
+    assert row.recall == 0.5 and row.precision == 1.0
+    assert row.missing == ["requires:wood_pickaxe>=1"]
+
+
+def test_extra_nearby_lowers_precision_only() -> None:
+    exp = _variant()
+    exp.laws["make_wood_pickaxe"].nearby = ["table", "water"]
+    row = next(r for r in score(exp).rows if r.achievement == "make_wood_pickaxe")
+    assert row.precision == 2 / 3 and row.recall == 1.0 and row.extra == ["nearby:water"]
+
+
+def test_wrong_count_is_a_miss_and_an_extra() -> None:
+    exp = _variant()
+    exp.laws["place_table"].requires = {"wood": 1}
+    row = next(r for r in score(exp).rows if r.achievement == "place_table")
+    assert row.extra == ["requires:wood>=1"] and "requires:wood>=2" in row.missing
+
+
+def test_wrong_cost_fails_exact_match() -> None:
+    exp = _variant()
+    exp.laws["make_iron_sword"].costs = {"iron": 1}
+    result = score(exp)
+    row = next(r for r in result.rows if r.achievement == "make_iron_sword")
+    assert not row.costs_ok and row.gains_ok
+    assert result.totals()["costs_exact"] == 21
+
+
+def test_missing_law_counts_as_empty() -> None:
+    exp = _variant()
+    del exp.laws["eat_cow"]
+    row = next(r for r in score(exp).rows if r.achievement == "eat_cow")
+    assert row.recall == 0.0 and not row.gains_ok
+    assert atoms(None) == set()

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lorekit.laws.records import LawCollection, LawRecord
+from lorekit.laws.score import score
+from lorekit.laws.symbolic import learn, learn_law
+
+
+def _state(wood: int, near: list[str], face: str = "grass", extra: int = 0) -> dict[str, Any]:
+    grid = [["grass"] * 3, ["grass", "player", "grass"], ["grass"] * 3]
+    for i, name in enumerate(near):
+        grid[0][i] = name
+    return {
+        "attributes": {"health": 9, "food": 9, "drink": 9, "energy": 9},
+        "tools": {"wood_pickaxe": extra},
+        "materials": {"wood": wood},
+        "face": face,
+        "nearby": grid,
+    }
+
+
+def _make(wood: int, near: list[str], ok: bool, extra: int = 0) -> LawRecord:
+    after = _state(wood - 1 if ok else wood, near, extra=extra + (1 if ok else 0))
+    return LawRecord(
+        "make_wood_pickaxe", "make_wood_pickaxe", ok, _state(wood, near, extra=extra), after
+    )
+
+
+def test_near_misses_reveal_table_and_wood() -> None:
+    records = [_make(w, ["table"], True) for w in (1, 2, 3)]
+    records += [_make(3, [], False), _make(0, ["table"], False)]
+    law = learn_law("make_wood_pickaxe", records)
+    assert law.requires == {"wood": 1} and law.nearby == ["table"] and law.faced == []
+    assert law.costs == {"wood": 1} and law.gains == {"wood_pickaxe": 1}
+    assert law.evidence["near_misses"] == {"nearby:table": 1, "requires:wood": 1}
+    assert law.confidence == pytest.approx(0.75)
+
+
+def test_coincidences_without_failures_stay_out() -> None:
+    # every success also held a pickaxe and stood by water; no failure shows they matter
+    records = [_make(2, ["table", "water"], True, extra=1) for _ in range(3)]
+    records.append(_make(2, ["water"], False, extra=1))
+    law = learn_law("make_wood_pickaxe", records)
+    assert law.nearby == ["table"] and "wood_pickaxe" not in law.requires
+
+
+@pytest.mark.slow
+def test_recovers_crafter_laws_from_default_records(default_records: LawCollection) -> None:
+    learned = learn(default_records.records)
+    assert len(learned.laws) == 22 and learned.source == "symbolic"
+    totals = score(learned, default_records.records).totals()
+    assert totals["costs_exact"] == 22
+    assert totals["gains_exact"] >= 21
+    assert totals["revealable_recall"] >= 0.9
+    assert totals["precision"] >= 0.6
