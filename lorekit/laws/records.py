@@ -13,7 +13,8 @@ action on whatever it faces. Same arguments, same records.
 One record per line: ``{"achievement", "action", "success", "before",
 "after"}`` where a state is ``{"attributes", "tools", "materials", "face",
 "nearby"}`` (``nearby`` is the 3x3 area around the player, player in the
-middle, the area where crafter looks for tables and furnaces).
+middle, the area where crafter looks for tables and furnaces). Things keep
+crafter's names, so a ``ripe plant`` is told apart from a ``plant``.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ class RecordError(ValueError):
     """A records file line that does not follow the record format."""
 
 
-def _thing(name: str) -> str:
-    """Crafter's thing names, with a ripe plant counted as a plant (as ``do`` does)."""
+def kind(name: str) -> str:
+    """The kind a thing name belongs to: a ripe plant is a plant (as ``do`` sees it)."""
     return "plant" if name == "ripe plant" else name
 
 
@@ -53,8 +54,8 @@ def paper_state(state: Mapping[str, Any]) -> dict[str, Any]:
         "attributes": dict(state["attributes"]),
         "tools": dict(state["tools"]),
         "materials": dict(state["materials"]),
-        "face": _thing(str(state["faced"])),
-        "nearby": [[_thing(str(cell)) for cell in row] for row in state["neighbourhood"]],
+        "face": str(state["faced"]),
+        "nearby": [[str(cell) for cell in row] for row in state["neighbourhood"]],
     }
 
 

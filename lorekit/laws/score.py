@@ -2,7 +2,8 @@
 
 Preconditions are compared as sets of *atoms*: ``requires:ITEM>=N`` (the
 count must match too: a wrong count is one false and one missed atom),
-``nearby:NAME`` and ``faced:NAME`` (each allowed faced thing is one atom).
+``nearby:NAME`` and ``faced:NAME`` (each allowed faced thing is one atom;
+``ripe plant`` counts as ``plant``, the name crafter's rules use).
 Per achievement, precision = matched / claimed atoms and recall = matched /
 true atoms (1.0 when the set is empty); totals pool the atoms of all 22
 achievements. Costs and gains score 1 only on an exact match.
@@ -23,6 +24,7 @@ from typing import Any
 from lorekit.envs.crafter.core import ACHIEVEMENTS
 from lorekit.laws.experience import Experience, Law, oracle_experience
 from lorekit.laws.records import LawRecord
+from lorekit.laws.records import kind as thing_kind
 
 
 def atoms(law: Law | None) -> set[str]:
@@ -31,7 +33,7 @@ def atoms(law: Law | None) -> set[str]:
         return set()
     out = {f"requires:{k}>={n}" for k, n in law.requires.items() if n > 0}
     out |= {f"nearby:{k}" for k in law.nearby}
-    out |= {f"faced:{k}" for k in law.faced}
+    out |= {f"faced:{thing_kind(k)}" for k in law.faced}
     return out
 
 
@@ -42,14 +44,14 @@ def _holds(atom: str, record: LawRecord, truth: Law) -> bool:
         return record.inventory().get(item, 0) >= int(count)
     if kind == "nearby":
         return rest in record.nearby()
-    return str(record.before["face"]) in truth.faced
+    return thing_kind(str(record.before["face"])) in {thing_kind(f) for f in truth.faced}
 
 
 def revealable(truth: Law, records: Sequence[LawRecord]) -> set[str]:
     """The true atoms that some failure isolates (see the module docstring)."""
     mine = [r for r in records if r.achievement == truth.achievement]
     fails = [r for r in mine if not r.success]
-    faces = {str(r.before["face"]) for r in mine if r.success}
+    faces = {thing_kind(str(r.before["face"])) for r in mine if r.success}
     true_atoms = atoms(truth)
     kinds = {a if not a.startswith("faced:") else "faced" for a in true_atoms}
     shown: set[str] = set()
