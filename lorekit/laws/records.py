@@ -144,26 +144,46 @@ def iter_attempts(records: Iterable[LawRecord], achievement: str) -> Iterator[La
 
 @dataclass
 class LawCollection:
-    """What a collection run kept, and what it cost in engine steps."""
+    """What a collection run kept, and what it cost in engine steps.
+
+    Failures wait in ``pool`` (up to ``pool_size`` per achievement) until
+    :meth:`finish` keeps the most telling ``failures`` of each.
+    """
 
     records: list[LawRecord] = field(default_factory=list)
     successes: Counter[str] = field(default_factory=Counter)
     failures: Counter[str] = field(default_factory=Counter)
     steps: int = 0
     episodes: int = 0
+    pool_size: int = 10
+    pool: dict[str, list[tuple[int, LawRecord]]] = field(default_factory=dict)
+    _kept: list[tuple[int, LawRecord]] = field(default_factory=list)
 
     def short(self, successes: int, failures: int) -> list[str]:
         return [
             a for a in ACHIEVEMENTS if self.successes[a] < successes or self.failures[a] < failures
         ]
 
-    def keep(self, record: LawRecord, successes: int, failures: int) -> None:
-        counter, quota = (
-            (self.successes, successes) if record.success else (self.failures, failures)
-        )
-        if counter[record.achievement] < quota:
-            counter[record.achievement] += 1
-            self.records.append(record)
+    def keep(self, record: LawRecord, successes: int) -> None:
+        name, seq = record.achievement, len(self._kept) + sum(map(len, self.pool.values()))
+        if record.success and self.successes[name] < successes:
+            self.successes[name] += 1
+            self._kept.append((seq, record))
+        elif not record.success and self.failures[name] < self.pool_size:
+            self.failures[name] += 1
+            self.pool.setdefault(name, []).append((seq, record))
+
+    def finish(self, failures: int) -> None:
+        """Keep ``failures`` pooled failures per achievement, in collection order."""
+        from lorekit.laws.candidates import informative
+
+        chosen = list(self._kept)
+        for name, pooled in self.pool.items():
+            wins = [r for _, r in self._kept if r.achievement == name]
+            picked = {id(r) for r in informative(wins, [r for _, r in pooled], failures)}
+            chosen += [(seq, r) for seq, r in pooled if id(r) in picked]
+            self.failures[name] = len(picked)
+        self.records = [r for _, r in sorted(chosen, key=lambda pair: pair[0])]
 
 
 def _priority(name: str) -> int:
@@ -185,6 +205,7 @@ def collect_records(
     failures: int = 10,
     seed: int = 0,
     probe: float = 0.2,
+    pool: int = 10,
     max_steps: int = 200_000,
     episode_length: int = 3_000,
 ) -> LawCollection:
@@ -197,11 +218,16 @@ def collect_records(
     failures; else let the explorer pursue what is still short. Steps taken
     asleep are not attempts (crafter ignores the action), except the one
     that wakes the player, a success of ``wake_up``.
+
+    Up to ``pool`` times ``failures`` failures per achievement are gathered
+    while the run lasts; the ``failures`` kept are the most telling ones
+    (:func:`lorekit.laws.candidates.informative`): those closest to the
+    successes, each missing something different. ``pool=1`` keeps the first.
     """
     core = CrafterCore(length=episode_length)
     rng = random.Random(seed)
     explorer = Explorer(core, seed=seed)
-    result = LawCollection()
+    result = LawCollection(pool_size=max(1, pool) * failures)
     while result.steps < max_steps and result.short(successes, failures):
         core.reset(world_seed(seed, result.episodes + 1))
         explorer.reset()
@@ -217,10 +243,11 @@ def collect_records(
             core.step([crafter_action])
             result.steps += 1
             after = structured_state(core)
-            _judge(result, before, after, law, successes, failures)
+            _judge(result, before, after, law, successes)
             before = after
             if core.players[0].health <= 0 or core.over:
                 break
+    result.finish(failures)
     return result
 
 
@@ -236,7 +263,7 @@ def _choose(
 ) -> tuple[str | None, str]:
     """(the 27-action name attempted or None, the crafter action to step)."""
     player = core.players[0]
-    need_fail = [a for a in short if result.failures[a] < failures]
+    need_fail = [a for a in ACHIEVEMENTS if result.failures[a] < result.pool_size]
     if not player.sleeping and need_fail:
         action = _ACTION_OF_TARGET.get(faced_kind(core))
         if action is not None and ACHIEVEMENT_OF_ACTION[action] in need_fail and rng.random() < 0.5:
@@ -245,14 +272,13 @@ def _choose(
         # target fills at most half the failure quota: the other half is kept
         # for tries at the target itself, the only failures that show what
         # the action needs in hand (some, like drinking, never fail there).
-        half = (
-            (failures + 1) // 2 if any(result.successes[a] < successes for a in short) else failures
-        )
+        still = any(result.successes[a] < successes for a in short)
+        half = (result.pool_size + 1) // 2 if still else result.pool_size
         aimless = [a for a in need_fail if a not in _DO_ACHIEVEMENTS or result.failures[a] < half]
         if aimless and rng.random() < probe:
             action = LAW_ACTIONS[rng.choice(aimless)]
             return action, to_standard(core, action)
-    pursue = [a for a in short if result.successes[a] < successes] or need_fail
+    pursue = [a for a in short if result.successes[a] < successes] or short
     wanted = sorted(pursue, key=lambda a: (result.successes[a], _priority(a), a))
     crafter_action = explorer.act(wanted)
     law = None if player.sleeping else _law_action(core, crafter_action)
@@ -265,14 +291,13 @@ def _judge(
     after: Mapping[str, Any],
     law: str | None,
     successes: int,
-    failures: int,
 ) -> None:
     unlocked = [a for a in ACHIEVEMENTS if after["achievements"][a] > before["achievements"][a]]
     states = paper_state(before), paper_state(after)
     target = ACHIEVEMENT_OF_ACTION[law] if law is not None else None
     if target is not None:
         record = LawRecord(target, str(law), target in unlocked, *states)
-        result.keep(record, successes, failures)
+        result.keep(record, successes)
     for name in unlocked:
         if name != target:
-            result.keep(LawRecord(name, LAW_ACTIONS[name], True, *states), successes, failures)
+            result.keep(LawRecord(name, LAW_ACTIONS[name], True, *states), successes)

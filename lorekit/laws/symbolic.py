@@ -14,9 +14,10 @@ achievement:
 * A consumed item is required (an inventory cannot go below zero).
 * A **near miss** is a failure that breaks exactly one candidate: that
   candidate must be a true precondition. Failures that break several
-  candidates and none accepted so far are then covered greedily, faced
-  first, then inventory, then the 3x3 area (see ``_cover``); ties are kept,
-  so two items always held together are both required.
+  candidates and none accepted so far are then covered by the cheapest set
+  of candidates (a 3x3 name costs 2.5, others 1; see ``_cover``); equally
+  cheap sets are all kept, so two tools always made together are both
+  required.
 * Failures that break no candidate mean chance or hidden state (a sapling
   drops one time in ten, a cow needs several hits, a sleeper wakes when
   rested). Where they occur a near miss proves less, so a faced condition is
@@ -30,17 +31,16 @@ the law explains, scaled by ``n / (n + 1)`` for ``n`` successes.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable, Sequence
 
 from lorekit.envs.crafter.core import ACHIEVEMENTS
-from lorekit.envs.crafter.records import MATERIALS, TOOLS
+from lorekit.laws.candidates import FACED, Atom, Candidates
 from lorekit.laws.experience import LAW_ACTIONS, Experience, Law
 from lorekit.laws.records import LawRecord
 
 CAP = 9
-Atom = tuple[str, str]  # ("requires", item) | ("nearby", name) | ("faced", "")
-FACED: Atom = ("faced", "")
 
 
 def learn(records: Sequence[LawRecord], meta: dict[str, object] | None = None) -> Experience:
@@ -65,20 +65,10 @@ def learn_law(achievement: str, records: Sequence[LawRecord]) -> Law:
             evidence={"successes": 0, "failures": len(fails)},
         )  # fmt: skip
     costs, gains = _effects(wins)
-    least = _least_held(wins)
-    nearby = set.intersection(*(r.nearby() for r in wins))
-    faces = sorted({str(r.before["face"]) for r in wins})
-    candidates: list[Atom] = [("requires", k) for k in sorted(least)]
-    candidates += [("nearby", k) for k in sorted(nearby)] + [FACED]
-
-    def broken(record: LawRecord) -> set[Atom]:
-        inv = record.inventory()
-        out: set[Atom] = {("requires", k) for k, n in least.items() if inv.get(k, 0) < n}
-        here = record.nearby()
-        out |= {("nearby", k) for k in nearby if k not in here}
-        if str(record.before["face"]) not in faces:
-            out.add(FACED)
-        return out
+    cands = Candidates.of(wins)
+    least, faces = cands.least, list(cands.faces)
+    candidates = cands.atoms()
+    broken = cands.broken
 
     breaks = [broken(r) for r in fails]
     chance = sum(1 for b in breaks if not b)
@@ -120,16 +110,6 @@ def learn_law(achievement: str, records: Sequence[LawRecord]) -> Law:
     )
 
 
-def _least_held(wins: Sequence[LawRecord]) -> dict[str, int]:
-    """Each tool or material held in every success, with its least count."""
-    out: dict[str, int] = {}
-    for item in TOOLS + MATERIALS:
-        low = min(r.inventory().get(item, 0) for r in wins)
-        if low > 0:
-            out[item] = low
-    return out
-
-
 def _effects(wins: Sequence[LawRecord]) -> tuple[dict[str, int], dict[str, int]]:
     """(costs, gains): the most common change of each item over successes."""
     costs: dict[str, int] = {}
@@ -151,23 +131,47 @@ def _effects(wins: Sequence[LawRecord]) -> tuple[dict[str, int], dict[str, int]]
     return costs, gains
 
 
-def _cover(unexplained: list[set[Atom]]) -> set[Atom]:
-    """Cover these failures, trying faced, then requires, then nearby atoms;
-    within a kind greedily by how many failures an atom breaks (ties kept).
+#: Prior cost of a condition in the cover: a 3x3 area holds several names by
+#: chance (a cave's path, the grass around a table), so one name covering many
+#: failures is weak evidence; the faced thing and the inventory are not.
+WEIGHTS = {"faced": 1.0, "requires": 1.0, "nearby": 2.5}
+_EXACT_LIMIT = 16
 
-    The order encodes a prior: the faced thing and the inventory decide most
-    actions; the 3x3 area is where coincidences hide (a cave's path)."""
-    chosen: set[Atom] = set()
+
+def _cover(unexplained: list[set[Atom]]) -> set[Atom]:
+    """The cheapest sets of candidates that break every one of these failures
+    (a weighted minimum hitting set); all cheapest sets are kept, joined,
+    since the records cannot choose between them (two tools always made
+    together are both required). Past 16 atoms, a greedy cover instead."""
     left = [b for b in unexplained if b]
-    for kind in ("faced", "requires", "nearby"):
-        while True:
-            counts = Counter(a for b in left for a in b if a[0] == kind)
-            if not counts:
-                break
-            top = max(counts.values())
-            best = {a for a, n in counts.items() if n == top}
-            chosen |= best
-            left = [b for b in left if not b & best]
+    if not left:
+        return set()
+    pool = sorted(set().union(*left))
+    if len(pool) > _EXACT_LIMIT:
+        return _greedy(left)
+    best, chosen = float("inf"), set()
+    for size in range(1, len(pool) + 1):
+        if size * min(WEIGHTS.values()) > best + 1e-9:
+            break
+        for combo in itertools.combinations(pool, size):
+            picked = set(combo)
+            if all(b & picked for b in left):
+                weight = sum(WEIGHTS[a[0]] for a in combo)
+                if weight < best - 1e-9:
+                    best, chosen = weight, picked
+                elif weight <= best + 1e-9:
+                    chosen |= picked
+    return chosen
+
+
+def _greedy(left: list[set[Atom]]) -> set[Atom]:
+    chosen: set[Atom] = set()
+    while left:
+        counts = Counter(a for b in left for a in b)
+        top = max(n / WEIGHTS[a[0]] for a, n in counts.items())
+        best = {a for a, n in counts.items() if n / WEIGHTS[a[0]] == top}
+        chosen |= best
+        left = [b for b in left if not b & best]
     return chosen
 
 
