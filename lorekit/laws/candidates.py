@@ -58,22 +58,36 @@ class Candidates:
 def informative(
     wins: Sequence[LawRecord], fails: Sequence[LawRecord], count: int
 ) -> list[LawRecord]:
-    """``count`` failures, the most telling first: one per distinct set of
-    broken candidates, smallest sets first (a failure breaking one candidate
-    proves it), round after round; failures breaking none (chance) rank
-    after those breaking one."""
+    """``count`` failures, the most telling first.
+
+    First, for each candidate, the failure that breaks it together with the
+    fewest other candidates (a failure breaking one candidate alone proves
+    it; one breaking two leaves a choice of two); then one failure per
+    distinct set of broken candidates, smallest sets first, round after
+    round. Failures breaking nothing (chance) rank like those breaking one.
+    """
     if len(fails) <= count:
         return list(fails)
     cands = Candidates.of(wins)
-    groups: dict[frozenset[Atom], list[LawRecord]] = defaultdict(list)
-    for record in fails:
-        groups[frozenset(cands.broken(record))].append(record)
-    order = sorted(groups, key=lambda g: (len(g) if g else 1.5, sorted(g)))
-    chosen: list[LawRecord] = []
+    broken = [frozenset(cands.broken(r)) for r in fails]
+    chosen: list[int] = []
+    best: dict[Atom, int] = {}
+    for i, b in enumerate(broken):
+        for atom in b:
+            if atom not in best or len(b) < len(broken[best[atom]]):
+                best[atom] = i
+    for atom in sorted(best, key=lambda a: (len(broken[best[a]]), a)):
+        if best[atom] not in chosen and len(chosen) < count:
+            chosen.append(best[atom])
+    groups: dict[frozenset[Atom], list[int]] = defaultdict(list)
+    for i, b in enumerate(broken):
+        if i not in chosen:
+            groups[b].append(i)
+    order = sorted(groups, key=lambda g: (len(g) if g else 1, sorted(g)))
     depth = 0
     while len(chosen) < count:
         for key in order:
             if depth < len(groups[key]) and len(chosen) < count:
                 chosen.append(groups[key][depth])
         depth += 1
-    return chosen
+    return [fails[i] for i in sorted(chosen)]

@@ -19,10 +19,11 @@ achievement:
   cheap sets are all kept, so two tools always made together are both
   required.
 * Failures that break no candidate mean chance or hidden state (a sapling
-  drops one time in ten, a cow needs several hits, a sleeper wakes when
-  rested). Where they occur a near miss proves less, so a faced condition is
-  kept only if every success faced the same kind of thing, and any other
-  candidate needs two near misses.
+  drops one time in ten, a cow needs more hits without a sword, a sleeper
+  wakes when rested). There a near miss proves nothing (the cow hit without
+  a sword failed for its health, not for the missing pickaxe), so the law
+  keeps only a faced condition, and only when every success faced the same
+  kind of thing and some failure faced another.
 
 A required count is the smallest one the records allow: at least the cost,
 and above every near miss's count. ``confidence`` is the share of failures
@@ -74,14 +75,11 @@ def learn_law(achievement: str, records: Sequence[LawRecord]) -> Law:
     chance = sum(1 for b in breaks if not b)
     near = Counter(next(iter(b)) for b in breaks if len(b) == 1)
     accepted: set[Atom] = {("requires", k) for k in costs if ("requires", k) in candidates}
-    for atom, count in near.items():
-        if not chance or (atom == FACED and len(faces) == 1) or (atom != FACED and count >= 2):
-            accepted.add(atom)
-    left = [b for b in breaks if b and not b & accepted]
     if not chance:
-        accepted |= _cover(left)
-    elif len(faces) == 1:  # chance decides, but every success faced one kind
-        accepted |= _cover([{FACED}] if any(FACED in b for b in left) else [])
+        accepted |= set(near)
+        accepted |= _cover([b for b in breaks if not b & accepted], len(faces))
+    elif len(faces) == 1 and any(FACED in b for b in breaks):
+        accepted.add(FACED)  # chance decides, but every success faced one kind
     requires = {
         item: _count(item, least[item], costs.get(item, 0), fails, broken)
         for kind, item in sorted(accepted)
@@ -134,29 +132,32 @@ def _effects(wins: Sequence[LawRecord]) -> tuple[dict[str, int], dict[str, int]]
 #: Prior cost of a condition in the cover: a 3x3 area holds several names by
 #: chance (a cave's path, the grass around a table), so one name covering many
 #: failures is weak evidence; the faced thing and the inventory are not.
-WEIGHTS = {"faced": 1.0, "requires": 1.0, "nearby": 2.5}
+WEIGHTS = {"faced": 1.5, "requires": 1.0, "nearby": 2.5}
 _EXACT_LIMIT = 16
 
 
-def _cover(unexplained: list[set[Atom]]) -> set[Atom]:
+def _cover(unexplained: list[set[Atom]], kinds: int = 1) -> set[Atom]:
     """The cheapest sets of candidates that break every one of these failures
     (a weighted minimum hitting set); all cheapest sets are kept, joined,
     since the records cannot choose between them (two tools always made
-    together are both required). Past 16 atoms, a greedy cover instead."""
+    together are both required). A faced condition costs per allowed kind
+    (``kinds``): "faces a table or a furnace or grass" is a weak claim. Past
+    16 atoms, a greedy cover instead."""
+    weights = {**WEIGHTS, "faced": WEIGHTS["faced"] * max(1, kinds)}
     left = [b for b in unexplained if b]
     if not left:
         return set()
     pool = sorted(set().union(*left))
     if len(pool) > _EXACT_LIMIT:
-        return _greedy(left)
+        return _greedy(left, weights)
     best, chosen = float("inf"), set()
     for size in range(1, len(pool) + 1):
-        if size * min(WEIGHTS.values()) > best + 1e-9:
+        if size * min(weights.values()) > best + 1e-9:
             break
         for combo in itertools.combinations(pool, size):
             picked = set(combo)
             if all(b & picked for b in left):
-                weight = sum(WEIGHTS[a[0]] for a in combo)
+                weight = sum(weights[a[0]] for a in combo)
                 if weight < best - 1e-9:
                     best, chosen = weight, picked
                 elif weight <= best + 1e-9:
@@ -164,12 +165,12 @@ def _cover(unexplained: list[set[Atom]]) -> set[Atom]:
     return chosen
 
 
-def _greedy(left: list[set[Atom]]) -> set[Atom]:
+def _greedy(left: list[set[Atom]], weights: dict[str, float]) -> set[Atom]:
     chosen: set[Atom] = set()
     while left:
         counts = Counter(a for b in left for a in b)
-        top = max(n / WEIGHTS[a[0]] for a, n in counts.items())
-        best = {a for a, n in counts.items() if n / WEIGHTS[a[0]] == top}
+        top = max(n / weights[a[0]] for a, n in counts.items())
+        best = {a for a, n in counts.items() if n / weights[a[0]] == top}
         chosen |= best
         left = [b for b in left if not b & best]
     return chosen
