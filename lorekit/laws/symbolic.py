@@ -9,8 +9,9 @@ achievement:
   things (one "faced one of" condition). The true preconditions are always
   among them (a success meets them all); the rest hold by coincidence.
 * **Costs and gains** are the inventory changes (vitals included) seen in
-  most successes, reading only successes where the item did not hit crafter's
-  cap of 9 (a capped gain looks smaller than it is).
+  at least half (and two) of the successes where the item did not hit
+  crafter's cap of 9 (a capped gain looks smaller than it is); if every
+  success hit the cap, the largest change seen.
 * A consumed item is required (an inventory cannot go below zero).
 * A **near miss** is a failure that breaks exactly one candidate: that
   candidate must be a true precondition. Failures that break several
@@ -121,7 +122,9 @@ def _effects(wins: Sequence[LawRecord]) -> tuple[dict[str, int], dict[str, int]]
                 deltas.append(after - before)
         if not deltas:  # always capped: the largest change is the best bound
             deltas = [max(r.inventory("after")[item] - r.inventory()[item] for r in wins)]
-        (delta, _), *_ = Counter(deltas).most_common(1)
+        (delta, seen), *_ = Counter(deltas).most_common(1)
+        if len(deltas) > 1 and seen < max(2, len(deltas) / 2):
+            continue  # no change is common enough: vitals drifting on their own
         if delta > 0:
             gains[item] = delta
         elif delta < 0:
