@@ -110,26 +110,37 @@ def learn_law(achievement: str, records: Sequence[LawRecord]) -> Law:
 
 
 def _effects(wins: Sequence[LawRecord]) -> tuple[dict[str, int], dict[str, int]]:
-    """(costs, gains): the most common change of each item over successes."""
+    """(costs, gains): changes common enough among successes to be the law's.
+
+    A cost must show in at least half of all successes (an item at the cap
+    afterwards was not consumed). A gain is judged on successes that ended
+    below the cap, since one that reached it may have been cut short; if
+    every success reached the cap, the largest change seen is the bound.
+    """
     costs: dict[str, int] = {}
     gains: dict[str, int] = {}
-    items = sorted({k for r in wins for k in r.inventory()})
-    for item in items:
-        deltas = []
-        for r in wins:
-            before, after = r.inventory().get(item, 0), r.inventory("after").get(item, 0)
-            if after < CAP:  # a change that reached the cap may be cut short
-                deltas.append(after - before)
-        if not deltas:  # always capped: the largest change is the best bound
-            deltas = [max(r.inventory("after")[item] - r.inventory()[item] for r in wins)]
-        (delta, seen), *_ = Counter(deltas).most_common(1)
-        if len(deltas) > 1 and seen < max(2, len(deltas) / 2):
-            continue  # no change is common enough: vitals drifting on their own
-        if delta > 0:
-            gains[item] = delta
-        elif delta < 0:
-            costs[item] = -delta
+    for item in sorted({k for r in wins for k in r.inventory()}):
+        pairs = [(r.inventory().get(item, 0), r.inventory("after").get(item, 0)) for r in wins]
+        every = [after - before for before, after in pairs]
+        uncapped = [after - before for before, after in pairs if after < CAP]
+        drop, seen = Counter(every).most_common(1)[0]
+        if drop < 0 and _common(seen, len(every)):
+            costs[item] = -drop
+            continue
+        if not uncapped:
+            if max(every) > 0:
+                gains[item] = max(every)
+            continue
+        rise, seen = Counter(uncapped).most_common(1)[0]
+        if rise > 0 and _common(seen, len(uncapped)):
+            gains[item] = rise
     return costs, gains
+
+
+def _common(seen: int, total: int) -> bool:
+    """Seen in at least half of the cases, and twice when there are two or more
+    (vitals drift on their own every few dozen steps)."""
+    return seen >= max(min(2, total), total / 2)
 
 
 #: Prior cost of a condition in the cover: a 3x3 area holds several names by
