@@ -146,8 +146,11 @@ def iter_attempts(records: Iterable[LawRecord], achievement: str) -> Iterator[La
 class LawCollection:
     """What a collection run kept, and what it cost in engine steps.
 
-    Failures wait in ``pool`` (up to ``pool_size`` per achievement) until
-    :meth:`finish` keeps the most telling ``failures`` of each.
+    Failures wait in reservoirs (``pool_size`` each, a uniform sample of all
+    failures seen during the run, so late states count as much as early
+    ones): one for tries at the action's own target, one for the rest.
+    :meth:`finish` then keeps the most telling ``failures`` of each
+    achievement.
     """
 
     records: list[LawRecord] = field(default_factory=list)
@@ -156,8 +159,14 @@ class LawCollection:
     steps: int = 0
     episodes: int = 0
     pool_size: int = 10
-    pool: dict[str, list[tuple[int, LawRecord]]] = field(default_factory=dict)
+    seed: int = 0
+    pool: dict[tuple[str, bool], list[tuple[int, LawRecord]]] = field(default_factory=dict)
+    _seen: Counter[tuple[str, bool]] = field(default_factory=Counter)
     _kept: list[tuple[int, LawRecord]] = field(default_factory=list)
+    _seq: int = 0
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
 
     def short(self, successes: int, failures: int) -> list[str]:
         return [
@@ -165,20 +174,38 @@ class LawCollection:
         ]
 
     def keep(self, record: LawRecord, successes: int) -> None:
-        name, seq = record.achievement, len(self._kept) + sum(map(len, self.pool.values()))
-        if record.success and self.successes[name] < successes:
-            self.successes[name] += 1
-            self._kept.append((seq, record))
-        elif not record.success and self.failures[name] < self.pool_size:
+        name = record.achievement
+        self._seq += 1
+        if record.success:
+            if self.successes[name] < successes:
+                self.successes[name] += 1
+                self._kept.append((self._seq, record))
+            return
+        target = DO_TARGETS.get(record.action)
+        key = (name, target is not None and kind(str(record.before["face"])) == target)
+        self._seen[key] += 1
+        bucket = self.pool.setdefault(key, [])
+        if len(bucket) < self.pool_size:
+            bucket.append((self._seq, record))
             self.failures[name] += 1
-            self.pool.setdefault(name, []).append((seq, record))
+        else:
+            slot = self._rng.randrange(self._seen[key])
+            if slot < self.pool_size:
+                bucket[slot] = (self._seq, record)
+
+    def thinning(self, action: str, at_target: bool) -> float:
+        """How often to try ``action`` now: 1 until its reservoir is full, then
+        the reservoir's size over the failures seen."""
+        seen = self._seen[(ACHIEVEMENT_OF_ACTION[action], at_target)]
+        return min(1.0, self.pool_size / seen) if seen else 1.0
 
     def finish(self, failures: int) -> None:
         """Keep ``failures`` pooled failures per achievement, in collection order."""
         from lorekit.laws.candidates import informative
 
         chosen = list(self._kept)
-        for name, pooled in self.pool.items():
+        for name in ACHIEVEMENTS:
+            pooled = self.pool.get((name, True), []) + self.pool.get((name, False), [])
             wins = [r for _, r in self._kept if r.achievement == name]
             picked = {id(r) for r in informative(wins, [r for _, r in pooled], failures)}
             chosen += [(seq, r) for seq, r in pooled if id(r) in picked]
@@ -212,22 +239,22 @@ def collect_records(
     """Play seeded episodes until every achievement has ``successes`` and
     ``failures`` records (or ``max_steps`` engine steps pass).
 
-    Each awake step: if the faced thing is a ``do`` target whose achievement
-    still needs failures, try it (half the time); else with probability
-    ``probe`` try the action of a random achievement that still needs
-    failures; else let the explorer pursue what is still short. Steps taken
+    Each awake step: if the faced thing is a ``do`` target, try it (half the
+    time); else with probability ``probe`` try the action of a random
+    achievement; else let the explorer pursue what is still short. Steps taken
     asleep are not attempts (crafter ignores the action), except the one
     that wakes the player, a success of ``wake_up``.
 
-    Up to ``pool`` times ``failures`` failures per achievement are gathered
-    while the run lasts; the ``failures`` kept are the most telling ones
+    Failures are sampled over the whole run (two reservoirs of ``pool``
+    times ``failures`` per achievement); the ``failures`` kept are the most
+    telling ones
     (:func:`lorekit.laws.candidates.informative`): those closest to the
     successes, each missing something different. ``pool=1`` keeps the first.
     """
     core = CrafterCore(length=episode_length)
     rng = random.Random(seed)
     explorer = Explorer(core, seed=seed)
-    result = LawCollection(pool_size=max(1, pool) * failures)
+    result = LawCollection(pool_size=max(1, pool) * failures, seed=seed)
     while result.steps < max_steps and result.short(successes, failures):
         core.reset(world_seed(seed, result.episodes + 1))
         explorer.reset()
@@ -263,20 +290,15 @@ def _choose(
 ) -> tuple[str | None, str]:
     """(the 27-action name attempted or None, the crafter action to step)."""
     player = core.players[0]
-    need_fail = [a for a in ACHIEVEMENTS if result.failures[a] < result.pool_size]
-    if not player.sleeping and need_fail:
+    if not player.sleeping:
+        # Tries thin out as a reservoir fills (its own pool size over the
+        # failures it has seen), so sampling goes on all run long while the
+        # explorer keeps the iron and the steps it needs for the late goals.
         action = _ACTION_OF_TARGET.get(faced_kind(core))
-        if action is not None and ACHIEVEMENT_OF_ACTION[action] in need_fail and rng.random() < 0.5:
+        if action is not None and rng.random() < 0.5 * result.thinning(action, True):
             return action, "do"
-        # Until every success is in, a ``do`` action tried away from its
-        # target fills at most half the failure quota: the other half is kept
-        # for tries at the target itself, the only failures that show what
-        # the action needs in hand (some, like drinking, never fail there).
-        still = any(result.successes[a] < successes for a in short)
-        half = (result.pool_size + 1) // 2 if still else result.pool_size
-        aimless = [a for a in need_fail if a not in _DO_ACHIEVEMENTS or result.failures[a] < half]
-        if aimless and rng.random() < probe:
-            action = LAW_ACTIONS[rng.choice(aimless)]
+        action = LAW_ACTIONS[rng.choice(ACHIEVEMENTS)]
+        if rng.random() < probe * result.thinning(action, False):
             return action, to_standard(core, action)
     pursue = [a for a in short if result.successes[a] < successes] or short
     wanted = sorted(pursue, key=lambda a: (result.successes[a], _priority(a), a))
