@@ -36,7 +36,6 @@ from lorekit.laws.experience import ACHIEVEMENT_OF_ACTION, LAW_ACTIONS
 
 STATE_KEYS = ("attributes", "tools", "materials", "face", "nearby")
 _ACTION_OF_TARGET = {target: action for action, target in DO_TARGETS.items()}
-_DO_ACHIEVEMENTS = frozenset(ACHIEVEMENT_OF_ACTION[a] for a in DO_TARGETS)
 
 
 class RecordError(ValueError):
@@ -264,9 +263,7 @@ def collect_records(
             short = result.short(successes, failures)
             if not short:
                 break
-            law, crafter_action = _choose(
-                core, explorer, rng, result, short, probe, successes, failures
-            )
+            law, crafter_action = _choose(core, explorer, rng, result, short, probe, successes)
             core.step([crafter_action])
             result.steps += 1
             after = structured_state(core)
@@ -286,7 +283,6 @@ def _choose(
     short: list[str],
     probe: float,
     successes: int,
-    failures: int,
 ) -> tuple[str | None, str]:
     """(the 27-action name attempted or None, the crafter action to step)."""
     player = core.players[0]
