@@ -69,7 +69,8 @@ def score_cmd(experience: str, records: str | None, json_out: str | None) -> Non
     except (ExperienceError, RecordError) as exc:
         raise UserError(str(exc)) from None
     table = Table(title=f"laws of {experience} vs crafter")
-    for col in ("achievement", "precision", "recall", "revealed", "costs", "gains", "missing"):
+    cols = ("achievement", "precision", "recall", "revealed", "costs", "gains", "missing", "extra")
+    for col in cols:
         table.add_column(col)
     for row in result.rows:
         shown = "-" if row.revealable is None else f"{row.revealed}/{row.revealable}"
@@ -81,8 +82,9 @@ def score_cmd(experience: str, records: str | None, json_out: str | None) -> Non
             "ok" if row.costs_ok else "wrong",
             "ok" if row.gains_ok else "wrong",
             ", ".join(row.missing),
+            ", ".join(row.extra),
         )
-    Console(width=160).print(table)
+    Console(width=200).print(table)
     click.echo("totals: " + json.dumps(result.totals()))
     if json_out:
         Path(json_out).write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
