@@ -16,9 +16,9 @@ achievement:
 * A **near miss** is a failure that breaks exactly one candidate: that
   candidate must be a true precondition. Failures that break several
   candidates and none accepted so far are then covered by the cheapest set
-  of candidates (a 3x3 name costs 2.5, others 1; see ``_cover``); equally
-  cheap sets are all kept, so two tools always made together are both
-  required.
+  of candidates (an item costs 1, a faced condition 1.5 per allowed kind, a
+  3x3 name 2.5; see ``_cover``); equally cheap sets are all kept, so two
+  tools always made together are both required.
 * Failures that break no candidate mean chance or hidden state (a sapling
   drops one time in ten, a cow needs more hits without a sword, a sleeper
   wakes when rested). There a near miss proves nothing (the cow hit without
@@ -102,6 +102,7 @@ def learn_law(achievement: str, records: Sequence[LawRecord]) -> Law:
             "failures": len(fails),
             "near_misses": {_label(a): n for a, n in sorted(near.items())},
             "unexplained_failures": chance,
+            "regime": "chance" if chance else "deterministic",
             "explained_failures": explained,
             "candidates": [_label(a) for a in candidates],
             "rejected": [_label(a) for a in candidates if a not in accepted],
