@@ -116,7 +116,8 @@ def _effects(wins: Sequence[LawRecord]) -> tuple[dict[str, int], dict[str, int]]
     A cost must show in at least half of all successes (an item at the cap
     afterwards was not consumed). A gain is judged on successes that ended
     below the cap, since one that reached it may have been cut short; if
-    every success reached the cap, the largest change seen is the bound.
+    every success reached the cap and most rose, the largest rise is the
+    bound (eating ripe plants at 5 food or more shows +4 at best).
     """
     costs: dict[str, int] = {}
     gains: dict[str, int] = {}
@@ -129,7 +130,7 @@ def _effects(wins: Sequence[LawRecord]) -> tuple[dict[str, int], dict[str, int]]
             costs[item] = -drop
             continue
         if not uncapped:
-            if max(every) > 0:
+            if _common(sum(1 for d in every if d > 0), len(every)):
                 gains[item] = max(every)
             continue
         rise, seen = Counter(uncapped).most_common(1)[0]
