@@ -9,9 +9,8 @@ achievement:
   things (one "faced one of" condition). The true preconditions are always
   among them (a success meets them all); the rest hold by coincidence.
 * **Costs and gains** are the inventory changes (vitals included) seen in
-  at least half (and two) of the successes where the item did not hit
-  crafter's cap of 9 (a capped gain looks smaller than it is); if every
-  success hit the cap, the largest change seen.
+  most successes; a rise that hit crafter's cap of 9 was cut short and only
+  bounds the gain from below (see ``_effects``).
 * A consumed item is required (an inventory cannot go below zero).
 * A **near miss** is a failure that breaks exactly one candidate: that
   candidate must be a true precondition. Failures that break several
@@ -111,32 +110,35 @@ def learn_law(achievement: str, records: Sequence[LawRecord]) -> Law:
 
 
 def _effects(wins: Sequence[LawRecord]) -> tuple[dict[str, int], dict[str, int]]:
-    """(costs, gains): changes common enough among successes to be the law's.
+    """(costs, gains): changes seen in most successes (at least half, and
+    twice when there are two or more: a vital ticks on its own every few
+    dozen steps).
 
-    A cost must show in at least half of all successes (an item at the cap
-    afterwards was not consumed). A gain is judged on successes that ended
-    below the cap, since one that reached it may have been cut short; if
-    every success reached the cap and most rose, the largest rise is the
-    bound (eating ripe plants at 5 food or more shows +4 at best).
+    A cost is the most common drop. A gain is the most common rise among
+    successes that ended below crafter's cap of 9, raised to the largest rise
+    that hit the cap: a capped rise was cut short, so it only bounds the gain
+    from below (eating at 4 food shows +5 of a cow's +6).
     """
     costs: dict[str, int] = {}
     gains: dict[str, int] = {}
     for item in sorted({k for r in wins for k in r.inventory()}):
         pairs = [(r.inventory().get(item, 0), r.inventory("after").get(item, 0)) for r in wins]
-        every = [after - before for before, after in pairs]
-        uncapped = [after - before for before, after in pairs if after < CAP]
-        drop, seen = Counter(every).most_common(1)[0]
-        if drop < 0 and _common(seen, len(every)):
-            costs[item] = -drop
+        drops = [after - before for before, after in pairs if after < before]
+        if _common(len(drops), len(pairs)):
+            costs[item] = -_mode(drops)
             continue
-        if not uncapped:
-            if _common(sum(1 for d in every if d > 0), len(every)):
-                gains[item] = max(every)
-            continue
-        rise, seen = Counter(uncapped).most_common(1)[0]
-        if rise > 0 and _common(seen, len(uncapped)):
-            gains[item] = rise
+        rises = [(after - before, after >= CAP) for before, after in pairs if after > before]
+        if _common(len(rises), len(pairs)):
+            exact = [d for d, capped in rises if not capped]
+            gains[item] = max([_mode(exact)] if exact else [], default=0)
+            gains[item] = max(gains[item], *(d for d, capped in rises if capped), 0)
     return costs, gains
+
+
+def _mode(values: list[int]) -> int:
+    """The most common value; among equally common ones, the largest change."""
+    counts = Counter(values)
+    return max(counts, key=lambda v: (counts[v], abs(v)))
 
 
 def _common(seen: int, total: int) -> bool:

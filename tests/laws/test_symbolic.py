@@ -72,3 +72,21 @@ def test_chance_failures_keep_only_a_single_faced_kind() -> None:
     # the hit without wood failed, but so did one with wood: chance, not a law
     assert law.requires == {} and law.faced == ["cow"] and law.gains == {"food": 6}
     assert law.evidence["unexplained_failures"] == 1
+
+
+def _eat(food: tuple[int, int], health: tuple[int, int] = (9, 9)) -> LawRecord:
+    before, after = _state(0, ["cow"], face="cow"), _state(0, ["cow"], face="cow")
+    before["attributes"] = {**before["attributes"], "food": food[0], "health": health[0]}
+    after["attributes"] = {**after["attributes"], "food": food[1], "health": health[1]}
+    return LawRecord("eat_cow", "eat_cow", True, before, after)
+
+
+def test_gains_read_uncapped_successes_and_ignore_drift() -> None:
+    # +6 seen below the cap; capped meals show less; one health tick is drift
+    law = learn_law("eat_cow", [_eat((1, 7)), _eat((2, 8)), _eat((5, 9)), _eat((7, 9), (7, 8))])
+    assert law.gains == {"food": 6} and law.costs == {}
+
+
+def test_always_capped_gain_takes_the_largest_rise() -> None:
+    law = learn_law("eat_cow", [_eat((5, 9)), _eat((6, 9)), _eat((9, 9))])
+    assert law.gains == {"food": 4}
