@@ -26,8 +26,9 @@ achievement:
   kind of thing and some failure faced another.
 
 A required count is the smallest one the records allow: at least the cost,
-and above every near miss's count. ``confidence`` is the share of failures
-the law explains, scaled by ``n / (n + 1)`` for ``n`` successes.
+and above the count of every failure that only this requirement explains.
+``confidence`` is the share of failures the law explains, scaled by
+``n / (n + 1)`` for ``n`` successes.
 """
 
 from __future__ import annotations
@@ -77,11 +78,11 @@ def learn_law(achievement: str, records: Sequence[LawRecord]) -> Law:
     accepted: set[Atom] = {("requires", k) for k in costs if ("requires", k) in candidates}
     if not chance:
         accepted |= set(near)
-        accepted |= _cover([b for b in breaks if not b & accepted], len(faces))
+        accepted |= _cover([b for b in breaks if not b & accepted], len(faces), least)
     elif len(faces) == 1 and any(FACED in b for b in breaks):
         accepted.add(FACED)  # chance decides, but every success faced one kind
     requires = {
-        item: _count(item, least[item], costs.get(item, 0), fails, broken)
+        item: _count(item, least[item], costs.get(item, 0), fails, broken, accepted)
         for kind, item in sorted(accepted)
         if kind == "requires"
     }
@@ -154,28 +155,36 @@ WEIGHTS = {"faced": 1.5, "requires": 1.0, "nearby": 2.5}
 _EXACT_LIMIT = 16
 
 
-def _cover(unexplained: list[set[Atom]], kinds: int = 1) -> set[Atom]:
+def _cover(
+    unexplained: list[set[Atom]], kinds: int = 1, least: dict[str, int] | None = None
+) -> set[Atom]:
     """The cheapest sets of candidates that break every one of these failures
     (a weighted minimum hitting set); all cheapest sets are kept, joined,
     since the records cannot choose between them (two tools always made
     together are both required). A faced condition costs per allowed kind
-    (``kinds``): "faces a table or a furnace or grass" is a weak claim. Past
-    16 atoms, a greedy cover instead."""
-    weights = {**WEIGHTS, "faced": WEIGHTS["faced"] * max(1, kinds)}
+    (``kinds``): "faces a table or a furnace or grass" is a weak claim; an
+    item costs per unit of its least held count (``least``): "holds 2
+    saplings" is a stronger claim than "holds one". Past 16 atoms, a greedy
+    cover instead."""
+    scale = {("faced", ""): max(1, kinds)} | {("requires", k): n for k, n in (least or {}).items()}
+
+    def cost(atom: Atom) -> float:
+        return WEIGHTS[atom[0]] * scale.get(atom, 1)
+
     left = [b for b in unexplained if b]
     if not left:
         return set()
     pool = sorted(set().union(*left))
     if len(pool) > _EXACT_LIMIT:
-        return _greedy(left, weights)
+        return _greedy(left, cost)
     best, chosen = float("inf"), set()
     for size in range(1, len(pool) + 1):
-        if size * min(weights.values()) > best + 1e-9:
+        if size * min(WEIGHTS.values()) > best + 1e-9:
             break
         for combo in itertools.combinations(pool, size):
             picked = set(combo)
             if all(b & picked for b in left):
-                weight = sum(weights[a[0]] for a in combo)
+                weight = sum(cost(a) for a in combo)
                 if weight < best - 1e-9:
                     best, chosen = weight, picked
                 elif weight <= best + 1e-9:
@@ -183,12 +192,12 @@ def _cover(unexplained: list[set[Atom]], kinds: int = 1) -> set[Atom]:
     return chosen
 
 
-def _greedy(left: list[set[Atom]], weights: dict[str, float]) -> set[Atom]:
+def _greedy(left: list[set[Atom]], cost: Callable[[Atom], float]) -> set[Atom]:
     chosen: set[Atom] = set()
     while left:
         counts = Counter(a for b in left for a in b)
-        top = max(n / weights[a[0]] for a, n in counts.items())
-        best = {a for a, n in counts.items() if n / weights[a[0]] == top}
+        top = max(n / cost(a) for a, n in counts.items())
+        best = {a for a, n in counts.items() if n / cost(a) == top}
         chosen |= best
         left = [b for b in left if not b & best]
     return chosen
@@ -200,13 +209,15 @@ def _count(
     cost: int,
     fails: Sequence[LawRecord],
     broken: Callable[[LawRecord], set[Atom]],
+    accepted: set[Atom],
 ) -> int:
-    """Smallest required count: the cost, and above each near miss's count."""
+    """Smallest required count the records allow: the cost, and above the
+    count held in every failure that only this requirement explains."""
+    atom: Atom = ("requires", item)
     floor = max(cost, 1)
     for record in fails:
-        held = record.inventory().get(item, 0)
-        if held < least and broken(record) == {("requires", item)}:
-            floor = max(floor, held + 1)
+        if broken(record) & accepted == {atom}:
+            floor = max(floor, record.inventory().get(item, 0) + 1)
     return min(floor, least)
 
 
