@@ -55,6 +55,26 @@ class Candidates:
         return out
 
 
+def diverse(wins: Sequence[LawRecord], count: int) -> list[LawRecord]:
+    """``count`` successes that together leave the fewest candidates: each
+    pick is the one that drops most coincidences (or adds a faced kind),
+    starting from the success that holds least. Every true precondition
+    survives any choice, so this only removes what is not needed."""
+    if len(wins) <= count:
+        return list(wins)
+
+    def size(group: list[LawRecord]) -> int:
+        cands = Candidates.of(group)
+        return len(cands.least) + sum(cands.least.values()) + len(cands.nearby) - len(cands.faces)
+
+    chosen = [min(range(len(wins)), key=lambda i: (size([wins[i]]), i))]
+    while len(chosen) < count:
+        group = [wins[i] for i in chosen]
+        rest = [i for i in range(len(wins)) if i not in chosen]
+        chosen.append(min(rest, key=lambda i: (size([*group, wins[i]]), i)))
+    return [wins[i] for i in sorted(chosen)]
+
+
 def informative(
     wins: Sequence[LawRecord], fails: Sequence[LawRecord], count: int
 ) -> list[LawRecord]:

@@ -145,11 +145,11 @@ def iter_attempts(records: Iterable[LawRecord], achievement: str) -> Iterator[La
 class LawCollection:
     """What a collection run kept, and what it cost in engine steps.
 
-    Failures wait in reservoirs (``pool_size`` each, a uniform sample of all
-    failures seen during the run, so late states count as much as early
-    ones): one for tries at the action's own target, one for the rest.
-    :meth:`finish` then keeps the most telling ``failures`` of each
-    achievement.
+    Records wait in reservoirs, each a uniform sample of the whole run (late
+    states count as much as early ones): successes (``win_pool`` per
+    achievement), and failures (``fail_pool`` each for tries at the action's
+    own target and for the rest). :meth:`finish` then keeps the most
+    varied successes and the most telling failures.
     """
 
     records: list[LawRecord] = field(default_factory=list)
@@ -157,11 +157,12 @@ class LawCollection:
     failures: Counter[str] = field(default_factory=Counter)
     steps: int = 0
     episodes: int = 0
-    pool_size: int = 10
+    win_pool: int = 10
+    fail_pool: int = 10
     seed: int = 0
+    won: dict[str, list[tuple[int, LawRecord]]] = field(default_factory=dict)
     pool: dict[tuple[str, bool], list[tuple[int, LawRecord]]] = field(default_factory=dict)
-    _seen: Counter[tuple[str, bool]] = field(default_factory=Counter)
-    _kept: list[tuple[int, LawRecord]] = field(default_factory=list)
+    _counts: Counter[Any] = field(default_factory=Counter)
     _seq: int = 0
 
     def __post_init__(self) -> None:
@@ -172,43 +173,52 @@ class LawCollection:
             a for a in ACHIEVEMENTS if self.successes[a] < successes or self.failures[a] < failures
         ]
 
-    def keep(self, record: LawRecord, successes: int) -> None:
+    def keep(self, record: LawRecord) -> None:
+        """Offer a record to its reservoir."""
         name = record.achievement
         self._seq += 1
         if record.success:
-            if self.successes[name] < successes:
-                self.successes[name] += 1
-                self._kept.append((self._seq, record))
+            bucket = self.won.setdefault(name, [])
+            self._offer(bucket, ("won", name), self.win_pool, record)
+            self.successes[name] = len(bucket)
             return
         target = DO_TARGETS.get(record.action)
         key = (name, target is not None and kind(str(record.before["face"])) == target)
-        self._seen[key] += 1
-        bucket = self.pool.setdefault(key, [])
-        if len(bucket) < self.pool_size:
+        self._offer(self.pool.setdefault(key, []), key, self.fail_pool, record)
+        self.failures[name] = sum(len(self.pool.get((name, t), [])) for t in (True, False))
+
+    def _offer(
+        self, bucket: list[tuple[int, LawRecord]], key: Any, size: int, record: LawRecord
+    ) -> None:
+        """Reservoir sampling: each record seen under ``key`` is in with equal odds."""
+        self._counts[key] += 1
+        if len(bucket) < size:
             bucket.append((self._seq, record))
-            self.failures[name] += 1
-        else:
-            slot = self._rng.randrange(self._seen[key])
-            if slot < self.pool_size:
-                bucket[slot] = (self._seq, record)
+            return
+        slot = self._rng.randrange(self._counts[key])
+        if slot < size:
+            bucket[slot] = (self._seq, record)
 
     def thinning(self, action: str, at_target: bool) -> float:
         """How often to try ``action`` now: 1 until its reservoir is full, then
         the reservoir's size over the failures seen."""
-        seen = self._seen[(ACHIEVEMENT_OF_ACTION[action], at_target)]
-        return min(1.0, self.pool_size / seen) if seen else 1.0
+        seen = self._counts[(ACHIEVEMENT_OF_ACTION[action], at_target)]
+        return min(1.0, self.fail_pool / seen) if seen else 1.0
 
-    def finish(self, failures: int) -> None:
-        """Keep ``failures`` pooled failures per achievement, in collection order."""
-        from lorekit.laws.candidates import informative
+    def finish(self, successes: int, failures: int) -> None:
+        """Keep ``successes`` and ``failures`` per achievement, in collection order."""
+        from lorekit.laws.candidates import diverse, informative
 
-        chosen = list(self._kept)
+        chosen: list[tuple[int, LawRecord]] = []
         for name in ACHIEVEMENTS:
+            won = self.won.get(name, [])
+            keep = {id(r) for r in diverse([r for _, r in won], successes)}
+            chosen += [(seq, r) for seq, r in won if id(r) in keep]
+            wins = [r for _, r in won if id(r) in keep]
             pooled = self.pool.get((name, True), []) + self.pool.get((name, False), [])
-            wins = [r for _, r in self._kept if r.achievement == name]
             picked = {id(r) for r in informative(wins, [r for _, r in pooled], failures)}
             chosen += [(seq, r) for seq, r in pooled if id(r) in picked]
-            self.failures[name] = len(picked)
+            self.successes[name], self.failures[name] = len(keep), len(picked)
         self.records = [r for _, r in sorted(chosen, key=lambda pair: pair[0])]
 
 
@@ -253,7 +263,9 @@ def collect_records(
     core = CrafterCore(length=episode_length)
     rng = random.Random(seed)
     explorer = Explorer(core, seed=seed)
-    result = LawCollection(pool_size=max(1, pool) * failures, seed=seed)
+    result = LawCollection(
+        win_pool=max(1, pool) * successes, fail_pool=max(1, pool) * failures, seed=seed
+    )
     while result.steps < max_steps and result.short(successes, failures):
         core.reset(world_seed(seed, result.episodes + 1))
         explorer.reset()
@@ -267,11 +279,11 @@ def collect_records(
             core.step([crafter_action])
             result.steps += 1
             after = structured_state(core)
-            _judge(result, before, after, law, successes)
+            _judge(result, before, after, law)
             before = after
             if core.players[0].health <= 0 or core.over:
                 break
-    result.finish(failures)
+    result.finish(successes, failures)
     return result
 
 
@@ -308,14 +320,13 @@ def _judge(
     before: Mapping[str, Any],
     after: Mapping[str, Any],
     law: str | None,
-    successes: int,
 ) -> None:
     unlocked = [a for a in ACHIEVEMENTS if after["achievements"][a] > before["achievements"][a]]
     states = paper_state(before), paper_state(after)
     target = ACHIEVEMENT_OF_ACTION[law] if law is not None else None
     if target is not None:
         record = LawRecord(target, str(law), target in unlocked, *states)
-        result.keep(record, successes)
+        result.keep(record)
     for name in unlocked:
         if name != target:
-            result.keep(LawRecord(name, LAW_ACTIONS[name], True, *states), successes)
+            result.keep(LawRecord(name, LAW_ACTIONS[name], True, *states))
