@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lorekit.laws.candidates import FACED, Candidates, informative
+from lorekit.laws.candidates import FACED, Candidates, diverse, informative
 from lorekit.laws.records import LawRecord
 
 
@@ -32,3 +32,12 @@ def test_informative_prefers_failures_that_isolate_a_candidate() -> None:
     sharp = [_rec(False, 0, "stone", ["stone"]), _rec(False, 1, "tree", ["stone"])]
     kept = informative(wins, vague + sharp, 3)
     assert sharp[0] in kept and sharp[1] in kept and len(kept) == 3
+
+
+def test_diverse_successes_drop_coincidences() -> None:
+    # most successes happen by a tree; two do not, and one had 2 pickaxes
+    wins = [_rec(True, 1, "stone", ["stone", "tree"]) for _ in range(4)]
+    wins += [_rec(True, 2, "stone", ["stone"]), _rec(True, 1, "stone", ["stone", "path"])]
+    kept = diverse(wins, 2)
+    cands = Candidates.of(kept)
+    assert "tree" not in cands.nearby and cands.least == {"wood_pickaxe": 1}

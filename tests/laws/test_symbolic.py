@@ -53,8 +53,8 @@ def test_recovers_crafter_laws_from_default_records(default_records: LawCollecti
     assert len(learned.laws) == 22 and learned.source == "symbolic"
     totals = score(learned, default_records.records).totals()
     assert totals["costs_exact"] == 22 and totals["gains_exact"] == 22
-    assert totals["revealable_recall"] >= 0.95
-    assert totals["precision"] >= 0.85 and totals["recall"] >= 0.8
+    assert totals["revealable_recall"] == 1.0  # all the records can show
+    assert totals["precision"] >= 0.9 and totals["recall"] >= 0.9
     cow = learned.laws["eat_cow"]  # chance decides: only the faced kind is kept
     assert cow.faced == ["cow"] and cow.requires == {} and cow.gains == {"food": 6}
     assert learned.laws["eat_plant"].faced == ["ripe plant"]
