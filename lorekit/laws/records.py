@@ -254,11 +254,12 @@ def collect_records(
     asleep are not attempts (crafter ignores the action), except the one
     that wakes the player, a success of ``wake_up``.
 
-    Failures are sampled over the whole run (two reservoirs of ``pool``
-    times ``failures`` per achievement); the ``failures`` kept are the most
-    telling ones
-    (:func:`lorekit.laws.candidates.informative`): those closest to the
-    successes, each missing something different. ``pool=1`` keeps the first.
+    Records are sampled over the whole run: ``pool`` times ``successes``
+    successes and twice ``pool`` times ``failures`` failures per achievement
+    (at the target and elsewhere). Kept are the most varied successes
+    (:func:`lorekit.laws.candidates.diverse`) and the most telling failures
+    (:func:`lorekit.laws.candidates.informative`), each missing something
+    different. ``pool=1`` keeps uniform samples instead.
     """
     core = CrafterCore(length=episode_length)
     rng = random.Random(seed)
