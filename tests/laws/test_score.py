@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from lorekit.laws import Experience, oracle_experience
-from lorekit.laws.score import atoms, score
+from lorekit.laws.records import LawRecord
+from lorekit.laws.score import atoms, revealable, score
 
 
 def _variant() -> Experience:
@@ -53,3 +55,24 @@ def test_missing_law_counts_as_empty() -> None:
     row = next(r for r in score(exp).rows if r.achievement == "eat_cow")
     assert row.recall == 0.0 and not row.gains_ok
     assert atoms(None) == set()
+
+
+def _table_try(ok: bool, wood: int, face: str) -> LawRecord:
+    state: dict[str, Any] = {
+        "attributes": {"health": 9, "food": 9, "drink": 9, "energy": 9},
+        "tools": {},
+        "materials": {"wood": wood},
+        "face": face,
+        "nearby": [["grass"] * 3, ["grass", "player", "grass"], ["grass"] * 3],
+    }
+    return LawRecord("place_table", "place_table", ok, state, state)
+
+
+def test_revealable_needs_a_failure_that_isolates_the_precondition() -> None:
+    truth = oracle_experience().laws["place_table"]
+    wins = [_table_try(True, 2, "grass"), _table_try(True, 3, "sand")]
+    # lacks wood AND faces a tree: shows neither precondition on its own
+    assert revealable(truth, [*wins, _table_try(False, 1, "tree")]) == set()
+    shown = revealable(truth, [*wins, _table_try(False, 1, "grass"), _table_try(False, 5, "tree")])
+    # the faced atoms shown are those some success faced (path never was)
+    assert shown == {"requires:wood>=2", "faced:grass", "faced:sand"}
