@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from lorekit.cli_errors import UserError
+from lorekit.extras import requires_extra
 
 
 @click.group()
@@ -28,7 +29,8 @@ def laws() -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
 def collect_cmd(successes: int, failures: int, seed: int, max_steps: int, output: str) -> None:
     """Play seeded crafter episodes and write the paper's records (JSONL)."""
-    from lorekit.laws.records import collect_records, write_records
+    with requires_extra("lorekit laws", "crafter"):
+        from lorekit.laws.records import collect_records, write_records
 
     got = collect_records(successes=successes, failures=failures, seed=seed, max_steps=max_steps)
     count = write_records(got.records, output)
@@ -43,8 +45,9 @@ def collect_cmd(successes: int, failures: int, seed: int, max_steps: int, output
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
 def learn_cmd(records: str, output: str) -> None:
     """Infer an experience from RECORDS with the symbolic learner (no LLM)."""
-    from lorekit.laws.records import RecordError, read_records
-    from lorekit.laws.symbolic import learn
+    with requires_extra("lorekit laws", "crafter"):
+        from lorekit.laws.records import RecordError, read_records
+        from lorekit.laws.symbolic import learn
 
     try:
         rows = read_records(records)
@@ -60,9 +63,10 @@ def learn_cmd(records: str, output: str) -> None:
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Also write JSON here.")
 def score_cmd(experience: str, records: str | None, json_out: str | None) -> None:
     """Compare EXPERIENCE (JSON) with crafter's true laws."""
-    from lorekit.laws.experience import Experience, ExperienceError
-    from lorekit.laws.records import RecordError, read_records
-    from lorekit.laws.score import score
+    with requires_extra("lorekit laws", "crafter"):
+        from lorekit.laws.experience import Experience, ExperienceError
+        from lorekit.laws.records import RecordError, read_records
+        from lorekit.laws.score import score
 
     try:
         result = score(Experience.load(experience), read_records(records) if records else None)
