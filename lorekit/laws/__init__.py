@@ -1,1 +1,1 @@
-"""Laws of a world mined from interaction records (stand-in package docstring; helper lawsym owns it)."""
+"""Laws of a world mined from interaction records (stand-in; helper lawsym owns this file)."""

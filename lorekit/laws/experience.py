@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 _SAME = (
-    "collect_coal collect_diamond collect_drink collect_iron collect_sapling collect_stone "
-    "collect_wood eat_cow eat_plant defeat_zombie defeat_skeleton place_plant place_stone "
-    "place_table place_furnace make_wood_pickaxe make_stone_pickaxe make_iron_pickaxe "
-    "make_wood_sword make_stone_sword make_iron_sword"
-).split()
+    *("collect_coal", "collect_diamond", "collect_drink", "collect_iron", "collect_sapling"),
+    *("collect_stone", "collect_wood", "eat_cow", "eat_plant", "defeat_zombie"),
+    *("defeat_skeleton", "place_plant", "place_stone", "place_table", "place_furnace"),
+    *("make_wood_pickaxe", "make_stone_pickaxe", "make_iron_pickaxe", "make_wood_sword"),
+    *("make_stone_sword", "make_iron_sword"),
+)
 LAW_ACTIONS: dict[str, str] = {**{a: a for a in _SAME}, "wake_up": "sleep"}
 
 
