@@ -104,9 +104,9 @@ def group_records(records: Iterable[Any]) -> dict[str, list[dict[str, Any]]]:
 
 
 class _StepFailed(Exception):
-    def __init__(self, step: str, problems: list[str], answer: str) -> None:
+    def __init__(self, step: str, problems: list[str], answer: str, calls: int) -> None:
         super().__init__(f"{step}: {'; '.join(problems)}")
-        self.info = {"step": step, "problems": problems, "answer": answer[-2000:]}
+        self.info = {"step": step, "problems": problems, "answer": answer[-2000:], "calls": calls}
 
 
 @dataclass(frozen=True)
@@ -180,14 +180,19 @@ class Extractor:
         print_ = fingerprint(
             model=self.llm.model,
             prompts=prompts,
-            max_attempts=self.max_attempts,
             records=task.records,
         )
         return self.progress.state(task.achievement, print_)
 
     async def _achievement(self, task: _Task, state: dict[str, Any]) -> None:
-        if state["status"] != "running":
+        if state["status"] == "done":
             return
+        if state["status"] == "failed":
+            # Ask the failed step again (a rerun may allow more attempts); its
+            # earlier answers are not counted twice.
+            state["calls"] -= state["failure"]["calls"]
+            state["retries"] -= state["failure"]["calls"] - 1
+            state["status"], state["failure"] = "running", None
         try:
             for aspect in ASPECTS:
                 await self._effects(task, state, aspect)
@@ -281,7 +286,7 @@ class Extractor:
             return answer
         state["calls"] += self.max_attempts
         state["retries"] += self.max_attempts - 1
-        raise _StepFailed(step, problems, text)
+        raise _StepFailed(step, problems, text, self.max_attempts)
 
     def _experience(self, tasks: list[_Task], states: Mapping[str, dict[str, Any]]) -> Experience:
         laws: dict[str, Law] = {}

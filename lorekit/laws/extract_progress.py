@@ -10,9 +10,11 @@ what is left; with the model cache on, the step that was in flight is
 replayed from the cache, so the result is the one an uninterrupted run gives.
 
 Progress is only reused for the same question: each achievement's entry
-carries a fingerprint of the model, the prompts, the retry bound and that
-achievement's records, and a rerun that differs in any of them stops with
-:class:`ProgressMismatch` instead of mixing two extractions.
+carries a fingerprint of the model, the prompts and that achievement's
+records, and a rerun that differs in any of them stops with
+:class:`ProgressMismatch` instead of mixing two extractions. The retry bound
+is not part of it: a rerun asks the failed step of a failed achievement
+again, so a larger bound can rescue it while finished achievements are kept.
 """
 
 from __future__ import annotations
