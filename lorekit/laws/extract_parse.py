@@ -153,11 +153,31 @@ def _validate_object(value: dict[str, Any], schema: Mapping[str, Any], path: str
     return problems
 
 
+def _bare_objects(answer: str) -> list[tuple[int, int, str]]:
+    """Top-level JSON objects written into prose, in order (braces in words are skipped)."""
+    decoder = json.JSONDecoder()
+    found: list[tuple[int, int, str]] = []
+    i = answer.find("{")
+    while i >= 0:
+        try:
+            _, end = decoder.raw_decode(answer, i)
+        except json.JSONDecodeError:
+            i = answer.find("{", i + 1)
+            continue
+        found.append((i, end, answer[i:end]))
+        i = answer.find("{", end)
+    return found
+
+
 def _json_candidates(answer: str) -> tuple[str, list[tuple[int, int, str]]]:
-    """Fenced blocks (last first), else the widest ``{...}`` span; with their spans."""
+    """Fenced blocks, else bare objects (or, failing that, the widest ``{...}`` span,
+    so the parse error can be shown); the last one first, with their spans."""
     blocks = [(m.start(), m.end(), m.group(2)) for m in _FENCE.finditer(answer)]
     if blocks:
         return "fenced", list(reversed(blocks))
+    bare = _bare_objects(answer)
+    if bare:
+        return "bare", list(reversed(bare))
     start, end = answer.find("{"), answer.rfind("}")
     if start >= 0 and end > start:
         return "bare", [(start, end + 1, answer[start : end + 1])]
