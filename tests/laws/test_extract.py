@@ -357,3 +357,45 @@ async def test_the_default_role_serves_when_no_extractor_is_set() -> None:
         hand_records(), ["collect_wood"]
     )
     assert exp.source == "llm:m" and exp.meta["role"] == "extractor"
+
+
+def fumbling(crash: bool) -> Callable[[tuple[Message, ...]], str]:
+    """``knowing``, except that the first answer to the preconditions guess is
+    malformed, and (``crash``) the model dies while asked again."""
+
+    def fn(messages: tuple[Message, ...]) -> str:
+        if "What must hold before" in messages[1].content:
+            if len(messages) == 2:
+                return "Let me think {"
+            if crash:
+                raise Boom("killed mid-step")
+        return knowing(messages)
+
+    return fn
+
+
+async def test_with_the_cache_a_rerun_after_a_kill_asks_nothing_twice(tmp_path: Path) -> None:
+    """A kill between two attempts of a step loses the step; the cache answers
+    its first attempt again, so the rerun takes the same path and pays once."""
+    from lorekit.llm.cache import CachedLLM, SQLiteCache
+
+    def cached(backend: ScriptedLLM) -> dict[str, Any]:
+        cache = SQLiteCache(tmp_path / "cache.sqlite3")
+        return {"extractor": CachedLLM(backend, cache, "read-write")}
+
+    whole = ScriptedLLM(fn=fumbling(crash=False))
+    expected = await run(whole, achievements=["collect_wood"])
+    progress = tmp_path / "progress.json"
+    crashed = ScriptedLLM(fn=fumbling(crash=True))
+    with pytest.raises(Boom):
+        await extract_experience(
+            cached(crashed), hand_records(), achievements=["collect_wood"], progress=progress
+        )
+    rest = ScriptedLLM(fn=fumbling(crash=False))
+    resumed = await extract_experience(
+        cached(rest), hand_records(), achievements=["collect_wood"], progress=progress
+    )
+    assert resumed.to_json() == expected.to_json()
+    assert resumed.meta["retries"] == 1
+    assert len(crashed.calls) + len(rest.calls) == len(whole.calls)
+    assert not any(len(c.messages) == 2 and "What must hold" in c.last for c in rest.calls)
