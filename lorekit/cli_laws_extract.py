@@ -113,6 +113,7 @@ def extract(
     from lorekit.config import RunConfig, apply_overrides, load_config
     from lorekit.laws.extract import ROLE, ExtractError, Extractor
     from lorekit.laws.extract_progress import ProgressMismatch
+    from lorekit.llm.accounting import UsageLedger
     from lorekit.llm.errors import LLMError
 
     if not (model or config_path or roles_opt):
@@ -141,7 +142,8 @@ def extract(
     sidecar = progress_path(out)
     if fresh:
         sidecar.unlink(missing_ok=True)
-    roles = build_models(cfg, config_path=config_path)
+    ledger = UsageLedger(cfg.prices())
+    roles = build_models(cfg, config_path=config_path).metered(ledger)
     try:
         extractor = Extractor(roles, max_attempts=max_attempts, jobs=jobs, progress=sidecar)
         experience = asyncio.run(extractor.extract(records, _achievements(achievements)))
@@ -170,6 +172,13 @@ def extract(
     console.print(
         f"wrote {out}: {len(experience.laws)} laws from {meta['calls']} model calls "
         f"({meta['retries']} retried answers), source {experience.source}",
+        markup=False,
+        highlight=False,
+    )
+    spent = ledger.total()
+    console.print(
+        f"this run: {spent.calls} model calls ({spent.cache_hits} from the cache), "
+        f"{spent.tokens_text} tokens, ${spent.cost_usd:.4f}",
         markup=False,
         highlight=False,
     )

@@ -88,8 +88,42 @@ def test_extract_writes_the_experience(tmp_path: Path, capsys: pytest.CaptureFix
     assert progress_path(out).is_file()
     # A rerun finds every step done: no model answers are needed at all.
     again = [str(records), "-o", str(out), "-c", str(_config(tmp_path, ["garbage"]))]
-    assert _run(again, capsys)[0] == 0
+    code, stdout, _ = _run(again, capsys)
+    assert code == 0 and "this run: 0 model calls" in stdout
     assert json.loads(out.read_text()) == data
+
+
+def test_after_a_model_error_the_same_command_continues(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model that stops answering mid-way (its script runs out) ends the run
+    with a one-line error; the rerun asks only what is left, from the cache
+    where it can."""
+    from lorekit.llm.errors import ScriptExhausted
+    from lorekit.llm.scripted import ScriptedLLM
+
+    records, out = _records(tmp_path / "r.jsonl"), tmp_path / "exp.json"
+    real_init = ScriptedLLM.__init__
+
+    def short_script(self: ScriptedLLM, answers: Any = None, **kw: Any) -> None:
+        real_init(self, answers, **{**kw, "default": ScriptExhausted("out of answers")})
+
+    # The config's scripted model answers 5 times and then fails like a dead server.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ScriptedLLM, "__init__", short_script)
+        cut = _config(tmp_path, GOOD[:5])
+        code, _, err = _run([str(records), "-o", str(out), "-c", str(cut)], capsys)
+    assert code == 1 and "rerun the same command to continue" in err
+    assert not out.exists()
+    # A list script starts from its first answer: give the rerun what is left.
+    rest = _config(tmp_path, GOOD[5:])
+    code, stdout, err = _run([str(records), "-o", str(out), "-c", str(rest)], capsys)
+    assert code == 0, err
+    assert "this run: 4 model calls (0 from the cache)" in stdout
+    data = json.loads(out.read_text())
+    assert data["meta"]["calls"] == len(GOOD)
+    assert data["laws"]["collect_wood"]["gains"] == {"wood": 1}
+    assert data["laws"]["collect_wood"]["faced"] == ["tree"]
 
 
 def test_an_achievement_without_usable_answers_fails_the_command_and_is_kept(
