@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +174,47 @@ def test_records_that_are_not_law_records_are_refused(
     args = [str(bad), "-o", str(tmp_path / "e.json"), "-c", str(_config(tmp_path, GOOD))]
     code, _, err = _run(args, capsys)
     assert code == 2 and "not a file of law records" in err
+
+
+def _http_answer(body: dict[str, Any]) -> str:
+    """What a well-informed model answers, as a function of the request."""
+    prompt = body["messages"][1]["content"]
+    if "must hold before" in prompt:
+        return TREE
+    if re.search(r"player's\s+materials", prompt) and "before:" in prompt:
+        return WOOD
+    return NOTHING
+
+
+def test_over_http_through_the_cache_a_dead_server_costs_nothing_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real OpenAI-compatible server that answers 5 times and then refuses
+    (after one 503 the client retries), then one that answers the rest;
+    finally, with no server at all, --fresh rebuilds the same experience from
+    the cache alone (the cache is on by default)."""
+    from lorekit.llm.testing import Fault, OpenAICompatServer
+
+    monkeypatch.chdir(tmp_path)
+    records, out = _records(tmp_path / "r.jsonl"), tmp_path / "exp.json"
+
+    def args(url: str) -> list[str]:
+        return [str(records), "-o", str(out), "--model", "m", "--base-url", url, "--jobs", "1"]
+
+    with OpenAICompatServer(GOOD[:5]) as srv:
+        srv.inject(Fault.server_error(503, retry_after=0))
+        code, _, err = _run(args(srv.base_url), capsys)
+        assert srv.request_count == 1 + 5 + 1
+    assert code == 1 and "rerun the same command to continue" in err, err
+    assert not out.exists()
+    with OpenAICompatServer(_http_answer) as srv:
+        code, _, err = _run(args(srv.base_url), capsys)
+        assert code == 0, err
+        assert srv.request_count == len(GOOD) - 5
+    first = json.loads(out.read_text())
+    assert first["laws"]["collect_wood"]["gains"] == {"wood": 1}
+    assert first["source"] == "llm:m" and first["meta"]["calls"] == len(GOOD)
+    code, stdout, err = _run([*args("http://127.0.0.1:9"), "--fresh"], capsys)
+    assert code == 0, err
+    assert f"this run: {len(GOOD)} model calls ({len(GOOD)} from the cache)" in stdout
+    assert json.loads(out.read_text()) == first
