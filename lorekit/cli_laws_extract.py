@@ -158,6 +158,7 @@ def extract(
         raise Interrupted(
             f"interrupted; progress is saved in {sidecar}: rerun the same command to continue"
         ) from None
+    experience.meta["records"] = str(records_path)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     experience.save(out)
     meta = experience.meta

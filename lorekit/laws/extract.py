@@ -151,7 +151,7 @@ class Extractor:
     ) -> Experience:
         """The experience of ``achievements`` (default: all that the records cover)."""
         grouped = group_records(records)
-        names = list(achievements) if achievements is not None else list(grouped)
+        names = list(dict.fromkeys(achievements if achievements is not None else grouped))
         for name in names:
             if name not in LAW_ACTIONS:
                 raise ExtractError(

@@ -339,6 +339,13 @@ async def test_progress_of_other_records_is_not_reused(tmp_path: Path) -> None:
         await run(ScriptedLLM(fn=knowing, model="other"), progress=progress)
 
 
+async def test_an_achievement_named_twice_is_extracted_once() -> None:
+    model = ScriptedLLM(fn=knowing)
+    exp = await run(model, achievements=["collect_wood", "collect_wood"])
+    assert list(exp.laws) == ["collect_wood"]
+    assert len(model.calls) == steps_of("collect_wood", hand_records())
+
+
 async def test_bad_inputs_fail_before_any_call() -> None:
     model = ScriptedLLM(fn=knowing)
     with pytest.raises(ExtractError, match="unknown achievement 'chop_tree'"):
