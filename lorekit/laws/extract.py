@@ -1,0 +1,376 @@
+"""Experience from interaction records with a language model (the laws paper's
+Algorithms 2 and 3), played by the role ``extractor``.
+
+For each achievement ``g`` with records ``D_g`` (successes ``D_g+``):
+
+1. **Costs and gains** (Algorithm 2), separately per aspect of the player's
+   state (attributes, tools, materials): the model first says what a success
+   should cost and give from its own knowledge, then revises that record by
+   record, each step showing one success's before and after in that aspect.
+2. **Preconditions** (Algorithm 3): from the costs and gains the model guesses
+   what must hold before the action (items held with counts, things nearby,
+   the faced kind), then revises that over every record of ``g``, successes
+   (which show what is *not* needed) and failures (which show what is).
+
+Every step asks for words and a structured form (``extract_parse``); an
+answer whose form is malformed or breaks the schema is fed back with the
+problems and asked again, at most ``max_attempts`` answers a step, after
+which the achievement is recorded as failed (in ``Experience.meta
+["failures"]``), never silently dropped. Model errors (network, auth) are not
+answers: they stop the extraction, and a rerun continues from the saved
+progress (``extract_progress``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lorekit.laws.experience import LAW_ACTIONS, Experience, Law
+from lorekit.laws.extract_parse import (
+    Answer,
+    FormError,
+    Schema,
+    effects_schema,
+    parse_answer,
+    preconditions_schema,
+)
+from lorekit.laws.extract_progress import Progress, fingerprint
+from lorekit.laws.extract_prompts import (
+    ASPECTS,
+    answer_format,
+    bullets,
+    compact,
+    effects_text,
+    fill,
+    situation,
+    templates,
+)
+from lorekit.llm.base import LLM, Message
+
+ROLE = "extractor"
+_ITEMS: dict[str, tuple[str, ...]] = {
+    "attributes": ("health", "food", "drink", "energy"),
+    "tools": (
+        "wood_pickaxe",
+        "stone_pickaxe",
+        "iron_pickaxe",
+        "wood_sword",
+        "stone_sword",
+        "iron_sword",
+    ),
+    "materials": ("sapling", "wood", "stone", "coal", "iron", "diamond"),
+}
+# Kinds of cells and creatures a player can face or stand near in crafter.
+_PLACES = (
+    *("water", "grass", "stone", "path", "sand", "tree", "lava", "coal", "iron", "diamond"),
+    *("table", "furnace", "cow", "zombie", "skeleton", "plant", "arrow"),
+)
+
+
+class ExtractError(RuntimeError):
+    """The extraction cannot start (bad records or achievements); the message says why."""
+
+
+def as_record(record: Any) -> dict[str, Any]:
+    """A record in the contract's JSON shape, from a mapping or a record object."""
+    if isinstance(record, Mapping):
+        return dict(record)
+    to_json = getattr(record, "to_json", None)
+    if callable(to_json):
+        out = to_json()
+        if isinstance(out, Mapping):
+            return dict(out)
+    keys = ("achievement", "action", "success", "before", "after")
+    return {k: getattr(record, k) for k in keys}
+
+
+def group_records(records: Iterable[Any]) -> dict[str, list[dict[str, Any]]]:
+    """Records by achievement, in their order; records of unknown achievements are refused."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for i, raw in enumerate(records):
+        rec = as_record(raw)
+        name = rec.get("achievement")
+        if name not in LAW_ACTIONS:
+            raise ExtractError(f"record {i + 1}: unknown achievement {name!r}")
+        for key in ("before", "after"):
+            if not isinstance(rec.get(key), Mapping):
+                raise ExtractError(f"record {i + 1} ({name}): {key!r} must be a state object")
+        out.setdefault(str(name), []).append(rec)
+    return out
+
+
+class _StepFailed(Exception):
+    def __init__(self, step: str, problems: list[str], answer: str, calls: int) -> None:
+        super().__init__(f"{step}: {'; '.join(problems)}")
+        self.info = {"step": step, "problems": problems, "answer": answer[-2000:], "calls": calls}
+
+
+@dataclass(frozen=True)
+class _Task:
+    achievement: str
+    action: str
+    records: list[dict[str, Any]]
+
+    @property
+    def successes(self) -> list[dict[str, Any]]:
+        return [r for r in self.records if r.get("success")]
+
+
+class Extractor:
+    """Runs Algorithms 2 and 3 with ``roles[ROLE]`` over records; see the module docstring.
+
+    ``progress`` is the sidecar file that makes a run resumable (None: keep
+    progress in memory only). ``jobs`` achievements are worked on at once
+    (each one's steps are sequential); the result does not depend on it.
+    """
+
+    def __init__(
+        self,
+        roles: Mapping[str, LLM],
+        *,
+        max_attempts: int = 3,
+        jobs: int = 4,
+        progress: str | Path | None = None,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
+        if jobs < 1:
+            raise ValueError(f"jobs must be at least 1, got {jobs}")
+        self.llm = roles[ROLE]
+        self.max_attempts = max_attempts
+        self.jobs = jobs
+        self.progress = Progress(progress)
+        self._system = fill("system")
+
+    async def extract(
+        self, records: Iterable[Any], achievements: Sequence[str] | None = None
+    ) -> Experience:
+        """The experience of ``achievements`` (default: all that the records cover)."""
+        grouped = group_records(records)
+        names = list(dict.fromkeys(achievements if achievements is not None else grouped))
+        for name in names:
+            if name not in LAW_ACTIONS:
+                raise ExtractError(
+                    f"unknown achievement {name!r} (known: {', '.join(sorted(LAW_ACTIONS))})"
+                )
+            if name not in grouped:
+                raise ExtractError(f"the records hold no attempt at {name!r}")
+        tasks = [_Task(n, LAW_ACTIONS[n], grouped[n]) for n in names]
+        states = {t.achievement: self._state(t) for t in tasks}
+        gate = asyncio.Semaphore(self.jobs)
+
+        async def one(task: _Task) -> None:
+            async with gate:
+                await self._achievement(task, states[task.achievement])
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for task in tasks:
+                    group.create_task(one(task))
+        except BaseExceptionGroup as errors:
+            raise errors.exceptions[0] from None
+        return self._experience(tasks, states)
+
+    def _state(self, task: _Task) -> dict[str, Any]:
+        prompts = fingerprint(templates=templates())
+        print_ = fingerprint(
+            model=self.llm.model,
+            prompts=prompts,
+            records=task.records,
+        )
+        return self.progress.state(task.achievement, print_)
+
+    async def _achievement(self, task: _Task, state: dict[str, Any]) -> None:
+        if state["status"] == "done":
+            return
+        if state["status"] == "failed":
+            # Ask the failed step again (a rerun may allow more attempts); its
+            # earlier answers are not counted twice.
+            state["calls"] -= state["failure"]["calls"]
+            state["retries"] -= state["failure"]["calls"] - 1
+            state["status"], state["failure"] = "running", None
+        try:
+            for aspect in ASPECTS:
+                await self._effects(task, state, aspect)
+            await self._preconditions(task, state)
+        except _StepFailed as failed:
+            state["status"], state["failure"] = "failed", failed.info
+        else:
+            state["status"] = "done"
+        self.progress.save()
+
+    async def _effects(self, task: _Task, state: dict[str, Any], aspect: str) -> None:
+        """Algorithm 2 for one aspect: a guess, then one revision per success."""
+        items = sorted(set(_ITEMS[aspect]) | _seen_items(task.records, aspect))
+        schema = effects_schema(items)
+        slot = state["effects"].setdefault(aspect, {"done": 0, "text": "", "form": {}})
+        common = {"action": task.action, "achievement": task.achievement, "aspect": aspect}
+        common |= answer_format(schema)
+        successes = task.successes
+        while slot["done"] <= len(successes):
+            step = slot["done"]
+            if step == 0:
+                prompt = fill("effects_prior", items=", ".join(items), **common)
+            else:
+                rec = successes[step - 1]
+                prompt = fill(
+                    "effects_refine",
+                    current_text=slot["text"] or "(none yet)",
+                    current_form=compact(slot["form"]),
+                    before=compact(rec["before"].get(aspect, {})),
+                    after=compact(rec["after"].get(aspect, {})),
+                    **common,
+                )
+            answer = await self._ask(state, f"{aspect} effects, step {step}", prompt, schema)
+            slot.update(done=step + 1, text=answer.text, form=answer.form)
+            self.progress.save()
+
+    async def _preconditions(self, task: _Task, state: dict[str, Any]) -> None:
+        """Algorithm 3: a guess from the costs, then one revision per record."""
+        items = {i for a in ASPECTS for i in (*_ITEMS[a], *_seen_items(task.records, a))}
+        places = set(_PLACES) | _seen_places(task.records)
+        schema = preconditions_schema(items, places)
+        slot = state["preconditions"]
+        common = {"action": task.action, "achievement": task.achievement}
+        common |= answer_format(schema)
+        while slot["done"] <= len(task.records):
+            step = slot["done"]
+            if step == 0:
+                prompt = fill(
+                    "preconditions_prior",
+                    effects=effects_text(state),
+                    **common,
+                )
+            else:
+                rec = task.records[step - 1]
+                ok = bool(rec.get("success"))
+                prompt = fill(
+                    "preconditions_refine",
+                    current_text=slot["text"] or "(none yet)",
+                    current_form=compact(slot["form"]),
+                    outcome="succeeded" if ok else "failed",
+                    state=situation(rec["before"]),
+                    check=fill("check_success" if ok else "check_failure"),
+                    **common,
+                )
+            answer = await self._ask(state, f"preconditions, step {step}", prompt, schema)
+            slot.update(done=step + 1, text=answer.text, form=answer.form)
+            self.progress.save()
+
+    async def _ask(self, state: dict[str, Any], step: str, prompt: str, schema: Schema) -> Answer:
+        """One step: ask, check the form, feed problems back; at most ``max_attempts`` answers."""
+        # Counts enter the state only when the step ends, with no await before the
+        # save that follows, so saved progress always sits on a step boundary.
+        messages = [Message("system", self._system), Message("user", prompt)]
+        problems: list[str] = []
+        text = ""
+        for attempt in range(self.max_attempts):
+            if attempt:
+                messages += [
+                    Message("assistant", text),
+                    Message("user", fill("feedback", problems=bullets(problems))),
+                ]
+            completion = await self.llm.complete(messages, temperature=0.0)
+            text = completion.text
+            try:
+                answer = parse_answer(text, schema)
+            except FormError as exc:
+                problems = exc.problems
+                continue
+            state["calls"] += attempt + 1
+            state["retries"] += attempt
+            return answer
+        state["calls"] += self.max_attempts
+        state["retries"] += self.max_attempts - 1
+        raise _StepFailed(step, problems, text, self.max_attempts)
+
+    def _experience(self, tasks: list[_Task], states: Mapping[str, dict[str, Any]]) -> Experience:
+        laws: dict[str, Law] = {}
+        failures: dict[str, Any] = {}
+        for task in tasks:
+            state = states[task.achievement]
+            if state["status"] == "failed":
+                failures[task.achievement] = state["failure"]
+            elif state["status"] == "done":
+                laws[task.achievement] = _law(task, state)
+        meta = {
+            "method": "llm extraction (laws paper, algorithms 2 and 3)",
+            "role": ROLE,
+            "model": self.llm.model,
+            "max_attempts": self.max_attempts,
+            "achievements": [t.achievement for t in tasks],
+            "failures": failures,
+            "calls": sum(states[t.achievement]["calls"] for t in tasks),
+            "retries": sum(states[t.achievement]["retries"] for t in tasks),
+        }
+        return Experience(laws=laws, source=f"llm:{self.llm.model}", meta=meta)
+
+
+def _law(task: _Task, state: Mapping[str, Any]) -> Law:
+    costs: dict[str, int] = {}
+    gains: dict[str, int] = {}
+    for aspect in ASPECTS:
+        form = state["effects"][aspect]["form"]
+        costs.update(form["costs"])
+        gains.update(form["gains"])
+    pre = state["preconditions"]
+    text = f"{effects_text(state)}\nPreconditions: {pre['text'] or compact(pre['form'])}"
+    successes = len(task.successes)
+    return Law(
+        achievement=task.achievement,
+        action=task.action,
+        requires=dict(pre["form"]["requires"]),
+        nearby=list(pre["form"]["nearby"]),
+        faced=list(pre["form"]["faced"]),
+        costs=costs,
+        gains=gains,
+        text=text,
+        evidence={
+            "successes": successes,
+            "failures": len(task.records) - successes,
+            "calls": state["calls"],
+            "retries": state["retries"],
+        },
+    )
+
+
+def _seen_items(records: Iterable[Mapping[str, Any]], aspect: str) -> set[str]:
+    out: set[str] = set()
+    for rec in records:
+        for key in ("before", "after"):
+            part = rec[key].get(aspect)
+            if isinstance(part, Mapping):
+                out |= {str(k) for k in part}
+    return out
+
+
+def _seen_places(records: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Kinds the records show faced or nearby (the player's own cell aside)."""
+    out: set[str] = set()
+    for rec in records:
+        for key in ("before", "after"):
+            state = rec[key]
+            if isinstance(state.get("face"), str):
+                out.add(state["face"])
+            for row in state.get("nearby") or []:
+                out |= {str(c) for c in row if isinstance(c, str)}
+    out.discard("player")
+    return out
+
+
+async def extract_experience(
+    roles: Mapping[str, LLM],
+    records: Iterable[Any],
+    *,
+    achievements: Sequence[str] | None = None,
+    max_attempts: int = 3,
+    jobs: int = 4,
+    progress: str | Path | None = None,
+) -> Experience:
+    """One call for the whole pipeline; see :class:`Extractor`."""
+    extractor = Extractor(roles, max_attempts=max_attempts, jobs=jobs, progress=progress)
+    return await extractor.extract(records, achievements)

@@ -1,0 +1,213 @@
+"""Reading the extractor model's answers: prose, then a JSON form checked by a schema.
+
+Every extraction step asks for a short description in words followed by a
+```json block. The words become the law's text; the form is what can be
+scored against ``CrafterRules`` and compiled into rewards, so it is checked
+strictly against a JSON schema: unknown item names, zero or fractional
+counts and missing fields are problems fed back to the model, never guessed
+around. The schemas are built per step (the item names a step may use depend
+on the aspect it asks about), and they are plain JSON Schema, so the prompt
+can show them verbatim.
+
+The validator covers the small part of JSON Schema these forms use (type,
+required, properties, additionalProperties, propertyNames, enum, minimum,
+items, uniqueItems): the project has no JSON Schema dependency, and these few
+keywords are enough for every form here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+Schema = dict[str, Any]
+
+_FENCE = re.compile(r"```[ \t]*(json)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+class FormError(ValueError):
+    """An answer whose form cannot be used; ``problems`` says why, one item each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A usable answer: the description in words and the validated form."""
+
+    text: str
+    form: dict[str, Any]
+
+
+def counts_schema(names: Iterable[str]) -> Schema:
+    """An object from item name (one of ``names``) to a positive whole count."""
+    return {
+        "type": "object",
+        "propertyNames": {"enum": sorted(set(names))},
+        "additionalProperties": {"type": "integer", "minimum": 1},
+    }
+
+
+def names_schema(names: Iterable[str]) -> Schema:
+    """A list of distinct names, each one of ``names``."""
+    return {"type": "array", "items": {"enum": sorted(set(names))}, "uniqueItems": True}
+
+
+def effects_schema(items: Iterable[str]) -> Schema:
+    """What one successful action uses up and yields, limited to one aspect's ``items``."""
+    items = list(items)
+    return {
+        "type": "object",
+        "required": ["costs", "gains"],
+        "additionalProperties": False,
+        "properties": {"costs": counts_schema(items), "gains": counts_schema(items)},
+    }
+
+
+def preconditions_schema(items: Iterable[str], places: Iterable[str]) -> Schema:
+    """What must hold before the action: items held, things nearby, the thing faced."""
+    places = list(places)
+    return {
+        "type": "object",
+        "required": ["requires", "nearby", "faced"],
+        "additionalProperties": False,
+        "properties": {
+            "requires": counts_schema(items),
+            "nearby": names_schema(places),
+            "faced": names_schema(places),
+        },
+    }
+
+
+def _type_ok(value: Any, kind: str) -> bool:
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "array":
+        return isinstance(value, list)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    raise ValueError(f"the form validator does not know the type {kind!r}")
+
+
+def _where(path: str) -> str:
+    return path or "the form"
+
+
+def validate(value: Any, schema: Mapping[str, Any], path: str = "") -> list[str]:
+    """Every way ``value`` breaks ``schema``, each naming where (empty: it conforms).
+
+    ``propertyNames`` is supported as ``{"enum": [...]}`` only, which is all the forms use.
+    """
+    kind = schema.get("type")
+    if kind is not None and not _type_ok(value, kind):
+        return [f"{_where(path)} must be of type {kind}, got {json.dumps(value)}"]
+    problems: list[str] = []
+    if "enum" in schema and value not in schema["enum"]:
+        allowed = ", ".join(str(x) for x in schema["enum"])
+        problems.append(f"{_where(path)}: {json.dumps(value)} is not one of: {allowed}")
+    if "minimum" in schema and isinstance(value, int | float) and value < schema["minimum"]:
+        problems.append(f"{_where(path)} must be at least {schema['minimum']}, got {value}")
+    if isinstance(value, dict):
+        problems += _validate_object(value, schema, path)
+    if isinstance(value, list):
+        item_schema = schema.get("items")
+        for i, item in enumerate(value):
+            if item_schema is not None:
+                problems += validate(item, item_schema, f"{path}[{i}]")
+        if schema.get("uniqueItems") and len({json.dumps(x, sort_keys=True) for x in value}) < len(
+            value
+        ):
+            problems.append(f"{_where(path)} lists a name more than once")
+    return problems
+
+
+def _validate_object(value: dict[str, Any], schema: Mapping[str, Any], path: str) -> list[str]:
+    problems = [
+        f"{_where(path)} lacks the field {key!r}"
+        for key in schema.get("required", ())
+        if key not in value
+    ]
+    props: Mapping[str, Any] = schema.get("properties", {})
+    extra = schema.get("additionalProperties", True)
+    names = schema.get("propertyNames")
+    for key, item in value.items():
+        sub = f"{path}.{key}" if path else key
+        if names is not None and key not in names.get("enum", (key,)):
+            allowed = ", ".join(names["enum"])
+            problems.append(f"{_where(path)}: {key!r} is not a known name (use one of: {allowed})")
+        if key in props:
+            problems += validate(item, props[key], sub)
+        elif extra is False:
+            problems.append(f"{_where(path)} has an unexpected field {key!r}")
+        elif isinstance(extra, dict):
+            problems += validate(item, extra, sub)
+    return problems
+
+
+def _bare_objects(answer: str) -> list[tuple[int, int, str]]:
+    """Top-level JSON objects written into prose, in order (braces in words are skipped)."""
+    decoder = json.JSONDecoder()
+    found: list[tuple[int, int, str]] = []
+    i = answer.find("{")
+    while i >= 0:
+        try:
+            _, end = decoder.raw_decode(answer, i)
+        except json.JSONDecodeError:
+            i = answer.find("{", i + 1)
+            continue
+        found.append((i, end, answer[i:end]))
+        i = answer.find("{", end)
+    return found
+
+
+def _json_candidates(answer: str) -> tuple[str, list[tuple[int, int, str]]]:
+    """Fenced blocks, else bare objects (or, failing that, the widest ``{...}`` span,
+    so the parse error can be shown); the last one first, with their spans."""
+    blocks = [(m.start(), m.end(), m.group(2)) for m in _FENCE.finditer(answer)]
+    if blocks:
+        return "fenced", list(reversed(blocks))
+    bare = _bare_objects(answer)
+    if bare:
+        return "bare", list(reversed(bare))
+    start, end = answer.find("{"), answer.rfind("}")
+    if start >= 0 and end > start:
+        return "bare", [(start, end + 1, answer[start : end + 1])]
+    return "none", []
+
+
+def parse_answer(answer: str, schema: Mapping[str, Any]) -> Answer:
+    """Split an answer into its words and its form, or raise :class:`FormError`.
+
+    The form is the last fenced block that parses as a JSON object (a bare
+    object is accepted too). Text outside the block is the description.
+    """
+    how, candidates = _json_candidates(answer)
+    if how == "none":
+        raise FormError(["there is no ```json block with the structured form in your answer"])
+    first_error = ""
+    for start, end, raw in candidates:
+        try:
+            form = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            first_error = first_error or (
+                f"the JSON block does not parse: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            )
+            continue
+        if not isinstance(form, dict):
+            first_error = first_error or "the JSON block must hold one object ({...})"
+            continue
+        problems = validate(form, schema)
+        if problems:
+            raise FormError(problems)
+        text = (answer[:start] + answer[end:]).strip()
+        return Answer(text, form)
+    raise FormError([first_error])
