@@ -95,6 +95,7 @@ def test_bonus_judges_the_state_before_the_action(env: LawReward) -> None:
     arrange(env, faced="grass", inventory={"wood": 1}, near=["table"])
     reward, parts = act(env, "make_wood_pickaxe")
     assert parts["laws"] == 1.0 and parts["crafter"] == pytest.approx(1.0)
+    assert reward == pytest.approx(1.0 + parts["health"])
 
 
 def test_penalty_once_when_no_precondition_holds(env: LawReward) -> None:
@@ -197,6 +198,7 @@ def test_failing_predicate_pays_nothing_and_is_counted() -> None:
     arrange(env, faced="tree")
     reward, parts = act(env, "collect_wood")
     assert parts["laws"] == 0.0 and parts["penalty"] == 0.0 and env.predicate_errors == 2
+    assert reward == pytest.approx(parts["health"])
 
 
 def test_variant_errors_are_actionable() -> None:
