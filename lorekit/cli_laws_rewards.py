@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from lorekit.cli_errors import UserError
 from lorekit.cli_options import model_options
 
+if TYPE_CHECKING:
+    from lorekit.laws.experience import Experience
 
-def _load_experience(spec: str) -> object:
+
+def _load_experience(spec: str) -> Experience:
     from lorekit.laws.experience import Experience, oracle_experience
 
     if spec == "oracle":
@@ -67,7 +71,6 @@ def rewards_cmd(
     from lorekit.laws.rewards import PredicateSet, predicates_from_experience
 
     experience = _load_experience(experience_spec)
-    assert isinstance(experience, Experience)
     unknown = [a for a in only if a not in experience.laws]
     if unknown:
         raise UserError(f"--only: the experience has no law for {', '.join(unknown)}")
