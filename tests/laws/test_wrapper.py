@@ -277,3 +277,27 @@ def test_oracle_set_covers_every_action_but_moves() -> None:
         "move_up",
         "move_down",
     }
+
+
+@pytest.mark.filterwarnings("ignore:.*different from the unwrapped")
+def test_passes_gymnasiums_env_checker() -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(make_reward_env("oracle"), skip_render_check=True)
+
+
+def test_reward_is_computed_inside_subprocess_envs() -> None:
+    import gymnasium
+
+    factory = reward_env_factory("oracle")
+    envs = gymnasium.vector.AsyncVectorEnv([factory, factory], context="spawn")
+    try:
+        envs.reset(seed=5)
+        penalties = 0.0
+        for _ in range(3):
+            action = EXPANDED_ACTIONS.index("make_iron_sword")  # nothing held: penalised once
+            _, rewards, _, _, infos = envs.step([action, action])
+            penalties += float(sum(infos["reward_parts"]["penalty"]))
+        assert penalties == -1.0  # -0.5 in each env, once
+    finally:
+        envs.close()
