@@ -293,11 +293,14 @@ def test_reward_is_computed_inside_subprocess_envs() -> None:
     envs = gymnasium.vector.AsyncVectorEnv([factory, factory], context="spawn")
     try:
         envs.reset(seed=5)
-        penalties = 0.0
+        penalties = total = health = 0.0
         for _ in range(3):
             action = EXPANDED_ACTIONS.index("make_iron_sword")  # nothing held: penalised once
             _, rewards, _, _, infos = envs.step([action, action])
             penalties += float(sum(infos["reward_parts"]["penalty"]))
+            health += float(sum(infos["reward_parts"]["health"]))
+            total += float(sum(rewards))
         assert penalties == -1.0  # -0.5 in each env, once
+        assert total == pytest.approx(penalties + health)
     finally:
         envs.close()
