@@ -61,7 +61,7 @@ def law_source(law: Law) -> str:
     """``def valid(state, target)``: true when every precondition of ``law`` holds."""
     lines = [
         "def valid(state, target):",
-        f'    """{law.achievement}: all preconditions of its law."""',
+        f"    {law.achievement + ': all preconditions of its law.'!r}",
     ]
     lines += [f"    if not ({test}):\n        return False" for test in _conditions(law)]
     lines.append("    return True")
@@ -76,7 +76,7 @@ def penalty_source(law: Law) -> str:
     body = " or ".join(f"({t})" for t in tests) if tests else "True"
     return (
         "def partly(state, target):\n"
-        f'    """{law.achievement}: some precondition of its law holds."""\n'
+        f"    {law.achievement + ': some precondition of its law holds.'!r}\n"
         f"    return {body}\n"
     )
 

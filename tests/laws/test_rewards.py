@@ -197,3 +197,14 @@ def test_compile_set_refuses_two_entries_for_one_action() -> None:
     pset = PredicateSet({"a": PredicateEntry("a", "collect_wood", "import os")})
     with pytest.raises(ValueError, match="does not compile"):
         compile_set(pset)
+
+
+def test_hostile_names_in_a_law_stay_data() -> None:
+    """Laws may come from a model: their names are quoted, never spliced as code."""
+    odd = 'x"""\n    import os\n    """'
+    law = Law(odd, "collect_wood", {odd: 1}, [odd], [odd], {}, {})
+    valid = compile_predicate(law_source(law))
+    partly = compile_predicate(penalty_source(law))
+    state = LawState({odd: 1}, odd, frozenset({odd}))
+    assert valid(state, odd) and partly(LawState({}, odd, frozenset()), odd)
+    assert not valid(LawState({odd: 1}, "tree", frozenset({odd})), "tree")
