@@ -14,6 +14,9 @@ Per step, with the player's state read just *before* the action runs:
   has no preconditions is never penalised);
 - **crafter**: crafter's own reward (health / 10 plus 1 per new achievement).
 
+While the player sleeps crafter ignores the chosen action (it keeps
+sleeping until rested), so such steps earn no bonus and no penalty.
+
 Each part is switched by :class:`RewardParts`; ``info["reward_parts"]`` holds
 every computed part separately. The predicates are compiled inside the
 wrapper, so under a subprocess vector env the reward is computed in the env's
@@ -30,6 +33,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+from crafter import constants
 
 from lorekit.envs.crafter.expanded import EXPANDED_ACTIONS, ExpandedActions
 from lorekit.envs.crafter.gym_env import CrafterGym, ObsKind
@@ -37,6 +41,8 @@ from lorekit.laws.experience import Experience, oracle_experience
 from lorekit.laws.rewards import ActionRule, PredicateSet, compile_set, predicates_from_experience
 from lorekit.laws.state_api import state_from_core
 from lorekit.sandbox import PredicateError
+
+_MAX_ENERGY = int(constants.items["energy"]["max"])
 
 
 @dataclass(frozen=True)
@@ -117,7 +123,11 @@ class LawReward(gymnasium.Wrapper[Any, Any, Any, Any]):
         want_penalty = want_penalty and action not in self.penalised
         if not (want_bonus or want_penalty):
             return 0.0, 0.0
-        state = state_from_core(self.env.unwrapped.core)  # type: ignore[attr-defined]
+        core = self.env.unwrapped.core  # type: ignore[attr-defined]
+        player = core.players[0]
+        if player.sleeping and player.inventory["energy"] < _MAX_ENERGY:
+            return 0.0, 0.0  # crafter replaces the action by sleeping: nothing was chosen
+        state = state_from_core(core)
         bonus = penalty = 0.0
         if want_bonus:
             try:

@@ -304,3 +304,15 @@ def test_reward_is_computed_inside_subprocess_envs() -> None:
         assert total == pytest.approx(penalties + health)
     finally:
         envs.close()
+
+
+def test_actions_chosen_while_asleep_earn_and_cost_nothing(env: LawReward) -> None:
+    arrange(env, faced="tree")
+    player = env.unwrapped.core.players[0]  # type: ignore[attr-defined]
+    player.sleeping = True
+    player.inventory["energy"] = 3  # crafter keeps it asleep and ignores the action
+    assert act(env, "collect_wood")[1]["laws"] == 0.0
+    assert act(env, "make_iron_sword")[1]["penalty"] == 0.0
+    assert player.inventory["wood"] == 0
+    player.sleeping = False
+    assert act(env, "collect_wood")[1]["laws"] == 1.0  # awake: the first real attempt pays
