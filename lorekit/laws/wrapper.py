@@ -18,10 +18,12 @@ While the player sleeps crafter ignores the chosen action (it keeps
 sleeping until rested), so such steps earn no bonus and no penalty.
 
 Each part is switched by :class:`RewardParts`; ``info["reward_parts"]`` holds
-every computed part separately. The predicates are compiled inside the
-wrapper, so under a subprocess vector env the reward is computed in the env's
-own process (no round trip per step): :func:`reward_env_factory` returns a
-picklable factory that carries only predicate sources.
+every computed part separately, and the episode's last step adds
+``info["episode_reward_parts"]``, their sums over the episode (for logs).
+The predicates are compiled inside the wrapper, so under a subprocess
+vector env the reward is computed in the env's own process (no round trip
+per step): :func:`reward_env_factory` returns a picklable factory that
+carries only predicate sources.
 """
 
 from __future__ import annotations
@@ -105,11 +107,13 @@ class LawReward(gymnasium.Wrapper[Any, Any, Any, Any]):
         self.rewarded: set[int] = set()
         self.penalised: set[int] = set()
         self.predicate_errors = 0
+        self.totals: dict[str, float] = {}
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         self.rewarded.clear()
+        self.totals = {}
         self.penalised.clear()
         return self.env.reset(seed=seed, options=options)
 
@@ -161,6 +165,10 @@ class LawReward(gymnasium.Wrapper[Any, Any, Any, Any]):
             + (float(inner) if p.crafter else 0.0)
         )
         info["reward_parts"] = parts
+        for name, value in parts.items():
+            self.totals[name] = self.totals.get(name, 0.0) + value
+        if terminated or truncated:
+            info["episode_reward_parts"] = dict(self.totals)
         return obs, reward, terminated, truncated, info
 
 

@@ -316,3 +316,18 @@ def test_actions_chosen_while_asleep_earn_and_cost_nothing(env: LawReward) -> No
     assert player.inventory["wood"] == 0
     player.sleeping = False
     assert act(env, "collect_wood")[1]["laws"] == 1.0  # awake: the first real attempt pays
+
+
+def test_last_step_reports_the_episodes_sums_per_part() -> None:
+    env = make_reward_env("oracle", length=4)
+    env.reset(seed=3)
+    arrange(env, faced="tree")
+    seen: dict[str, float] = {}
+    info: dict[str, Any] = {}
+    for action in ("collect_wood", "collect_diamond", "noop", "noop"):
+        _, _, terminated, truncated, info = env.step(EXPANDED_ACTIONS.index(action))
+        for name, value in info["reward_parts"].items():
+            seen[name] = seen.get(name, 0.0) + value
+        assert ("episode_reward_parts" in info) == (terminated or truncated)
+    assert info["episode_reward_parts"] == pytest.approx(seen)
+    assert seen["laws"] == 1.0 and seen["penalty"] == -0.5
