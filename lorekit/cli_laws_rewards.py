@@ -1,0 +1,116 @@
+"""``lorekit laws rewards``: turn an experience into reward predicates.
+
+Either the laws themselves become code (``--from-laws``: no model), or the
+``rewarder`` role writes each predicate from the law's text, checked and
+refined on the records (the paper's Algorithm 1). The result is a JSON
+predicate set (source code and accuracy per achievement) that
+``lorekit.laws.wrapper.make_reward_env(..., predicates=PredicateSet.load(FILE))``
+and the RL trainer read. A killed model run resumes through the model cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from lorekit.cli_errors import UserError
+from lorekit.cli_options import model_options
+
+if TYPE_CHECKING:
+    from lorekit.laws.experience import Experience
+
+
+def _load_experience(spec: str) -> Experience:
+    from lorekit.laws.experience import Experience, oracle_experience
+
+    if spec == "oracle":
+        return oracle_experience()
+    try:
+        return Experience.load(spec)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UserError(f"cannot read experience {spec}: {exc} (give a saved experience JSON, "
+                        "or 'oracle')") from None  # fmt: skip
+
+
+@click.command("rewards")
+@click.argument("experience_spec", metavar="EXPERIENCE")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="JSON to write.")
+@click.option(
+    "--records", type=click.Path(dir_okay=False), default=None, help="Records JSONL to check on."
+)
+@click.option("--from-laws", is_flag=True, help="Compile the laws as they are (no model).")
+@click.option("--refinements", type=click.IntRange(0, 20), default=3, show_default=True)
+@click.option("--only", multiple=True, help="Achievement to do (repeatable; default all).")
+@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
+@click.option("--cache", type=click.Choice(["read-write", "replay", "off"]), default=None)
+@model_options
+def rewards_cmd(
+    experience_spec: str,
+    out: str,
+    records: str | None,
+    from_laws: bool,
+    refinements: int,
+    only: tuple[str, ...],
+    concurrency: int,
+    cache: str | None,
+    config_path: str | None,
+    model: str | None,
+    base_url: str | None,
+    roles_opt: tuple[str, ...],
+    request_timeout: float | None,
+) -> None:
+    """Reward predicates from EXPERIENCE (a saved experience JSON, or 'oracle')."""
+    from lorekit.cli import console, prepare_config
+    from lorekit.cli_checks import build_models, check_api_keys, check_cache
+    from lorekit.laws.experience import Experience
+    from lorekit.laws.records import read_records
+    from lorekit.laws.rewarder import write_predicates
+    from lorekit.laws.rewards import PredicateSet, predicates_from_experience
+
+    experience = _load_experience(experience_spec)
+    unknown = [a for a in only if a not in experience.laws]
+    if unknown:
+        raise UserError(f"--only: the experience has no law for {', '.join(unknown)}")
+    if only:
+        experience = Experience(
+            {a: experience.laws[a] for a in only}, experience.source, experience.meta
+        )
+    loaded = []
+    if records is not None:
+        try:
+            loaded = read_records(records)
+        except (OSError, ValueError, KeyError) as exc:
+            raise UserError(f"--records: cannot read {records}: {exc}") from None
+    if from_laws:
+        pset: PredicateSet = predicates_from_experience(
+            experience, loaded if records is not None else None
+        )
+    else:
+        if not (model or config_path or roles_opt):
+            raise UserError("writing predicates needs a model: pass --model (and --base-url), "
+                            "--config, or --from-laws")  # fmt: skip
+        if records is None:
+            raise UserError("the rewarder checks its predicates on records: pass --records FILE")
+        cfg, _ = prepare_config(
+            config_path, model, base_url, roles_opt, request_timeout, cache, None
+        )
+        check_api_keys(cfg, config_path=config_path)
+        check_cache(cfg, config_path=config_path)
+        llm = build_models(cfg, config_path=config_path)["rewarder"]
+        pset = asyncio.run(
+            write_predicates(
+                llm, experience, loaded, refinements=refinements, concurrency=concurrency
+            )
+        )
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    pset.save(out)
+    for row in pset.summary():
+        accuracy = "-" if row["accuracy"] is None else f"{row['accuracy']:.0%}"
+        console.print(
+            f"{row['achievement']:<20} {row['origin']:<18} accuracy {accuracy:>5} "
+            f"on {row['checked']:>3} records, {row['attempts']} attempts"
+        )
+    console.print(f"saved {len(pset.entries)} predicates to {out}")
