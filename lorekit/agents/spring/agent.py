@@ -39,8 +39,16 @@ SPRING_STEPS = 200
 """Default number of actions (graph passes) per episode: a pass is nine model
 calls, so a full 10,000-step Crafter episode is a deliberate choice
 (``--agent-opt max_steps=...``), not a default."""
-PER_STEP_KEYS = ("background", "knowledge", "goal", "observation", "last_action")
-PER_STEP_KEYS += ("previous_observation", "actions")
+PER_STEP_KEYS: tuple[str, ...] = (
+    "background",
+    "knowledge",
+    "goal",
+    "observation",
+    "last_action",
+    "previous_observation",
+    "actions",
+)
+"""The database keys the agent sets for every pass."""
 ENVS = ("crafter",)
 
 

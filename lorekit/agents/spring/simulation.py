@@ -78,8 +78,8 @@ def spring_model(seek: str = "tree", invalid: int = 0) -> Callable[[tuple[Messag
             refused = sum(1 for m in messages if m.role == "assistant")
             if refused < invalid:
                 return "I would like to chop the tree down somehow."
-            best = _BEST.findall("\n".join(m.content for m in messages))
-            return f"Action: {best[-1] if best else 'noop'}"
+            picks = _BEST.findall("\n".join(m.content for m in messages))
+            return f"Action: {picks[-1] if picks else 'noop'}"
         canned = {
             "scene": f"A {seek} is in view; it is what I am after.",
             "outcome": "Nothing to compare yet, or the step did what I wanted.",
