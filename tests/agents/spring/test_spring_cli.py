@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 from _cli import run_cli
-from test_spring_context import LAW_TEXT, PAPER_LINE, experience_file
+from test_spring_context import PAPER_LINE, experience_file
 
 from lorekit.agents.spring.simulation import spring_model
 from lorekit.eval.store import RunStore
+from lorekit.laws.experience import Experience
 from lorekit.llm import Message, Roles, ScriptedLLM
 from lorekit.llm.testing import Fault, OpenAICompatServer
 
@@ -21,16 +22,8 @@ SIM_MODEL = ("--model", "sim", "--base-url", "http://127.0.0.1:9/v1")
 
 def run_args(store: Path, run_id: str, *agent_opts: str) -> list[str]:
     opts = [x for o in agent_opts for x in ("--agent-opt", o)]
-    return ["run", "crafter", "--agent", "spring", *opts, "--store", str(store)] + [
-        "--run-id",
-        run_id,
-        "-n",
-        "1",
-        "-j",
-        "1",
-        "--cache",
-        "off",
-    ]
+    fixed = ["--run-id", run_id, "-n", "1", "-j", "1", "--cache", "off"]
+    return ["run", "crafter", "--agent", "spring", *opts, "--store", str(store), *fixed]
 
 
 def test_run_and_show_with_a_scripted_model(
@@ -82,7 +75,8 @@ def test_run_through_a_local_server(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], context: str
 ) -> None:
     store = tmp_path / "runs.db"
-    option = f"experience:{experience_file(tmp_path)}" if context == "experience" else context
+    laws = experience_file(tmp_path)
+    option = f"experience:{laws}" if context == "experience" else context
     with OpenAICompatServer(_server_answer) as srv:
         srv.inject(Fault.server_error(503))  # retried by the backend, not seen by the agent
         model = ("--model", "test-model", "--base-url", srv.base_url)
@@ -93,7 +87,8 @@ def test_run_through_a_local_server(
     assert len(bodies) == 2 * 9 + 1
     systems = {b["messages"][0]["content"] for b in bodies}
     assert len(systems) == 1
-    expected = LAW_TEXT if context == "experience" else "The game's actions are named: noop"
+    rendered = Experience.load(laws).render().strip()
+    expected = rendered if context == "experience" else "The game's actions are named: noop"
     assert expected in systems.pop()
     with RunStore(store) as db:
         (episode,) = db.episodes("s")

@@ -82,7 +82,7 @@ async def test_experience_context(crafter: CrafterTextEnv, tmp_path: Path) -> No
     path = experience_file(tmp_path)
     rendered = Experience.load(path).render().strip()
     (system,) = await _systems(crafter, f"experience:{path}")
-    assert rendered in system and LAW_TEXT in system
+    assert rendered and rendered in system  # whatever render() writes, all of it
     assert PAPER_LINE not in system and texts()["background"].strip() in system
 
 
