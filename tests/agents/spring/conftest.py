@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from lorekit.envs import make
-from lorekit.envs.base import Task
 from lorekit.envs.crafter import CrafterTextEnv, worldgen
 
 
@@ -19,7 +18,3 @@ def crafter() -> CrafterTextEnv:
     env = make("crafter")
     assert isinstance(env, CrafterTextEnv)
     return env
-
-
-def task_of(env: CrafterTextEnv, task_id: str = "collect_wood/seed-0") -> Task:
-    return next(t for t in env.tasks() if t.id == task_id)

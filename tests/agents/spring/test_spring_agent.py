@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import task_of
+from _spring_support import task_of
 
 from lorekit.agents import make_agent
 from lorekit.agents.base import NullRecorder

@@ -81,7 +81,7 @@ def test_run_through_a_local_server(
         srv.inject(Fault.server_error(503))  # retried by the backend, not seen by the agent
         model = ("--model", "test-model", "--base-url", srv.base_url)
         args = run_args(store, "s", f"context={option}", "max_steps=2")
-        code, _, err = run_cli([*args, *model], capsys)
+        code, _, err = run_cli([*args, *model, "--tasks", "score"], capsys)
         bodies = [r.body for r in srv.requests]
     assert code == 0, err
     assert len(bodies) == 2 * 9 + 1
@@ -93,4 +93,5 @@ def test_run_through_a_local_server(
     with RunStore(store) as db:
         (episode,) = db.episodes("s")
     assert episode.status != "error" and episode.steps == 2
+    assert episode.task_id == "score/seed-0"  # crafter's benchmark episode
     assert episode.info["notes"]["spring"]["context"] == option

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import task_of
+from _spring_support import task_of
 
 from lorekit.agents import make_agent
 from lorekit.agents.base import NullRecorder

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import task_of
+from _spring_support import task_of
 
 from lorekit.agents.base import NullRecorder
 from lorekit.agents.spring import SpringAgent
