@@ -181,9 +181,7 @@ register(
 )
 
 
-def _make_crafter(
-    *, length: int = 10_000, expanded: bool = False, tasks: str = "all"
-) -> TextEnv:
+def _make_crafter(*, length: int = 10_000, expanded: bool = False, tasks: str = "all") -> TextEnv:
     from lorekit.envs.crafter import CrafterTextEnv
 
     return CrafterTextEnv(length=length, expanded=expanded, tasks=tasks)
