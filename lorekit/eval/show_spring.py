@@ -43,7 +43,9 @@ def render_spring(notes: Mapping[str, Any], console: Console) -> None:
         console.print(f"[dim]questions: {order}[/dim]")
     for step in steps:
         head = f"step {step.get('step')} -> [bold]{escape(str(step.get('action')))}[/bold]"
-        if step.get("fallback"):
+        if step.get("asleep"):
+            head += "  [dim](asleep: not asked, crafter ignores actions)[/dim]"
+        elif step.get("fallback"):
             head += f"  [yellow]fallback: {escape(_cut(step.get('reason'), 200))}[/yellow]"
         elif step.get("reason"):
             head += f"  [red]{escape(_cut(step.get('reason'), 200))}[/red]"

@@ -20,6 +20,7 @@ prints.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,8 @@ PER_STEP_KEYS: tuple[str, ...] = (
 )
 """The database keys the agent sets for every pass."""
 ENVS = ("crafter",)
+ASLEEP = re.compile(r"^Status: asleep", re.MULTILINE)
+"""The text env's status line while the player sleeps: crafter ignores actions then."""
 
 
 class SpringModelError(RuntimeError):
@@ -64,6 +67,9 @@ class SpringAgent:
     keys the agent sets (``PER_STEP_KEYS``) and end in a node ``action``.
     ``max_steps``: actions per episode before the agent stops (``budget``).
     ``sequential``: one model call at a time instead of concurrent branches.
+    ``skip_asleep``: while the player sleeps crafter ignores every action, so
+    the agent plays ``noop`` without asking (a step noted ``asleep``) instead
+    of paying nine model calls for an answer the game throws away.
     """
 
     name = "spring"
@@ -75,6 +81,7 @@ class SpringAgent:
         spec: str | None = None,
         max_steps: int = SPRING_STEPS,
         sequential: bool = False,
+        skip_asleep: bool = True,
     ) -> None:
         if not isinstance(max_steps, int) or max_steps < 1:
             raise ValueError(f"max_steps must be a whole number >= 1, got {max_steps!r}")
@@ -83,6 +90,7 @@ class SpringAgent:
         _check_spec(self.spec)
         self.max_steps = max_steps
         self.sequential = bool(sequential)
+        self.skip_asleep = bool(skip_asleep)
         self.model_roles: tuple[str, ...] = tuple(dict.fromkeys(n.role for n in self.spec.nodes))
 
     def env_defaults(self, env_name: str) -> dict[str, Any]:
@@ -122,7 +130,11 @@ class SpringAgent:
         for number in range(1, self.max_steps + 1):
             if ep.done:
                 break
-            action = await self._decide(graph, db, names, number, log)
+            if self.skip_asleep and ASLEEP.search(ep.observation):
+                action = FALLBACK_ACTION
+                log["steps"].append({"step": number, "action": action, "asleep": True})
+            else:
+                action = await self._decide(graph, db, names, number, log)
             previous = ep.observation
             await ep.act(action)
             db.update(last_action=action, previous_observation=previous)

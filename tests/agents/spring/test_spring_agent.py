@@ -138,3 +138,27 @@ async def test_a_custom_spec_without_the_check_falls_back_on_unknown_actions(
     assert traj.actions == ["move_west", "noop"]
     second = traj.notes["spring"]["steps"][1]
     assert second["fallback"] and "'chop the tree' is not an allowed action" in second["reason"]
+
+
+@pytest.mark.parametrize("skip_asleep", [True, False])
+async def test_no_questions_while_asleep(crafter: CrafterTextEnv, skip_asleep: bool) -> None:
+    """Crafter ignores actions while the player sleeps; by default the agent does not ask."""
+
+    def answer(messages: tuple[Message, ...]) -> str:
+        return "Action: sleep" if which_question(messages) == "action" else "Tired."
+
+    llm = ScriptedLLM(fn=answer)
+    agent = SpringAgent(max_steps=40, skip_asleep=skip_asleep)
+    traj = await agent.run(crafter, task_of(crafter), Roles(llm), NullRecorder(), seed=0)
+    steps = traj.notes["spring"]["steps"]
+    asleep = [s for s in steps if s.get("asleep")]
+    asked = [s for s in steps if not s.get("asleep")]
+    assert len(steps) == len(traj.actions) == 40
+    assert len(llm.calls) == 9 * len(asked)
+    if skip_asleep:  # energy drops after ~30 steps; then sleep works and the rest is asleep
+        assert asleep and all(s["action"] == "noop" for s in asleep)
+        assert all("Status: asleep" in traj.steps[s["step"] - 2].observation for s in asleep)
+        assert traj.actions[: len(asked)] == ["sleep"] * len(asked)
+    else:
+        assert not asleep and traj.actions == ["sleep"] * 40
+        assert any("Status: asleep" in s.observation for s in traj.steps)
