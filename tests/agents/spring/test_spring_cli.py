@@ -70,7 +70,7 @@ def _server_answer(body: dict[str, Any]) -> str:
     return spring_model()(messages)
 
 
-@pytest.mark.parametrize("context", ["actions", "experience"])
+@pytest.mark.parametrize("context", ["paper", "actions", "experience"])
 def test_run_through_a_local_server(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], context: str
 ) -> None:
@@ -88,7 +88,11 @@ def test_run_through_a_local_server(
     systems = {b["messages"][0]["content"] for b in bodies}
     assert len(systems) == 1
     rendered = Experience.load(laws).render().strip()
-    expected = rendered if context == "experience" else "The game's actions are named: noop"
+    expected = {
+        "paper": PAPER_LINE,
+        "actions": "The game's actions are named: noop",
+        "experience": rendered,
+    }[context]
     assert expected in systems.pop()
     with RunStore(store) as db:
         (episode,) = db.episodes("s")
