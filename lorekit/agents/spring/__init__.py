@@ -4,7 +4,7 @@
 questions are ``spring.yaml``. See ``docs/spring.md``.
 """
 
-from lorekit.agents.spring.agent import SpringAgent, SpringModelError
+from lorekit.agents.spring.agent import SpringAgent, SpringPassError
 from lorekit.agents.spring.context import SpringContext, parse_context
 
-__all__ = ["SpringAgent", "SpringContext", "SpringModelError", "parse_context"]
+__all__ = ["SpringAgent", "SpringContext", "SpringPassError", "parse_context"]

@@ -12,8 +12,8 @@ The last node, ``action``, must give one allowed action name; its hook
 refuses anything else and the graph asks again, up to the node's
 ``max_retries``. If every answer is refused, the step is played as ``noop``
 and recorded as a fallback, never passed off as the model's choice. A model
-call that fails for good (after the backend's own retries) ends the episode
-with an error, as with every LoreKit agent. Each step's pass (answers,
+call that fails for good (after the backend's own retries) or a hook that
+raises ends the episode with an error, as with every LoreKit agent. Each step's pass (answers,
 refusals, tokens) goes to ``notes["spring"]["steps"]``, which ``lorekit show``
 prints.
 """
@@ -55,8 +55,10 @@ ASLEEP = re.compile(r"^Status: asleep", re.MULTILINE)
 """The text env's status line while the player sleeps: crafter ignores actions then."""
 
 
-class SpringModelError(RuntimeError):
-    """A model call of the graph failed for good; the episode cannot go on honestly."""
+class SpringPassError(RuntimeError):
+    """A node failed in a way re-asking cannot fix: its model call failed for good
+    (after the backend's own retries) or its Python hook raised. Playing on with a
+    made-up action would hide that, so the episode ends with this error."""
 
 
 class SpringAgent:
@@ -137,8 +139,7 @@ class SpringAgent:
                 action = await self._decide(graph, db, names, number, log)
             previous = ep.observation
             await ep.act(action)
-            db.update(last_action=action, previous_observation=previous)
-            db["observation"] = ep.observation
+            db.update(last_action=action, previous_observation=previous, observation=ep.observation)
         if not ep.done:
             ep.stop("budget")
         return ep.trajectory
@@ -156,7 +157,7 @@ class SpringAgent:
         if broken:
             first = broken[0]
             note.update(action=None, fallback=False, reason=f"{first.key}: {first.error}")
-            raise SpringModelError(
+            raise SpringPassError(
                 f"step {number}: node {first.key!r} failed ({first.kind}): {first.error}"
             )
         chosen = results.get(ACTION_NODE)

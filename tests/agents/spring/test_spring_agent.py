@@ -10,7 +10,7 @@ from _spring_support import task_of
 
 from lorekit.agents import make_agent
 from lorekit.agents.base import NullRecorder
-from lorekit.agents.spring import SpringAgent, SpringModelError
+from lorekit.agents.spring import SpringAgent, SpringPassError
 from lorekit.agents.spring.agent import SPEC_PATH
 from lorekit.agents.spring.simulation import spring_model, which_question
 from lorekit.envs.crafter import CrafterTextEnv
@@ -86,7 +86,7 @@ async def test_a_failed_model_call_ends_the_episode_with_an_error(
         return spring_model()(messages)
 
     agent = SpringAgent(max_steps=3)
-    with pytest.raises(SpringModelError, match="step 1: node 'needs' failed \\(model\\)"):
+    with pytest.raises(SpringPassError, match="step 1: node 'needs' failed \\(model\\)"):
         await agent.run(crafter, task_of(crafter), Roles(ScriptedLLM(fn=answer)), NullRecorder())
 
 
@@ -162,3 +162,18 @@ async def test_no_questions_while_asleep(crafter: CrafterTextEnv, skip_asleep: b
     else:
         assert not asleep and traj.actions == ["sleep"] * 40
         assert any("Status: asleep" in s.observation for s in traj.steps)
+
+
+async def test_a_hook_that_raises_ends_the_episode(crafter: CrafterTextEnv, tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_text("def boom(ctx, output):\n    raise RuntimeError('bug')\n")
+    spec = tmp_path / "bad.yaml"
+    spec.write_text(
+        SPEC_PATH.read_text().split("nodes:")[0]
+        + "nodes:\n"
+        + "  action: {prompt: 'Allowed: {actions}. Name one.', after_query: 'bad.py:boom'}\n"
+    )
+    llm = ScriptedLLM(fn=lambda messages: "Action: noop")
+    with pytest.raises(SpringPassError, match=r"node 'action' failed \(hook\).*bug"):
+        await SpringAgent(spec=str(spec)).run(
+            crafter, task_of(crafter), Roles(llm), NullRecorder(), seed=0
+        )
