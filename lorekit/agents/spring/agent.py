@@ -40,6 +40,8 @@ SPRING_STEPS = 200
 """Default number of actions (graph passes) per episode: a pass is nine model
 calls, so a full 10,000-step Crafter episode is a deliberate choice
 (``--agent-opt max_steps=...``), not a default."""
+NOTE_STEPS = 500
+"""Steps whose notes keep every answer (about 10 kB a step)."""
 PER_STEP_KEYS: tuple[str, ...] = (
     "background",
     "knowledge",
@@ -69,6 +71,8 @@ class SpringAgent:
     keys the agent sets (``PER_STEP_KEYS``) and end in a node ``action``.
     ``max_steps``: actions per episode before the agent stops (``budget``).
     ``sequential``: one model call at a time instead of concurrent branches.
+    ``note_steps``: how many steps keep every question's answer in the notes;
+    later steps keep the action, refusals and costs only.
     ``skip_asleep``: while the player sleeps crafter ignores every action, so
     the agent plays ``noop`` without asking (a step noted ``asleep``) instead
     of paying nine model calls for an answer the game throws away.
@@ -84,15 +88,19 @@ class SpringAgent:
         max_steps: int = SPRING_STEPS,
         sequential: bool = False,
         skip_asleep: bool = True,
+        note_steps: int = NOTE_STEPS,
     ) -> None:
         if not isinstance(max_steps, int) or max_steps < 1:
             raise ValueError(f"max_steps must be a whole number >= 1, got {max_steps!r}")
+        if not isinstance(note_steps, int) or note_steps < 0:
+            raise ValueError(f"note_steps must be a whole number >= 0, got {note_steps!r}")
         self.context: SpringContext = parse_context(context)
         self.spec: GraphSpec = load_spec(spec if spec is not None else SPEC_PATH)
         _check_spec(self.spec)
         self.max_steps = max_steps
         self.sequential = bool(sequential)
         self.skip_asleep = bool(skip_asleep)
+        self.note_steps = note_steps
         self.model_roles: tuple[str, ...] = tuple(dict.fromkeys(n.role for n in self.spec.nodes))
 
     def env_defaults(self, env_name: str) -> dict[str, Any]:
@@ -150,7 +158,11 @@ class SpringAgent:
         """One pass: the action it names, or the recorded fallback."""
         results = await graph.evaluate(db, sequential=self.sequential, raise_on_failure=False)
         report = graph.last_report
-        note: dict[str, Any] = {"step": number, "nodes": pass_note(report) if report else []}
+        full = number <= self.note_steps
+        note: dict[str, Any] = {
+            "step": number,
+            "nodes": pass_note(report, answers=full) if report else [],
+        }
         log["steps"].append(note)
         failures = [r for r in results.values() if isinstance(r, NodeFailure)]
         broken = [f for f in failures if f.kind in ("model", "hook")]

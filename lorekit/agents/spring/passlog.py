@@ -3,7 +3,9 @@
 The run store already holds every model call with its whole prompt, so a
 step's note keeps what a reader of ``lorekit show`` needs to follow the
 reasoning: each question's answer (cut to ``ANSWER_CHARS``), its status, the
-answers the action check refused and why, tokens and latency.
+answers the action check refused and why, tokens and latency. Past the
+agent's ``note_steps`` the answers are left out, so that a 10,000-step
+episode does not carry tens of megabytes of notes.
 """
 
 from __future__ import annotations
@@ -22,11 +24,16 @@ def _cut(text: str, limit: int = ANSWER_CHARS) -> str:
     )
 
 
-def pass_note(report: PassReport) -> list[dict[str, Any]]:
-    """Each node of the pass in commit order: key, status, answer, refusals, cost."""
+def pass_note(report: PassReport, *, answers: bool = True) -> list[dict[str, Any]]:
+    """Each node of the pass in commit order: key, status, answer, refusals, cost.
+
+    ``answers=False`` leaves the answers out (status, refusals and cost stay):
+    a long episode's notes then stay small, and the answers are still in the
+    run store's call records.
+    """
     nodes = []
     for trace in report.traces:
-        answer = trace.answer
+        answer = trace.answer if answers else None
         output = None if trace.output is None else render_value(trace.output)
         nodes.append(
             {
@@ -35,7 +42,7 @@ def pass_note(report: PassReport) -> list[dict[str, Any]]:
                 "answer": _cut(answer) if answer is not None else None,
                 # the parsed result, where it is not simply the answer (the action node)
                 "output": _cut(output)
-                if output is not None and output != (answer or "").strip()
+                if output is not None and output != (trace.answer or "").strip()
                 else None,
                 "rejected": [
                     {"answer": _cut(a.answer or "", 300), "why": a.rejected}

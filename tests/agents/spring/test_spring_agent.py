@@ -177,3 +177,16 @@ async def test_a_hook_that_raises_ends_the_episode(crafter: CrafterTextEnv, tmp_
         await SpringAgent(spec=str(spec)).run(
             crafter, task_of(crafter), Roles(llm), NullRecorder(), seed=0
         )
+
+
+async def test_notes_keep_answers_for_the_first_steps_only(crafter: CrafterTextEnv) -> None:
+    llm = ScriptedLLM(fn=spring_model(invalid=1))
+    traj = await SpringAgent(max_steps=3, note_steps=1).run(
+        crafter, task_of(crafter), Roles(llm), NullRecorder(), seed=0
+    )
+    first, *later = traj.notes["spring"]["steps"]
+    assert all(n["answer"] for n in first["nodes"])
+    for step in later:
+        assert all(n["answer"] is None and n["tokens"] > 0 for n in step["nodes"])
+        assert step["nodes"][-1]["output"] == step["action"]
+        assert "is not an allowed action" in step["nodes"][-1]["rejected"][0]["why"]
