@@ -56,7 +56,9 @@ def render_spring(notes: Mapping[str, Any], console: Console) -> None:
             key = escape(str(node.get("key")))
             status = str(node.get("status"))
             mark = "" if status == "ok" else f" [red]({escape(status)})[/red]"
-            console.print(f"  [dim]{key}[/dim]{mark}: {escape(_cut(node.get('answer')))}")
+            answer = node.get("answer")
+            shown = escape(_cut(answer)) if answer is not None else "[dim](not kept)[/dim]"
+            console.print(f"  [dim]{key}[/dim]{mark}: {shown}")
             for refused in node.get("rejected") or []:
                 if isinstance(refused, Mapping):
                     console.print(

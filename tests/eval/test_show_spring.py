@@ -30,6 +30,7 @@ def test_prints_each_step_with_fallbacks_and_refusals() -> None:
                     "reason": "action: 'chop' is not an allowed action",
                     "nodes": [
                         {"key": "look", "status": "ok", "answer": "A tree " + "x" * 500},
+                        {"key": "late", "status": "ok", "answer": None},
                         {
                             "key": "action",
                             "status": "failed",
@@ -47,7 +48,7 @@ def test_prints_each_step_with_fallbacks_and_refusals() -> None:
     assert "questions: look  action<-look" in out
     assert "step 1 -> noop  fallback: action: 'chop' is not an allowed action" in out
     assert "action (failed): Action: chop" in out and "refused Action: chop: 'chop' is not" in out
-    assert "retries spent" in out
+    assert "retries spent" in out and "late: (not kept)" in out
     assert "x" * 300 not in out and "..." in out  # long answers are cut
 
 
