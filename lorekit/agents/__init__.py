@@ -22,6 +22,7 @@ from lorekit.agents.base import (
 )
 from lorekit.agents.react import ReActAgent, parse_react
 from lorekit.agents.simple import OracleAgent, RandomAgent
+from lorekit.agents.spring import SpringAgent
 from lorekit.extras import requires_extra
 
 AgentFactory = Callable[..., Agent]
@@ -38,6 +39,12 @@ AGENTS: dict[str, tuple[AgentFactory, str, bool]] = {
         AutoManualAgent,
         "AutoManual's planner: Python in the sandbox, guided by a build's manual "
         "(--agent-opt manual=BUILD)",
+        True,
+    ),
+    "spring": (
+        SpringAgent,
+        "SPRING's question graph on Crafter, told the game by --agent-opt "
+        "context=paper|actions|experience:FILE",
         True,
     ),
 }
@@ -97,6 +104,7 @@ __all__ = [
     "ReActAgent",
     "Recorder",
     "ReflexionAgent",
+    "SpringAgent",
     "Trajectory",
     "TrajectoryStep",
     "TryAgainAgent",

@@ -181,10 +181,10 @@ register(
 )
 
 
-def _make_crafter(*, length: int = 10_000, expanded: bool = False) -> TextEnv:
+def _make_crafter(*, length: int = 10_000, expanded: bool = False, tasks: str = "all") -> TextEnv:
     from lorekit.envs.crafter import CrafterTextEnv
 
-    return CrafterTextEnv(length=length, expanded=expanded)
+    return CrafterTextEnv(length=length, expanded=expanded, tasks=tasks)
 
 
 def _make_crafter_party(players: int = 2, *, length: int = 2_000) -> TextEnv:

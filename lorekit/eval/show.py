@@ -18,6 +18,7 @@ from rich.tree import Tree
 
 from lorekit.eval.report import usage_notes
 from lorekit.eval.show_automanual import render_automanual
+from lorekit.eval.show_spring import render_spring
 from lorekit.eval.store import EpisodeRecord, RunStore
 from lorekit.llm.accounting import tokens_label
 
@@ -63,6 +64,7 @@ def render_episode(store: RunStore, run_id: str, episode: str | int, console: Co
     if isinstance(trials, list) and trials:
         _trials(trials, console)
     render_automanual(notes, console)
+    render_spring(notes, console)
 
 
 def _mark(value: object) -> str:

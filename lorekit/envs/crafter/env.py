@@ -24,6 +24,8 @@ from lorekit.envs.crafter.textobs import canonical_actions, describe, faced
 
 _ACTION = re.compile(r"^\s*([a-z_][a-z_ \-]*?)(?:\s+([+-]?\d+))?\s*$")
 MAX_ACTION_CHARS = 200
+TASK_KINDS = ("all", "achievement", "score")
+"""``tasks=``: every task, only the achievement tasks, or only the score episodes."""
 
 
 class CrafterTextEnv(TextEnv):
@@ -33,10 +35,17 @@ class CrafterTextEnv(TextEnv):
     execution = "inline"  # ~0.2 ms a step, a few ms a reset once numba is warm
 
     def __init__(
-        self, *, length: int = 10_000, expanded: bool = False, rng_parity: bool = True
+        self,
+        *,
+        length: int = 10_000,
+        expanded: bool = False,
+        rng_parity: bool = True,
+        tasks: str = "all",
     ) -> None:
         if length < 1:
             raise ValueError(f"length must be at least 1, got {length}")
+        if tasks not in TASK_KINDS:
+            raise ValueError(f"tasks must be one of {', '.join(TASK_KINDS)}, got {tasks!r}")
         self.max_steps = length
         self.expanded = expanded
         self.core = CrafterCore(length=length, rng_parity=rng_parity)
@@ -48,8 +57,12 @@ class CrafterTextEnv(TextEnv):
             a: n for a, n in data()["aliases"].items() if n in self._names
         }
         self._max_repeat = int(data()["tasks"]["max_repeat"])
-        self._tasks = {split: build_tasks(split) for split in SPLITS}
-        self._by_id = {t.id: t for tasks in self._tasks.values() for t in tasks}
+        every = {split: build_tasks(split) for split in SPLITS}
+        self._tasks = {
+            split: [t for t in listed if tasks in ("all", t.data["kind"])]
+            for split, listed in every.items()
+        }
+        self._by_id = {t.id: t for listed in every.values() for t in listed}
         self._task: Task | None = None
         self._done = False
         self._success = False

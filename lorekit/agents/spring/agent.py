@@ -1,0 +1,199 @@
+"""The SPRING agent: each Crafter step is one pass of a question graph.
+
+SPRING (Wu et al. 2023) plays Crafter by answering a fixed chain of questions
+every step, each question seeing the answers it depends on, the last one
+naming the action. "From Laws to Motivation" (Chen et al. 2024, section 3.3
+and Table 1) keeps that reasoning frame and changes only what the agent is
+told about the game: the crafter paper, learned experience, or action names.
+Here the chain is a :mod:`lorekit.graph` spec (``spring.yaml``, our own nine
+questions) and the knowledge is the ``context`` option (:mod:`.context`).
+
+The last node, ``action``, must give one allowed action name; its hook
+refuses anything else and the graph asks again, up to the node's
+``max_retries``. If every answer is refused, the step is played as ``noop``
+and recorded as a fallback, never passed off as the model's choice. A model
+call that fails for good (after the backend's own retries) or a hook that
+raises ends the episode with an error, as with every LoreKit agent. Each step's pass (answers,
+refusals, tokens) goes to ``notes["spring"]["steps"]``, which ``lorekit show``
+prints.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from lorekit.agents.base import Episode, Recorder, Trajectory
+from lorekit.agents.spring.context import SpringContext, parse_context, texts
+from lorekit.agents.spring.passlog import graph_shape, pass_note
+from lorekit.envs.asyncenv import EnvLike
+from lorekit.envs.base import Task
+from lorekit.graph import Graph, NodeFailure
+from lorekit.graph.spec import GraphSpec, load_spec
+from lorekit.llm.roles import Roles
+
+SPEC_PATH = Path(__file__).with_name("spring.yaml")
+ACTION_NODE = "action"
+FALLBACK_ACTION = "noop"
+SPRING_STEPS = 200
+"""Default number of actions (graph passes) per episode: a pass is nine model
+calls, so a full 10,000-step Crafter episode is a deliberate choice
+(``--agent-opt max_steps=...``), not a default."""
+NOTE_STEPS = 500
+"""Steps whose notes keep every answer (about 10 kB a step)."""
+PER_STEP_KEYS: tuple[str, ...] = (
+    "background",
+    "knowledge",
+    "goal",
+    "observation",
+    "last_action",
+    "previous_observation",
+    "actions",
+)
+"""The database keys the agent sets for every pass."""
+ENVS = ("crafter",)
+ASLEEP = re.compile(r"^Status: asleep", re.MULTILINE)
+"""The text env's status line while the player sleeps: crafter ignores actions then."""
+
+
+class SpringPassError(RuntimeError):
+    """A node failed in a way re-asking cannot fix: its model call failed for good
+    (after the backend's own retries) or its Python hook raised. Playing on with a
+    made-up action would hide that, so the episode ends with this error."""
+
+
+class SpringAgent:
+    """SPRING-style questions over Crafter; see the module docstring.
+
+    ``context``: ``paper`` (default), ``actions`` or ``experience:FILE``.
+    ``spec``: another graph spec to reason with; it must declare the database
+    keys the agent sets (``PER_STEP_KEYS``) and end in a node ``action``.
+    ``max_steps``: actions per episode before the agent stops (``budget``).
+    ``sequential``: one model call at a time instead of concurrent branches.
+    ``note_steps``: how many steps keep every question's answer in the notes;
+    later steps keep the action, refusals and costs only.
+    ``skip_asleep``: while the player sleeps crafter ignores every action, so
+    the agent plays ``noop`` without asking (a step noted ``asleep``) instead
+    of paying nine model calls for an answer the game throws away.
+    """
+
+    name = "spring"
+
+    def __init__(
+        self,
+        *,
+        context: str = "paper",
+        spec: str | None = None,
+        max_steps: int = SPRING_STEPS,
+        sequential: bool = False,
+        skip_asleep: bool = True,
+        note_steps: int = NOTE_STEPS,
+    ) -> None:
+        if not isinstance(max_steps, int) or max_steps < 1:
+            raise ValueError(f"max_steps must be a whole number >= 1, got {max_steps!r}")
+        if not isinstance(note_steps, int) or note_steps < 0:
+            raise ValueError(f"note_steps must be a whole number >= 0, got {note_steps!r}")
+        self.context: SpringContext = parse_context(context)
+        self.spec: GraphSpec = load_spec(spec if spec is not None else SPEC_PATH)
+        _check_spec(self.spec)
+        self.max_steps = max_steps
+        self.sequential = bool(sequential)
+        self.skip_asleep = bool(skip_asleep)
+        self.note_steps = note_steps
+        self.model_roles: tuple[str, ...] = tuple(dict.fromkeys(n.role for n in self.spec.nodes))
+
+    def env_defaults(self, env_name: str) -> dict[str, Any]:
+        """No env options needed; refuses envs its questions were not written for."""
+        if env_name not in ENVS:
+            raise ValueError(
+                f"SPRING's questions and contexts are written for {', '.join(ENVS)} only"
+            )
+        return {}
+
+    async def run(
+        self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+    ) -> Trajectory:
+        ep = await Episode.start(env, task, recorder, seed)
+        graph = self.spec.build(roles)
+        names = await ep.env.candidate_actions()
+        words = texts()
+        db = self.spec.initial_db(
+            {
+                "background": words["background"].strip(),
+                "knowledge": self.context.knowledge(names),
+                "goal": task.goal,
+                "actions": ", ".join(names),
+                "observation": ep.observation,
+                "last_action": words["no_last_action"],
+                "previous_observation": words["no_previous_observation"],
+            }
+        )
+        log: dict[str, Any] = {
+            "context": self.context.label,
+            "graph": self.spec.name,
+            "dag": graph_shape({k: graph.deps(k) for k in graph.nodes}),
+            "fallbacks": 0,
+            "steps": [],
+        }
+        ep.trajectory.notes["spring"] = log
+        for number in range(1, self.max_steps + 1):
+            if ep.done:
+                break
+            if self.skip_asleep and ASLEEP.search(ep.observation):
+                action = FALLBACK_ACTION
+                log["steps"].append({"step": number, "action": action, "asleep": True})
+            else:
+                action = await self._decide(graph, db, names, number, log)
+            previous = ep.observation
+            await ep.act(action)
+            db.update(last_action=action, previous_observation=previous, observation=ep.observation)
+        if not ep.done:
+            ep.stop("budget")
+        return ep.trajectory
+
+    async def _decide(
+        self, graph: Graph, db: dict[str, Any], names: list[str], number: int, log: dict[str, Any]
+    ) -> str:
+        """One pass: the action it names, or the recorded fallback."""
+        results = await graph.evaluate(db, sequential=self.sequential, raise_on_failure=False)
+        report = graph.last_report
+        full = number <= self.note_steps
+        note: dict[str, Any] = {
+            "step": number,
+            "nodes": pass_note(report, answers=full) if report else [],
+        }
+        log["steps"].append(note)
+        failures = [r for r in results.values() if isinstance(r, NodeFailure)]
+        broken = [f for f in failures if f.kind in ("model", "hook")]
+        if broken:
+            first = broken[0]
+            note.update(action=None, fallback=False, reason=f"{first.key}: {first.error}")
+            raise SpringPassError(
+                f"step {number}: node {first.key!r} failed ({first.kind}): {first.error}"
+            )
+        chosen = results.get(ACTION_NODE)
+        reason = None
+        if isinstance(chosen, NodeFailure):
+            reason = f"{chosen.key}: {chosen.error}"
+        elif not isinstance(chosen, str) or chosen not in names:
+            reason = f"{ACTION_NODE}: {chosen!r} is not an allowed action"
+        if reason is None and isinstance(chosen, str):
+            note.update(action=chosen, fallback=False)
+            return chosen
+        log["fallbacks"] += 1
+        note.update(action=FALLBACK_ACTION, fallback=True, reason=reason)
+        return FALLBACK_ACTION
+
+
+def _check_spec(spec: GraphSpec) -> None:
+    """Refuse a spec the agent cannot drive, naming what is missing."""
+    keys = {n.key for n in spec.nodes}
+    if ACTION_NODE not in keys:
+        raise ValueError(f"{spec.source}: a SPRING spec needs a node {ACTION_NODE!r}")
+    unknown = [k for k in spec.required if k not in PER_STEP_KEYS]
+    if unknown:
+        raise ValueError(
+            f"{spec.source}: database keys {unknown} have no value and the agent sets only "
+            f"{', '.join(PER_STEP_KEYS)}; give them a value in the spec"
+        )

@@ -1,0 +1,88 @@
+"""What the SPRING agent knows of Crafter: the ``context`` option's three variants.
+
+The laws paper compares one reasoning frame (SPRING's questions) under
+different knowledge; the basic background (how to read an observation) is
+always given, and the variant decides what the agent is told about the game:
+
+- ``paper``: the game as crafter's authors describe it, in our words
+  (``contexts/paper.md``), with no recipes;
+- ``actions``: the action names only;
+- ``experience:FILE``: an :class:`~lorekit.laws.experience.Experience` JSON
+  file (what was learned from records of play), as its ``render()`` puts it.
+
+An experience file is read when the option is parsed, so a wrong path fails
+before any episode starts.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+from typing import Literal
+
+from lorekit import yamlio
+
+ContextKind = Literal["paper", "actions", "experience"]
+CONTEXTS = ("paper", "actions", "experience:FILE")
+
+
+@functools.cache
+def texts() -> dict[str, str]:
+    """The agent's fixed wording (``texts.yaml``)."""
+    raw = resources.files("lorekit.agents.spring").joinpath("texts.yaml").read_text("utf-8")
+    data = yamlio.safe_load(raw, source="lorekit/agents/spring/texts.yaml")
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise ValueError("lorekit/agents/spring/texts.yaml must map names to strings")
+    return data
+
+
+@functools.cache
+def paper_text() -> str:
+    """The crafter paper's description of the game, in our words (``contexts/paper.md``)."""
+    files = resources.files("lorekit.agents.spring").joinpath("contexts")
+    return files.joinpath("paper.md").read_text("utf-8").strip()
+
+
+@dataclass(frozen=True, slots=True)
+class SpringContext:
+    """One context variant, ready to render; ``label`` is how runs and notes name it."""
+
+    kind: ContextKind
+    label: str
+    experience: str = ""
+
+    def knowledge(self, actions: list[str]) -> str:
+        """The text given as knowledge of the game, for an env with these ``actions``."""
+        if self.kind == "paper":
+            return paper_text()
+        if self.kind == "actions":
+            return texts()["actions_context"].format(names=", ".join(actions)).strip()
+        return texts()["experience_heading"].strip() + "\n" + self.experience
+
+
+def parse_context(value: object) -> SpringContext:
+    """The variant ``value`` names; ``ValueError`` with the accepted forms otherwise."""
+    text = str(value).strip() if isinstance(value, str) else ""
+    if text == "paper":
+        return SpringContext("paper", "paper")
+    if text == "actions":
+        return SpringContext("actions", "actions")
+    kind, sep, path = text.partition(":")
+    if kind == "experience" and sep:
+        if not path.strip():
+            raise ValueError("context=experience:FILE needs the path of an experience JSON file")
+        from lorekit.laws.experience import Experience
+
+        label = f"experience:{path.strip()}"
+        try:
+            rendered = Experience.load(path.strip()).render().strip()
+        except Exception as exc:  # whatever the loader refuses, say it in one line
+            raise ValueError(f"context={label}: {exc}") from None
+        if not rendered:
+            raise ValueError(f"context={label}: the experience renders to no text")
+        return SpringContext("experience", label, rendered)
+    raise ValueError(
+        f"context must be one of {', '.join(CONTEXTS)}; got {value!r} "
+        "(e.g. --agent-opt context=experience:laws.json)"
+    )
