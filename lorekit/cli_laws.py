@@ -92,3 +92,17 @@ def score_cmd(experience: str, records: str | None, json_out: str | None) -> Non
     click.echo("totals: " + json.dumps(result.totals()))
     if json_out:
         Path(json_out).write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
+
+
+def _attach() -> None:
+    """The commands that live next to their part of the method."""
+    from lorekit.cli_laws_extract import extract
+    from lorekit.cli_laws_rewards import rewards_cmd
+    from lorekit.cli_laws_spring import scores
+
+    laws.add_command(extract)
+    laws.add_command(rewards_cmd)
+    laws.add_command(scores)
+
+
+_attach()
