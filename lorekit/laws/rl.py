@@ -1,0 +1,390 @@
+"""PPO on 27-action Crafter with a chosen reward: train, resume, evaluate, record.
+
+One call of :func:`train` trains one reward variant for ``steps`` env steps
+on each of several seeds, evaluates every trained policy on fresh worlds and
+records the result three ways: a folder per seed (checkpoint, state, CSV log,
+JSON summary), a JSON summary over the seeds, and a run in the run store
+(env ``crafter``, agent ``ppo:<reward>``, one episode per evaluation episode).
+
+Why the choices: the symbolic observation (one-hot, flat) trains much faster
+than pixels on a CPU; torch gets one thread on a CPU because PPO's small
+updates are slower with more (the threads fight the envs for the cores);
+checkpoints are taken after an update and renamed into place, so a run killed
+at any moment resumes from its last checkpoint and still stops at the same
+total. Torch and stable-baselines3 come from the ``rl`` extra; importing this
+module without them raises :class:`~lorekit.extras.MissingExtraError`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lorekit.extras import requires_extra
+from lorekit.laws.rl_env import ObsKind, RewardBuilder, make_env, reward_builder
+
+with requires_extra("PPO training (lorekit laws train)", "rl"):
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.logger import Logger
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
+
+from lorekit.laws.rl_callbacks import (
+    AppendCsv,
+    Checkpoint,
+    CrafterStats,
+    truncate_csv,
+    write_json_atomic,
+)
+from lorekit.laws.rl_eval import aggregate, evaluate, score_episodes
+
+# The versions the rl extra pins (tests check that pyproject.toml says the same).
+TORCH_PIN = "2.13.0"
+SB3_PIN = "2.9.2"
+
+PPO_DEFAULTS: dict[str, Any] = {
+    "learning_rate": 3e-4,
+    "n_steps": 256,
+    "batch_size": 256,
+    "n_epochs": 4,
+    "gamma": 0.99,
+    "gae_lambda": 0.95,
+    "clip_range": 0.2,
+    "ent_coef": 0.01,
+    "vf_coef": 0.5,
+    "max_grad_norm": 0.5,
+}
+NET_ARCH = (256, 256)
+
+
+class TrainError(ValueError):
+    """A run that cannot start or resume as asked (the message says how to fix it)."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that defines a run; a resumed run must match it field by field."""
+
+    reward: str = "crafter"
+    steps: int = 250_000
+    obs: ObsKind = "symbolic"
+    n_envs: int = 4
+    vec: str = "dummy"
+    checkpoint_every: int = 50_000
+    eval_episodes: int = 10
+    length: int = 10_000
+    reward_options: Mapping[str, Any] = field(default_factory=dict)
+    ppo: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.steps < 1 or self.n_envs < 1 or self.checkpoint_every < 1:
+            raise TrainError("steps, n_envs and checkpoint_every must be positive")
+        if self.eval_episodes < 1:
+            raise TrainError("eval_episodes must be at least 1")
+        if self.vec not in ("dummy", "subproc"):
+            raise TrainError(f"vec must be 'dummy' or 'subproc', got {self.vec!r}")
+        unknown = sorted(set(self.ppo) - set(PPO_DEFAULTS))
+        if unknown:
+            raise TrainError(f"unknown PPO settings {unknown}: choose from {sorted(PPO_DEFAULTS)}")
+
+    def ppo_kwargs(self) -> dict[str, Any]:
+        return {**PPO_DEFAULTS, **self.ppo}
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["reward_options"] = dict(self.reward_options)
+        data["ppo"] = self.ppo_kwargs()
+        return data
+
+
+@dataclass
+class SeedResult:
+    seed: int
+    steps: int
+    summary: dict[str, Any]
+    resumed_from: list[int]
+
+
+def pick_device(device: str = "auto") -> str:
+    """``cuda`` when asked or present (``auto``), else ``cpu`` with torch on one thread."""
+    chosen = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+    if chosen == "cpu":
+        torch.set_num_threads(1)
+    return chosen
+
+
+def build_vec_env(config: TrainConfig, seed: int, builder: RewardBuilder) -> VecEnv:
+    """``n_envs`` training envs with seeds ``seed * 1000 + i``, monitored."""
+    fns: list[Callable[[], Any]] = [
+        functools.partial(
+            make_env,
+            config.reward,
+            seed * 1000 + i,
+            config.obs,
+            options=config.reward_options,
+            length=config.length,
+            builder=builder,
+        )
+        for i in range(config.n_envs)
+    ]
+    vec: VecEnv = SubprocVecEnv(fns) if config.vec == "subproc" else DummyVecEnv(fns)
+    return VecMonitor(vec)
+
+
+def _state(run_dir: Path) -> dict[str, Any] | None:
+    path = run_dir / "state.json"
+    if not path.exists():
+        return None
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def _check_resumable(run_dir: Path, config: TrainConfig, seed: int, resume: bool) -> dict[str, Any]:
+    state = _state(run_dir)
+    if state is None:
+        return {"seed": seed, "config": config.to_json(), "steps_done": 0, "resumed_from": []}
+    if not resume:
+        raise TrainError(
+            f"{run_dir} already holds a run ({state['steps_done']:,} steps done): "
+            "pass --resume to continue it, or choose another --out"
+        )
+    saved, wanted = state["config"], config.to_json()
+    diff = sorted(k for k in set(saved) | set(wanted) if saved.get(k) != wanted.get(k))
+    if diff:
+        fields = ", ".join(f"{k}={saved.get(k)!r}" for k in diff)
+        raise TrainError(
+            f"{run_dir} was started with {fields}; resume it with the same options "
+            "or choose another --out"
+        )
+    return state
+
+
+def train_seed(
+    config: TrainConfig,
+    seed: int,
+    run_dir: Path,
+    *,
+    resume: bool = False,
+    device: str = "auto",
+    report: Callable[[str], None] | None = None,
+    callbacks: Sequence[BaseCallback] = (),
+    tensorboard: bool = False,
+) -> int:
+    """Train (or finish training) one seed; returns the steps done. See :func:`train`."""
+    builder = reward_builder(config.reward)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    state = _check_resumable(run_dir, config, seed, resume)
+    checkpoint, final = run_dir / "checkpoint.zip", run_dir / "model.zip"
+    if final.exists():
+        return int(state["steps_done"])
+    chosen = pick_device(device)
+    vec = build_vec_env(config, seed, builder)
+    try:
+        if checkpoint.exists():
+            model = PPO.load(checkpoint, env=vec, device=chosen)
+            state["resumed_from"].append(int(model.num_timesteps))
+            truncate_csv(run_dir / "progress.csv", int(model.num_timesteps))
+            if report is not None:
+                report(f"{run_dir}: resuming at {model.num_timesteps:,} steps")
+        else:
+            policy = "MlpPolicy" if config.obs == "symbolic" else "CnnPolicy"
+            model = PPO(
+                policy,
+                vec,
+                seed=seed,
+                device=chosen,
+                verbose=0,
+                policy_kwargs={"net_arch": list(NET_ARCH)},
+                **config.ppo_kwargs(),
+            )
+        model.set_logger(_logger(run_dir, tensorboard))
+
+        def saved(steps: int) -> None:
+            state["steps_done"] = steps
+            write_json_atomic(run_dir / "state.json", state)
+
+        write_json_atomic(run_dir / "state.json", state)
+        label = f"{config.reward} seed {seed}"
+        hooks: list[BaseCallback] = [
+            Checkpoint(checkpoint, config.checkpoint_every, saved),
+            CrafterStats(config.steps, label, report),
+            *callbacks,
+        ]
+        t0 = time.monotonic()
+        model.learn(
+            total_timesteps=max(config.steps - model.num_timesteps, 0),
+            callback=hooks,
+            reset_num_timesteps=False,
+        )
+        state["train_wall_s"] = state.get("train_wall_s", 0.0) + time.monotonic() - t0
+        model.save(final)
+        saved(int(model.num_timesteps))
+        return int(model.num_timesteps)
+    finally:
+        vec.close()
+
+
+def _logger(run_dir: Path, tensorboard: bool) -> Logger:
+    formats: list[Any] = [AppendCsv(run_dir / "progress.csv")]
+    if tensorboard:
+        from stable_baselines3.common.logger import TensorBoardOutputFormat
+
+        try:
+            formats.append(TensorBoardOutputFormat(str(run_dir / "tensorboard")))
+        except AssertionError:
+            raise TrainError(
+                "--tensorboard needs the tensorboard package: pip install tensorboard"
+            ) from None
+    return Logger(str(run_dir), formats)
+
+
+def evaluate_seed(
+    config: TrainConfig,
+    seed: int,
+    run_dir: Path,
+    *,
+    device: str = "auto",
+    store: Any = None,
+    run_id: str | None = None,
+) -> dict[str, Any]:
+    """Evaluate the trained policy of one seed; writes ``summary.json`` in ``run_dir``."""
+    builder = reward_builder(config.reward)
+    model = PPO.load(run_dir / "model.zip", device=pick_device(device))
+    torch.manual_seed(seed)
+
+    def predict(batch: Any) -> Any:
+        actions, _ = model.predict(batch, deterministic=False)
+        return actions
+
+    def make(slot: int) -> Any:
+        return make_env(
+            config.reward,
+            seed,
+            config.obs,
+            options=config.reward_options,
+            length=config.length,
+            builder=builder,
+        )
+
+    def writer(index: int, world: int) -> Any:
+        if store is None or run_id is None:
+            return None
+        key = f"seed{seed}/ep{index:03d}"
+        return store.episode(run_id, key, index=seed * 10_000 + index, task_id=key, seed=world)
+
+    episodes = evaluate(
+        predict, make, seed=seed, episodes=config.eval_episodes, slots=config.n_envs, writer=writer
+    )
+    state = _state(run_dir) or {}
+    summary = {
+        "seed": seed,
+        "reward": config.reward,
+        "steps": state.get("steps_done"),
+        "resumed_from": state.get("resumed_from", []),
+        "train_wall_s": state.get("train_wall_s"),
+        **score_episodes(episodes),
+        "episode_summaries": episodes,
+    }
+    write_json_atomic(run_dir / "summary.json", summary)
+    return summary
+
+
+def train(
+    config: TrainConfig,
+    seeds: Sequence[int],
+    out: Path,
+    *,
+    resume: bool = False,
+    device: str = "auto",
+    store_path: str | Path | None = None,
+    report: Callable[[str], None] | None = None,
+    callbacks: Sequence[BaseCallback] = (),
+    tensorboard: bool = False,
+) -> dict[str, Any]:
+    """Train and evaluate ``config.reward`` on each seed; returns the summary over seeds.
+
+    Files go to ``out/<reward>/`` (``run.json``, ``summary.json`` and one
+    ``seed-<k>/`` folder per seed); the evaluation episodes go to the run
+    store at ``store_path`` (skipped when None). With ``resume`` a killed or
+    interrupted call continues where it stopped: seeds already evaluated are
+    kept, a seed in training restarts from its last checkpoint.
+    """
+    from lorekit.eval.store import RunStore, new_run_id
+
+    if not seeds:
+        raise TrainError("give at least one seed")
+    reward_builder(config.reward)  # an unknown or unplugged reward fails before any work
+    out_dir = out / config.reward
+    run_file = out_dir / "run.json"
+    if run_file.exists():
+        if not resume:
+            raise TrainError(
+                f"{out_dir} already holds a run: pass --resume to continue it, "
+                "or choose another --out"
+            )
+        run = json.loads(run_file.read_text())
+        if list(run["seeds"]) != list(seeds):
+            raise TrainError(f"{out_dir} was started with seeds {run['seeds']}; resume with those")
+    else:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        run = {"run_id": new_run_id(), "seeds": list(seeds), "config": config.to_json()}
+        write_json_atomic(run_file, run)
+    store = RunStore(store_path) if store_path is not None else None
+    run_id: str = run["run_id"]
+    try:
+        if store is not None:
+            store.create_run(
+                run_id,
+                env="crafter",
+                agent=f"ppo:{config.reward}",
+                config={**config.to_json(), "seeds": list(seeds)},
+                meta={"out": str(out_dir), "episodes": len(seeds) * config.eval_episodes},
+            )
+            store.set_run_status(run_id, "running")
+        summaries = []
+        for seed in seeds:
+            seed_dir = out_dir / f"seed-{seed}"
+            done = seed_dir / "summary.json"
+            if done.exists():
+                summaries.append(json.loads(done.read_text()))
+                continue
+            train_seed(
+                config,
+                seed,
+                seed_dir,
+                resume=True,
+                device=device,
+                report=report,
+                callbacks=callbacks,
+                tensorboard=tensorboard,
+            )
+            if report is not None:
+                report(f"{config.reward} seed {seed}: evaluating {config.eval_episodes} episodes")
+            summaries.append(
+                evaluate_seed(config, seed, seed_dir, device=device, store=store, run_id=run_id)
+            )
+        result = {
+            **aggregate(config.reward, summaries),
+            "run_id": run_id,
+            "store": None if store_path is None else str(store_path),
+            "config": config.to_json(),
+        }
+        write_json_atomic(out_dir / "summary.json", result)
+        if store is not None:
+            store.set_run_status(
+                run_id, "finished", {k: v for k, v in result.items() if k != "config"}
+            )
+        return result
+    except BaseException:
+        if store is not None:
+            store.set_run_status(run_id, "interrupted")
+        raise
+    finally:
+        if store is not None:
+            store.close()
