@@ -319,7 +319,10 @@ def train(
 
     if not seeds:
         raise TrainError("give at least one seed")
-    reward_builder(config.reward)  # an unknown or unplugged reward fails before any work
+    # An unknown or unplugged reward, or options it rejects, fail before any file is written.
+    make_env(
+        config.reward, 0, config.obs, options=config.reward_options, length=config.length
+    ).close()
     out_dir = out / config.reward
     run_file = out_dir / "run.json"
     if run_file.exists():
@@ -372,6 +375,7 @@ def train(
         result = {
             **aggregate(config.reward, summaries),
             "run_id": run_id,
+            "out": str(out_dir),
             "store": None if store_path is None else str(store_path),
             "config": config.to_json(),
         }
