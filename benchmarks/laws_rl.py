@@ -8,7 +8,9 @@ one), the same PPO settings and the same evaluation (``--eval-episodes``
 episodes per seed on unseen worlds); the script prints crafter's score ±
 standard error over seeds, the most unlocked achievements and each variant's
 ratio to ``health``, measured in this one run. Variants whose reward builder
-is not plugged in (lorekit.laws.rl_env.reward_builder) are listed as skipped.
+is not plugged in (lorekit.laws.rl_env.reward_builder), or that lack their
+laws (``--experience FILE`` gives ``laws`` and ``laws+penalty`` an experience,
+e.g. the symbolic learner's), are listed as skipped.
 
 ``--vec-speed STEPS`` instead measures training throughput (env steps per
 second, updates included) with the envs stepped in-process (DummyVecEnv)
@@ -20,7 +22,7 @@ Needs the rl extra (torch, stable-baselines3); see docs/laws_rl.md.
 Usage: python benchmarks/laws_rl.py [--steps 250000] [--seeds 2]
        [--rewards health,crafter,laws,laws+penalty,oracle] [--eval-episodes 10]
        [--out DIR] [--store PATH] [--resume] [--device auto]
-       [--reward-opt VARIANT:KEY=VALUE ...]
+       [--experience FILE] [--reward-opt VARIANT:KEY=VALUE ...]
        python benchmarks/laws_rl.py --vec-speed 20000
 """
 
@@ -100,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--reward-opt", action="append", default=[])
+    parser.add_argument(
+        "--experience",
+        default=None,
+        help="experience JSON for laws and laws+penalty (e.g. the symbolic learner's)",
+    )
     parser.add_argument("--vec-speed", type=int, default=None, metavar="STEPS")
     args = parser.parse_args(argv)
     if args.vec_speed is not None:
@@ -110,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         raise SystemExit(f"--rewards: unknown {unknown}; choose from {', '.join(REWARD_VARIANTS)}")
     options = _reward_options(args.reward_opt)
+    if args.experience:
+        for variant in ("laws", "laws+penalty"):
+            options.setdefault(variant, {}).setdefault("experience", args.experience)
     out = Path(args.out or tempfile.mkdtemp(prefix="laws-rl-"))
     store = Path(args.store) if args.store else out / "runs.sqlite3"
     seeds = list(range(args.seeds))

@@ -15,13 +15,15 @@ stack is always the same, from the inside out:
    and the inventory into one one-hot vector for an MLP policy.
 
 ``health`` and ``crafter`` are built here. The law-based variants (``laws``,
-``laws+penalty``, ``oracle``) come from :mod:`lorekit.laws.wrapper`; they are
-looked up in :func:`reward_builder`, the one place that connects the two, or
-registered at run time with :func:`register_reward`.
+``laws+penalty``, ``oracle``) are :mod:`lorekit.laws.wrapper`'s ``LawReward``,
+reached through :func:`law_reward`, the one place that connects the two (any
+variant can also be replaced at run time with :func:`register_reward`).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -112,19 +114,61 @@ def reward_builder(variant: str) -> RewardBuilder:
     if builder is not None:
         return builder
     if variant in LAW_VARIANTS:
-        # HOOK: the law-based rewards of lorekit.laws.wrapper plug in here, e.g.
-        #     from lorekit.laws.wrapper import law_reward_builder
-        #     return law_reward_builder(variant)
-        # where the builder wraps the 27-action env with the reward of `variant` and
-        # reads its inputs (an experience or predicates file...) from the options
-        # given on the command line as --reward-opt key=value.
-        raise RewardUnavailable(
-            f"reward {variant!r} has no builder yet: plug lorekit.laws.wrapper into "
-            "lorekit.laws.rl_env.reward_builder (or call register_reward)"
-        )
+        _wrapper_module(variant)  # fail here, in the trainer, when it is not there
+        return functools.partial(law_reward, variant)
     raise RewardUnavailable(
         f"unknown reward {variant!r}: choose one of {', '.join(REWARD_VARIANTS)}"
     )
+
+
+# HOOK: the law-based variants are lorekit.laws.wrapper's LawReward (helper lawrew's part),
+# reached by name so that this module works before and without it. If its API changes,
+# this adapter is the one place to follow it.
+_LAW_OPTIONS = ("experience", "predicates")
+
+
+def _wrapper_module(variant: str) -> Any:
+    try:
+        return importlib.import_module("lorekit.laws.wrapper")
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("lorekit"):
+            raise
+        raise RewardUnavailable(
+            f"reward {variant!r} has no builder yet: plug lorekit.laws.wrapper into "
+            "lorekit.laws.rl_env.reward_builder (or call register_reward)"
+        ) from None
+
+
+def law_reward(
+    variant: str, env: gymnasium.Env[Any, Any], options: Mapping[str, Any]
+) -> gymnasium.Env[Any, Any]:
+    """Builder of ``laws``, ``laws+penalty`` and ``oracle``: LawReward with the variant's parts.
+
+    Options: ``experience=FILE`` (an Experience JSON whose laws become the
+    predicates) or ``predicates=FILE`` (a PredicateSet JSON, e.g. written by
+    the rewarder); ``oracle`` needs neither (CrafterRules' laws).
+    """
+    wrapper = _wrapper_module(variant)
+    unknown = sorted(set(options) - set(_LAW_OPTIONS))
+    if unknown:
+        raise RewardUnavailable(
+            f"reward {variant!r} takes the options {', '.join(_LAW_OPTIONS)}, got {unknown}"
+        )
+    try:
+        experience = predicates = None
+        if "experience" in options:
+            module = importlib.import_module("lorekit.laws.experience")
+            experience = module.Experience.load(str(options["experience"]))
+        if "predicates" in options:
+            module = importlib.import_module("lorekit.laws.rewards")
+            predicates = module.PredicateSet.load(str(options["predicates"]))
+        chosen = wrapper.variant_predicates(variant, experience, predicates)
+        built: gymnasium.Env[Any, Any] = wrapper.LawReward(env, chosen, wrapper.VARIANTS[variant])
+    except (ValueError, OSError) as exc:
+        raise RewardUnavailable(
+            f"reward {variant!r}: {exc} (give --reward-opt experience=FILE or predicates=FILE)"
+        ) from None
+    return built
 
 
 class OneHotObs(gymnasium.ObservationWrapper[np.ndarray, Any, Any]):

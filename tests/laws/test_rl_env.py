@@ -6,6 +6,7 @@ The training itself (torch and stable-baselines3, the ``rl`` extra) is tested in
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 import tomllib
@@ -139,16 +140,31 @@ def _bonus(env: gymnasium.Env[Any, Any], options: Any) -> gymnasium.Env[Any, Any
     return gymnasium.wrappers.TransformReward(env, lambda r: r + float(options["bonus"]))
 
 
-def test_a_registered_builder_serves_a_law_variant(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_registered_builder_replaces_a_variant(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rl_env, "_BUILDERS", dict(rl_env._BUILDERS))
-    if "oracle" not in rl_env._BUILDERS:
-        with pytest.raises(RewardUnavailable, match=r"plug lorekit\.laws\.wrapper"):
-            reward_builder("oracle")
     register_reward("oracle", _bonus)
     env = make_env("oracle", seed=0, options={"bonus": 2}, length=10)
     env.reset()
     _, reward, *_ = env.step(0)
     assert reward == pytest.approx(2.0)  # crafter's reward (0 on a noop at full health) + 2
+
+
+def test_law_variants_are_the_wrappers_law_reward() -> None:
+    """Before lorekit.laws.wrapper is merged: a one-line error; after: its LawReward."""
+    try:
+        importlib.import_module("lorekit.laws.wrapper")
+    except ModuleNotFoundError:
+        with pytest.raises(RewardUnavailable, match=r"plug lorekit\.laws\.wrapper"):
+            reward_builder("oracle")
+        return
+    env = make_env("oracle", seed=0, length=50)
+    env.reset()
+    _, _, _, _, info = env.step(EXPANDED_ACTIONS.index("collect_wood"))
+    assert "reward_parts" in info  # the wrapper's per-part breakdown
+    with pytest.raises(RewardUnavailable, match="experience=FILE or predicates=FILE"):
+        make_env("laws", seed=0)  # laws need an experience or predicates
+    with pytest.raises(RewardUnavailable, match="takes the options experience, predicates"):
+        make_env("laws+penalty", seed=0, options={"bonus": 1})
 
 
 def _constant(action: str) -> Any:
