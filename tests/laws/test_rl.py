@@ -116,6 +116,27 @@ def test_a_finished_run_needs_resume_and_the_same_options(tmp_path: Path) -> Non
         train(tiny(steps=512), [0], tmp_path, resume=True)
 
 
+def test_image_observations_train_a_cnn(tmp_path: Path) -> None:
+    result = train(tiny(obs="image", steps=128, eval_episodes=1, length=30), [0], tmp_path)
+    assert result["config"]["obs"] == "image"
+    from stable_baselines3 import PPO
+
+    model = PPO.load(tmp_path / "crafter" / "seed-0" / "model.zip")
+    assert type(model.policy).__name__ == "ActorCriticCnnPolicy"
+    assert model.num_timesteps == 128
+
+
+def test_resume_after_training_only_evaluates_again(tmp_path: Path) -> None:
+    first = train(tiny(), [0], tmp_path)
+    seed_dir = tmp_path / "crafter" / "seed-0"
+    (seed_dir / "summary.json").unlink()  # as if killed during the evaluation
+    model_time = (seed_dir / "model.zip").stat().st_mtime_ns
+    again = train(tiny(), [0], tmp_path, resume=True)
+    assert (seed_dir / "model.zip").stat().st_mtime_ns == model_time  # not retrained
+    assert again["scores"] == first["scores"]  # the same policy on the same worlds, same seed
+    assert _csv_steps(seed_dir / "progress.csv") == [128, 256]
+
+
 def test_csv_rows_are_appended_and_cut_back_to_a_checkpoint(tmp_path: Path) -> None:
     path = tmp_path / "p.csv"
     for steps in (100, 200, 300):
