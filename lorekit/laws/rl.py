@@ -18,6 +18,7 @@ module without them raises :class:`~lorekit.extras.MissingExtraError`.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -319,6 +320,8 @@ def train(
 
     if not seeds:
         raise TrainError("give at least one seed")
+    if tensorboard and importlib.util.find_spec("tensorboard") is None:
+        raise TrainError("--tensorboard needs the tensorboard package: pip install tensorboard")
     # An unknown or unplugged reward, or options it rejects, fail before any file is written.
     make_env(
         config.reward, 0, config.obs, options=config.reward_options, length=config.length

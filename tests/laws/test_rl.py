@@ -137,6 +137,19 @@ def test_resume_after_training_only_evaluates_again(tmp_path: Path) -> None:
     assert _csv_steps(seed_dir / "progress.csv") == [128, 256]
 
 
+def test_tensorboard_without_its_package_is_refused_up_front(tmp_path: Path) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("tensorboard") is not None:
+        result = train(tiny(steps=128), [0], tmp_path, tensorboard=True)
+        assert any((tmp_path / "crafter" / "seed-0" / "tensorboard").iterdir())
+        assert result["seeds"] == [0]
+        return
+    with pytest.raises(TrainError, match="pip install tensorboard"):
+        train(tiny(), [0], tmp_path, tensorboard=True)
+    assert not (tmp_path / "crafter").exists()
+
+
 def test_csv_rows_are_appended_and_cut_back_to_a_checkpoint(tmp_path: Path) -> None:
     path = tmp_path / "p.csv"
     for steps in (100, 200, 300):
