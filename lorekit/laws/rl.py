@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -120,8 +121,20 @@ def pick_device(device: str = "auto") -> str:
     return chosen
 
 
+def world_seeds(vec: VecEnv, seed: int, resumes: int = 0) -> list[int]:
+    """Give the training envs of ``seed`` their worlds: env i plays seed ``seed * 1000 + i``.
+
+    Call it after building or loading the model: sb3 seeds the envs with
+    ``seed + i`` when it does, which would give neighbouring training seeds
+    the same worlds. The ``resumes``-th resume shifts by ``resumes * n_envs``
+    so a resumed run goes on to worlds it has not played.
+    """
+    base = seed * 1000 + resumes * vec.num_envs
+    return [int(s) for s in vec.seed(base) if s is not None]
+
+
 def build_vec_env(config: TrainConfig, seed: int, builder: RewardBuilder) -> VecEnv:
-    """``n_envs`` training envs with seeds ``seed * 1000 + i``, monitored."""
+    """``n_envs`` monitored training envs (their worlds are set by :func:`world_seeds`)."""
     fns: list[Callable[[], Any]] = [
         functools.partial(
             make_env,
@@ -204,6 +217,7 @@ def train_seed(
                 policy_kwargs={"net_arch": list(NET_ARCH)},
                 **config.ppo_kwargs(),
             )
+        world_seeds(vec, seed, len(state["resumed_from"]))
         model.set_logger(_logger(run_dir, tensorboard))
 
         def saved(steps: int) -> None:
@@ -224,7 +238,9 @@ def train_seed(
             reset_num_timesteps=False,
         )
         state["train_wall_s"] = state.get("train_wall_s", 0.0) + time.monotonic() - t0
-        model.save(final)
+        tmp = final.with_name("model.tmp.zip")
+        model.save(tmp)
+        os.replace(tmp, final)
         saved(int(model.num_timesteps))
         return int(model.num_timesteps)
     finally:

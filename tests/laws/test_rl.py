@@ -80,6 +80,27 @@ def test_cpu_device_runs_torch_on_one_thread() -> None:
     assert torch.get_num_threads() == 1
 
 
+def test_training_seeds_play_their_own_worlds() -> None:
+    import numpy as np
+    from stable_baselines3 import PPO
+
+    from lorekit.laws.rl_env import make_env, reward_builder
+
+    config = tiny()
+    first_obs = {}
+    for seed in (0, 1):
+        vec = rl.build_vec_env(config, seed, reward_builder("crafter"))
+        PPO("MlpPolicy", vec, seed=seed, **TINY_PPO)  # sb3 seeds the envs with seed + i
+        assert rl.world_seeds(vec, seed) == [seed * 1000, seed * 1000 + 1]
+        first_obs[seed] = vec.reset()
+        for i in range(2):
+            alone, _ = make_env("crafter", seed * 1000 + i, length=60).reset()
+            assert np.array_equal(first_obs[seed][i], alone)
+        assert rl.world_seeds(vec, seed, resumes=1) == [seed * 1000 + 2, seed * 1000 + 3]
+        vec.close()
+    assert not np.array_equal(first_obs[0][1], first_obs[1][0])  # sb3 alone would repeat it
+
+
 def test_a_tiny_run_trains_evaluates_and_records(tmp_path: Path) -> None:
     store = tmp_path / "runs.sqlite3"
     result = train(tiny(reward="health"), [0, 1], tmp_path / "out", store_path=store)
