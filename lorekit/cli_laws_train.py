@@ -27,15 +27,25 @@ from lorekit.laws.rl_env import REWARD_VARIANTS
     required=True,
     help="What earns reward: health change, crafter's reward, or law-based rewards.",
 )
-@click.option("--steps", type=click.IntRange(min=1), default=250_000, show_default=True)
-@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--steps",
+    type=click.IntRange(min=1),
+    default=250_000,
+    show_default=True,
+    help="Env steps per seed.",
+)
+@click.option(
+    "--seeds", type=click.IntRange(min=1), default=1, show_default=True, help="How many seeds."
+)
 @click.option("--seed", "first_seed", type=int, default=0, show_default=True, help="First seed.")
 @click.option(
     "--obs", type=click.Choice(["symbolic", "image"]), default="symbolic", show_default=True
 )
 @click.option("--out", default="runs/laws-rl", show_default=True, help="Folder for run files.")
 @click.option("--resume", is_flag=True, help="Continue a killed or interrupted run in --out.")
-@click.option("--envs", type=click.IntRange(min=1), default=4, show_default=True)
+@click.option(
+    "--envs", type=click.IntRange(min=1), default=4, show_default=True, help="Parallel envs."
+)
 @click.option(
     "--vec",
     type=click.Choice(["dummy", "subproc"]),
@@ -43,12 +53,36 @@ from lorekit.laws.rl_env import REWARD_VARIANTS
     show_default=True,
     help="Step the envs in this process (faster on few cores) or one process each.",
 )
-@click.option("--checkpoint-every", type=click.IntRange(min=1), default=50_000, show_default=True)
-@click.option("--eval-episodes", type=click.IntRange(min=1), default=10, show_default=True)
-@click.option("--length", type=click.IntRange(min=1), default=10_000, show_default=True)
+@click.option(
+    "--checkpoint-every",
+    type=click.IntRange(min=1),
+    default=50_000,
+    show_default=True,
+    help="Env steps between checkpoints.",
+)
+@click.option(
+    "--eval-episodes",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Evaluation episodes per seed, on unseen worlds.",
+)
+@click.option(
+    "--length",
+    type=click.IntRange(min=1),
+    default=10_000,
+    show_default=True,
+    help="Episode length limit.",
+)
 @click.option("--device", default="auto", show_default=True, help="auto, cpu or cuda.")
-@click.option("--reward-opt", multiple=True, help="KEY=VALUE passed to the reward builder.")
-@click.option("--ppo-opt", multiple=True, help="KEY=VALUE overriding a PPO setting.")
+@click.option(
+    "--reward-opt",
+    multiple=True,
+    help="KEY=VALUE for the reward, e.g. experience=FILE or predicates=FILE for laws.",
+)
+@click.option(
+    "--ppo-opt", multiple=True, help="KEY=VALUE overriding a PPO setting, e.g. ent_coef=0.02."
+)
 @click.option("--tensorboard", is_flag=True, help="Also log to OUT/<reward>/seed-K/tensorboard.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @_store_option
