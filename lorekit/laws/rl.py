@@ -22,13 +22,12 @@ import importlib.util
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from lorekit.extras import requires_extra
-from lorekit.laws.rl_env import ObsKind, RewardBuilder, make_env, reward_builder
+from lorekit.laws.rl_env import RewardBuilder, make_env, reward_builder
 
 with requires_extra("PPO training (lorekit laws train)", "rl"):
     import torch
@@ -44,73 +43,29 @@ from lorekit.laws.rl_callbacks import (
     truncate_csv,
     write_json_atomic,
 )
+from lorekit.laws.rl_config import (
+    NET_ARCH,
+    PPO_DEFAULTS,
+    SB3_PIN,
+    TORCH_PIN,
+    TrainConfig,
+    TrainError,
+)
 from lorekit.laws.rl_eval import aggregate, evaluate, score_episodes
 
-# The versions the rl extra pins (tests check that pyproject.toml says the same).
-TORCH_PIN = "2.13.0"
-SB3_PIN = "2.9.2"
-
-PPO_DEFAULTS: dict[str, Any] = {
-    "learning_rate": 3e-4,
-    "n_steps": 256,
-    "batch_size": 256,
-    "n_epochs": 4,
-    "gamma": 0.99,
-    "gae_lambda": 0.95,
-    "clip_range": 0.2,
-    "ent_coef": 0.01,
-    "vf_coef": 0.5,
-    "max_grad_norm": 0.5,
-}
-NET_ARCH = (256, 256)
-
-
-class TrainError(ValueError):
-    """A run that cannot start or resume as asked (the message says how to fix it)."""
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Everything that defines a run; a resumed run must match it field by field."""
-
-    reward: str = "crafter"
-    steps: int = 250_000
-    obs: ObsKind = "symbolic"
-    n_envs: int = 4
-    vec: str = "dummy"
-    checkpoint_every: int = 50_000
-    eval_episodes: int = 10
-    length: int = 10_000
-    reward_options: Mapping[str, Any] = field(default_factory=dict)
-    ppo: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.steps < 1 or self.n_envs < 1 or self.checkpoint_every < 1:
-            raise TrainError("steps, n_envs and checkpoint_every must be positive")
-        if self.eval_episodes < 1:
-            raise TrainError("eval_episodes must be at least 1")
-        if self.vec not in ("dummy", "subproc"):
-            raise TrainError(f"vec must be 'dummy' or 'subproc', got {self.vec!r}")
-        unknown = sorted(set(self.ppo) - set(PPO_DEFAULTS))
-        if unknown:
-            raise TrainError(f"unknown PPO settings {unknown}: choose from {sorted(PPO_DEFAULTS)}")
-
-    def ppo_kwargs(self) -> dict[str, Any]:
-        return {**PPO_DEFAULTS, **self.ppo}
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["reward_options"] = dict(self.reward_options)
-        data["ppo"] = self.ppo_kwargs()
-        return data
-
-
-@dataclass
-class SeedResult:
-    seed: int
-    steps: int
-    summary: dict[str, Any]
-    resumed_from: list[int]
+__all__ = [
+    "NET_ARCH",
+    "PPO_DEFAULTS",
+    "SB3_PIN",
+    "TORCH_PIN",
+    "TrainConfig",
+    "TrainError",
+    "evaluate_seed",
+    "pick_device",
+    "train",
+    "train_seed",
+    "world_seeds",
+]
 
 
 def pick_device(device: str = "auto") -> str:
@@ -293,7 +248,14 @@ def evaluate_seed(
         if store is None or run_id is None:
             return None
         key = f"seed{seed}/ep{index:03d}"
-        return store.episode(run_id, key, index=seed * 10_000 + index, task_id=key, seed=world)
+        return store.episode(
+            run_id,
+            key,
+            index=seed * 10_000 + index,
+            task_id=key,
+            task_group=f"seed{seed}",
+            seed=world,
+        )
 
     episodes = evaluate(
         predict, make, seed=seed, episodes=config.eval_episodes, slots=config.n_envs, writer=writer

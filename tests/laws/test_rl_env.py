@@ -22,6 +22,7 @@ from lorekit.envs.crafter.expanded import EXPANDED_ACTIONS, ExpandedActions
 from lorekit.envs.crafter.gym_env import CrafterGym
 from lorekit.eval.store import RunStore
 from lorekit.laws import rl_env
+from lorekit.laws.rl_config import SB3_PIN, TORCH_PIN
 from lorekit.laws.rl_env import (
     HealthReward,
     OneHotObs,
@@ -226,6 +227,8 @@ def test_rl_extra_pins_a_cpu_installable_torch() -> None:
     pins = {re.split(r"[=<>!~ \[]", req)[0].lower(): req for req in rl}
     assert re.fullmatch(r"torch==\d+\.\d+\.\d+", pins["torch"])
     assert re.fullmatch(r"stable-baselines3==\d+\.\d+\.\d+", pins["stable-baselines3"])
+    assert pins["torch"] == f"torch=={TORCH_PIN}"
+    assert pins["stable-baselines3"] == f"stable-baselines3=={SB3_PIN}"
     assert "torch" not in " ".join(extras["optional-dependencies"]["test"])
     # the documented CPU install names the same version
     assert f"pip install {pins['torch']}" in (ROOT / "docs" / "laws_rl.md").read_text()
