@@ -134,8 +134,8 @@ def _wrapper_module(variant: str) -> Any:
         if not (exc.name or "").startswith("lorekit"):
             raise
         raise RewardUnavailable(
-            f"reward {variant!r} has no builder yet: plug lorekit.laws.wrapper into "
-            "lorekit.laws.rl_env.reward_builder (or call register_reward)"
+            f"reward {variant!r} needs lorekit.laws.wrapper (the law-based reward), which "
+            "this installation lacks: update LoreKit, or plug a builder in with register_reward"
         ) from None
 
 

@@ -155,7 +155,7 @@ def test_law_variants_are_the_wrappers_law_reward() -> None:
     try:
         importlib.import_module("lorekit.laws.wrapper")
     except ModuleNotFoundError:
-        with pytest.raises(RewardUnavailable, match=r"plug lorekit\.laws\.wrapper"):
+        with pytest.raises(RewardUnavailable, match=r"needs lorekit\.laws\.wrapper"):
             reward_builder("oracle")
         return
     env = make_env("oracle", seed=0, length=50)
