@@ -22,7 +22,7 @@ import importlib.util
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -123,15 +123,19 @@ def _check_resumable(run_dir: Path, config: TrainConfig, seed: int, resume: bool
             f"{run_dir} already holds a run ({state['steps_done']:,} steps done): "
             "pass --resume to continue it, or choose another --out"
         )
-    saved, wanted = state["config"], config.to_json()
+    _same_config(run_dir, state["config"], config)
+    return state
+
+
+def _same_config(where: Path, saved: Mapping[str, Any], config: TrainConfig) -> None:
+    wanted = config.to_json()
     diff = sorted(k for k in set(saved) | set(wanted) if saved.get(k) != wanted.get(k))
     if diff:
         fields = ", ".join(f"{k}={saved.get(k)!r}" for k in diff)
         raise TrainError(
-            f"{run_dir} was started with {fields}; resume it with the same options "
+            f"{where} was started with {fields}; resume it with the same options "
             "or choose another --out"
         )
-    return state
 
 
 def train_seed(
@@ -315,6 +319,7 @@ def train(
         run = json.loads(run_file.read_text())
         if list(run["seeds"]) != list(seeds):
             raise TrainError(f"{out_dir} was started with seeds {run['seeds']}; resume with those")
+        _same_config(out_dir, run["config"], config)
     else:
         out_dir.mkdir(parents=True, exist_ok=True)
         run = {"run_id": new_run_id(), "seeds": list(seeds), "config": config.to_json()}
@@ -335,6 +340,7 @@ def train(
         for seed in seeds:
             seed_dir = out_dir / f"seed-{seed}"
             done = seed_dir / "summary.json"
+            _check_resumable(seed_dir, config, seed, resume)
             if done.exists():
                 summaries.append(json.loads(done.read_text()))
                 continue

@@ -131,9 +131,10 @@ def test_a_finished_run_needs_resume_and_the_same_options(tmp_path: Path) -> Non
     assert again["scores"] == json.loads((tmp_path / "crafter/summary.json").read_text())["scores"]
     with pytest.raises(TrainError, match="seeds"):
         train(tiny(), [0, 1], tmp_path, resume=True)
-    (tmp_path / "crafter" / "seed-0" / "summary.json").unlink()
-    (tmp_path / "crafter" / "seed-0" / "model.zip").unlink()
-    with pytest.raises(TrainError, match="steps=256"):
+    with pytest.raises(TrainError, match="steps=256"):  # even with every seed done
+        train(tiny(steps=512), [0], tmp_path, resume=True)
+    (tmp_path / "crafter" / "run.json").unlink()  # the seed's own state still says it
+    with pytest.raises(TrainError, match=r"seed-0 was started with .*steps=256"):
         train(tiny(steps=512), [0], tmp_path, resume=True)
 
 
