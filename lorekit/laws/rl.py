@@ -26,23 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lorekit.extras import requires_extra
-from lorekit.laws.rl_env import RewardBuilder, make_env, reward_builder
-
-with requires_extra("PPO training (lorekit laws train)", "rl"):
-    import torch
-    from stable_baselines3 import PPO
-    from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.logger import Logger
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
-
-from lorekit.laws.rl_callbacks import (
-    AppendCsv,
-    Checkpoint,
-    CrafterStats,
-    truncate_csv,
-    write_json_atomic,
-)
+from lorekit.extras import MissingExtraError, requires_extra
 from lorekit.laws.rl_config import (
     NET_ARCH,
     PPO_DEFAULTS,
@@ -50,6 +34,34 @@ from lorekit.laws.rl_config import (
     TORCH_PIN,
     TrainConfig,
     TrainError,
+)
+from lorekit.laws.rl_env import RewardBuilder, make_env, reward_builder
+
+try:
+    with requires_extra("PPO training (lorekit laws train)", "rl"):
+        import torch
+        from stable_baselines3 import PPO
+        from stable_baselines3.common.callbacks import BaseCallback
+        from stable_baselines3.common.logger import Logger
+        from stable_baselines3.common.vec_env import (
+            DummyVecEnv,
+            SubprocVecEnv,
+            VecEnv,
+            VecMonitor,
+        )
+except MissingExtraError as exc:
+    raise MissingExtraError(
+        f"{exc} (without a GPU, first install torch=={TORCH_PIN}'s CPU build: docs/laws_rl.md)",
+        module=exc.name,
+        install=exc.install,
+    ) from exc
+
+from lorekit.laws.rl_callbacks import (
+    AppendCsv,
+    Checkpoint,
+    CrafterStats,
+    truncate_csv,
+    write_json_atomic,
 )
 from lorekit.laws.rl_eval import aggregate, evaluate, score_episodes
 

@@ -232,3 +232,17 @@ def test_rl_extra_pins_a_cpu_installable_torch() -> None:
     assert "torch" not in " ".join(extras["optional-dependencies"]["test"])
     # the documented CPU install names the same version
     assert f"pip install {pins['torch']}" in (ROOT / "docs" / "laws_rl.md").read_text()
+
+
+def test_training_without_torch_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from lorekit.extras import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # what an installation without it sees
+    monkeypatch.delitem(sys.modules, "lorekit.laws.rl", raising=False)
+    with pytest.raises(MissingExtraError) as caught:
+        importlib.import_module("lorekit.laws.rl")
+    message = str(caught.value)
+    assert "pip install 'lorekit[rl]'" in message
+    assert f"torch=={TORCH_PIN}'s CPU build" in message
