@@ -99,10 +99,12 @@ def _attach() -> None:
     from lorekit.cli_laws_extract import extract
     from lorekit.cli_laws_rewards import rewards_cmd
     from lorekit.cli_laws_spring import scores
+    from lorekit.cli_laws_train import train
 
     laws.add_command(extract)
     laws.add_command(rewards_cmd)
     laws.add_command(scores)
+    laws.add_command(train)
 
 
 _attach()

@@ -1,0 +1,251 @@
+"""The environments PPO trains on: 27-action Crafter with a chosen reward.
+
+``make_env(variant, seed, obs)`` builds one gymnasium env in the process that
+steps it (a ``SubprocVecEnv`` worker or the trainer itself), so the reward is
+computed next to the game and never crosses a process boundary per step. The
+stack is always the same, from the inside out:
+
+1. :class:`~lorekit.envs.crafter.gym_env.CrafterGym` (symbolic or image
+   observation; crafter's own reward and episode length);
+2. :class:`~lorekit.envs.crafter.expanded.ExpandedActions` (the paper's 27
+   actions);
+3. the reward variant, a *reward builder* that wraps the env and replaces its
+   reward (it sees the raw observation and the game through ``unwrapped.core``);
+4. for ``obs="symbolic"``, :class:`OneHotObs`, which flattens the local view
+   and the inventory into one one-hot vector for an MLP policy.
+
+``health`` and ``crafter`` are built here. The law-based variants (``laws``,
+``laws+penalty``, ``oracle``) are :mod:`lorekit.laws.wrapper`'s ``LawReward``,
+reached through :func:`law_reward`, the one place that connects the two (any
+variant can also be replaced at run time with :func:`register_reward`).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+import gymnasium
+import numpy as np
+
+from lorekit.envs.crafter.expanded import ExpandedActions
+from lorekit.envs.crafter.gym_env import CrafterGym
+
+ObsKind = Literal["symbolic", "image"]
+REWARD_VARIANTS: tuple[str, ...] = ("health", "crafter", "laws", "laws+penalty", "oracle")
+LAW_VARIANTS: tuple[str, ...] = ("laws", "laws+penalty", "oracle")
+# The inventory counts of crafter run from 0 to 9.
+_COUNTS = 10
+
+RewardBuilder = Callable[[gymnasium.Env[Any, Any], Mapping[str, Any]], gymnasium.Env[Any, Any]]
+
+
+class RewardUnavailable(ValueError):
+    """A reward variant that is unknown or has no builder plugged in."""
+
+
+class HealthReward(gymnasium.Wrapper[Any, Any, Any, Any]):
+    """The reward is the change of health, on crafter's scale (one point = 0.1).
+
+    The paper's baseline: it teaches survival only, since unlocking
+    achievements earns nothing. The inner env's reward is kept in
+    ``info["env_reward"]``.
+    """
+
+    def __init__(self, env: gymnasium.Env[Any, Any]) -> None:
+        super().__init__(env)
+        self._health = 0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._health = int(info["inventory"]["health"])
+        return obs, info
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        health = int(info["inventory"]["health"])
+        info = {**info, "env_reward": float(reward)}
+        delta, self._health = health - self._health, health
+        return obs, delta / 10.0, terminated, truncated, info
+
+
+def health_reward(
+    env: gymnasium.Env[Any, Any], options: Mapping[str, Any]
+) -> gymnasium.Env[Any, Any]:
+    """Builder of the ``health`` variant (takes no options)."""
+    _no_options("health", options)
+    return HealthReward(env)
+
+
+def crafter_reward(
+    env: gymnasium.Env[Any, Any], options: Mapping[str, Any]
+) -> gymnasium.Env[Any, Any]:
+    """Builder of the ``crafter`` variant: crafter's own reward (health change + 1 per unlock)."""
+    _no_options("crafter", options)
+    return env
+
+
+def _no_options(variant: str, options: Mapping[str, Any]) -> None:
+    if options:
+        raise RewardUnavailable(
+            f"reward {variant!r} takes no options, got {sorted(options)} (drop --reward-opt)"
+        )
+
+
+_BUILDERS: dict[str, RewardBuilder] = {"health": health_reward, "crafter": crafter_reward}
+
+
+def register_reward(variant: str, builder: RewardBuilder) -> None:
+    """Plug a reward builder in (or replace one).
+
+    The builder must be picklable by reference (a module-level function), as
+    ``SubprocVecEnv`` ships it to its workers.
+    """
+    _BUILDERS[variant] = builder
+
+
+def reward_builder(variant: str) -> RewardBuilder:
+    """The builder of a reward variant; a one-line error when there is none."""
+    builder = _BUILDERS.get(variant)
+    if builder is not None:
+        return builder
+    if variant in LAW_VARIANTS:
+        _wrapper_module(variant)  # fail here, in the trainer, when it is not there
+        return functools.partial(law_reward, variant)
+    raise RewardUnavailable(
+        f"unknown reward {variant!r}: choose one of {', '.join(REWARD_VARIANTS)}"
+    )
+
+
+# HOOK: the law-based variants are lorekit.laws.wrapper's LawReward (helper lawrew's part),
+# reached by name so that this module works before and without it. If its API changes,
+# this adapter is the one place to follow it.
+_LAW_OPTIONS = ("experience", "predicates")
+
+
+def _wrapper_module(variant: str) -> Any:
+    try:
+        return importlib.import_module("lorekit.laws.wrapper")
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("lorekit"):
+            raise
+        raise RewardUnavailable(
+            f"reward {variant!r} needs lorekit.laws.wrapper (the law-based reward), which "
+            "this installation lacks: update LoreKit, or plug a builder in with register_reward"
+        ) from None
+
+
+def law_reward(
+    variant: str, env: gymnasium.Env[Any, Any], options: Mapping[str, Any]
+) -> gymnasium.Env[Any, Any]:
+    """Builder of ``laws``, ``laws+penalty`` and ``oracle``: LawReward with the variant's parts.
+
+    Options: ``experience=FILE`` (an Experience JSON whose laws become the
+    predicates) or ``predicates=FILE`` (a PredicateSet JSON, e.g. written by
+    the rewarder); ``oracle`` needs neither (CrafterRules' laws).
+    """
+    wrapper = _wrapper_module(variant)
+    unknown = sorted(set(options) - set(_LAW_OPTIONS))
+    if unknown:
+        raise RewardUnavailable(
+            f"reward {variant!r} takes the options {', '.join(_LAW_OPTIONS)}, got {unknown}"
+        )
+    try:
+        experience = predicates = None
+        if "experience" in options:
+            module = importlib.import_module("lorekit.laws.experience")
+            experience = module.Experience.load(str(options["experience"]))
+        if "predicates" in options:
+            module = importlib.import_module("lorekit.laws.rewards")
+            predicates = module.PredicateSet.load(str(options["predicates"]))
+        chosen = wrapper.variant_predicates(variant, experience, predicates)
+        built: gymnasium.Env[Any, Any] = wrapper.LawReward(env, chosen, wrapper.VARIANTS[variant])
+    except (ValueError, OSError) as exc:
+        raise RewardUnavailable(
+            f"reward {variant!r}: {exc} (give --reward-opt experience=FILE or predicates=FILE)"
+        ) from None
+    return built
+
+
+class OneHotObs(gymnasium.ObservationWrapper[np.ndarray, Any, Any]):
+    """Symbolic observation as one flat float32 vector of one-hot codes.
+
+    Each of the 9x7 view cells becomes a one-hot over crafter's material and
+    creature ids, each inventory count a one-hot over 0..9. Ids carry no order,
+    so a one-hot lets a small MLP learn what each means without having to undo
+    an arbitrary numbering.
+    """
+
+    def __init__(self, env: gymnasium.Env[Any, Any]) -> None:
+        super().__init__(env)
+        space = env.observation_space
+        if not isinstance(space, gymnasium.spaces.Dict):
+            raise ValueError(
+                "OneHotObs wraps CrafterGym(obs='symbolic'), whose observation is a dict"
+            )
+        view, inventory = space["view"], space["inventory"]
+        assert isinstance(view, gymnasium.spaces.Box)
+        assert isinstance(inventory, gymnasium.spaces.Box)
+        self._kinds = int(view.high.max()) + 1
+        self._view_size = int(np.prod(view.shape)) * self._kinds
+        size = self._view_size + int(np.prod(inventory.shape)) * _COUNTS
+        self.observation_space = gymnasium.spaces.Box(0.0, 1.0, (size,), np.float32)
+        self._eye_view = np.eye(self._kinds, dtype=np.float32)
+        self._eye_count = np.eye(_COUNTS, dtype=np.float32)
+
+    def observation(self, observation: Any) -> np.ndarray:
+        view = self._eye_view[np.asarray(observation["view"]).ravel()].ravel()
+        counts = np.clip(np.asarray(observation["inventory"]), 0, _COUNTS - 1)
+        return np.concatenate([view, self._eye_count[counts].ravel()])
+
+
+def make_env(
+    variant: str,
+    seed: int,
+    obs: ObsKind = "symbolic",
+    *,
+    options: Mapping[str, Any] | None = None,
+    length: int = 10_000,
+    builder: RewardBuilder | None = None,
+) -> gymnasium.Env[Any, Any]:
+    """One training or evaluation env; see the module docstring for the stack.
+
+    ``seed`` fixes the env's sequence of worlds: the first reset uses it
+    (unless given another) and every later seedless reset (the vector env's
+    auto-reset) plays crafter's next episode of that seed. ``builder`` overrides the
+    lookup of ``variant`` (how a trainer hands a resolved builder to workers).
+    """
+    if obs not in ("symbolic", "image"):
+        raise ValueError(f"obs must be 'symbolic' or 'image', got {obs!r}")
+    build = builder if builder is not None else reward_builder(variant)
+    env: gymnasium.Env[Any, Any] = ExpandedActions(CrafterGym(obs=obs, length=length))
+    env = build(env, dict(options or {}))
+    if obs == "symbolic":
+        env = OneHotObs(env)
+    env.action_space.seed(seed)
+    return SeedFirstReset(env, seed)
+
+
+class SeedFirstReset(gymnasium.Wrapper[Any, Any, Any, Any]):
+    """Resets with ``seed`` the first time it is reset without one.
+
+    Vector envs reset their members without a seed unless told otherwise;
+    this gives each member its own reproducible sequence of worlds without
+    paying for an extra world generation at construction.
+    """
+
+    def __init__(self, env: gymnasium.Env[Any, Any], seed: int) -> None:
+        super().__init__(env)
+        self._pending: int | None = seed
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        if seed is None:
+            seed = self._pending
+        self._pending = None
+        return self.env.reset(seed=seed, options=options)
