@@ -6,12 +6,25 @@ ground truth, ``records`` the paper's record format and a collector,
 experience with the ground truth.
 """
 
-from lorekit.laws.experience import (
-    LAW_ACTIONS,
-    Experience,
-    ExperienceError,
-    Law,
-    oracle_experience,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lorekit.laws.experience import (
+        LAW_ACTIONS,
+        Experience,
+        ExperienceError,
+        Law,
+        oracle_experience,
+    )
 
 __all__ = ["LAW_ACTIONS", "Experience", "ExperienceError", "Law", "oracle_experience"]
+
+
+def __getattr__(name: str) -> Any:
+    """Load the experience module on first use: it needs crafter (an extra), and
+    importing a torch- or crafter-free part of the package must not."""
+    if name in __all__:
+        from lorekit.laws import experience
+
+        return getattr(experience, name)
+    raise AttributeError(f"module 'lorekit.laws' has no attribute {name!r}")

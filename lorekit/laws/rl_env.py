@@ -14,16 +14,16 @@ stack is always the same, from the inside out:
 4. for ``obs="symbolic"``, :class:`OneHotObs`, which flattens the local view
    and the inventory into one one-hot vector for an MLP policy.
 
-``health`` and ``crafter`` are built here. The law-based variants (``laws``,
-``laws+penalty``, ``oracle``) are :mod:`lorekit.laws.wrapper`'s ``LawReward``,
-reached through :func:`law_reward`, the one place that connects the two (any
-variant can also be replaced at run time with :func:`register_reward`).
+Every named variant (``health``, ``crafter``, ``laws``, ``laws+penalty``,
+``oracle``) is :mod:`lorekit.laws.wrapper`'s ``LawReward`` with that
+variant's parts, built by :func:`law_reward`: one reward implementation for
+training, tests and benchmarks (any variant can be replaced at run time with
+:func:`register_reward`).
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -46,57 +46,8 @@ class RewardUnavailable(ValueError):
     """A reward variant that is unknown or has no builder plugged in."""
 
 
-class HealthReward(gymnasium.Wrapper[Any, Any, Any, Any]):
-    """The reward is the change of health, on crafter's scale (one point = 0.1).
-
-    The paper's baseline: it teaches survival only, since unlocking
-    achievements earns nothing. The inner env's reward is kept in
-    ``info["env_reward"]``.
-    """
-
-    def __init__(self, env: gymnasium.Env[Any, Any]) -> None:
-        super().__init__(env)
-        self._health = 0
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
-        obs, info = self.env.reset(seed=seed, options=options)
-        self._health = int(info["inventory"]["health"])
-        return obs, info
-
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        health = int(info["inventory"]["health"])
-        info = {**info, "env_reward": float(reward)}
-        delta, self._health = health - self._health, health
-        return obs, delta / 10.0, terminated, truncated, info
-
-
-def health_reward(
-    env: gymnasium.Env[Any, Any], options: Mapping[str, Any]
-) -> gymnasium.Env[Any, Any]:
-    """Builder of the ``health`` variant (takes no options)."""
-    _no_options("health", options)
-    return HealthReward(env)
-
-
-def crafter_reward(
-    env: gymnasium.Env[Any, Any], options: Mapping[str, Any]
-) -> gymnasium.Env[Any, Any]:
-    """Builder of the ``crafter`` variant: crafter's own reward (health change + 1 per unlock)."""
-    _no_options("crafter", options)
-    return env
-
-
-def _no_options(variant: str, options: Mapping[str, Any]) -> None:
-    if options:
-        raise RewardUnavailable(
-            f"reward {variant!r} takes no options, got {sorted(options)} (drop --reward-opt)"
-        )
-
-
-_BUILDERS: dict[str, RewardBuilder] = {"health": health_reward, "crafter": crafter_reward}
+_BUILDERS: dict[str, RewardBuilder] = {}
+"""Builders plugged in with :func:`register_reward`; the named variants need none."""
 
 
 def register_reward(variant: str, builder: RewardBuilder) -> None:
@@ -113,57 +64,43 @@ def reward_builder(variant: str) -> RewardBuilder:
     builder = _BUILDERS.get(variant)
     if builder is not None:
         return builder
-    if variant in LAW_VARIANTS:
-        _wrapper_module(variant)  # fail here, in the trainer, when it is not there
+    if variant in REWARD_VARIANTS:
         return functools.partial(law_reward, variant)
     raise RewardUnavailable(
         f"unknown reward {variant!r}: choose one of {', '.join(REWARD_VARIANTS)}"
     )
 
 
-# HOOK: the law-based variants are lorekit.laws.wrapper's LawReward (helper lawrew's part),
-# reached by name so that this module works before and without it. If its API changes,
-# this adapter is the one place to follow it.
 _LAW_OPTIONS = ("experience", "predicates")
-
-
-def _wrapper_module(variant: str) -> Any:
-    try:
-        return importlib.import_module("lorekit.laws.wrapper")
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("lorekit"):
-            raise
-        raise RewardUnavailable(
-            f"reward {variant!r} needs lorekit.laws.wrapper (the law-based reward), which "
-            "this installation lacks: update LoreKit, or plug a builder in with register_reward"
-        ) from None
 
 
 def law_reward(
     variant: str, env: gymnasium.Env[Any, Any], options: Mapping[str, Any]
 ) -> gymnasium.Env[Any, Any]:
-    """Builder of ``laws``, ``laws+penalty`` and ``oracle``: LawReward with the variant's parts.
+    """Every named variant is :class:`~lorekit.laws.wrapper.LawReward` with its parts.
 
-    Options: ``experience=FILE`` (an Experience JSON whose laws become the
+    ``health`` and ``crafter`` take no options. ``laws`` and ``laws+penalty``
+    take ``experience=FILE`` (an Experience JSON whose laws become the
     predicates) or ``predicates=FILE`` (a PredicateSet JSON, e.g. written by
     the rewarder); ``oracle`` needs neither (CrafterRules' laws).
     """
-    wrapper = _wrapper_module(variant)
-    unknown = sorted(set(options) - set(_LAW_OPTIONS))
+    from lorekit.laws.experience import Experience
+    from lorekit.laws.rewards import PredicateSet
+    from lorekit.laws.wrapper import VARIANTS, LawReward, variant_predicates
+
+    allowed = _LAW_OPTIONS if variant in ("laws", "laws+penalty") else ()
+    unknown = sorted(set(options) - set(allowed))
     if unknown:
-        raise RewardUnavailable(
-            f"reward {variant!r} takes the options {', '.join(_LAW_OPTIONS)}, got {unknown}"
-        )
+        takes = f"the options {', '.join(allowed)}" if allowed else "no options (drop --reward-opt)"
+        raise RewardUnavailable(f"reward {variant!r} takes {takes}, got {unknown}")
     try:
         experience = predicates = None
         if "experience" in options:
-            module = importlib.import_module("lorekit.laws.experience")
-            experience = module.Experience.load(str(options["experience"]))
+            experience = Experience.load(str(options["experience"]))
         if "predicates" in options:
-            module = importlib.import_module("lorekit.laws.rewards")
-            predicates = module.PredicateSet.load(str(options["predicates"]))
-        chosen = wrapper.variant_predicates(variant, experience, predicates)
-        built: gymnasium.Env[Any, Any] = wrapper.LawReward(env, chosen, wrapper.VARIANTS[variant])
+            predicates = PredicateSet.load(str(options["predicates"]))
+        chosen = variant_predicates(variant, experience, predicates)
+        built: gymnasium.Env[Any, Any] = LawReward(env, chosen, VARIANTS[variant])
     except (ValueError, OSError) as exc:
         raise RewardUnavailable(
             f"reward {variant!r}: {exc} (give --reward-opt experience=FILE or predicates=FILE)"

@@ -24,7 +24,6 @@ from lorekit.eval.store import RunStore
 from lorekit.laws import rl_env
 from lorekit.laws.rl_config import SB3_PIN, TORCH_PIN
 from lorekit.laws.rl_env import (
-    HealthReward,
     OneHotObs,
     RewardUnavailable,
     make_env,
@@ -41,42 +40,18 @@ def _warm() -> None:
     worldgen.warm_up()
 
 
-class _Scripted(gymnasium.Env[int, int]):
-    """Reports a scripted health after each step, and reward 7 (to be replaced)."""
+def test_every_variant_is_the_one_law_reward_with_its_parts() -> None:
+    from lorekit.laws.wrapper import VARIANTS, LawReward
 
-    def __init__(self, healths: list[int]) -> None:
-        self.healths = healths
-        self.observation_space = gymnasium.spaces.Discrete(1)
-        self.action_space = gymnasium.spaces.Discrete(1)
-        self.t = 0
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[int, dict[str, Any]]:
-        self.t = 0
-        return 0, {"inventory": {"health": self.healths[0]}}
-
-    def step(self, action: int) -> tuple[int, float, bool, bool, dict[str, Any]]:
-        self.t += 1
-        return 0, 7.0, False, False, {"inventory": {"health": self.healths[self.t]}}
-
-
-def test_health_reward_is_the_change_of_health_on_crafters_scale() -> None:
-    env = HealthReward(_Scripted([9, 9, 7, 8, 8, 3]))
-    env.reset()
-    steps = [env.step(0) for _ in range(5)]
-    assert [round(s[1], 6) for s in steps] == [0.0, -0.2, 0.1, 0.0, -0.5]
-    assert all(s[4]["env_reward"] == 7.0 for s in steps)
-    env.reset()  # a new episode starts from its own health, not the last one
-    assert env.step(0)[1] == 0.0
-
-
-def test_health_reward_in_the_real_game_tracks_damage() -> None:
-    env = make_env("health", seed=3, obs="symbolic", length=50)
-    env.reset()
-    env.unwrapped.core.players[0].health = 4  # type: ignore[attr-defined]
-    _, reward, *_ = env.step(EXPANDED_ACTIONS.index("noop"))
-    assert reward == pytest.approx(-0.5)  # 9 -> 4
+    for variant in ("health", "crafter", "oracle"):
+        env = make_env(variant, seed=3, obs="symbolic", length=50)
+        inner = env
+        while not isinstance(inner, LawReward):
+            inner = inner.env  # type: ignore[assignment]
+        assert inner.parts == VARIANTS[variant]
+        env.reset()
+        _, _, _, _, info = env.step(EXPANDED_ACTIONS.index("noop"))
+        assert set(info["reward_parts"]) >= {"health"}
 
 
 def test_crafter_variant_keeps_crafters_reward_and_seeds_repeat() -> None:
@@ -246,3 +221,10 @@ def test_training_without_torch_says_how_to_install_it(monkeypatch: pytest.Monke
     message = str(caught.value)
     assert "pip install 'lorekit[rl]'" in message
     assert f"torch=={TORCH_PIN}'s CPU build" in message
+
+
+def test_the_train_command_offers_every_reward_variant() -> None:
+    from lorekit.cli_laws_train import REWARDS
+    from lorekit.laws.rl_env import REWARD_VARIANTS
+
+    assert REWARDS == REWARD_VARIANTS
