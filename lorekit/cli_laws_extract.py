@@ -102,7 +102,7 @@ def extract(
     fresh: bool,
 ) -> None:
     """Mine experience (costs, gains, preconditions per action) from RECORDS with a model."""
-    from lorekit.cli import console
+    from lorekit.cli import console, prepare_config
     from lorekit.cli_checks import (
         build_models,
         check_api_keys,
@@ -110,7 +110,6 @@ def extract(
         check_roles,
         role_names,
     )
-    from lorekit.config import RunConfig, apply_overrides, load_config
     from lorekit.laws.extract import ROLE, ExtractError, Extractor
     from lorekit.laws.extract_progress import ProgressMismatch
     from lorekit.llm.accounting import UsageLedger
@@ -118,16 +117,10 @@ def extract(
 
     if not (model or config_path or roles_opt):
         raise UserError("extraction needs a model: pass --model (and --base-url) or --config")
-    cfg = load_config(config_path) if config_path else RunConfig()
     if cache is None and config_path is None:
         cache = "read-write"
-    cfg = apply_overrides(
-        cfg,
-        model=model,
-        base_url=base_url,
-        roles=roles_opt,
-        cache=cache,
-        request_timeout=request_timeout,
+    cfg, _store_setting = prepare_config(
+        config_path, model, base_url, roles_opt, request_timeout, cache, None
     )
     check_roles(
         cfg,
