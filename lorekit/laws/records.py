@@ -31,7 +31,7 @@ from lorekit.envs.crafter.core import ACHIEVEMENTS, CrafterCore, world_seed
 from lorekit.envs.crafter.data import data
 from lorekit.envs.crafter.expanded import DO_TARGETS, faced_kind, to_standard
 from lorekit.envs.crafter.explorer import Explorer
-from lorekit.envs.crafter.records import structured_state
+from lorekit.envs.crafter.records import structured_state, write_jsonl
 from lorekit.laws.experience import ACHIEVEMENT_OF_ACTION, LAW_ACTIONS
 
 STATE_KEYS = ("attributes", "tools", "materials", "face", "nearby")
@@ -111,12 +111,7 @@ class LawRecord:
 
 def write_records(records: Iterable[LawRecord], path: str | Path) -> int:
     """One JSON object per line; returns how many were written."""
-    count = 0
-    with Path(path).open("w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(json.dumps(record.to_json(), sort_keys=True) + "\n")
-            count += 1
-    return count
+    return write_jsonl(records, path)
 
 
 def read_records(path: str | Path) -> list[LawRecord]:

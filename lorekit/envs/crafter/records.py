@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lorekit.envs.crafter.core import ACHIEVEMENTS, CrafterCore
 from lorekit.envs.crafter.expanded import DO_TARGETS
@@ -129,7 +129,13 @@ def make_record(
     return Record(state, action, next_state, success, target, unlocked, episode)
 
 
-def write_jsonl(records: Iterable[Record], path: str | Path) -> int:
+class JsonRecord(Protocol):
+    """Anything that turns itself into one JSON object (a record of any format)."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def write_jsonl(records: Iterable[JsonRecord], path: str | Path) -> int:
     """Write records one JSON object per line; returns how many."""
     count = 0
     with Path(path).open("w", encoding="utf-8") as fh:
