@@ -210,9 +210,9 @@ def make_reward_env(
     ``parts`` overrides the variant's parts (e.g. to change sizes or switch
     one off); the variant still decides where the laws come from.
     """
-    chosen = variant_predicates(variant, experience, predicates)
-    env = ExpandedActions(CrafterGym(obs, length=length))
-    return LawReward(env, chosen, parts or VARIANTS[variant])
+    return reward_env_factory(
+        variant, experience=experience, predicates=predicates, parts=parts, obs=obs, length=length
+    )()
 
 
 def reward_env_factory(

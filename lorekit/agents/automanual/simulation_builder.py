@@ -44,13 +44,13 @@ from lorekit.agents.automanual.simulation_code import (
 )
 from lorekit.agents.automanual.simulation_rules import (
     ALL_TYPES,
-    TASK_TYPES,
     TRANSFORM,
     TWO_APART,
     TWO_TYPE,
     recognise,
     rule_chunks,
 )
+from lorekit.envs.alfworld.world import TASK_TYPES
 from lorekit.llm.base import Message
 
 ModelFn = Callable[[tuple[Message, ...]], str]

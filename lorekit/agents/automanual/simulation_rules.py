@@ -26,16 +26,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-TASK_TYPES = (
-    "pick_and_place_simple",
-    "look_at_obj_in_light",
-    "pick_clean_then_place_in_recep",
-    "pick_heat_then_place_in_recep",
-    "pick_cool_then_place_in_recep",
-    "pick_two_obj_and_place",
-)
-"""ALFWorld's six task types (the ids the planner prompt's headings use)."""
-
 TWO_TYPE = "pick_two_obj_and_place"
 LOOK_TYPE = "look_at_obj_in_light"
 ALL_TYPES = "all task types"

@@ -28,7 +28,6 @@ from lorekit.agents.automanual.simulation_code import (
     parse_receptacles,
 )
 from lorekit.agents.automanual.simulation_rules import (
-    TASK_TYPES,
     TRANSFORM,
     TWO_APART,
     recognise,
@@ -36,6 +35,7 @@ from lorekit.agents.automanual.simulation_rules import (
 from lorekit.envs import make
 from lorekit.envs.alfworld import AlfWorldCodeApi
 from lorekit.envs.alfworld.env import AlfWorldEnv
+from lorekit.envs.alfworld.world import TASK_TYPES
 from lorekit.envs.base import Task
 from lorekit.llm.base import Message
 from lorekit.sandbox import Limits, run_code
