@@ -10,10 +10,12 @@ the commands that read recorded runs live in :mod:`lorekit.cli_runs`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import click
@@ -221,6 +223,24 @@ def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
     help="Live progress bar on stderr [default: when stderr is a terminal].",
 )
 @click.option("--store", default=None, help="Run store (default: the config's, or $LOREKIT_STORE).")
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where episodes play: this process, or Ray actors (extra lorekit[ray]; docs/ray.md).",
+)
+@click.option(
+    "--address",
+    default=None,
+    help="Ray cluster to join (ray://HOST:PORT or 'auto'); default: start a local one.",
+)
+@click.option(
+    "--actors",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Ray actors, each owning its envs (default: the cluster's CPU count).",
+)
 def run_cmd(
     env_name: str,
     agent_name: str,
@@ -243,6 +263,9 @@ def run_cmd(
     max_initial_failures: int,
     progress: bool | None,
     store: str | None,
+    backend: str,
+    address: str | None,
+    actors: int | None,
 ) -> None:
     """Evaluate an agent on an environment; results go to the run store.
 
@@ -304,7 +327,12 @@ def run_cmd(
         db = RunStore(cfg.store)
     except StoreError as exc:
         raise UserError(f"{exc} (set another with {store_setting})") from None
-    with db:
+    if backend == "local" and (address or actors):
+        raise UserError("--address and --actors are options of --backend ray")
+    with db, _episode_backend(
+        backend, address, actors, concurrency, EnvSpec(env_name, env_kwargs), agent_name,
+        agent_kwargs, cfg,
+    ) as remote:  # fmt: skip
         roles = build_models(cfg, config_path=config_path)
         rid = run_id or new_run_id()
         try:
@@ -324,6 +352,7 @@ def run_cmd(
                     prices=cfg.prices(),
                     progress=err_console if _show_progress(progress) else False,
                     early_stop=EarlyStop(max_initial_failures),
+                    backend=remote,
                 )
             )
         except RunMismatchError as exc:
@@ -352,6 +381,48 @@ def run_cmd(
             + f"; see `lorekit show {result.run_id} {errored[0].episode_key}`, "
             f"or replay them with --run-id {result.run_id} --retry-errors"
         )
+
+
+@contextlib.contextmanager
+def _episode_backend(
+    backend: str,
+    address: str | None,
+    actors: int | None,
+    concurrency: int,
+    env: Any,
+    agent_name: str,
+    agent_kwargs: dict[str, Any],
+    cfg: Any,
+) -> Iterator[Any]:
+    """None for the local backend; a started Ray backend, closed on the way out."""
+    if backend == "local":
+        yield None
+        return
+    from lorekit.agents import make_agent
+    from lorekit.config import build_roles
+    from lorekit.eval.ray_backend import ClusterLimits, RayBackend, RayMissingError
+    from lorekit.eval.remote import HostRecipe
+
+    recipe = HostRecipe(
+        env,
+        functools.partial(make_agent, agent_name, **agent_kwargs),
+        functools.partial(build_roles, cfg, limiter_factory=ClusterLimits()),
+        cfg.prices(),
+    )
+    ray_backend = RayBackend(recipe, actors=actors, address=address)
+    try:
+        ray_backend.start()
+    except RayMissingError as exc:
+        raise UserError(str(exc)) from None
+    except Exception as exc:
+        ray_backend.close()
+        raise UserError(f"--backend ray: could not start: {_problem(exc)}") from None
+    assert ray_backend.actors is not None
+    ray_backend.per_actor = max(1, -(-concurrency // ray_backend.actors))
+    try:
+        yield ray_backend
+    finally:
+        ray_backend.close()
 
 
 def _agent_env_defaults(agent: Any, env_name: str) -> dict[str, Any]:

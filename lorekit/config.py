@@ -9,7 +9,7 @@ CLI flags override the file through :func:`apply_overrides`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,7 +20,7 @@ from lorekit import yamlio
 from lorekit.llm.accounting import Price
 from lorekit.llm.base import LLM
 from lorekit.llm.cache import CachedLLM, CacheMode, SQLiteCache
-from lorekit.llm.limits import LimitedLLM, Limiter
+from lorekit.llm.limits import LimitedLLM, Limiter, SlotLimiter
 from lorekit.llm.openai_wire import DEFAULT_BASE_URL
 from lorekit.llm.roles import DEFAULT_ROLE, Roles
 from lorekit.llm.scripted import ScriptedLLM
@@ -194,7 +194,7 @@ def apply_overrides(
     return parse_config(data, "command line")
 
 
-def build_model(settings: ModelSettings, limiter: Limiter | None = None) -> LLM:
+def build_model(settings: ModelSettings, limiter: SlotLimiter | None = None) -> LLM:
     """One backend from its settings (no cache, no metering)."""
     if settings.provider == "scripted":
         answers = settings.answers
@@ -242,12 +242,23 @@ def limit_key(settings: ModelSettings) -> LimitKey:
     return (server, settings.model) if settings.limit_scope == "model" else (server,)
 
 
-def _shared_limiters(config: RunConfig, *, build: bool = True) -> dict[str, Limiter | None]:
+LimiterFactory = Callable[[LimitKey, ModelSettings], SlotLimiter]
+"""Builds the one limiter of a :func:`limit_key` (a cluster-wide one, say) from its settings."""
+
+
+def local_limiter(_key: LimitKey, settings: ModelSettings) -> SlotLimiter:
+    """The limiter of one process: a :class:`~lorekit.llm.limits.Limiter`."""
+    return Limiter(settings.max_in_flight, settings.rpm)
+
+
+def _shared_limiters(
+    config: RunConfig, *, build: bool = True, factory: LimiterFactory = local_limiter
+) -> dict[str, SlotLimiter | None]:
     """One limiter per :func:`limit_key`, by role; roles that share one must
     agree on its limits, or the config is refused naming both."""
     first: dict[LimitKey, tuple[str, ModelSettings]] = {}
-    limiters: dict[LimitKey, Limiter | None] = {}
-    out: dict[str, Limiter | None] = {}
+    limiters: dict[LimitKey, SlotLimiter | None] = {}
+    out: dict[str, SlotLimiter | None] = {}
     for role, s in config.roles.items():
         key = limit_key(s)
         if key in first:
@@ -263,16 +274,18 @@ def _shared_limiters(config: RunConfig, *, build: bool = True) -> dict[str, Limi
         else:
             first[key] = (role, s)
             wanted = build and (s.max_in_flight or s.rpm)
-            limiters[key] = Limiter(s.max_in_flight, s.rpm) if wanted else None
+            limiters[key] = factory(key, s) if wanted else None
         out[role] = limiters[key]
     return out
 
 
-def build_roles(config: RunConfig) -> Roles:
+def build_roles(config: RunConfig, *, limiter_factory: LimiterFactory = local_limiter) -> Roles:
     """All role models of a run. Roles on one server share one limiter (the
     limit is the server's, not the role's; see :func:`limit_key`) and all
-    share one cache."""
-    limiters = _shared_limiters(config)
+    share one cache. ``limiter_factory`` builds those limiters: the default
+    holds in this process; the Ray backend passes one that holds across a
+    cluster (:mod:`lorekit.eval.ray_backend`)."""
+    limiters = _shared_limiters(config, factory=limiter_factory)
     built: dict[str, LLM] = {}
     cache = SQLiteCache(config.cache.path) if config.cache.mode != "off" else None
     for role, s in config.roles.items():

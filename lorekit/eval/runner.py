@@ -27,10 +27,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from lorekit.agents.base import Agent
-from lorekit.envs.asyncenv import AsyncEnv
 from lorekit.envs.base import Task
 from lorekit.eval.abort import EarlyStop
-from lorekit.eval.envpool import EnvPool, EnvSource
+from lorekit.eval.backend import EpisodeBackend, EpisodeTimeout, LocalBackend
+from lorekit.eval.envpool import EnvSource
 from lorekit.eval.report import run_summary
 from lorekit.eval.store import RunStore
 from lorekit.llm.accounting import PriceTable, UsageLedger
@@ -108,6 +108,7 @@ async def run_eval(
     on_episode: Callable[[EpisodeOutcome], None] | None = None,
     early_stop: EarlyStop | None = None,
     before_episode: Callable[[EpisodeSpec], bool] | None = None,
+    backend: EpisodeBackend | None = None,
 ) -> EvalResult:
     """Play ``episodes`` (skipping those already in the store) and summarise.
 
@@ -124,6 +125,8 @@ async def run_eval(
     ``concurrency=1`` episodes start in order, each after the previous one is
     stored, which is what a curriculum that learns between episodes needs
     (AutoManual's build retires a task type after a streak of successes).
+    ``backend`` plays the episodes somewhere else (:mod:`lorekit.eval.ray_backend`);
+    by default they play here, with envs from ``env_factory``.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
@@ -138,7 +141,7 @@ async def run_eval(
     todo = [e for e in episodes if e.key not in done_keys]
     result = EvalResult(rid, skipped=len(episodes) - len(todo))
     ledger = UsageLedger(prices)
-    pool = EnvPool(env_factory)
+    runner = backend if backend is not None else LocalBackend(env_factory, agent, roles)
     gate = asyncio.Semaphore(concurrency)
     bar = _Bar(progress, total=len(todo))
     started = time.perf_counter()
@@ -159,34 +162,17 @@ async def run_eval(
                 seed=spec.seed,
             )
             episode_ledger = UsageLedger(prices)
-            episode_roles = roles.metered(episode_ledger, writer.add_llm_call)
-            held: list[AsyncEnv] = []
             t0 = time.perf_counter()
             error: str | None = None
             failure: BaseException | None = None
-            phase = "building the env"  # (a process to spawn, a browser to start): own limit
             try:
-                env = pool.take_free()
-                if env is None:
-                    env = await asyncio.wait_for(pool.take(), episode_timeout_s)
-                held.append(env)
-                phase = "episode"
-                traj = await asyncio.wait_for(
-                    agent.run(env, spec.task, episode_roles, writer, seed=spec.seed),
-                    episode_timeout_s,
-                )
-            except TimeoutError as exc:
-                failure = exc
-                error = f"{phase} timed out after {episode_timeout_s} s"
-                if held and held[0].broken is not None:
-                    error += f"; env {held[0].name!r} discarded: {held[0].broken}"
+                traj = await runner.play(spec, writer, episode_ledger, episode_timeout_s)
+            except EpisodeTimeout as exc:
+                failure, error = exc, str(exc)
             except Exception as exc:
                 failure = exc
                 error = traceback.format_exception_only(type(exc), exc)[-1].strip()
             finally:
-                if held:
-                    await _end_episode(held[0])
-                    pool.give(held[0])
                 ledger.merge(episode_ledger)
             usage = episode_ledger.total().to_dict()
             if error is not None:
@@ -230,8 +216,9 @@ async def run_eval(
         store.set_run_status(rid, "interrupted")
         raise
     finally:
-        pool.close()
-        result.envs_discarded, result.stuck_threads = pool.discarded, pool.stuck_threads
+        if backend is None:  # a backend handed in belongs to the caller, who closes it
+            runner.close()
+        result.envs_discarded, result.stuck_threads = runner.discarded, runner.stuck_threads
     result.wall_s = time.perf_counter() - started
     summary = run_summary(store, rid)
     summary["cost_usd"] = sum(u.cost_usd for u in ledger.by_role.values())
@@ -284,23 +271,3 @@ class _Bar:
             f"tokens {total.tokens_text}  ${total.cost_usd:.4f}"
         )
         self._progress.update(self._task, advance=1, stats=stats)
-
-
-#: How long an env may take to let go of an episode (a browser lease) before it is dropped.
-END_EPISODE_TIMEOUT_S = 30.0
-
-
-async def _end_episode(env: AsyncEnv) -> None:
-    """Tell ``env`` its episode is over; an env that cannot say so in time, or
-    fails to, is marked broken (the pool then closes it instead of reusing it)."""
-    if env.broken is not None or env.closed:
-        return
-    try:
-        await asyncio.wait_for(env.end_episode(), END_EPISODE_TIMEOUT_S)
-    except TimeoutError:
-        env.broken = env.broken or "it did not end its episode in time"
-    except asyncio.CancelledError:
-        env.broken = env.broken or "ending its episode was cancelled"
-        raise
-    except Exception as exc:
-        env.broken = f"ending its episode failed: {type(exc).__name__}: {exc}"

@@ -8,11 +8,12 @@ flight to the vLLM server" holds across planner and executor alike.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from lorekit.llm.base import LLM, Completion, MessageLike
 
@@ -81,6 +82,16 @@ class Limiter:
                 self._sem.release()
 
 
+class SlotLimiter(Protocol):
+    """What a backend needs from a limiter: an async context manager per request.
+
+    :class:`Limiter` satisfies it; so does a cluster-wide limiter
+    (:mod:`lorekit.eval.ray_backend`) or any test double.
+    """
+
+    def acquire(self) -> contextlib.AbstractAsyncContextManager[None]: ...
+
+
 class LimitedLLM:
     """Wraps any :class:`LLM` so each call holds a slot of ``limiter``.
 
@@ -89,7 +100,7 @@ class LimitedLLM:
     the others (scripted models, litellm).
     """
 
-    def __init__(self, inner: LLM, limiter: Limiter) -> None:
+    def __init__(self, inner: LLM, limiter: SlotLimiter) -> None:
         self.inner = inner
         self.limiter = limiter
 

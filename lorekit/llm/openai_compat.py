@@ -23,14 +23,13 @@ covers them all. What this module adds on top of the SDK:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlparse
 
 import openai
@@ -54,6 +53,7 @@ from lorekit.llm.errors import (
     LLMServerError,
     LLMTimeoutError,
 )
+from lorekit.llm.limits import SlotLimiter
 from lorekit.llm.openai_status import (
     parse_retry_after,
     server_message,
@@ -76,17 +76,6 @@ LOCAL_PLACEHOLDER_KEY = "lorekit-local-no-key"
 """Sent to local servers when no key is configured: they ignore it, the SDK needs one."""
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 DEFAULT_RETRY = RetryPolicy()
-
-
-class SlotLimiter(Protocol):
-    """What we need from a limiter: an async context manager per request.
-
-    :class:`lorekit.llm.limits.Limiter` satisfies it; so does any test double.
-    Declared here rather than imported so this backend does not depend on a
-    particular limiter implementation.
-    """
-
-    def acquire(self) -> contextlib.AbstractAsyncContextManager[None]: ...
 
 
 def is_local_url(url: str) -> bool:

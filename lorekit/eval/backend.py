@@ -1,0 +1,143 @@
+"""Where episodes are played: on this machine (:class:`LocalBackend`) or elsewhere.
+
+:func:`~lorekit.eval.runner.run_eval` owns everything that must happen once and
+in one place (which episodes are left, the concurrency gate, committing each
+episode to the run store, the summary). A backend owns only the playing: it
+takes an episode spec, the episode's writer and its usage ledger, and returns
+the agent's trajectory, having put every step and model call into the writer.
+So resume, per-episode atomicity and the summary are the same whatever the
+backend: the Ray backend (:mod:`lorekit.eval.ray_backend`) plays remotely and
+replays what came back into the same writer.
+
+A backend raises :class:`EpisodeTimeout` when an episode ran out of time (its
+message says which phase), or the exception that ended the episode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Protocol
+
+from lorekit.agents.base import Agent, Trajectory
+from lorekit.envs.asyncenv import AsyncEnv
+from lorekit.eval.envpool import EnvPool, EnvSource
+from lorekit.llm.accounting import UsageLedger
+from lorekit.llm.roles import Roles
+
+if TYPE_CHECKING:
+    from lorekit.eval.runner import EpisodeSpec
+    from lorekit.eval.store import EpisodeWriter
+
+
+class EpisodeTimeout(TimeoutError):
+    """An episode ran past its time limit; the message names the phase."""
+
+
+class EpisodeBackend(Protocol):
+    """Plays one episode at a time per call; may be called concurrently."""
+
+    name: str
+    discarded: int  # envs dropped because a call was cut off or their process died
+    stuck_threads: int  # of those, envs whose thread was still inside a call
+
+    async def play(
+        self,
+        spec: EpisodeSpec,
+        writer: EpisodeWriter,
+        ledger: UsageLedger,
+        timeout_s: float | None,
+    ) -> Trajectory: ...
+
+    def close(self) -> None: ...
+
+
+class LocalBackend:
+    """Episodes on this machine's event loop, with envs from a reusable pool."""
+
+    name = "local"
+
+    def __init__(self, env_factory: EnvSource, agent: Agent, roles: Roles) -> None:
+        self.agent = agent
+        self.roles = roles
+        self.pool = EnvPool(env_factory)
+
+    @property
+    def discarded(self) -> int:
+        return self.pool.discarded
+
+    @property
+    def stuck_threads(self) -> int:
+        return self.pool.stuck_threads
+
+    async def play(
+        self,
+        spec: EpisodeSpec,
+        writer: EpisodeWriter,
+        ledger: UsageLedger,
+        timeout_s: float | None,
+    ) -> Trajectory:
+        return await play_with_pool(
+            self.pool, self.agent, self.roles, spec, writer, ledger, timeout_s
+        )
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+async def play_with_pool(
+    pool: EnvPool,
+    agent: Agent,
+    roles: Roles,
+    spec: EpisodeSpec,
+    recorder: Any,
+    ledger: UsageLedger,
+    timeout_s: float | None,
+) -> Trajectory:
+    """One episode with an env from ``pool``: the body every backend shares.
+
+    ``recorder`` gets the steps and (as a call sink) the model calls. Building
+    the env (a process to spawn, a browser to start) has its own time limit,
+    then the episode has ``timeout_s``. The env goes back to the pool after the
+    episode, or is closed if a call was cut off.
+    """
+    episode_roles = roles.metered(ledger, recorder.add_llm_call)
+    held: list[AsyncEnv] = []
+    phase = "building the env"
+    try:
+        env = pool.take_free()
+        if env is None:
+            env = await asyncio.wait_for(pool.take(), timeout_s)
+        held.append(env)
+        phase = "episode"
+        return await asyncio.wait_for(
+            agent.run(env, spec.task, episode_roles, recorder, seed=spec.seed), timeout_s
+        )
+    except TimeoutError as exc:
+        message = f"{phase} timed out after {timeout_s} s"
+        if held and held[0].broken is not None:
+            message += f"; env {held[0].name!r} discarded: {held[0].broken}"
+        raise EpisodeTimeout(message) from exc
+    finally:
+        if held:
+            await end_episode(held[0])
+            pool.give(held[0])
+
+
+#: How long an env may take to let go of an episode (a browser lease) before it is dropped.
+END_EPISODE_TIMEOUT_S = 30.0
+
+
+async def end_episode(env: AsyncEnv) -> None:
+    """Tell ``env`` its episode is over; an env that cannot say so in time, or
+    fails to, is marked broken (the pool then closes it instead of reusing it)."""
+    if env.broken is not None or env.closed:
+        return
+    try:
+        await asyncio.wait_for(env.end_episode(), END_EPISODE_TIMEOUT_S)
+    except TimeoutError:
+        env.broken = env.broken or "it did not end its episode in time"
+    except asyncio.CancelledError:
+        env.broken = env.broken or "ending its episode was cancelled"
+        raise
+    except Exception as exc:
+        env.broken = f"ending its episode failed: {type(exc).__name__}: {exc}"
