@@ -16,7 +16,7 @@ message says which phase), or the exception that ended the episode.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from lorekit.agents.base import Agent, Trajectory
 from lorekit.envs.asyncenv import AsyncEnv
@@ -33,6 +33,7 @@ class EpisodeTimeout(TimeoutError):
     """An episode ran past its time limit; the message names the phase."""
 
 
+@runtime_checkable
 class EpisodeBackend(Protocol):
     """Plays one episode at a time per call; may be called concurrently."""
 

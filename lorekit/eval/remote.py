@@ -97,9 +97,7 @@ def replay(remote: RemoteEpisode, writer: EpisodeWriter, ledger: UsageLedger) ->
         writer.live = remote.partial
         raise remote.error
     if remote.trajectory is None:
-        raise RemoteEpisodeError(
-            f"episode {remote.key!r} came back with neither a result nor an error"
-        )
+        raise RemoteEpisodeError(f"episode {remote.key!r} came back with no result and no error")
     return remote.trajectory
 
 
