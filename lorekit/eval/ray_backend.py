@@ -235,6 +235,8 @@ class RayBackend:
                 "logging_level": logging.WARNING,
                 "log_to_driver": False,
             }
+            if self.address is None:  # our own cluster: results are small, keep shm small
+                kwargs["object_store_memory"] = 256 * 1024 * 1024
             kwargs.update(self.init_kwargs)
             ray.init(address=self.address, **kwargs)
             self._started_cluster = True
