@@ -72,6 +72,11 @@ def content_policy(js: str) -> str:
     )
 
 
+def page_policy() -> str:
+    """The Content-Security-Policy of every report page (the viewer also sends it as a header)."""
+    return content_policy(_asset("report_html.js"))
+
+
 def _table(head: Sequence[str], rows: Sequence[Sequence[Any]], cls: str = "") -> str:
     th = "".join(f"<th>{escape(str(h))}</th>" for h in head)
     body = "".join(
@@ -111,8 +116,8 @@ def _runs_section(runs: Sequence[RunFigures]) -> str:
                 _pct(r.cache_hit_rate),
             )
         )
-    head = ("run", "env", "agent", "status", "created", "episodes", "success ± se", "errors")
-    head += ("steps/ep", "model calls", "cache hits")
+    head = ["run", "env", "agent", "status", "created", "episodes", "success ± se", "errors"]
+    head += ["steps/ep", "model calls", "cache hits"]
     notes = "".join(f'<p class="note">{escape(n)}</p>' for r in runs for n in r.notes)
     return _section("runs", "Runs", _table(head, rows, "runs"), notes)
 
@@ -138,9 +143,7 @@ def _success_section(runs: Sequence[RunFigures]) -> str:
         y_label="success",
         rotate=len(groups) > 8,
     )
-    rows = [
-        (g, *(_cell(r, g) for r in runs)) for g in groups
-    ]
+    rows = [(g, *(_cell(r, g) for r in runs)) for g in groups]
     table = _table(("group", *(r.run_id for r in runs)), rows, "success")
     return _section("success", "Success by task group", chart, table)
 
@@ -188,8 +191,9 @@ def _usage_section(runs: Sequence[RunFigures]) -> str:
         )
         for r in runs
     ]
-    chart = bar_chart("tokens", "Tokens per role (cache hits cost none)", roles, series,
-                      y_label="tokens")
+    chart = bar_chart(
+        "tokens", "Tokens per role (cache hits cost none)", roles, series, y_label="tokens"
+    )
     rows = []
     estimated = False
     for r in runs:
@@ -210,16 +214,17 @@ def _usage_section(runs: Sequence[RunFigures]) -> str:
                     f"{u['latency_max']:.3f}",
                 )
             )
-    head = ("run", "role", "calls", "prompt tok", "completion tok", "cost", "cache hits")
-    head += ("errors", "p50 s", "p90 s", "max s")
+    head = ["run", "role", "calls", "prompt tok", "completion tok", "cost", "cache hits"]
+    head += ["errors", "p50 s", "p90 s", "max s"]
     note = (
         '<p class="note">~ marks token counts estimated locally (no server usage; scripted '
         "models). Cost uses the prices in each run's config; none given, none shown.</p>"
         if estimated
         else ""
     )
-    return _section("usage", "Tokens, cost and cache hits per role", chart,
-                    _table(head, rows, "usage"), note)
+    return _section(
+        "usage", "Tokens, cost and cache hits per role", chart, _table(head, rows, "usage"), note
+    )
 
 
 def _latency_section(runs: Sequence[RunFigures]) -> str:
@@ -251,13 +256,15 @@ def _crafter_section(runs: Sequence[RunFigures]) -> str:
         return ""
     names = sorted({a for r in crafter for a in (r.crafter or {})["rates"]})
     # crafter's rates are percentages; the chart's percent axis takes fractions
-    series = [Series(r.run_id, [(r.crafter or {})["rates"].get(a, 0.0) / 100 for a in names])
-              for r in crafter]
-    chart = bar_chart("crafter", "Crafter achievement success rates", names, series,
-                      percent=True, rotate=True)
+    series = [
+        Series(r.run_id, [(r.crafter or {})["rates"].get(a, 0.0) / 100 for a in names])
+        for r in crafter
+    ]
+    chart = bar_chart(
+        "crafter", "Crafter achievement success rates", names, series, percent=True, rotate=True
+    )
     rows = [
-        (r.run_id, f"{c['score']:.2f}%", f"{c['reward']:.2f} ± {c['reward_se']:.2f}",
-         c["episodes"])
+        (r.run_id, f"{c['score']:.2f}%", f"{c['reward']:.2f} ± {c['reward_se']:.2f}", c["episodes"])
         for r in crafter
         if (c := r.crafter)
     ]
@@ -279,8 +286,16 @@ def _rl_section(runs: Sequence[RunFigures]) -> str:
             for r in rl
             for seed, pts in (r.rl or {})["columns"].get(c, {}).items()
         ]
-        charts.append(xy_chart(f"rl-{c}", f"Learning curve: {c}", series,
-                               x_label="environment steps", y_label=c, dots=False))
+        charts.append(
+            xy_chart(
+                f"rl-{c}",
+                f"Learning curve: {c}",
+                series,
+                x_label="environment steps",
+                y_label=c,
+                dots=False,
+            )
+        )
     return _section("rl", "Learning curves (PPO)", *charts)
 
 

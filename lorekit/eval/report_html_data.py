@@ -110,7 +110,9 @@ def _prices(config: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
     return out
 
 
-def _roles(calls: list[dict[str, Any]], prices: Mapping[str, tuple[float, float]]) -> dict[str, Any]:
+def _roles(
+    calls: list[dict[str, Any]], prices: Mapping[str, tuple[float, float]]
+) -> dict[str, Any]:
     """Calls, tokens, cost, cache hits, errors and latency quantiles per role.
 
     Counted as :meth:`StoreReader.usage_by_role` counts them: a cache hit costs

@@ -68,7 +68,7 @@ def fmt(v: float, percent: bool = False) -> str:
 
 def _frame(name: str, title: str, body: list[str], legend: Sequence[str], height: int = H) -> str:
     items = []
-    x = LEFT
+    x = float(LEFT)
     for i, label in enumerate(legend if len(legend) > 1 else ()):
         short = label if len(label) <= 40 else label[:39] + "…"
         items.append(
@@ -115,11 +115,15 @@ def bar_chart(
     """Grouped bars, one group per category and one bar per series, with ±error whiskers."""
     height = H + (60 if rotate else 0)
     bottom = height - BOTTOM - (60 if rotate else 0)
-    top_value = max(
-        (v + (s.errors[i] if i < len(s.errors) else 0.0))
-        for s in series
-        for i, v in enumerate(s.values)
-    ) if any(s.values for s in series) else 1.0
+    top_value = (
+        max(
+            (v + (s.errors[i] if i < len(s.errors) else 0.0))
+            for s in series
+            for i, v in enumerate(s.values)
+        )
+        if any(s.values for s in series)
+        else 1.0
+    )
     hi = 1.0 if percent else max(top_value, 1e-9) * 1.1
     ticks = nice_ticks(0.0, hi)
     hi = max(hi, ticks[-1])
@@ -211,7 +215,8 @@ def xy_chart(
     for i, s in enumerate(series):
         if lines and len(s.points) > 1:
             d = " ".join(
-                f"{'M' if j == 0 else 'L'}{_num(x(a))} {_num(y(b))}" for j, (a, b) in enumerate(s.points)
+                f"{'M' if j == 0 else 'L'}{_num(x(a))} {_num(y(b))}"
+                for j, (a, b) in enumerate(s.points)
             )
             body.append(f'<path class="line" d="{d}" stroke="{colour(i)}"/>')
         if dots:

@@ -74,8 +74,16 @@ async def textcraft_runs(path: Path) -> list[str]:
                 episodes=plan_episodes(chosen),
                 run_id=run_id,
                 env_name="textcraft",
-                config={"run": {"roles": {"executor": {"model": "scripted", "price": {
-                    "prompt": 1.0, "completion": 2.0}}}}},
+                config={
+                    "run": {
+                        "roles": {
+                            "executor": {
+                                "model": "scripted",
+                                "price": {"prompt": 1.0, "completion": 2.0},
+                            }
+                        }
+                    }
+                },
                 concurrency=4,
             )
     return ["react", "adapt"]
@@ -96,10 +104,18 @@ class TeamOracle:
         ]
         for i, action in enumerate(traj.actions):
             worker = f"worker-{i % 2}"
-            events.append({"time": 1.0 + i, "tick": i + 1, "agent": worker, "kind": "act",
-                           "action": action})
-        events.append({"time": 1.5 + len(traj.actions), "tick": len(traj.actions) + 1, "agent": "leader", "kind": "done",
-                       "text": HOSTILE})
+            events.append(
+                {"time": 1.0 + i, "tick": i + 1, "agent": worker, "kind": "act", "action": action}
+            )
+        events.append(
+            {
+                "time": 1.5 + len(traj.actions),
+                "tick": len(traj.actions) + 1,
+                "agent": "leader",
+                "kind": "done",
+                "text": HOSTILE,
+            }
+        )
         traj.notes["team"] = {"events": events}
         return traj
 
