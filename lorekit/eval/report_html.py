@@ -235,7 +235,7 @@ def _latency_section(runs: Sequence[RunFigures]) -> str:
         "latency",
         "Latency of model calls (cache hits left out; last bin holds the slowest 1%)",
         series,
-        x_label="seconds per call",
+        x_label="latency per call (bin centres)",
     )
     return _section("latency", "Latency of model calls", chart)
 

@@ -61,7 +61,11 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
 def fmt(v: float, percent: bool = False) -> str:
     if percent:
         return f"{v * 100:.0f}%"
-    if v != 0 and (abs(v) >= 10_000 or abs(v) < 0.01):
+    if abs(v) >= 1e6:
+        return f"{v / 1e6:g}M"
+    if abs(v) >= 10_000:
+        return f"{v / 1e3:g}k"
+    if v != 0 and abs(v) < 0.01:
         return f"{v:.2g}"
     return f"{v:,.2f}".rstrip("0").rstrip(".")
 
@@ -111,6 +115,7 @@ def bar_chart(
     percent: bool = False,
     y_label: str = "",
     rotate: bool = False,
+    label_every: int = 1,
 ) -> str:
     """Grouped bars, one group per category and one bar per series, with ±error whiskers."""
     height = H + (60 if rotate else 0)
@@ -157,6 +162,8 @@ def bar_chart(
                     f'<path class="whisker" d="M{_num(cx)} {_num(lo)}V{_num(up)}'
                     f'M{_num(cx - 4)} {_num(lo)}h8M{_num(cx - 4)} {_num(up)}h8"/>'
                 )
+        if c % label_every:
+            continue
         cx = LEFT + slot * (c + 0.5)
         short = cat if len(cat) <= 24 else cat[:23] + "…"
         if rotate:
@@ -238,15 +245,20 @@ def histogram(
 
     every = [v for s in series for v in s.values]
     top = percentile(every, 0.99) or max(every, default=1.0) or 1.0
-    width = top / bins
-    cats = [f"{fmt(width * i)}" for i in range(bins)]
+    edges = nice_ticks(0.0, top, bins)
+    width = edges[1] - edges[0]
+    n = max(1, math.ceil(top / width - 1e-9))
+    unit, scale = ("ms", 1e3) if top < 1 else ("s", 1.0)
+    cats = [f"{fmt(width * (i + 0.5) * scale)} {unit}" for i in range(n)]  # bin centres
     counted = []
     for s in series:
-        counts = [0.0] * bins
+        counts = [0.0] * n
         for v in s.values:
-            counts[min(int(v / width), bins - 1)] += 1
+            counts[min(int(v / width), n - 1)] += 1
         counted.append(Series(s.label, counts))
-    chart = bar_chart(name, title, cats, counted, y_label="calls")
+    chart = bar_chart(
+        name, title, cats, counted, y_label="calls", label_every=math.ceil(n / 8)
+    )
     if x_label:
         chart = chart.replace(
             "</svg></figure>",
