@@ -341,7 +341,7 @@ def render_page(title: str, body: str, data: Any, *, subtitle: str = "") -> str:
         "title": escape(title),
         "subtitle": escape(subtitle),
         "generated": escape(time.strftime("%Y-%m-%d %H:%M:%S")),
-        "csp": escape(content_policy(js)),
+        "csp": escape(content_policy(js), quote=False).replace('"', "&quot;"),
         "css": _asset("report_html.css"),
         "body": body,
         "data": script_json(data),

@@ -78,10 +78,12 @@ def error_type(text: str) -> str:
     """A short class for an error text: ``RuntimeError: boom`` -> ``RuntimeError``,
     ``episode timed out after 30 s`` -> ``episode timed out``."""
     text = text.strip()
+    m = _ERROR_TYPE.match(text)
+    if m and (":" in text or text == m.group(1)):
+        return m.group(1)
     if " timed out" in text.split(";")[0]:
         return text.split(" timed out")[0] + " timed out"
-    m = _ERROR_TYPE.match(text)
-    return m.group(1) if m else (text.split(":")[0][:40] or "error")
+    return text.split(":")[0][:40] or "error"
 
 
 def percentile(values: Sequence[float], q: float) -> float:

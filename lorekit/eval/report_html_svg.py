@@ -256,9 +256,7 @@ def histogram(
         for v in s.values:
             counts[min(int(v / width), n - 1)] += 1
         counted.append(Series(s.label, counts))
-    chart = bar_chart(
-        name, title, cats, counted, y_label="calls", label_every=math.ceil(n / 8)
-    )
+    chart = bar_chart(name, title, cats, counted, y_label="calls", label_every=math.ceil(n / 8))
     if x_label:
         chart = chart.replace(
             "</svg></figure>",
