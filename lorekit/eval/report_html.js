@@ -311,7 +311,10 @@
   for (const a of document.querySelectorAll("nav a")) {
     if (!document.getElementById(a.getAttribute("href").slice(1))) a.classList.add("absent");
   }
-  for (const f of [runFilter, statusFilter, textFilter]) f.addEventListener("input", refreshList);
+  for (const f of [runFilter, statusFilter, textFilter]) {
+    f.addEventListener("input", refreshList);
+    f.addEventListener("change", refreshList);
+  }
   document.addEventListener("keydown", (e) => {
     if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement) return;
     if (e.key === "j") step(1);
