@@ -114,7 +114,12 @@
     if (ep.initial_observation) {
       out.push(el("h3", {}, "Initial observation"), pre(ep.initial_observation));
     }
-    out.push(renderSteps(ep), renderCalls(ep), ...renderNotes(ep.notes || {}));
+    const notes = ep.notes || {};
+    out.push(renderSteps(ep), ...renderNotes(notes), renderCalls(ep));
+    if (Object.keys(notes).length) {
+      out.push(el("details", { class: "call" }, el("summary", {}, "all notes as JSON"),
+        pre(JSON.stringify(notes, null, 2))));
+    }
     return out;
   }
 
@@ -158,10 +163,6 @@
     if (passes.length) out.push(el("h3", {}, `Graph passes (${passes.length})`), ...passes.map(passBlock));
     const events = teamEvents(notes);
     if (events.length) out.push(el("h3", {}, `Team timeline (${events.length} events)`), timeline(events), eventsTable(events));
-    if (Object.keys(notes).length) {
-      out.push(el("details", { class: "call" }, el("summary", {}, "all notes as JSON"),
-        pre(JSON.stringify(notes, null, 2))));
-    }
     return out;
   }
 

@@ -133,3 +133,95 @@ async def team_run(path: Path, n: int = 2) -> str:
             env_name="textcraft",
         )
     return "team"
+
+
+async def spring_run(path: Path) -> str:
+    """One short SPRING episode on Crafter (its notes hold a graph pass per step)."""
+    from lorekit.agents import make_agent
+    from lorekit.agents.spring.simulation import spring_model
+    from lorekit.envs import make
+
+    env = make("crafter")
+    with RunStore(path) as store:
+        await run_eval(
+            store,
+            env_factory=lambda: make("crafter"),
+            agent=make_agent("spring", context="paper", max_steps=10),
+            roles=Roles(ScriptedLLM(fn=spring_model(seek="tree"))),
+            episodes=plan_episodes(env.tasks("test")[:1]),
+            run_id="spring",
+            env_name="crafter",
+        )
+    return "spring"
+
+
+def automanual_notes() -> dict[str, Any]:
+    """Notes in the shapes AutoManual's build agent leaves (its own dataclasses, as data)."""
+    from lorekit.agents.automanual.builder import BuildReport
+    from lorekit.agents.automanual.core import Outcome, PlannerEpisode, PlannerTurn
+    from lorekit.agents.automanual.dialogue import CallResult, DialogueLog
+
+    played = PlannerEpisode(
+        "ep0",
+        "put",
+        "put a mug in the cabinet",
+        "You are in a kitchen.",
+        turns=[
+            PlannerTurn(
+                "a1",
+                analysis="The mug is on the counter.",
+                code="go_to('counter 1')",
+                feedback="You arrive at counter 1.",
+                actions=1,
+            ),
+            PlannerTurn(
+                "a2",
+                analysis="Take it.",
+                related_rules=["rule_1"],
+                code="take('mug 1', 'counter 1')\nput('mug 1', 'cabinet 1')",
+                feedback="AssertionFailed: the cabinet is closed",
+                error="AssertionFailed",
+                actions=2,
+            ),
+        ],
+        outcome=Outcome.FAILURE,
+        conclusion=f"Open receptacles first. {HOSTILE}",
+    )
+    dialogue = DialogueLog(
+        answers=1,
+        calls=[
+            CallResult(
+                "write_rule(rule='Open a closed cabinet before putting into it')",
+                result="rule_2 written",
+            ),
+            CallResult("delete_rule(rule_id='rule_9')", error="no rule rule_9"),
+        ],
+    )
+    builder = BuildReport(
+        diagnosis="imperfect rules",
+        case="failure",
+        dialogue=dialogue,
+        version_before=1,
+        version_after=2,
+    )
+    return {
+        "automanual": played.to_dict(),
+        "build": {
+            "build_id": "b1",
+            "variant": "automanual",
+            "rules_version_before": 1,
+            "builder": builder.to_dict(),
+            "rules_version_after": 2,
+            "rule_count": 2,
+        },
+    }
+
+
+def automanual_run(path: Path) -> str:
+    """A run with one episode whose notes are an AutoManual build episode's."""
+    with RunStore(path) as store:
+        rid = store.create_run("automanual", env="alfworld", agent="automanual-build", config={})
+        with store.episode(rid, "put/0", index=0, task_id="put-0", task_group="put") as ep:
+            ep.add_step("You arrive at counter 1.", "go to counter 1")
+            ep.finish(success=False, reward=0.0, info={"notes": automanual_notes()})
+    return rid

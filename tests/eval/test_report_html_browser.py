@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _report_runs import HOSTILE, team_run, textcraft_runs
+from _report_runs import HOSTILE, automanual_run, spring_run, team_run, textcraft_runs
 
 from lorekit.eval.report_html import build_report
 from lorekit.eval.report_html_serve import ReportServer
 from lorekit.eval.store import RunStore
 
-RUNS = ["react", "adapt", "team"]
+RUNS = ["react", "adapt", "team", "spring", "automanual"]
 
 
 def _browser_problem() -> str | None:
@@ -51,6 +51,8 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("browser") / "runs.sqlite3"
     asyncio.run(textcraft_runs(path))
     asyncio.run(team_run(path))
+    asyncio.run(spring_run(path))
+    automanual_run(path)
     return path
 
 
@@ -188,6 +190,31 @@ def test_agent_structure(driver: Any, report: Path, store_path: Path) -> None:
     assert len(dots) == len(events)
     rows = driver.find_elements("css selector", "table.team-events tbody tr")
     assert [r.find_elements("tag name", "td")[2].text for r in rows] == [e["agent"] for e in events]
+    assert console_errors(driver) == []
+
+
+def test_graph_passes_and_automanual(driver: Any, report: Path, store_path: Path) -> None:
+    with RunStore.open_readonly(store_path) as store:
+        spring = store.episodes("spring")[0]
+    passes = spring.info["notes"]["spring"]["steps"]
+    open_page(driver, report.as_uri() + "#ep=spring%2F" + spring.episode_key.replace("/", "%2F"))
+    blocks = driver.find_elements("css selector", "#episode-view details.pass")
+    assert len(blocks) == len(passes) > 0
+    blocks[0].find_element("tag name", "summary").click()
+    first = [
+        r.find_element("tag name", "td").text
+        for r in blocks[0].find_elements("css selector", "tbody tr")
+    ]
+    assert first == [n["key"] for n in passes[0]["nodes"]]  # the node trace, in order
+    open_page(driver, report.as_uri() + "#ep=automanual%2Fput%2F0")
+    view = text(driver, "#episode-view")
+    assert "AutoManual planner: 2 turns, outcome failure" in view
+    assert "AssertionFailed" in view and "take('mug 1', 'cabinet 1')" not in view
+    assert "take('mug 1', 'counter 1')" in view
+    assert "AutoManual rule changes: v1 → v2 (2 rules)" in view
+    assert "rule_2 written" in view and "no rule rule_9" in view
+    assert HOSTILE in view  # the conclusion, as text
+    assert driver.execute_script("return typeof window.__pwned") == "undefined"
     assert console_errors(driver) == []
 
 
