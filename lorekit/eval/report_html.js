@@ -5,6 +5,7 @@
 (function () {
   const DATA = JSON.parse(document.getElementById("report-data").textContent);
   const EPISODES = DATA.episodes || [];
+  const TEXTS = DATA.texts || [];
   const SVG_NS = "http://www.w3.org/2000/svg";
   let shown = [];   // indexes into EPISODES that pass the filters, in list order
   let current = -1; // index into EPISODES
@@ -145,7 +146,8 @@
       const summary = el("summary", {}, bits.join(" · "));
       if (c.error) summary.append(el("span", { class: "error" }, " · " + c.error));
       const details = el("details", { class: "call" }, summary);
-      for (const m of c.messages) details.append(el("div", { class: "msg-role" }, m.role), pre(m.content));
+      // message texts are kept once per page, in DATA.texts (prompts repeat from call to call)
+      for (const m of c.messages) details.append(el("div", { class: "msg-role" }, m.role), pre(TEXTS[m.text]));
       details.append(el("div", { class: "msg-role" }, "answer"), pre(c.answer === null ? "(no answer)" : c.answer));
       box.append(details);
     });

@@ -164,12 +164,15 @@ def test_paging_changes_what_is_shown(driver: Any, report: Path, tmp_path: Path)
     assert console_errors(driver) == []
 
 
-def test_hostile_model_output_is_shown_as_text(driver: Any, report: Path) -> None:
+def test_hostile_model_output_is_shown_as_text(driver: Any, report: Path, store_path: Path) -> None:
     open_page(driver, report.as_uri())
     first_call = driver.find_element("css selector", "#episode-calls details.call")
     first_call.find_element("tag name", "summary").click()
-    answer = first_call.find_elements("tag name", "pre")[-1].text
-    assert HOSTILE in answer  # the words, not markup
+    shown = [p.get_attribute("textContent") for p in first_call.find_elements("tag name", "pre")]
+    with RunStore.open_readonly(store_path) as store:
+        call = store.llm_calls("react", store.episodes("react")[0].episode_key)[0]
+    assert shown == [m["content"] for m in call["messages"]] + [call["answer"]]  # whole prompt
+    assert HOSTILE in shown[-1]  # the words, not markup
     assert driver.execute_script("return typeof window.__pwned") == "undefined"
     assert not driver.find_elements("css selector", "#episode-view img, #episode-view script")
     assert console_errors(driver) == []

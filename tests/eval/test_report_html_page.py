@@ -65,7 +65,18 @@ def test_hostile_text_never_becomes_markup(store_path: Path) -> None:
     assert page.count("<script") == 2  # the data and our script, nothing injected
     # the data survives exactly: the page's script reads the model's words as they were
     data = json.loads(DATA.search(page).group(1))  # type: ignore[union-attr]
-    answers = [c["answer"] for e in data["episodes"] for c in e["calls"]]
+    calls = [c for e in data["episodes"] for c in e["calls"]]
+    # each prompt text is kept once, and every message points at its own
+    assert len(set(data["texts"])) == len(data["texts"])
+    assert len(data["texts"]) < sum(len(c["messages"]) for c in calls)
+    episode = next(e for e in data["episodes"] if e["run_id"] == "react")
+    with RunStore.open_readonly(store_path) as store:
+        stored = store.llm_calls("react", episode["key"])
+    first = episode["calls"][0]
+    assert [data["texts"][m["text"]] for m in first["messages"]] == [
+        m["content"] for m in stored[0]["messages"]
+    ]
+    answers = [c["answer"] for c in calls]
     assert any(HOSTILE in (a or "") for a in answers)
     hostile = next(e for e in data["episodes"] if e["run_id"] == HOSTILE)
     assert hostile["steps"][0]["observation"] == HOSTILE and hostile["group"] == HOSTILE
