@@ -170,3 +170,36 @@ def test_view_shows_new_episodes_on_reload(tmp_path: Path) -> None:
             srv.server_close()
     assert '"episodes": []' in first
     assert '"key": "k0"' in second and "get 2 bamboo" in second
+
+
+def test_view_command_serves_until_interrupted(store_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lorekit",
+            "view",
+            "adapt",
+            "--store",
+            str(store_path),
+            "--port",
+            "0",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        url = re.search(r"at (http://127\.0\.0\.1:\d+/) \(read-only", line)
+        assert url is not None, line
+        page = urllib.request.urlopen(url.group(1), timeout=30).read().decode()
+        assert 'data-plot="success"' in page
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)
+    assert code == 0  # Ctrl-C stops the viewer cleanly
