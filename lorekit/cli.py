@@ -540,11 +540,14 @@ def _register_plugins() -> None:
     from lorekit.cli_automanual import automanual, manual
     from lorekit.cli_doctor import doctor
     from lorekit.cli_laws import laws
+    from lorekit.cli_report import report_cmd, view_cmd
     from lorekit.cli_runs import runs, show_cmd
     from lorekit.graph.cli import graph
 
     cli.add_command(runs)
     cli.add_command(show_cmd)
+    cli.add_command(report_cmd)
+    cli.add_command(view_cmd)
     cli.add_command(graph)
     cli.add_command(doctor)
     cli.add_command(alfworld)

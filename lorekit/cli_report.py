@@ -1,0 +1,118 @@
+"""``lorekit report`` and ``lorekit view``: recorded runs as a page a person can read.
+
+Both only read the store (opened read-only). ``report`` writes one HTML file
+that needs nothing else to open (no server, no network); ``view`` serves the
+same page on 127.0.0.1 and rebuilds it on every reload, for runs in progress.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from lorekit.cli_errors import UserError
+from lorekit.cli_runs import _console, _open_store, _store_option
+
+
+def _check_runs(db: object, run_ids: tuple[str, ...], store: str) -> None:
+    from lorekit.eval.store import RunStore
+
+    assert isinstance(db, RunStore)
+    missing = [r for r in run_ids if db.get_run(r) is None]
+    if missing:
+        known = ", ".join(r.run_id for r in db.list_runs()[:5]) or "none"
+        raise UserError(
+            f"RUN: no run {missing[0]!r} in {store} (recent runs: {known}; see `lorekit runs list`)"
+        )
+
+
+_max_episodes = click.option(
+    "--max-episodes",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Embed at most N episodes per run for paging (the figures use all). Default: all.",
+)
+_rl_dir = click.option(
+    "--rl-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="For `laws train` runs: the OUT/<reward> folder with seed-*/progress.csv "
+    "(default: the folder the run recorded).",
+)
+
+
+@click.command("report")
+@click.argument("run_ids", metavar="RUN [RUN ...]", nargs=-1, required=True)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("report.html"),
+    show_default=True,
+    help="HTML file to write.",
+)
+@_store_option
+@_max_episodes
+@_rl_dir
+@click.option("--title", default="LoreKit report", show_default=True)
+def report_cmd(
+    run_ids: tuple[str, ...],
+    output: Path,
+    store: str,
+    max_episodes: int | None,
+    rl_dir: Path | None,
+    title: str,
+) -> None:
+    """Write one self-contained HTML file comparing RUNs, with their episodes to page through."""
+    from lorekit.eval.report_html import build_report
+
+    with _open_store(store) as db:
+        _check_runs(db, run_ids, store)
+        page = build_report(db, run_ids, max_episodes=max_episodes, rl_dir=rl_dir, title=title)
+    try:
+        output.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"--output: cannot write {output}: {exc.strerror or exc}") from None
+    _console(err=True).print(f"wrote {output} ({len(page.encode()) / 1e6:.1f} MB)", highlight=False)
+
+
+@click.command("view")
+@click.argument("run_ids", metavar="RUN [RUN ...]", nargs=-1, required=True)
+@_store_option
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port on 127.0.0.1 (0: any free port).",
+)
+@_max_episodes
+@_rl_dir
+def view_cmd(
+    run_ids: tuple[str, ...], store: str, port: int, max_episodes: int | None, rl_dir: Path | None
+) -> None:
+    """Serve the report of RUNs on 127.0.0.1, read-only; a reload shows new episodes."""
+    from lorekit.eval.report_html_serve import ReportServer
+
+    with _open_store(store) as db:
+        _check_runs(db, run_ids, store)
+    try:
+        server = ReportServer(
+            Path(store), run_ids, port=port, max_episodes=max_episodes, rl_dir=rl_dir
+        )
+    except OSError as exc:
+        raise UserError(
+            f"--port: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc} "
+            "(pass another --port, or 0 for any free one)"
+        ) from None
+    _console(err=True).print(
+        f"serving {', '.join(run_ids)} at {server.url} (read-only; Ctrl-C to stop)",
+        highlight=False,
+    )
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
