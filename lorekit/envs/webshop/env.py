@@ -84,6 +84,7 @@ class WebShopEnv(TextEnv):
         self._steps = 0
         self._done = False
         self._reward = 0.0
+        self._clicked_option: str | None = None
 
     # -- catalogue -------------------------------------------------------------
 
@@ -125,6 +126,7 @@ class WebShopEnv(TextEnv):
         self._steps = 0
         self._done = False
         self._reward = 0.0
+        self._clicked_option = None
         text = self._page()
         return Observation(text, {"task_id": chosen.id, "page": "search"})
 
@@ -143,6 +145,10 @@ class WebShopEnv(TextEnv):
         assert self._goal is not None
         return render(self._browser, self.products, self._goal.instruction_text, self._reward)
 
+    def render_page(self) -> str:
+        """The current page's text, as the last step showed it (empty before ``reset``)."""
+        return self._page() if self._goal is not None else ""
+
     def valid_clicks(self) -> list[str]:
         return clickables(self._browser, self.products)
 
@@ -159,6 +165,9 @@ class WebShopEnv(TextEnv):
         if error is None and self._browser.page == "done":
             parts = self._purchase()
         text = error if error is not None else self._page()
+        if error is None and self._clicked_option is not None:
+            # WebShop's rich text mode says so; the plain page would look unchanged.
+            text = str(self._msg["clicked"]).format(value=self._clicked_option) + text
         reward = parts.reward if parts is not None else 0.0
         done = parts is not None
         truncated = not done and self.step_limit is not None and self._steps >= self.step_limit
@@ -197,6 +206,7 @@ class WebShopEnv(TextEnv):
         if match is None:
             return self._invalid("malformed", action=shown)
         verb, argument = match.group(1).lower(), " ".join(match.group(2).split())
+        self._clicked_option = None
         browser = self._browser
         if verb == "search":
             if browser.page != "search":
@@ -240,6 +250,7 @@ class WebShopEnv(TextEnv):
             group = option_group(self.products[browser.product], button)
             if group is not None:
                 browser.options[group] = button
+                self._clicked_option = button
         return None
 
     # -- helpers for agents ------------------------------------------------------

@@ -12,6 +12,7 @@ next 1000 ``eval``, the rest ``train`` (scaled down for small catalogues).
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from lorekit.envs.webshop.catalog import Product, vocab
 
 PRICE_STEPS = tuple(10.0 * i for i in range(1, 100))
 NO_BOUND = 1_000_000.0
+_ARTICLE = re.compile(r"(^|\s)a ([aeiou])")
 SPLITS: tuple[str, ...] = ("test", "eval", "train")
 
 
@@ -97,6 +99,7 @@ def make_goal(product: Product, rng: random.Random) -> Goal:
     noun = product.query
     template = rng.choice(vocab()["instructions"])
     text = template.format(attrs=_join(attributes), noun=noun, options=option_phrase(options))
+    text = _ARTICLE.sub(r"\1an \2", text)
     upper, price_text = price_bound(product.price, rng)
     return Goal(
         asin=product.asin,
