@@ -27,11 +27,24 @@ from typing import Any, Protocol
 SEARCH_RETURN_N = 50
 BACKENDS: tuple[str, ...] = ("fts5", "bm25s", "tantivy")
 _TERM = re.compile(r"[0-9a-z]+")
+STOPWORDS = frozenset(
+    " ".join(
+        [
+            "a an and are as at be but by for if in into is it no not of on or such that the",
+            "their then there these they this to was will with i me my we our you your am",
+            "need want would like looking find",
+        ]
+    ).split()
+)
+"""Words dropped from queries: Lucene's English stop words (which pyserini's analyzer
+drops), the pronouns, and the verbs every instruction starts with."""
 
 
 def query_terms(query: str) -> list[str]:
-    """Lower-case alphanumeric words of ``query``, in order, without repeats."""
-    return list(dict.fromkeys(_TERM.findall(query.lower())))
+    """Lower-case alphanumeric words of ``query`` minus :data:`STOPWORDS`, in order,
+    without repeats."""
+    words = _TERM.findall(query.lower())
+    return [w for w in dict.fromkeys(words) if w not in STOPWORDS]
 
 
 class SearchIndex(Protocol):

@@ -21,7 +21,7 @@ def test_expert_reaches_one_on_100_tasks(env: WebShopEnv) -> None:
 def test_expert_recovers_from_a_wrong_page(env: WebShopEnv) -> None:
     task = env.tasks("test")[5]
     env.reset(task)
-    env.step("search[the]")
+    env.step("search[made]")
     env.step(f"click[{env.products[env.browser.results[-1]].asin}]")  # not on page 1
     env.step("click[Reviews]")
     rewards = []

@@ -8,7 +8,7 @@ from lorekit.envs.webshop import WebShopEnv
 from lorekit.envs.webshop.pages import SEP
 
 
-def open_results(env: WebShopEnv, query: str = "the") -> str:
+def open_results(env: WebShopEnv, query: str = "made") -> str:
     env.reset("test-0")
     return env.step(f"search[{query}]").observation
 
@@ -118,3 +118,11 @@ def test_registry_and_checker() -> None:
     assert isinstance(env, WebShopEnv) and env.max_steps == 20
     assert "generated catalogue" in env.describe_split("test")
     check_env(env, episodes=3)
+
+
+def test_a_search_that_finds_nothing_shows_an_empty_results_page(env: WebShopEnv) -> None:
+    env.reset("test-0")
+    step = env.step("search[the and of]")  # stop words only: no query terms left
+    assert step.info["valid"] and "Page 1 (Total results: 0)" in step.observation
+    assert "Next >" not in step.observation
+    assert env.candidate_actions() == ["click[Back to Search]"]
