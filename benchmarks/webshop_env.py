@@ -63,7 +63,8 @@ def run(size: int, queries: int) -> None:
     documents = [p.search_text() for p in products]
     where = {p.asin: n for n, p in enumerate(products)}
     print(f"\n{size:,} products (generated in {generate_s:.1f} s), {queries} instruction queries")
-    print(f"{'backend':8} {'build s':>8} {'search ms':>10} {'p95 ms':>8} {'recall@10':>10} {'x fts5':>7}")
+    columns = ("build s", 8), ("search ms", 10), ("p95 ms", 8), ("recall@10", 10), ("x fts5", 7)
+    print(f"{'backend':8} " + " ".join(f"{name:>{width}}" for name, width in columns))
     base = None
     for backend in BACKENDS:
         if not available(backend):
