@@ -7,9 +7,11 @@ step (clicks through results, item and sub-pages), and top-10 recall of the
 target for generated instructions. Ratios are to FTS5, the default. Which
 backend to use by default was chosen from these figures (docs/webshop.md).
 
-Claim checked: a step that is not a search stays under 1 ms, and FTS5
-search stays under 50 ms at 100k products, so an agent's model call, not the
-env, dominates an episode.
+Claims checked: a step that is not a search stays under 1 ms at any size; the
+fastest installed backend searches in under 10 ms even at 100k products; FTS5
+(the default, no extra needed) stays under 50 ms up to 10k products. So an
+agent's model call, not the env, dominates an episode; past 10k products use
+``search=bm25s`` or ``search=tantivy``.
 
 Usage: python benchmarks/webshop_env.py [--sizes 10000 100000] [--queries 200]
 """
@@ -24,6 +26,8 @@ from lorekit.envs.webshop import BACKENDS, WebShopEnv, build_index, generate_cat
 
 GOAL_CLICK_MS = 1.0
 GOAL_FTS5_SEARCH_MS = 50.0
+FTS5_GOAL_UP_TO = 10_000
+GOAL_BEST_SEARCH_MS = 10.0
 
 
 def available(backend: str) -> bool:
@@ -66,6 +70,7 @@ def run(size: int, queries: int) -> None:
     columns = ("build s", 8), ("search ms", 10), ("p95 ms", 8), ("recall@10", 10), ("x fts5", 7)
     print(f"{'backend':8} " + " ".join(f"{name:>{width}}" for name, width in columns))
     base = None
+    best = float("inf")
     for backend in BACKENDS:
         if not available(backend):
             print(f"{backend:8} (not installed)")
@@ -82,13 +87,16 @@ def run(size: int, queries: int) -> None:
         mean = statistics.fmean(times)
         p95 = sorted(times)[int(0.95 * (len(times) - 1))]
         base = base or mean
+        best = min(best, mean)
         print(
             f"{backend:8} {build_s:8.2f} {mean:10.2f} {p95:8.2f} {hits / len(goals):10.3f} "
             f"{mean / base:7.2f}"
         )
-        if backend == "fts5":
+        if backend == "fts5" and size <= FTS5_GOAL_UP_TO:
             status = "ok" if mean < GOAL_FTS5_SEARCH_MS else "OVER"
             print(f"  fts5 search goal < {GOAL_FTS5_SEARCH_MS} ms: {status}")
+    status = "ok" if best < GOAL_BEST_SEARCH_MS else "OVER"
+    print(f"fastest backend: {best:.2f} ms per search; goal < {GOAL_BEST_SEARCH_MS} ms: {status}")
     env = WebShopEnv(size=size, goals=min(size, 2000), max_steps=None)
     click_ms = click_latency_ms(env, 50)
     status = "ok" if click_ms < GOAL_CLICK_MS else "OVER"
