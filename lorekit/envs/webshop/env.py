@@ -54,7 +54,9 @@ class WebShopEnv(TextEnv):
     """WebShop's shop as a text environment: see the module docstring and the manual."""
 
     name = "webshop"
-    execution = "inline"  # dictionary lookups and an in-memory index: about a millisecond
+    # A click takes microseconds, but a search over a large catalogue can take tens of
+    # milliseconds (docs/webshop.md): too long to hold the event loop, so a thread.
+    execution = "thread"
 
     def __init__(
         self,

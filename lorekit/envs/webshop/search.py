@@ -14,13 +14,16 @@ LoreKit offers three real BM25 engines (measurements in docs/webshop.md and
   extra, install it yourself.
 
 Every backend takes free text (no query syntax is passed through), breaks ties
-by catalogue order, and answers the same query the same way every time.
+by catalogue order, and answers the same query the same way every time. Envs
+with equal arguments share one index, so searches may come from several
+threads at once: each index serializes its own queries.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -61,16 +64,18 @@ class Fts5Index:
         self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize='porter unicode61')")
         self._db.executemany("INSERT INTO docs(rowid, body) VALUES (?, ?)", enumerate(documents))
         self._db.commit()
+        self._lock = threading.Lock()
 
     def search(self, query: str, k: int = SEARCH_RETURN_N) -> list[int]:
         terms = query_terms(query)
         if not terms:
             return []
         match = " OR ".join(f'"{t}"' for t in terms)
-        rows = self._db.execute(
-            "SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY bm25(docs), rowid LIMIT ?",
-            (match, k),
-        ).fetchall()
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY bm25(docs), rowid LIMIT ?",
+                (match, k),
+            ).fetchall()
         return [int(r[0]) for r in rows]
 
 
@@ -89,19 +94,21 @@ class Bm25sIndex:
         )
         self._index: Any = bm25s.BM25(k1=k1, b=b, method="lucene")
         self._index.index(tokens, show_progress=False)
+        self._lock = threading.Lock()
 
     def search(self, query: str, k: int = SEARCH_RETURN_N) -> list[int]:
         terms = query_terms(query)
         if not terms:
             return []
-        tokens = self._bm25s.tokenize(
-            " ".join(terms), stopwords="en", stemmer=self._stemmer, show_progress=False
-        )
-        if not tokens.ids or not tokens.ids[0]:
-            return []
-        docs, scores = self._index.retrieve(
-            tokens, k=min(k, self._size), show_progress=False, n_threads=1
-        )
+        with self._lock:  # the stemmer and the retriever are not made for threads
+            tokens = self._bm25s.tokenize(
+                " ".join(terms), stopwords="en", stemmer=self._stemmer, show_progress=False
+            )
+            if not tokens.ids or not tokens.ids[0]:
+                return []
+            docs, scores = self._index.retrieve(
+                tokens, k=min(k, self._size), show_progress=False, n_threads=1
+            )
         ranked = [(-float(s), int(d)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
         return [d for _, d in sorted(ranked)]
 

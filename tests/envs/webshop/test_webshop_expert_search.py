@@ -52,3 +52,18 @@ def test_search_ranks_the_target_in_the_top_10(backend: str) -> None:
     # Same query, same ranking; a query of unknown words finds nothing.
     assert index.search("shampoo for dry hair") == index.search("shampoo for dry hair")
     assert index.search("zzqx") == [] and index.search("!!!") == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_shared_index_answers_threads_like_one_caller(backend: str) -> None:
+    if not _backend_available(backend):
+        pytest.skip(f"{backend} is not installed")
+    from concurrent.futures import ThreadPoolExecutor
+
+    products = generate_catalog(400, seed=2)
+    index = build_index([p.search_text() for p in products], backend)
+    queries = [g.instruction_text for g in make_goals(products, 60, seed=2)]
+    alone = [index.search(q) for q in queries]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(index.search, queries))
+    assert together == alone
