@@ -10,8 +10,8 @@ LoreKit offers three real BM25 engines (measurements in docs/webshop.md and
   fixed k1 1.2, b 0.75.
 - ``bm25s``: bm25s in Lucene mode with k1 0.9, b 0.4 and the Snowball English
   stemmer (PyStemmer), the closest to the original's scoring; ``webshop`` extra.
-- ``tantivy``: tantivy (Lucene's design in Rust), k1 1.2, b 0.75; not in the
-  extra, install it yourself.
+- ``tantivy``: tantivy (Lucene's design in Rust), k1 1.2, b 0.75; ``webshop``
+  extra.
 
 Every backend takes free text (no query syntax is passed through), breaks ties
 by catalogue order, and answers the same query the same way every time. Envs
