@@ -27,6 +27,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from lorekit.extras import requires_extra
+
 SEARCH_RETURN_N = 50
 BACKENDS: tuple[str, ...] = ("fts5", "bm25s", "tantivy")
 _TERM = re.compile(r"[0-9a-z]+")
@@ -146,8 +148,9 @@ def build_index(documents: Sequence[str], backend: str = "fts5") -> SearchIndex:
     """An index of ``documents`` on ``backend`` (one of :data:`BACKENDS`)."""
     if backend == "fts5":
         return Fts5Index(documents)
-    if backend == "bm25s":
-        return Bm25sIndex(documents)
-    if backend == "tantivy":
-        return TantivyIndex(documents)
+    with requires_extra(f"WebShop's {backend!r} search backend", "webshop"):
+        if backend == "bm25s":
+            return Bm25sIndex(documents)
+        if backend == "tantivy":
+            return TantivyIndex(documents)
     raise ValueError(f"unknown search backend {backend!r}; choose one of {', '.join(BACKENDS)}")

@@ -44,3 +44,25 @@ def test_matches_thefuzz_on_random_strings() -> None:
         if rng.random() < 0.3:
             b = "".join(rng.choice(string.ascii_letters + " -") for _ in range(rng.randint(0, 14)))
         assert token_set_ratio_stdlib(a, b) == fuzz.token_set_ratio(a, b), (a, b)
+
+
+def test_without_thefuzz_the_stdlib_twin_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from lorekit.envs.webshop import fuzzy
+
+    monkeypatch.setitem(sys.modules, "thefuzz", None)  # as if not installed
+    assert fuzzy._pick() is token_set_ratio_stdlib
+
+
+def test_a_missing_backend_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from lorekit.envs.webshop import build_index
+    from lorekit.extras import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "bm25s", None)
+    with pytest.raises(MissingExtraError, match=r"lorekit\[webshop\]"):
+        build_index(["a document"], "bm25s")
+    with pytest.raises(ValueError, match="choose one of fts5, bm25s, tantivy"):
+        build_index(["a document"], "lucene")
