@@ -3,7 +3,8 @@
 The reward calls a goal attribute or option matched when its token-set
 similarity to the product's exceeds 85. With the ``webshop`` extra installed
 this is thefuzz's own function (on rapidfuzz); without it, a pure-Python
-version of the same definition (lower-case alphanumeric tokens, the shared
+version of the same definition (non-ASCII characters dropped, lower-case
+alphanumeric tokens, the shared
 tokens compared with each side's rest by the Indel ratio, rounded like
 thefuzz). A test checks the two agree on random strings, so the core install
 scores like the extra does.
@@ -18,7 +19,10 @@ _NON_ALNUM = re.compile(r"[^0-9a-zA-Z]+")
 
 
 def _process(text: str) -> str:
-    return _NON_ALNUM.sub(" ", text).lower().strip()
+    """thefuzz's preprocessing: drop non-ASCII characters, then everything but letters
+    and digits becomes a space; lower case."""
+    ascii_only = text.encode("ascii", "ignore").decode("ascii")
+    return _NON_ALNUM.sub(" ", ascii_only).lower().strip()
 
 
 def _lcs(a: str, b: str) -> int:

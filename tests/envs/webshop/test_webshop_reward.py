@@ -91,6 +91,9 @@ def test_type_factor_cases() -> None:
 
 
 # -- an independent reimplementation of the published formula, on WebShop's dict schema -------
+# Written from the formula, not from reward.py: thefuzz directly, its own colour rule and
+# category split. Only the noun tagger is shared: title_nouns is the documented stand-in
+# for spaCy, the one part with no independent reference here.
 
 COLORS = ["black", "white", "red", "blue", "navy", "green", "olive", "grey", "gray", "pink",
           "purple", "beige", "brown", "yellow", "orange", "gold", "silver", "ivory", "teal",
