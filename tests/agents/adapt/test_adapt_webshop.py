@@ -1,4 +1,4 @@
-"""ADaPT on WebShop: the bridge's state and checks, the worked examples replay in the
+"""ADaPT and ReAct on WebShop: the bridge's state and checks, the worked examples replay in the
 env, and a scripted run that fails, decomposes and buys the right product."""
 
 from __future__ import annotations
@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from _adapt_scripts import by_task, planner_by_task
 
-from lorekit.agents import NullRecorder
+from lorekit.agents import NullRecorder, ReActAgent
 from lorekit.agents.adapt import AdaptAgent, WebShopBridge, bridge_for, parse_plan
 from lorekit.agents.examples import examples_for
 from lorekit.envs.base import Task
 from lorekit.envs.webshop import WebShopEnv
-from lorekit.llm import Roles
+from lorekit.llm import Roles, ScriptedLLM
 
 WEBSHOP = examples_for("webshop")
 
@@ -109,3 +109,18 @@ async def test_adapt_decomposes_and_buys(shop: WebShopEnv) -> None:
     tree = trajectory.notes["tree"]
     assert [c["task"] for c in tree["children"]] == [search, pick, buy]
     assert tree["children"][0]["verified"] is True and tree["children"][1]["verified"] is True
+
+
+async def test_react_buys_through_the_real_env() -> None:
+    env = WebShopEnv()
+    task = env.tasks("test")[4]
+    env.reset(task)
+    plan = []
+    while (action := env.expert_action()) is not None:
+        plan.append(action)
+        env.step(action)
+    model = ScriptedLLM([f"Thought: next step\nAction: {a}" for a in plan])
+    trajectory = await ReActAgent().run(env, task, Roles({"executor": model}), NullRecorder())
+    assert trajectory.success and trajectory.steps[-1].reward == 1.0
+    first_prompt = "\n".join(m.content for m in model.calls[0].messages)
+    assert "search[<query>]" in first_prompt and task.goal in first_prompt
