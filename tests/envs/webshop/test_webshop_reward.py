@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import pytest
-from thefuzz import fuzz
 
 from lorekit.envs.webshop import Goal, Product, generate_catalog, make_goal, score_purchase
 from lorekit.envs.webshop.reward import normalize_color, title_nouns
@@ -116,7 +116,13 @@ def base_color(text: str) -> str:
     return next((c for c in COLORS if c in text), text)
 
 
-def published_reward(prod: dict[str, Any], g: Goal, price: float, options: dict[str, str]) -> float:
+def published_reward(
+    prod: dict[str, Any],
+    g: Goal,
+    price: float,
+    options: dict[str, str],
+    ratio: Callable[[str, str], int],
+) -> float:
     text_fields = (prod["Title"].lower(), " ".join(prod["BulletPoints"]).lower(),
                    prod["Description"].lower())  # fmt: skip
     nouns_got = title_nouns(prod["name"])
@@ -131,19 +137,13 @@ def published_reward(prod: dict[str, Any], g: Goal, price: float, options: dict[
     r_type = 0.0 if score == 0 else (0.1 if score < 0.1 else r_type)
     attrs = 0
     for a in g.attributes:
-        if any(fuzz.token_set_ratio(p, a) > 85 for p in prod["Attributes"]) or any(
-            a in t for t in text_fields
-        ):
+        if any(ratio(p, a) > 85 for p in prod["Attributes"]) or any(a in t for t in text_fields):
             attrs += 1
     wanted = [base_color(v) for v in g.goal_options.values()]
     opts = 0
     for key, value in options.items():
         v = base_color(value)
-        hit = (
-            v in wanted
-            if key.lower() == "size"
-            else any(fuzz.token_set_ratio(w, v) > 85 for w in wanted)
-        )
+        hit = v in wanted if key.lower() == "size" else any(ratio(w, v) > 85 for w in wanted)
         opts += hit or any(v in t for t in text_fields)
     total = (attrs + opts + (price <= g.price_upper)) / (
         len(g.attributes) + len(g.goal_options) + 1
@@ -152,6 +152,7 @@ def published_reward(prod: dict[str, Any], g: Goal, price: float, options: dict[
 
 
 def test_agrees_with_the_published_formula_on_200_random_purchases() -> None:
+    fuzz = pytest.importorskip("thefuzz.fuzz")  # the webshop extra (in the test extra)
     rng = random.Random(7)
     products = generate_catalog(300, seed=3)
     rewards = []
@@ -162,6 +163,8 @@ def test_agrees_with_the_published_formula_on_200_random_purchases() -> None:
         chosen = {k: rng.choice(v) for k, v in bought.options.items() if rng.random() < 0.7}
         price = bought.price if rng.random() < 0.8 else g.price_upper + 1
         ours = score_purchase(bought, g, price, chosen).reward
-        assert ours == pytest.approx(published_reward(as_original(bought), g, price, chosen))
+        assert ours == pytest.approx(
+            published_reward(as_original(bought), g, price, chosen, fuzz.token_set_ratio)
+        )
         rewards.append(ours)
     assert len(set(rewards)) > 10  # the sample covers many different scores
