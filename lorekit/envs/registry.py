@@ -272,3 +272,27 @@ register(
     "MiniWoB++ web tasks in a real headless Chromium (AutoManual's 53 tasks and actions)",
     extra="web",
 )
+
+
+def _make_webshop(
+    *,
+    size: int = 1000,
+    goals: int = 2000,
+    seed: int = 0,
+    data_dir: str | None = None,
+    search: str = "fts5",
+    max_steps: int | None = 15,
+) -> TextEnv:
+    from lorekit.envs.webshop import WebShopEnv
+
+    return WebShopEnv(
+        size=size, goals=goals, seed=seed, data_dir=data_dir, search=search, max_steps=max_steps
+    )
+
+
+register(
+    "webshop",
+    _make_webshop,
+    "WebShop online shopping (search, pages, reward as the original); generated catalogue "
+    "or WebShop's files via WEBSHOP_DATA",
+)

@@ -8,8 +8,8 @@
   environment (``lorekit/agents/prompts/examples/``, ``shots`` of them).
 - :func:`parse_execution_order`: ``((Step 1 OR Step 2) AND Step 3)`` to a tree.
 - :class:`EnvBridge` and :func:`register_bridge`: what an environment may add
-  (state text, sub-task checks) so ADaPT works well on it; TextCraft's and
-  ALFWorld's (:class:`AlfworldBridge`) are built in.
+  (state text, sub-task checks) so ADaPT works well on it; TextCraft's,
+  ALFWorld's (:class:`AlfworldBridge`) and WebShop's (:class:`WebShopBridge`) are built in.
 
 See docs/adapt.md.
 """
@@ -24,6 +24,7 @@ from lorekit.agents.adapt.bridge import (
     register_bridge,
 )
 from lorekit.agents.adapt.bridge_alfworld import AlfworldBridge
+from lorekit.agents.adapt.bridge_webshop import WebShopBridge
 from lorekit.agents.adapt.common import AdaptContext, BudgetExhausted, CallBudget
 from lorekit.agents.adapt.controller import AdaptAgent
 from lorekit.agents.adapt.executor import Executor, SubtaskResult, verdict_of
@@ -64,6 +65,7 @@ __all__ = [
     "SubtaskResult",
     "TextCraftBridge",
     "TryAgainAgent",
+    "WebShopBridge",
     "bridge_for",
     "evaluate",
     "evaluate_async",

@@ -18,8 +18,8 @@ A bridge may also offer ``adapt_examples(env, examples)``, run once per
 episode where the env lives, to rewrite the worked examples into that env
 instance's text options (ALFWorld: its place syntax, ids, arrival lines).
 
-Bridges are looked up by ``env.name`` (TextCraft's and ALFWorld's are built
-in), so another environment plugs in with :func:`register_bridge` and the
+Bridges are looked up by ``env.name`` (TextCraft's, ALFWorld's and WebShop's
+are built in), so another environment plugs in with :func:`register_bridge` and the
 controller does not change. An environment without a bridge gets
 :class:`NullBridge`: no state text, no checks.
 
@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from lorekit.agents.adapt.bridge_alfworld import AlfworldBridge
+from lorekit.agents.adapt.bridge_webshop import WebShopBridge
 from lorekit.envs.base import TextEnv
 from lorekit.envs.textcraft.env import TextCraftEnv
 from lorekit.envs.textcraft.recipes import display_name, is_category
@@ -143,7 +144,11 @@ class TextCraftBridge:
 
 
 BridgeFactory = Callable[[], EnvBridge]
-_BRIDGES: dict[str, BridgeFactory] = {"textcraft": TextCraftBridge, "alfworld": AlfworldBridge}
+_BRIDGES: dict[str, BridgeFactory] = {
+    "textcraft": TextCraftBridge,
+    "alfworld": AlfworldBridge,
+    "webshop": WebShopBridge,
+}
 
 
 def register_bridge(env_name: str, factory: BridgeFactory) -> None:
