@@ -239,8 +239,8 @@ class Navigator:
         """Face an empty cell that ``ok`` accepts, then ``action`` (placing, saplings).
 
         Crafter has no turn action: moving towards a free cell walks into it.
-        So the player faces a walkable cell by stepping towards it from two
-        cells away, and a blocked one (water, lava) by bumping into it. The
+        So the player faces a walkable cell (or lava) by stepping towards it
+        from two cells away, and a blocked one (water) by bumping into it. The
         search finds the nearest place where either works; ``stand_ok``
         restricts where the player may stand when it acts. None when no such
         cell is within reach.
@@ -254,7 +254,7 @@ class Navigator:
             return action
         for move, (dx, dy) in DIRS.items():
             cell = (here[0] + dx, here[1] + dy)
-            if ok(cell) and self.object_at(cell) is None and not self.free(cell) and stands(here):
+            if ok(cell) and self.object_at(cell) is None and self.bumps(cell) and stands(here):
                 return move  # blocked: this only turns us
         following = self.follow()
         if following is not None:
@@ -267,7 +267,7 @@ class Navigator:
         def goal(cell: Cell) -> bool:
             for dx, dy in DIRS.values():
                 one, two = (cell[0] + dx, cell[1] + dy), (cell[0] + 2 * dx, cell[1] + 2 * dy)
-                if ok(one) and self.object_at(one) is None and not self.free(one) and stands(cell):
+                if ok(one) and self.object_at(one) is None and self.bumps(one) and stands(cell):
                     return True
                 if self.free(one) and ok(two) and empty(two) and stands(one):
                     last_step[cell] = one
@@ -282,6 +282,16 @@ class Navigator:
             path.append(last_step[end])
         self.path = path
         return self.follow()
+
+    def bumps(self, cell: Cell) -> bool:
+        """Moving towards ``cell`` only turns the player: it is occupied or a
+        material the player cannot enter. Lava does not count: the player
+        walks into it and dies."""
+        if not self.inside(cell):
+            return False
+        if self._occ[cell[0]][cell[1]]:
+            return True
+        return self.material(cell) not in WALKABLE and self.material(cell) != "lava"
 
     def wander(self) -> str:
         """A random step to a free neighbour (noop when boxed in)."""
