@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from typing import Any
 
 from crafter import constants, objects
@@ -42,14 +42,26 @@ class Navigator:
     """Shortest paths, path following and facing for player ``index`` of ``core``.
 
     Call :meth:`refresh` once per tick before planning: the map snapshot and
-    the set of cells the player could mine are taken then.
+    the set of cells the player could mine are taken then. Cells in
+    ``protected`` (walls a team built) are never dug. ``path_digs`` says
+    whether the cached path was planned through rock; a path planned around
+    rock is dropped, not dug through, when something is built on it later.
     """
 
-    def __init__(self, core: CrafterCore, index: int = 0, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        core: CrafterCore,
+        index: int = 0,
+        rng: random.Random | None = None,
+        *,
+        protected: Set[Cell] = frozenset(),
+    ) -> None:
         self.core = core
         self.index = index
         self.rng = rng if rng is not None else random.Random(0)
+        self.protected = protected
         self.path: list[Cell] = []
+        self.path_digs = True
         self._mat: list[list[int]] = []
         self._occ: list[list[int]] = []
         self._walk_ids: set[int] = set()
@@ -97,7 +109,7 @@ class Navigator:
         """Minable now with the player's tools, leaving a walkable cell."""
         if not self.inside(cell) or self._occ[cell[0]][cell[1]]:
             return False
-        return self._mat[cell[0]][cell[1]] in self._dig_ids
+        return self._mat[cell[0]][cell[1]] in self._dig_ids and cell not in self.protected
 
     def refresh(self) -> None:
         """Snapshot the map as lists: list indexing beats numpy item access."""
@@ -181,9 +193,10 @@ class Navigator:
         if step not in MOVE_OF:
             self.path = []
             return None
-        if self.diggable(nxt) and tuple(self.player.facing) == step:
+        digs = self.path_digs and self.diggable(nxt)
+        if digs and tuple(self.player.facing) == step:
             return "do"
-        if not self.free(nxt) and not self.diggable(nxt):
+        if not self.free(nxt) and not digs:
             self.path = []
             return None
         return MOVE_OF[step]
@@ -225,7 +238,7 @@ class Navigator:
         path = self.search(stand, dig=dig)
         if not path:
             return None
-        self.path = path
+        self.path, self.path_digs = path, dig
         return self.follow()
 
     def face_open(
@@ -280,7 +293,7 @@ class Navigator:
         end = path[-1] if path else here
         if end in last_step:
             path.append(last_step[end])
-        self.path = path
+        self.path, self.path_digs = path, dig
         return self.follow()
 
     def bumps(self, cell: Cell) -> bool:

@@ -7,11 +7,16 @@ the player's own counters (crafter counts every collection, placement and
 craft per player), so a full inventory (crafter caps items at 9) and other
 players working nearby do not confuse them. Before planning, a skill hits a
 zombie or skeleton standing next to its player, as anyone would.
+
+Cells that a place skill built on (walls of a shelter, say) are remembered
+per world and never dug by any skill of that world, nor mined by
+``collect(stone)``: teammates must not undo each other's work.
 """
 
 from __future__ import annotations
 
 import random
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +38,17 @@ from lorekit.envs.crafter.textobs import thing_name
 
 _ENEMIES = (objects.Zombie, objects.Skeleton)
 _FULL = {name: int(info["max"]) for name, info in constants.items.items()}
+_BUILT: weakref.WeakKeyDictionary[CrafterCore, tuple[Any, set[Cell]]] = weakref.WeakKeyDictionary()
+
+
+def built_cells(core: CrafterCore) -> set[Cell]:
+    """Cells skills built on in ``core``'s current world (a reset starts afresh:
+    crafter makes a new map array on every reset)."""
+    entry = _BUILT.get(core)
+    if entry is None or entry[0] is not core.world._mat_map:
+        entry = (core.world._mat_map, set())
+        _BUILT[core] = entry
+    return entry[1]
 
 
 class _Skill:
@@ -45,7 +61,7 @@ class _Skill:
         self.core = core
         self.player = player
         self.call = call
-        self.nav = Navigator(core, player, random.Random(player))
+        self.nav = Navigator(core, player, random.Random(player), protected=built_cells(core))
         self.budget = int(skill_data()["skills"][self.name]["budget"]["base"])
         self.ticks = 0
         self._result: SkillResult | None = None
@@ -156,11 +172,12 @@ class _Skill:
             if step is not None:
                 return step
         path = self.nav.search(goal, dig=False)
+        digs = path is None
         if path is None:
             path = self.nav.search(goal, dig=True)
         if not path:
             return None
-        self.nav.path = path
+        self.nav.path, self.nav.path_digs = path, digs
         return self.nav.follow()
 
 
@@ -229,7 +246,8 @@ class Collect(_Skill):
         if self.item == "sapling":
             action = self.nav.face_open(lambda c: self.nav.material(c) == "grass", "do")
         else:
-            action = self.nav.face_and(self.nav.matcher(self.source), "do", recheck=True)
+            matches, built = self.nav.matcher(self.source), self.nav.protected
+            action = self.nav.face_and(lambda c: matches(c) and c not in built, "do", recheck=True)
         return self.go(
             action, lambda: message("out_of_reach", thing=self.source, progress=self.progress())
         )
@@ -309,12 +327,15 @@ class Place(_Skill):
     def check(self) -> tuple[bool, str] | None:
         inv = inventory_text(self.inventory)
         placed = self.counter(f"place_{self.item}") > self._start
+        built = built_cells(self.core)
         if placed and self._at is not None and self.holds(self._at):
+            built.add(self._at)
             return True, message(
                 "placed", item=self.item, x=self._at[0], y=self._at[1], inventory=inv
             )
         target = self.target
         if target is not None and self.holds(target):
+            built.add(target)
             return True, message("already_there", item=self.item, x=target[0], y=target[1])
         missing = self._missing(self.uses)
         if missing:
