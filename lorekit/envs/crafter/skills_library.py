@@ -1,34 +1,29 @@
 """The skill controllers behind :func:`lorekit.envs.crafter.skills.make_skill`.
 
-Each controller checks, every tick, whether it has ended (its goal reached,
-or something it cannot fix: a missing tool, a missing station, death), and
-otherwise plans one action with the shared navigator. Gains are measured on
-the player's own counters (crafter counts every collection, placement and
-craft per player), so a full inventory (crafter caps items at 9) and other
-players working nearby do not confuse them. Before planning, a skill hits a
-zombie or skeleton standing next to its player, as anyone would.
-
-Cells that a place skill built on (walls of a shelter, say) are remembered
-per world and never dug by any skill of that world, nor mined by
-``collect(stone)``: teammates must not undo each other's work.
+One class per skill on :class:`~lorekit.envs.crafter.skills_base.SkillBase`:
+``check`` says whether the skill has ended (its goal reached, or something it
+cannot fix: a missing tool, a missing station), ``plan`` picks this tick's
+action with the shared navigator. Gains are measured on the player's own
+crafter counters, so a full inventory (crafter caps items at 9) and other
+players working nearby do not confuse them.
 """
 
 from __future__ import annotations
 
-import random
-import weakref
-from collections.abc import Callable
-from typing import Any
-
 from crafter import constants, objects
 
 from lorekit.envs.crafter.core import CrafterCore
-from lorekit.envs.crafter.navigation import DIRS, WALKABLE, Cell, Navigator
+from lorekit.envs.crafter.navigation import WALKABLE, Cell
 from lorekit.envs.crafter.skills_base import (
+    FULL,
     Skill,
+    SkillBase,
     SkillCall,
-    SkillResult,
+    arity,
+    built_cells,
     canonical_item,
+    cell_arg,
+    choice,
     error,
     inventory_text,
     message,
@@ -36,180 +31,17 @@ from lorekit.envs.crafter.skills_base import (
 )
 from lorekit.envs.crafter.textobs import thing_name
 
-_ENEMIES = (objects.Zombie, objects.Skeleton)
-_FULL = {name: int(info["max"]) for name, info in constants.items.items()}
-_BUILT: weakref.WeakKeyDictionary[CrafterCore, tuple[Any, set[Cell]]] = weakref.WeakKeyDictionary()
 
-
-def built_cells(core: CrafterCore) -> set[Cell]:
-    """Cells skills built on in ``core``'s current world (a reset starts afresh:
-    crafter makes a new map array on every reset)."""
-    entry = _BUILT.get(core)
-    if entry is None or entry[0] is not core.world._mat_map:
-        entry = (core.world._mat_map, set())
-        _BUILT[core] = entry
-    return entry[1]
-
-
-class _Skill:
-    """Shared loop: end checks, budget, self-defence, patience when stuck."""
-
-    name = ""
-    defends = True
-
-    def __init__(self, core: CrafterCore, player: int, call: SkillCall) -> None:
-        self.core = core
-        self.player = player
-        self.call = call
-        self.nav = Navigator(core, player, random.Random(player), protected=built_cells(core))
-        self.budget = int(skill_data()["skills"][self.name]["budget"]["base"])
-        self.ticks = 0
-        self._result: SkillResult | None = None
-        self._stuck = 0
-        self._patience = int(skill_data()["patience"])
-
-    # -- the contract ----------------------------------------------------------------
-
-    @property
-    def result(self) -> SkillResult | None:
-        return self._result
-
-    def next_action(self) -> str | None:
-        if self._result is not None:
-            return None
-        self.nav.refresh()
-        outcome = self.check()
-        if outcome is not None and outcome[0]:
-            self._end(*outcome)  # reached, even if the player died on the same tick
-            return None
-        if not self.core.alive(self.body):
-            inv = self.inventory
-            vitals = ", ".join(f"{k} {inv[k]}" for k in ("food", "drink", "energy"))
-            self._end(False, message("died", progress=self.progress(), vitals=vitals))
-            return None
-        if outcome is not None:
-            self._end(*outcome)
-            return None
-        if self.ticks >= self.budget:
-            self._end(False, message("gave_up", ticks=self.ticks, progress=self.progress()))
-            return None
-        if self.defends and self.body.sleeping:
-            action: str | None = "noop"  # crafter ignores a sleeper's actions
-        else:
-            action = (self._defend() if self.defends else None) or self.plan()
-        if self._result is not None or action is None:
-            return None
-        self.ticks += 1
-        return action
-
-    # -- for the skills --------------------------------------------------------------
-
-    @property
-    def body(self) -> Any:
-        return self.core.players[self.player]
-
-    @property
-    def inventory(self) -> dict[str, int]:
-        inventory: dict[str, int] = self.body.inventory
-        return inventory
-
-    def counter(self, achievement: str) -> int:
-        return int(self.body.achievements[achievement])
-
-    def check(self) -> tuple[bool, str] | None:
-        """(success, reason) once the skill has ended, else None."""
-        raise NotImplementedError
-
-    def plan(self) -> str | None:
-        """This tick's action; None after :meth:`fail`."""
-        raise NotImplementedError
-
-    def progress(self) -> str:
-        raise NotImplementedError
-
-    def fail(self, reason: str) -> None:
-        self._end(False, reason)
-
-    def go(self, action: str | None, reason: Callable[[], str]) -> str | None:
-        """``action``, or - when there is none - a random step while patience
-        lasts (a cow or a teammate may clear the way), then failure."""
-        if action is not None:
-            self._stuck = 0
-            return action
-        self._stuck += 1
-        if self._stuck > self._patience:
-            self.fail(reason())
-            return None
-        return self.nav.wander()
-
-    def _end(self, success: bool, reason: str) -> None:
-        self._result = SkillResult(success, reason, self.ticks)
-
-    def _defend(self) -> str | None:
-        for move, step in DIRS.items():
-            if isinstance(self.nav.object_at(self.nav.offset(*step)), _ENEMIES):
-                return "do" if tuple(self.body.facing) == step else move
-        return None
-
-    def _missing(self, needed: dict[str, int]) -> str:
-        inv = self.inventory
-        return ", ".join(f"{v - inv[k]} {k}" for k, v in needed.items() if inv[k] < v)
-
-    def _stations_near(self, stations: list[str], cell: Cell) -> bool:
-        """Every station lies in the 3x3 square around ``cell`` (crafter's rule)."""
-        around = {
-            self.nav.material((cell[0] + dx, cell[1] + dy))
-            for dx in (-1, 0, 1)
-            for dy in (-1, 0, 1)
-        }
-        return all(station in around for station in stations)
-
-    def _walk(self, goal: Callable[[Cell], bool]) -> str | None:
-        """Next step towards a cell satisfying ``goal``: the cached path while it
-        still ends well, else a fresh path, walking around rock before digging."""
-        if self.nav.path and goal(self.nav.path[-1]):
-            step = self.nav.follow()
-            if step is not None:
-                return step
-        path = self.nav.search(goal, dig=False)
-        digs = path is None
-        if path is None:
-            path = self.nav.search(goal, dig=True)
-        if not path:
-            return None
-        self.nav.path, self.nav.path_digs = path, digs
-        return self.nav.follow()
-
-
-def _arity(call: SkillCall, low: int, high: int) -> None:
-    if not low <= len(call.args) <= high:
-        params = skill_data()["skills"][call.name]["params"]
-        raise error("arity", name=call.name, params=params, count=len(call.args), call=call)
-
-
-def _choice(call: SkillCall, value: str, choices: list[str]) -> str:
-    if value not in choices:
-        raise error("choice", name=call.name, value=value, choices=", ".join(choices))
-    return value
-
-
-def _cell(core: CrafterCore, call: SkillCall, x: str | int, y: str | int) -> Cell:
-    width, height = core.area
-    if not (isinstance(x, int) and isinstance(y, int) and 0 <= x < width and 0 <= y < height):
-        raise error("coordinate", call=call, width=width, height=height)
-    return x, y
-
-
-class Collect(_Skill):
+class Collect(SkillBase):
     """collect(material, [count]): gain ``count`` of a material."""
 
     name = "collect"
 
     def __init__(self, core: CrafterCore, player: int, call: SkillCall) -> None:
         super().__init__(core, player, call)
-        _arity(call, 1, 2)
+        arity(call, 1, 2)
         sources: dict[str, str] = dict(skill_data()["sources"])
-        self.item = _choice(call, canonical_item(call.args[0]), list(sources))
+        self.item = choice(call, canonical_item(call.args[0]), list(sources))
         count = call.args[1] if len(call.args) == 2 else 1
         limit = int(skill_data()["max_count"])
         if not isinstance(count, int) or not 1 <= count <= limit:
@@ -253,15 +85,15 @@ class Collect(_Skill):
         )
 
 
-class Craft(_Skill):
+class Craft(SkillBase):
     """craft(item): make a tool at a table (and furnace), never gathering."""
 
     name = "craft"
 
     def __init__(self, core: CrafterCore, player: int, call: SkillCall) -> None:
         super().__init__(core, player, call)
-        _arity(call, 1, 1)
-        self.item = _choice(call, canonical_item(call.args[0]), list(constants.make))
+        arity(call, 1, 1)
+        self.item = choice(call, canonical_item(call.args[0]), list(constants.make))
         info = constants.make[self.item]
         self.uses: dict[str, int] = dict(info["uses"])
         self.stations: list[str] = list(info["nearby"])
@@ -294,7 +126,7 @@ class Craft(_Skill):
         return self.go(self._walk(near), self.progress)
 
 
-class Place(_Skill):
+class Place(SkillBase):
     """place(item, [x, y]): put a table, furnace, stone or plant on a cell."""
 
     name = "place"
@@ -302,11 +134,11 @@ class Place(_Skill):
     def __init__(self, core: CrafterCore, player: int, call: SkillCall) -> None:
         super().__init__(core, player, call)
         if len(call.args) == 2:
-            _arity(call, 1, 1)  # x without y: report the expected shape
-        _arity(call, 1, 3)
+            arity(call, 1, 1)  # x without y: report the expected shape
+        arity(call, 1, 3)
         word = canonical_item(call.args[0])
-        self.item = _choice(call, "plant" if word == "sapling" else word, list(constants.place))
-        self.target = _cell(core, call, *call.args[1:]) if len(call.args) == 3 else None
+        self.item = choice(call, "plant" if word == "sapling" else word, list(constants.place))
+        self.target = cell_arg(core, call, *call.args[1:]) if len(call.args) == 3 else None
         info = constants.place[self.item]
         self.where: list[str] = list(info["where"])
         self.uses: dict[str, int] = dict(info["uses"])
@@ -380,15 +212,15 @@ class Place(_Skill):
         return message("out_of_reach", thing=thing, progress=self.progress())
 
 
-class GoTo(_Skill):
+class GoTo(SkillBase):
     """go_to(x, y): walk to a cell, or next to it when it cannot be stood on."""
 
     name = "go_to"
 
     def __init__(self, core: CrafterCore, player: int, call: SkillCall) -> None:
         super().__init__(core, player, call)
-        _arity(call, 2, 2)
-        self.target = _cell(core, call, *call.args)
+        arity(call, 2, 2)
+        self.target = cell_arg(core, call, *call.args)
 
     def _steps(self, cell: Cell) -> int:
         return abs(cell[0] - self.target[0]) + abs(cell[1] - self.target[1])
@@ -428,7 +260,7 @@ class GoTo(_Skill):
 _DEFEAT = {"zombie": "defeat_zombie", "skeleton": "defeat_skeleton", "cow": "eat_cow"}
 
 
-class Fight(_Skill):
+class Fight(SkillBase):
     """fight(creature): hunt the nearest one down and hit it until it dies."""
 
     name = "fight"
@@ -436,8 +268,8 @@ class Fight(_Skill):
 
     def __init__(self, core: CrafterCore, player: int, call: SkillCall) -> None:
         super().__init__(core, player, call)
-        _arity(call, 1, 1)
-        self.kind = _choice(call, canonical_item(call.args[0]), list(skill_data()["fight"]))
+        arity(call, 1, 1)
+        self.kind = choice(call, canonical_item(call.args[0]), list(skill_data()["fight"]))
         self._init_target(_DEFEAT[self.kind], self.kind)
 
     def _init_target(self, achievement: str, matched: str) -> None:
@@ -472,31 +304,31 @@ class Eat(Fight):
     done_message = "ate"
 
     def __init__(self, core: CrafterCore, player: int, call: SkillCall) -> None:
-        _Skill.__init__(self, core, player, call)
-        _arity(call, 0, 1)
+        SkillBase.__init__(self, core, player, call)
+        arity(call, 0, 1)
         word = canonical_item(call.args[0]) if call.args else "cow"
-        self.kind = _choice(call, word, list(skill_data()["food"]))
+        self.kind = choice(call, word, list(skill_data()["food"]))
         if self.kind == "plant":
             self._init_target("eat_plant", "ripe")
         else:
             self._init_target("eat_cow", "cow")
 
 
-class Drink(_Skill):
+class Drink(SkillBase):
     """drink(): drink at the nearest water until drink is full."""
 
     name = "drink"
 
     def __init__(self, core: CrafterCore, player: int, call: SkillCall) -> None:
         super().__init__(core, player, call)
-        _arity(call, 0, 0)
+        arity(call, 0, 0)
 
     def progress(self) -> str:
         return message("drink_progress", drink=self.inventory["drink"])
 
     def check(self) -> tuple[bool, str] | None:
         drink = self.inventory["drink"]
-        if drink >= _FULL["drink"]:
+        if drink >= FULL["drink"]:
             return True, message("drank" if self.ticks else "already_full", drink=drink)
         return None
 
@@ -507,7 +339,7 @@ class Drink(_Skill):
         )
 
 
-class Sleep(_Skill):
+class Sleep(SkillBase):
     """sleep(): sleep until woken (rested, or hurt)."""
 
     name = "sleep"
@@ -515,7 +347,7 @@ class Sleep(_Skill):
 
     def __init__(self, core: CrafterCore, player: int, call: SkillCall) -> None:
         super().__init__(core, player, call)
-        _arity(call, 0, 0)
+        arity(call, 0, 0)
         self._slept = False
 
     def progress(self) -> str:
@@ -527,10 +359,10 @@ class Sleep(_Skill):
             self._slept = True
             return None
         if self._slept:
-            if inv["energy"] >= _FULL["energy"]:
+            if inv["energy"] >= FULL["energy"]:
                 return True, message("woke", energy=inv["energy"])
             return False, message("woken", health=inv["health"], energy=inv["energy"])
-        if inv["energy"] >= _FULL["energy"]:
+        if inv["energy"] >= FULL["energy"]:
             return False, message("not_tired", energy=inv["energy"])
         return None
 
@@ -538,7 +370,7 @@ class Sleep(_Skill):
         return "sleep"
 
 
-_SKILLS: dict[str, type[_Skill]] = {
+_SKILLS: dict[str, type[SkillBase]] = {
     cls.name: cls for cls in (Collect, Craft, Place, GoTo, Fight, Eat, Drink, Sleep)
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from lorekit.envs.crafter import CrafterParty
 from lorekit.envs.crafter.skills import SkillResult, make_skill, run_skills
+from lorekit.envs.crafter.skills_base import built_cells
 
 # Task ids from before the skills work: studies and stored runs refer to them.
 OLD_IDS = [
@@ -82,6 +83,9 @@ def test_built_walls_are_never_mined_or_dug_by_teammates() -> None:
     far = (wall[0] + 2 * (wall[0] - px), wall[1] + 2 * (wall[1] - py))
     run_skills(env.core, {1: f"go_to({far[0]}, {far[1]})"})
     assert env.core.world[wall][0] == "stone"
+    assert wall in built_cells(env.core)
+    env.reset("shelter-0_-3/seed-0")  # a new world forgets the old walls
+    assert not built_cells(env.core)
 
 
 def test_skills_started_at_different_times_do_not_disturb_each_other() -> None:
