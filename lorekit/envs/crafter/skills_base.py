@@ -168,7 +168,9 @@ class SkillBase:
         if not self.core.alive(self.body):
             inv = self.inventory
             vitals = ", ".join(f"{k} {inv[k]}" for k in ("food", "drink", "energy"))
-            self._end(False, message("died", progress=self.progress(), vitals=vitals))
+            self._end(
+                False, message("died", progress=self.progress(), vitals=vitals) + self._threats()
+            )
             return None
         if outcome is not None:
             self._end(*outcome)
@@ -227,6 +229,20 @@ class SkillBase:
 
     def _end(self, success: bool, reason: str) -> None:
         self._result = SkillResult(success, reason, self.ticks)
+
+    def _threats(self) -> str:
+        """Enemies within 3 steps, for the reason of a death."""
+        here = self.nav.pos()
+        kinds = sorted(
+            type(obj).__name__.lower().replace("party", "")
+            for obj in self.core.world.objects
+            if isinstance(obj, _ENEMIES)
+            and abs(int(obj.pos[0]) - here[0]) + abs(int(obj.pos[1]) - here[1]) <= 3
+        )
+        if not kinds:
+            return ""
+        counted = ", ".join(f"{kinds.count(k)} {k}" for k in dict.fromkeys(kinds))
+        return message("died_near", enemies=counted)
 
     def _defend(self) -> str | None:
         for move, step in DIRS.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from crafter import objects
 
 from lorekit.envs.crafter import CrafterCore
 from lorekit.envs.crafter.core import world_seed
@@ -184,6 +185,15 @@ def test_full_chain_from_wood_to_iron(seed: int) -> None:
     assert core.players[0].achievements["place_table"] == 1
 
 
+def test_skills_replay_identically_on_a_seed() -> None:
+    def play() -> list[tuple[SkillResult, list[str]]]:
+        core = fresh(5)
+        return [drive(core, make_skill(core, 0, call)) for call in CHAIN]
+
+    first = play()
+    assert first == play() and all(result.success for result, _ in first)
+
+
 def test_place_stone_at_a_cell_and_on_the_players_own_cell() -> None:
     core = with_stone(0)
     target = grass_cell(core, 3)
@@ -260,6 +270,17 @@ def test_saplings_and_plants() -> None:
     assert run(core, "collect(sapling, 2)").success
     result = run(core, "place(sapling)")
     assert result.success and core.players[0].achievements["place_plant"] == 1
+
+
+def test_death_ends_a_skill_with_vitals_and_the_killer() -> None:
+    core = fresh(0)
+    player = core.players[0]
+    player.health = 1
+    core.world.add(objects.Zombie(core.world, player.pos + np.array((2, 0)), player))
+    result = run(core, "collect(wood, 9)")
+    assert not core.alive(player) and not result.success
+    assert result.reason.startswith("died (gained ") and "food 9" in result.reason
+    assert result.reason.endswith("enemies near: 1 zombie")
 
 
 # -- budgets -----------------------------------------------------------------------
