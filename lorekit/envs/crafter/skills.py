@@ -80,9 +80,9 @@ def parse_skill_call(text: str) -> SkillCall:
     """``"collect(wood, 5)"`` -> ``SkillCall("collect", ("wood", 5))``.
 
     Names and words are lower-cased and aliases resolved (``make`` ->
-    ``craft``, ``water`` -> ``drink``); whole numbers become ints. Only the
-    syntax and the skill name are checked here; :func:`make_skill` checks
-    the arguments against the world.
+    ``craft``, ``water`` -> ``drink``); whole numbers become ints; keyword
+    style (``count=5``) is read by position. Only the syntax and the skill
+    name are checked here; :func:`make_skill` checks the arguments.
     """
     match = _CALL.match(text[:500])
     if match is None or not match.group(1).strip():
@@ -96,10 +96,13 @@ def parse_skill_call(text: str) -> SkillCall:
     args: list[str | int] = []
     if inner:
         for part in inner.split(","):
-            word = part.strip().strip("'\"").strip().lower()
+            value = part.split("=", 1)[-1]  # keyword style: count=5
+            word = value.strip().strip("'\"").strip().lower()
             if not word:
                 raise error("syntax", text=text[:80])
-            args.append(int(word) if _INT.match(word) else re.sub(r"\s+", "_", word))
+            args.append(
+                int(word) if _INT.match(word) else canonical_item(re.sub(r"\s+", "_", word))
+            )
     return SkillCall(name, tuple(args))
 
 

@@ -82,6 +82,10 @@ def test_parse_calls_aliases_and_numbers() -> None:
     assert parse_skill_call("  Make( Stone_Pickaxe ) ") == SkillCall("craft", ("stone_pickaxe",))
     assert parse_skill_call("place(stone, 32, 29)") == SkillCall("place", ("stone", 32, 29))
     assert parse_skill_call("go to(30, 31)") == SkillCall("go_to", (30, 31))
+    assert parse_skill_call("collect(material='iron', count=2)") == SkillCall(
+        "collect", ("iron", 2)
+    )
+    assert parse_skill_call("gather(Water, 3)") == SkillCall("collect", ("drink", 3))
     assert parse_skill_call("drink()") == SkillCall("drink")
     assert parse_skill_call("sleep") == SkillCall("sleep")
     assert str(parse_skill_call("fight( 'zombie' )")) == "fight(zombie)"
