@@ -101,6 +101,9 @@ class Craft(SkillBase):
         self._tries = 0
 
     def progress(self) -> str:
+        return message("craft_progress", stations=" and ".join(self.stations), item=self.item)
+
+    def _no_station(self) -> str:
         return message("needs_station", stations=" and ".join(self.stations), item=self.item)
 
     def check(self) -> tuple[bool, str] | None:
@@ -123,7 +126,7 @@ class Craft(SkillBase):
         if near(self.nav.pos()):
             self._tries += 1
             return f"make_{self.item}"
-        return self.go(self._walk(near), self.progress)
+        return self.go(self._walk(near), self._no_station)
 
 
 class Place(SkillBase):
