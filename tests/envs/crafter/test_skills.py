@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from crafter import objects
 
-from lorekit.envs.crafter import CrafterCore
+from lorekit.envs.crafter import CrafterCore, CrafterTextEnv
 from lorekit.envs.crafter.core import world_seed
 from lorekit.envs.crafter.skills import (
     SKILLS,
@@ -150,6 +150,17 @@ def test_collect_wood_gains_exactly_what_was_asked() -> None:
     assert core.players[0].achievements["collect_wood"] == 5
     assert "collected 5 wood" in result.reason
     assert skill.next_action() is None  # finished skills stay finished
+
+
+def test_skill_actions_drive_the_single_player_text_env() -> None:
+    env = CrafterTextEnv()
+    env.reset(seed=0)
+    skill = make_skill(env.core, 0, "collect(wood, 3)")
+    while (action := skill.next_action()) is not None:
+        step = env.step(action)  # crafter's names are accepted as aliases
+        assert step.info["valid"], step.observation
+    assert skill.result is not None and skill.result.success
+    assert env.core.players[0].inventory["wood"] == 3
 
 
 def test_craft_without_materials_fails_naming_what_is_missing() -> None:
