@@ -50,6 +50,7 @@ __all__ = [
     "make_skill",
     "parse_skill_call",
     "player_index",
+    "position_text",
     "run_skills",
     "skills_prompt",
 ]
@@ -71,6 +72,18 @@ SKILLS: tuple[SkillSpec, ...] = _specs()
 def skills_prompt() -> str:
     """The skill list for a prompt, one ``name(params): summary`` per line."""
     return "\n".join(spec.line() for spec in SKILLS)
+
+
+def position_text(core: CrafterCore, player: int | str) -> str:
+    """Where the player stands in map coordinates, the ones ``go_to`` and
+    ``place`` take (the text observation only gives relative directions)."""
+    body = core.players[player_index(core, player)]
+    facing = {(-1, 0): "west", (1, 0): "east", (0, -1): "north", (0, 1): "south"}
+    return str(skill_data()["messages"]["position"]).format(
+        x=int(body.pos[0]), y=int(body.pos[1]),
+        facing=facing[(int(body.facing[0]), int(body.facing[1]))],
+        width=core.area[0], height=core.area[1],
+    )  # fmt: skip
 
 
 # -- parsing -----------------------------------------------------------------------

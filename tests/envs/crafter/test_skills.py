@@ -16,6 +16,7 @@ from lorekit.envs.crafter.skills import (
     SkillResult,
     make_skill,
     parse_skill_call,
+    position_text,
     run_skills,
     skills_prompt,
 )
@@ -247,9 +248,11 @@ def test_placing_stone_on_lava_never_walks_into_it() -> None:
 
 def test_go_to_reaches_the_cell_or_stops_next_to_water() -> None:
     core = fresh(1)
+    assert position_text(core, "p1").startswith("You stand at (32, 32) on the 64x64 map")
     target = grass_cell(core, 6)
     result = run(core, f"go_to({target[0]}, {target[1]})")
     assert result.success and tuple(int(v) for v in core.players[0].pos) == target
+    assert f"({target[0]}, {target[1]})" in position_text(core, 0)
     water = np.argwhere(core.world._mat_map == core.world._mat_ids["water"])
     here = np.array(target)
     x, y = (int(v) for v in min(water, key=lambda c: int(np.abs(c - here).sum())))
