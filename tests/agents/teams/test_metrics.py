@@ -68,7 +68,7 @@ def test_summary_over_seeds_ignores_failed_runs_for_tc() -> None:
     def outcome(success_s: float | None, iterations: dict[str, int]) -> ModeOutcome:
         reason = "success" if success_s else "no_progress"
         ok = success_s is not None
-        return ModeOutcome("async", "virtual", reason, ok, 50.0, success_s, 1.0, "", 100, iterations)
+        return ModeOutcome("async", "virtual", reason, ok, 50.0, success_s, 1.0, "", 9, iterations)
 
     runs = [team_metrics(outcome(10.0, {"a": 2, "b": 4})),
             team_metrics(outcome(30.0, {"a": 1, "b": 1})),
