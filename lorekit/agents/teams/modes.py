@@ -36,7 +36,12 @@ _EPS = 1e-9
 
 
 class Member(Protocol):
-    """One agent of a team, as the modes see it."""
+    """One agent of a team, as the modes see it.
+
+    Optional attributes the modes read when present: ``name`` (distinct; the
+    key of ``iterations``) and ``player`` (its messages' sender name, so its
+    own posts do not count as news that wake it).
+    """
 
     async def iterate(self) -> bool: ...
 
