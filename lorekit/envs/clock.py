@@ -49,6 +49,11 @@ class ClockDeadlock(ClockError):
     """Every participant waits and none will ever be woken."""
 
 
+class ClockStalled(ClockError):
+    """Virtual time stood still for ``stall_s`` real seconds: some participant
+    awaits something only a participant blocked on the clock can release."""
+
+
 @runtime_checkable
 class ClockEvent(Protocol):
     """A flag participants can wait on with :meth:`Clock.wait`."""
@@ -209,8 +214,14 @@ class VirtualClock:
 
     kind: ClockKind = "virtual"
 
-    def __init__(self, start: float = 0.0) -> None:
+    def __init__(self, start: float = 0.0, *, stall_s: float | None = 60.0) -> None:
+        """``stall_s``: real seconds without any clock activity, while some
+        participants wait on the clock and others run, after which the waiting
+        ones get :class:`ClockStalled` instead of a silent hang (None: never)."""
         self._now = float(start)
+        self.stall_s = stall_s
+        self._ops = 0
+        self._watchdog: asyncio.TimerHandle | None = None
         self._seq = itertools.count()
         self._timers: list[tuple[float, int, _Park]] = []
         self._members: dict[asyncio.Task[Any], _Member] = {}
@@ -239,11 +250,13 @@ class VirtualClock:
         task = asyncio.get_running_loop().create_task(run(), name=name)
         holder.append(task)
         self._join(task)
-        # A task cancelled before its first step never enters ``run``'s finally.
-        task.add_done_callback(self._forget)
+        # A task cancelled before its first step never enters ``run``'s finally
+        # (nor awaits ``coro``, which is closed so that Python does not warn).
+        task.add_done_callback(lambda done: self._forget(done, coro))
         return task
 
-    def _forget(self, task: asyncio.Task[Any]) -> None:
+    def _forget(self, task: asyncio.Task[Any], coro: Coroutine[Any, Any, Any]) -> None:
+        coro.close()
         member = self._members.get(task)
         if member is not None:
             member.depth = 1
@@ -262,6 +275,8 @@ class VirtualClock:
             self._leave(task)
 
     def _join(self, task: asyncio.Task[Any]) -> None:
+        self._ops += 1
+        self._arm()
         member = self._members.get(task)
         if member is not None:
             member.depth += 1
@@ -344,6 +359,7 @@ class VirtualClock:
                 it.waiters.append(park)
         member.park = park
         self._running -= 1
+        self._ops += 1
         self._advance()
         try:
             await park.future
@@ -354,6 +370,7 @@ class VirtualClock:
     def _wake(self, park: _Park, *, cancel: bool = False) -> None:
         if not park.active:
             return
+        self._ops += 1
         park.active = False
         park.member.park = None
         self._running += 1
@@ -371,6 +388,32 @@ class VirtualClock:
             self._now = max(self._now, self._timers[0][0])
             while self._timers and self._timers[0][0] <= self._now:
                 self._wake(heapq.heappop(self._timers)[2])
+
+    def _arm(self) -> None:
+        if self._watchdog is None and self.stall_s is not None:
+            loop = asyncio.get_running_loop()
+            self._watchdog = loop.call_later(self.stall_s, self._check_stall, self._ops)
+
+    def _check_stall(self, ops: int) -> None:
+        self._watchdog = None
+        if not self._members:
+            return
+        parked = [m for m in self._members.values() if m.park is not None]
+        if ops == self._ops and parked and self._running > 0:
+            running = sorted(m.task.get_name() for m in self._members.values() if m.park is None)
+            error = ClockStalled(
+                f"virtual time stood still for {self.stall_s} real seconds: participants "
+                f"{', '.join(running)} run without waiting on the clock; are they awaiting "
+                "something (a lock, a semaphore, a request limiter) held by a participant "
+                "that sleeps on the clock? Hold no such thing across a clock wait"
+            )
+            for member in parked:
+                park = member.park
+                assert park is not None
+                self._wake(park, cancel=True)
+                if not park.future.done():
+                    park.future.set_exception(error)
+        self._arm()
 
     def _deadlock(self) -> None:
         names = sorted(m.task.get_name() for m in self._members.values())

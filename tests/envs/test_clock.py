@@ -7,7 +7,14 @@ import time
 
 import pytest
 
-from lorekit.envs.clock import ClockDeadlock, ClockError, VirtualClock, WallClock, join
+from lorekit.envs.clock import (
+    ClockDeadlock,
+    ClockError,
+    ClockStalled,
+    VirtualClock,
+    WallClock,
+    join,
+)
 from lorekit.llm import Latency, ScriptedLLM
 
 
@@ -158,3 +165,50 @@ async def test_wall_clock_has_the_same_interface() -> None:
         before = clock.now()
         await clock.wait(clock.event(), within=0.01)
         assert clock.now() - before >= 0.009
+
+
+async def test_a_lock_held_across_a_clock_sleep_is_reported_not_hung() -> None:
+    clock = VirtualClock(stall_s=0.05)
+    lock = asyncio.Lock()
+
+    async def holder() -> None:
+        async with lock:
+            await clock.sleep(10)
+
+    async def blocked() -> None:
+        async with lock:  # not a clock wait: virtual time cannot move
+            pass
+
+    with clock.participate():
+        first = clock.spawn(holder(), name="holder")
+        await clock.sleep(0)
+        second = clock.spawn(blocked(), name="blocked")
+        with pytest.raises(ClockStalled, match="blocked"):
+            await clock.sleep(1)
+        await join(clock, first, second)
+    assert isinstance(first.exception(), ClockStalled)
+
+
+async def test_equal_wake_times_wake_in_the_order_they_slept() -> None:
+    clock = VirtualClock()
+    order: list[str] = []
+
+    async def nap(name: str, seconds: float) -> None:
+        await clock.sleep(seconds)
+        order.append(name)
+
+    with clock.participate():
+        await join(clock, *[clock.spawn(nap(n, 2.0 if n != "c" else 1.0)) for n in "abcd"])
+    assert order == ["c", "a", "b", "d"]
+
+
+async def test_a_task_cancelled_before_it_started_leaves_the_clock() -> None:
+    clock = VirtualClock()
+    with clock.participate():
+        task = clock.spawn(clock.sleep(5))
+        clock.cancel(task)
+        await clock.sleep(0)
+        await asyncio.sleep(0)  # let its done-callback run
+        assert task.cancelled() and clock.participants == 1
+        await clock.sleep(1)
+    assert clock.now() == 1.0 and clock.participants == 0
