@@ -155,3 +155,15 @@ async def test_bad_arguments_are_clear_errors() -> None:
         await run_members([member], "parallel", world, cutoff_s=1, max_time_s=1)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="distinct names"):
         await run_members([member, member], "async", world, cutoff_s=1, max_time_s=1)
+
+
+async def test_rounds_skip_quiet_members_until_news_arrives() -> None:
+    world = make_world(VirtualClock())
+    boss = Dummy("boss", "p1", world, [5.0], rounds=2, tell=(1, "p2"))
+    helper = Dummy("helper", "p2", world, [1.0], rounds=1)
+    out = await run_members([boss, helper], "round", world, cutoff_s=100, max_time_s=100)
+    # round 1: both; round 2: boss alone (helper is quiet); round 3: helper, woken by the
+    # message boss posted in round 2; then everyone is quiet.
+    assert out.rounds == 3 and out.iterations == {"boss": 2, "helper": 2}
+    assert helper.log[1][0] == pytest.approx(boss.log[1][2])
+    assert out.reason == "idle"
