@@ -366,6 +366,20 @@ class VirtualClock:
         finally:
             if park.active:  # cancelled from outside without clock.cancel
                 self._wake(park, cancel=True)
+            self._unlink(park, items)
+
+    def _unlink(self, park: _Park, items: tuple[asyncio.Task[Any] | ClockEvent, ...]) -> None:
+        """Drop a finished wait from what it waited on, so long runs do not pile up
+        stale entries (a coordinator waits on the same tasks and events many times)."""
+        for it in items:
+            waiters = self._task_waiters.get(it) if isinstance(it, asyncio.Task) else None
+            if isinstance(it, _VirtualEvent):
+                waiters = it.waiters
+            if waiters is not None and park in waiters:
+                waiters.remove(park)
+        if len(self._timers) > 2 * len(self._members) + 64:
+            self._timers = [entry for entry in self._timers if entry[2].active]
+            heapq.heapify(self._timers)
 
     def _wake(self, park: _Park, *, cancel: bool = False) -> None:
         if not park.active:

@@ -212,3 +212,19 @@ async def test_a_task_cancelled_before_it_started_leaves_the_clock() -> None:
         assert task.cancelled() and clock.participants == 1
         await clock.sleep(1)
     assert clock.now() == 1.0 and clock.participants == 0
+
+
+async def test_many_timed_waits_leave_no_stale_entries() -> None:
+    clock = VirtualClock()
+    flag = clock.event()
+
+    async def ticker() -> None:
+        for _ in range(1000):
+            await clock.sleep(1)
+
+    with clock.participate():
+        task = clock.spawn(ticker())
+        while not task.done():  # like a coordinator: a task, an event and a far deadline
+            await clock.wait(task, flag, within=10_000)
+    assert clock.now() == 1000.0
+    assert len(clock._timers) < 100 and not flag.waiters  # type: ignore[attr-defined]
