@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol, get_args
 
 from lorekit.envs.clock import ClockEvent, join
@@ -72,7 +72,6 @@ class ModeOutcome:
     rounds: int = 0
     cutoff_s: float = 0.0
     max_time_s: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
