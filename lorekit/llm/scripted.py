@@ -9,7 +9,9 @@ including wrong, malformed or failing ones. ``ScriptedLLM`` answers from
 - a function of the messages (sync or async),
 
 and can sleep a fixed or seeded-random latency so that concurrency behaves as
-it would against a server. An answer that is an exception instance is raised
+it would against a server. The latency is slept with ``sleep`` (``asyncio.sleep``
+unless given): pass a virtual clock's ``sleep`` and a simulated model "thinks"
+in virtual time, with no real waiting. An answer that is an exception instance is raised
 instead of returned, which is how tests simulate a backend failure.
 """
 
@@ -41,6 +43,7 @@ AnswerFn = Callable[[tuple[Message, ...]], "Answer | Awaitable[Answer]"]
 Pattern = str | re.Pattern[str]
 Rules = Sequence[tuple[Pattern, "Answer | Sequence[Answer]"]]
 LatencyFn = Callable[[random.Random], float]
+SleepFn = Callable[[float], Awaitable[None]]
 
 
 class Latency:
@@ -99,6 +102,7 @@ class ScriptedLLM:
         latency: float | LatencyFn | None = None,
         seed: int = 0,
         model: str = "scripted",
+        sleep: SleepFn | None = None,
     ) -> None:
         given = sum(x is not None for x in (answers, rules, fn))
         if given > 1:
@@ -122,6 +126,7 @@ class ScriptedLLM:
             latency = Latency.fixed(float(latency)) if latency > 0 else None
         self._latency = latency
         self._rng = random.Random(seed)
+        self._sleep: SleepFn = sleep if sleep is not None else asyncio.sleep
         self._model = model
         self._next = 0
         self.calls: list[ScriptedCall] = []
@@ -175,7 +180,7 @@ class ScriptedLLM:
         if answer is None:
             answer = self._default
         if delay > 0:
-            await asyncio.sleep(delay)
+            await self._sleep(delay)
         if answer is None:
             err = ScriptExhausted(
                 f"the script has no answer for call {len(self.calls) + 1} "

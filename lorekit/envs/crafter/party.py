@@ -149,9 +149,8 @@ class CrafterParty(TextEnv):
                 plan[i][0] if i in plan and tick < plan[i][1] else "noop"
                 for i in range(len(self.names))
             ]
-            for i, gained in enumerate(self.core.step(joint)):
+            for i, gained in enumerate(self.tick(joint)):
                 rewards[i] += gained
-            self._update_done()
             if self._done:
                 break
         info: dict[str, Any] = {
@@ -165,6 +164,38 @@ class CrafterParty(TextEnv):
         }
         reward = 1.0 if self._success else 0.0
         return Step(self._observe(errors), reward, self._done, info)
+
+    def tick(self, joint: Sequence[str]) -> list[float]:
+        """Advance the world one tick with one crafter action per player (``"noop"``
+        to wait); returns each player's reward. For drivers that schedule players
+        themselves (the team world); ``step`` is the text interface over it."""
+        if self._task is None or self._done:
+            raise RuntimeError("no episode is running: call reset before tick")
+        rewards = self.core.step(joint)
+        self._update_done()
+        return rewards
+
+    @property
+    def task(self) -> Task | None:
+        """The running episode's task (None before reset)."""
+        return self._task
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    @property
+    def success(self) -> bool:
+        return self._success
+
+    def progress_fraction(self) -> float:
+        """How far the team is, from 0 to 1 (what ``progress()`` states in words)."""
+        if self._task is None:
+            return 0.0
+        if self._task.data["kind"] == "collect":
+            amount = int(self._task.data["amount"])
+            return min(self.collected(self._task.data["item"]), amount) / amount
+        return (8 - len(self.missing_walls())) / 8
 
     def _parse(self, text: str) -> tuple[dict[int, tuple[str, int]], list[str]]:
         plan: dict[int, tuple[str, int]] = {}

@@ -1,0 +1,1 @@
+"""Teams of agents in one shared world (S-Agents)."""

@@ -1,0 +1,443 @@
+"""Clocks for worlds and teams: wall time, or a deterministic virtual time.
+
+A team study runs several agents whose model calls take seconds. Against real
+models that is wall time (:class:`WallClock`). With scripted models we want
+the same behaviour without the waiting, and the same answer every run:
+:class:`VirtualClock` is a discrete-event clock for asyncio coroutines. Its
+time moves only when every registered *participant* is blocked on it (in
+:meth:`~VirtualClock.sleep` or :meth:`~VirtualClock.wait`); it then jumps to
+the earliest wake-up, wakes whoever is due (in the order they went to sleep)
+and stops moving as soon as one of them runs. Nothing really waits, and the
+order of events depends only on the program and its seeds.
+
+The rules that make this exact:
+
+- a participant is a task started with :meth:`spawn`, or the current task
+  inside ``with clock.participate():``;
+- participants block only through the clock (``sleep``, ``wait`` on
+  participant tasks and clock events); awaiting anything else counts as
+  running, so virtual time stands still meanwhile (real I/O takes no virtual
+  time). A participant that awaits something only another *sleeping*
+  participant can release (an ``asyncio.Lock`` held across a clock sleep)
+  stops virtual time for good: hold no such thing across a clock wait;
+- cancel participants with :meth:`cancel`, so the clock knows they run again.
+
+Both clocks share one interface, so code written against :class:`Clock` runs
+on either; on the wall clock ``spawn``/``wait``/``event`` are plain asyncio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import time
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+
+T = TypeVar("T")
+ClockKind = Literal["wall", "virtual"]
+
+
+class ClockError(RuntimeError):
+    """The clock was used in a way it cannot honour (see the message)."""
+
+
+class ClockDeadlock(ClockError):
+    """Every participant waits and none will ever be woken."""
+
+
+class ClockStalled(ClockError):
+    """Virtual time stood still for ``stall_s`` real seconds: some participant
+    awaits something only a participant blocked on the clock can release."""
+
+
+@runtime_checkable
+class ClockEvent(Protocol):
+    """A flag participants can wait on with :meth:`Clock.wait`."""
+
+    def set(self) -> None: ...
+    def clear(self) -> None: ...
+    def is_set(self) -> bool: ...
+
+
+class Clock(Protocol):
+    """What worlds, modes and models need from a clock."""
+
+    kind: ClockKind
+
+    def now(self) -> float: ...
+    async def sleep(self, seconds: float) -> None: ...
+    def spawn(
+        self, coro: Coroutine[Any, Any, T], *, name: str | None = None
+    ) -> asyncio.Task[T]: ...
+    def participate(self) -> Any: ...  # a context manager
+    def event(self) -> ClockEvent: ...
+    async def wait(
+        self, *items: asyncio.Task[Any] | ClockEvent, within: float | None = None
+    ) -> None: ...
+    def cancel(self, task: asyncio.Task[Any]) -> None: ...
+
+
+def _check_seconds(seconds: float) -> float:
+    if seconds < 0 or seconds != seconds:
+        raise ValueError(f"cannot sleep {seconds} seconds; give a number >= 0")
+    return float(seconds)
+
+
+def _ready(items: tuple[asyncio.Task[Any] | ClockEvent, ...]) -> bool:
+    return any(it.done() if isinstance(it, asyncio.Task) else it.is_set() for it in items)
+
+
+async def join(clock: Clock, *tasks: asyncio.Task[Any]) -> None:
+    """Wait on ``clock`` until every task has finished (results are left in the tasks)."""
+    for task in tasks:
+        while not task.done():
+            await clock.wait(task)
+
+
+# -- wall time -----------------------------------------------------------------
+
+
+class _WallEvent:
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    def clear(self) -> None:
+        self._event.clear()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+
+class WallClock:
+    """Real time (monotonic seconds since the clock was made) and plain asyncio."""
+
+    kind: ClockKind = "wall"
+
+    def __init__(self) -> None:
+        self._origin = time.monotonic()
+
+    def now(self) -> float:
+        return time.monotonic() - self._origin
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(_check_seconds(seconds))
+
+    def spawn(self, coro: Coroutine[Any, Any, T], *, name: str | None = None) -> asyncio.Task[T]:
+        return asyncio.get_running_loop().create_task(coro, name=name)
+
+    @contextmanager
+    def participate(self) -> Iterator[None]:
+        yield
+
+    def event(self) -> ClockEvent:
+        return _WallEvent()
+
+    async def wait(
+        self, *items: asyncio.Task[Any] | ClockEvent, within: float | None = None
+    ) -> None:
+        """Return when any item is done or set, or after ``within`` seconds."""
+        if _ready(items):
+            return
+        helpers: list[asyncio.Task[Any]] = []
+        watched: list[asyncio.Future[Any]] = []
+        for it in items:
+            if isinstance(it, asyncio.Task):
+                watched.append(it)
+            elif isinstance(it, _WallEvent):
+                helper = asyncio.ensure_future(it._event.wait())
+                helpers.append(helper)
+                watched.append(helper)
+            else:
+                raise TypeError(f"WallClock.wait takes tasks and WallClock events, not {it!r}")
+        try:
+            if watched:
+                await asyncio.wait(watched, timeout=within, return_when=asyncio.FIRST_COMPLETED)
+            elif within is not None:
+                await asyncio.sleep(_check_seconds(within))
+        finally:
+            for helper in helpers:
+                helper.cancel()
+
+    def cancel(self, task: asyncio.Task[Any]) -> None:
+        task.cancel()
+
+
+# -- virtual time --------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Park:
+    """One participant's wait: woken by a timer, a task's end or an event."""
+
+    member: _Member
+    future: asyncio.Future[None]
+    active: bool = True
+
+
+@dataclass(eq=False)
+class _Member:
+    task: asyncio.Task[Any]
+    depth: int = 1
+    park: _Park | None = None
+
+
+@dataclass(eq=False)
+class _VirtualEvent:
+    clock: VirtualClock
+    flag: bool = False
+    waiters: list[_Park] = field(default_factory=list)
+
+    def set(self) -> None:
+        if self.flag:
+            return
+        self.flag = True
+        waiters, self.waiters = self.waiters, []
+        for park in waiters:
+            self.clock._wake(park)
+
+    def clear(self) -> None:
+        self.flag = False
+
+    def is_set(self) -> bool:
+        return self.flag
+
+
+class VirtualClock:
+    """Deterministic discrete-event time for asyncio participants; see the module docstring."""
+
+    kind: ClockKind = "virtual"
+
+    def __init__(self, start: float = 0.0, *, stall_s: float | None = 60.0) -> None:
+        """``stall_s``: real seconds without any clock activity, while some
+        participants wait on the clock and others run, after which the waiting
+        ones get :class:`ClockStalled` instead of a silent hang (None: never)."""
+        self._now = float(start)
+        self.stall_s = stall_s
+        self._ops = 0
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._seq = itertools.count()
+        self._timers: list[tuple[float, int, _Park]] = []
+        self._members: dict[asyncio.Task[Any], _Member] = {}
+        self._task_waiters: dict[asyncio.Task[Any], list[_Park]] = {}
+        self._running = 0  # participants not parked on the clock
+
+    def now(self) -> float:
+        return self._now
+
+    @property
+    def participants(self) -> int:
+        return len(self._members)
+
+    # -- participants --------------------------------------------------------
+
+    def spawn(self, coro: Coroutine[Any, Any, T], *, name: str | None = None) -> asyncio.Task[T]:
+        """Start ``coro`` as a participant task (counted as running at once)."""
+        holder: list[asyncio.Task[T]] = []
+
+        async def run() -> T:
+            try:
+                return await coro
+            finally:
+                self._leave(holder[0])
+
+        task = asyncio.get_running_loop().create_task(run(), name=name)
+        holder.append(task)
+        self._join(task)
+        # A task cancelled before its first step never enters ``run``'s finally
+        # (nor awaits ``coro``, which is closed so that Python does not warn).
+        task.add_done_callback(lambda done: self._forget(done, coro))
+        return task
+
+    def _forget(self, task: asyncio.Task[Any], coro: Coroutine[Any, Any, Any]) -> None:
+        coro.close()
+        member = self._members.get(task)
+        if member is not None:
+            member.depth = 1
+            self._leave(task)
+
+    @contextmanager
+    def participate(self) -> Iterator[None]:
+        """Count the current task as a participant inside the block."""
+        task = asyncio.current_task()
+        if task is None:
+            raise ClockError("clock.participate() needs a running asyncio task")
+        self._join(task)
+        try:
+            yield
+        finally:
+            self._leave(task)
+
+    def _join(self, task: asyncio.Task[Any]) -> None:
+        self._ops += 1
+        self._arm()
+        member = self._members.get(task)
+        if member is not None:
+            member.depth += 1
+            return
+        self._members[task] = _Member(task)
+        self._running += 1
+
+    def _leave(self, task: asyncio.Task[Any]) -> None:
+        member = self._members.get(task)
+        if member is None:
+            return
+        member.depth -= 1
+        if member.depth:
+            return
+        del self._members[task]
+        self._running -= 1
+        for park in self._task_waiters.pop(task, []):
+            self._wake(park)
+        self._advance()
+
+    def cancel(self, task: asyncio.Task[Any]) -> None:
+        """Cancel a participant; it counts as running until its cleanup ends."""
+        member = self._members.get(task)
+        if member is not None and member.park is not None:
+            self._wake(member.park, cancel=True)
+        task.cancel()
+
+    # -- waiting -------------------------------------------------------------
+
+    async def sleep(self, seconds: float) -> None:
+        """Block this participant for ``seconds`` of virtual time.
+
+        ``sleep(0)`` lets every other participant run until it blocks too.
+        """
+        await self._park(self._now + _check_seconds(seconds), ())
+
+    async def wait(
+        self, *items: asyncio.Task[Any] | ClockEvent, within: float | None = None
+    ) -> None:
+        """Return when any item (a participant task or a clock event) is done or
+        set, or after ``within`` virtual seconds (``asyncio.timeout`` knows only
+        real time, hence a parameter)."""
+        for it in items:
+            if isinstance(it, asyncio.Task):
+                if not it.done() and it not in self._members:
+                    raise ClockError(
+                        f"task {it.get_name()!r} is not a participant of this clock; "
+                        "start it with clock.spawn(...) to wait on it"
+                    )
+            elif not isinstance(it, _VirtualEvent) or it.clock is not self:
+                raise TypeError(
+                    f"VirtualClock.wait takes participant tasks and its own events, not {it!r}"
+                )
+        if _ready(items):
+            return
+        deadline = None if within is None else self._now + _check_seconds(within)
+        await self._park(deadline, items)
+
+    def event(self) -> ClockEvent:
+        return _VirtualEvent(self)
+
+    async def _park(
+        self, deadline: float | None, items: tuple[asyncio.Task[Any] | ClockEvent, ...]
+    ) -> None:
+        task = asyncio.current_task()
+        member = self._members.get(task) if task is not None else None
+        if member is None:
+            raise ClockError(
+                "this task waits on a VirtualClock but is not one of its participants; "
+                "start it with clock.spawn(...) or wrap it in `with clock.participate():`"
+            )
+        park = _Park(member, asyncio.get_running_loop().create_future())
+        if deadline is not None:
+            heapq.heappush(self._timers, (deadline, next(self._seq), park))
+        for it in items:
+            if isinstance(it, asyncio.Task):
+                self._task_waiters.setdefault(it, []).append(park)
+            else:
+                assert isinstance(it, _VirtualEvent)
+                it.waiters.append(park)
+        member.park = park
+        self._running -= 1
+        self._ops += 1
+        self._advance()
+        try:
+            await park.future
+        finally:
+            if park.active:  # cancelled from outside without clock.cancel
+                self._wake(park, cancel=True)
+            self._unlink(park, items)
+
+    def _unlink(self, park: _Park, items: tuple[asyncio.Task[Any] | ClockEvent, ...]) -> None:
+        """Drop a finished wait from what it waited on, so long runs do not pile up
+        stale entries (a coordinator waits on the same tasks and events many times)."""
+        for it in items:
+            waiters = self._task_waiters.get(it) if isinstance(it, asyncio.Task) else None
+            if isinstance(it, _VirtualEvent):
+                waiters = it.waiters
+            if waiters is not None and park in waiters:
+                waiters.remove(park)
+        if len(self._timers) > 2 * len(self._members) + 64:
+            self._timers = [entry for entry in self._timers if entry[2].active]
+            heapq.heapify(self._timers)
+
+    def _wake(self, park: _Park, *, cancel: bool = False) -> None:
+        if not park.active:
+            return
+        self._ops += 1
+        park.active = False
+        park.member.park = None
+        self._running += 1
+        if not park.future.done() and not cancel:
+            park.future.set_result(None)
+
+    def _advance(self) -> None:
+        """While nobody runs, jump to the next timer and wake everyone due then."""
+        while self._running == 0 and self._members:
+            while self._timers and not self._timers[0][2].active:
+                heapq.heappop(self._timers)
+            if not self._timers:
+                self._deadlock()
+                return
+            self._now = max(self._now, self._timers[0][0])
+            while self._timers and self._timers[0][0] <= self._now:
+                self._wake(heapq.heappop(self._timers)[2])
+
+    def _arm(self) -> None:
+        if self._watchdog is None and self.stall_s is not None:
+            loop = asyncio.get_running_loop()
+            self._watchdog = loop.call_later(self.stall_s, self._check_stall, self._ops)
+
+    def _check_stall(self, ops: int) -> None:
+        self._watchdog = None
+        if not self._members:
+            return
+        parked = [m for m in self._members.values() if m.park is not None]
+        if ops == self._ops and parked and self._running > 0:
+            running = sorted(m.task.get_name() for m in self._members.values() if m.park is None)
+            error = ClockStalled(
+                f"virtual time stood still for {self.stall_s} real seconds: participants "
+                f"{', '.join(running)} run without waiting on the clock; are they awaiting "
+                "something (a lock, a semaphore, a request limiter) held by a participant "
+                "that sleeps on the clock? Hold no such thing across a clock wait"
+            )
+            for member in parked:
+                park = member.park
+                assert park is not None
+                self._wake(park, cancel=True)
+                if not park.future.done():
+                    park.future.set_exception(error)
+        self._arm()
+
+    def _deadlock(self) -> None:
+        names = sorted(m.task.get_name() for m in self._members.values())
+        error = ClockDeadlock(
+            f"every participant of the virtual clock waits and none has a timeout "
+            f"(waiting: {', '.join(names)}); at least one must sleep or be released"
+        )
+        for member in list(self._members.values()):
+            if member.park is not None:
+                park = member.park
+                self._wake(park, cancel=True)
+                if not park.future.done():
+                    park.future.set_exception(error)
