@@ -103,7 +103,7 @@ def test_run_records_the_team_and_resumes(
         wood, stone = db.episodes("t1")
         assert (wood.task_id, wood.success, stone.success) == (WOOD, True, False)
         team_notes = wood.info["notes"]["team"]
-        assert [a["name"] for a in team_notes["org"]["agents"]] == ["leader", "w1", "w2"]
+        assert [a["name"] for a in team_notes["org"]["members"]] == ["leader", "w1", "w2"]
         assert team_notes["mode"] == "async" and team_notes["clock"] == "virtual"
         assert len(team_notes["events"]) == 10 and len(team_notes["messages"]) == 2
         assert math.isnan(stone.info["notes"]["team"]["metrics"]["tc"])

@@ -63,9 +63,8 @@ def describe(event: Mapping[str, Any]) -> str:
         return f"-> {to or 'all'}: {_cut(text)}"
     if kind == "report":
         status = _first(event, "status", "outcome")
-        return f"reports to {to or 'leader'}: " + " ".join(
-            _cut(x) for x in (status, text) if x is not None
-        )
+        said = ": ".join(_cut(x) for x in (status, text) if x is not None)
+        return f"reports to {to or 'leader'}: {said}"
     if kind == "refused":
         who = _first(event, "sender", "from", "by")
         why = _first(event, "reason", "why")
@@ -163,7 +162,7 @@ def agent_rows(team: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Per agent: role, player and counts of what it did (from the event list)."""
     rows: dict[str, dict[str, Any]] = {}
     org = team.get("org") or {}
-    for a in org.get("agents") or []:
+    for a in org.get("members") or []:
         if isinstance(a, Mapping) and a.get("name"):
             rows[str(a["name"])] = _row(a.get("role"), a.get("player"))
     for e in team.get("events") or []:
@@ -218,7 +217,7 @@ def render_teams(notes: Mapping[str, Any], console: Console) -> None:
     org = team.get("org") or {}
     metrics = team.get("metrics") or {}
     shape = str(org.get("kind", "?")) + "".join(
-        f" {k}={org[k]}" for k in ("leaves", "agents") if k in org
+        f" {k}={org[k]}" for k in ("leaves", "agents") if isinstance(org.get(k), int)
     )
     console.print(
         f"\n[bold]Team[/bold]  org={escape(shape)}  mode={escape(str(team.get('mode')))}  "

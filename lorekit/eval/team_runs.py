@@ -206,7 +206,7 @@ class TeamAgent:
         world.reset(task)  # the task's own map seed: collect-50-wood/seed-0 is seed 0's map
         org = parts.build_org(self.spec.org_spec())
         traj = Trajectory(task, initial_observation=_opening(task, org))
-        notes: dict[str, Any] = {"org": self.spec.org_spec() | {"agents": org_agents(org)}}
+        notes: dict[str, Any] = {"org": self.spec.org_spec() | {"members": org_agents(org)}}
         notes.update(mode=self.spec.mode, clock=self.spec.clock, spec=self.spec.to_dict())
         traj.notes["team"] = notes
         attach = getattr(recorder, "attach", None)
