@@ -41,32 +41,70 @@ def _parts() -> TeamParts:
 def team_spec(
     org: str,
     leaves: int | None,
-    agents: int | None,
+    size: int | None,
     mode: str,
     clock: str,
     max_time_s: float,
     cutoff_s: float,
     seconds_per_tick: float | None,
 ) -> TeamSpec:
-    """The spec the options describe, or a one-line error naming the option."""
-    if leaves is not None and org != "tree":
-        raise UserError(f"--leaves: only a tree has leaves; for --org {org} use --agents")
-    if agents is not None and org not in ("chain", "graph"):
-        hint = "use --leaves" if org == "tree" else "a solo team has one agent"
-        raise UserError(f"--agents: sets the size of a chain or graph; for --org {org} {hint}")
-    size = leaves if org == "tree" else agents
+    """The spec the options describe, or a one-line error naming the option.
+
+    ``org`` is a kind (solo, chain, graph, tree) or a YAML organization file."""
+    custom = _org_file(org, leaves, size) if org not in ORG_KINDS else None
+    if custom is not None:
+        kind, size = str(custom.get("org")), len(custom.get("agents") or ())
+    else:
+        kind = org
+        if leaves is not None and org != "tree":
+            raise UserError(f"--leaves: only a tree has leaves; for --org {org} use --size")
+        if size is not None and org not in ("chain", "graph"):
+            hint = "use --leaves" if org == "tree" else "a solo team has one agent"
+            raise UserError(f"--size: sets the size of a chain or graph; for --org {org} {hint}")
+        size = {"solo": 1, "tree": leaves if leaves is not None else 2}.get(org, size or 3)
     try:
         return TeamSpec(
-            org,
-            1 if org == "solo" else (size if size is not None else 3),
+            kind,
+            size,
             mode,
             clock,
             max_time_s=max_time_s,
             cutoff_s=cutoff_s,
             seconds_per_tick=seconds_per_tick,
+            custom=custom,
         )
     except ValueError as exc:  # its message names the option
         raise UserError(str(exc)) from None
+
+
+def _org_file(org: str, leaves: int | None, size: int | None) -> dict[str, Any] | None:
+    """A YAML organization file's spec, or an error that lists the kinds."""
+    from pathlib import Path
+
+    import yaml
+
+    from lorekit import yamlio
+
+    path = Path(org)
+    if path.suffix not in (".yaml", ".yml"):
+        raise UserError(
+            f"--org: unknown organization {org!r}; choose one of {', '.join(ORG_KINDS)}, "
+            "or give a YAML organization file"
+        )
+    if not path.is_file():
+        raise UserError(f"--org: no organization file at {org}")
+    if leaves is not None or size is not None:
+        raise UserError("--leaves/--size: an organization file lists its agents itself")
+    try:
+        data = yamlio.safe_load(path.read_text(encoding="utf-8"), source=org)
+    except (OSError, yaml.YAMLError, ValueError) as exc:
+        raise UserError(f"--org: cannot read {org}: {exc}") from None
+    if not isinstance(data, dict) or data.get("org") not in ORG_KINDS or not data.get("agents"):
+        raise UserError(
+            f"--org: {org} must map org: to one of {', '.join(ORG_KINDS)} and list its agents "
+            "(see docs/teams.md)"
+        )
+    return data
 
 
 def pick_tasks(
@@ -112,14 +150,13 @@ def team() -> None:
 @click.argument("env_name", metavar="ENV")
 @click.option(
     "--org",
-    type=click.Choice(ORG_KINDS),
     default="tree",
     show_default=True,
     help="solo; chain (a relay, CoA); graph (anyone commands anyone, GoA); tree (a leader "
-    "commands its leaves, ToA).",
+    "commands its leaves, ToA); or a YAML organization file.",
 )
-@click.option("--leaves", type=int, default=None, help="Leaves of a tree [default: 3].")
-@click.option("--agents", type=int, default=None, help="Agents of a chain or graph [default: 3].")
+@click.option("--leaves", type=int, default=None, help="Leaves of a tree [default: 2].")
+@click.option("--size", type=int, default=None, help="Agents of a chain or graph [default: 3].")
 @click.option("--mode", type=click.Choice(MODES), default="async", show_default=True)
 @click.option(
     "--clock",
@@ -173,7 +210,7 @@ def team_run(
     env_name: str,
     org: str,
     leaves: int | None,
-    agents: int | None,
+    size: int | None,
     mode: str,
     clock: str | None,
     task_ids: tuple[str, ...],
@@ -215,7 +252,7 @@ def team_run(
     spec = team_spec(
         org,
         leaves,
-        agents,
+        size,
         mode,
         clock or ("virtual" if simulate else "wall"),
         max_time_s,

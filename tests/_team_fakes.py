@@ -26,14 +26,21 @@ class FakeOrg:
 
 
 def build_org(spec: dict[str, Any]) -> FakeOrg:
-    kind = spec["kind"]
+    """Specs as ``org_from_spec`` reads them: ``{org: tree, leaves: N}``,
+    ``{org: chain, size: N}``, ``{org: solo}``, or a custom agents list."""
+    kind = spec["org"]
+    if "agents" in spec:
+        members = [
+            FakeAgent(a["name"], a.get("role", "worker"), a["player"]) for a in spec["agents"]
+        ]
+        return FakeOrg(kind, members)
     if kind == "tree":
         leaves = [
             FakeAgent(f"w{i}", "worker", f"p{i + 1}", "leader")
             for i in range(1, spec["leaves"] + 1)
         ]
         return FakeOrg(kind, [FakeAgent("leader", "leader", "p1"), *leaves])
-    n = 1 if kind == "solo" else spec["agents"]
+    n = 1 if kind == "solo" else spec["size"]
     return FakeOrg(kind, [FakeAgent(f"a{i}", "worker", f"p{i}") for i in range(1, n + 1)])
 
 

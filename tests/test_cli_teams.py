@@ -44,10 +44,13 @@ def _args(tmp_path: Path, config: Path, *extra: str) -> list[str]:
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [
-        (["--org", "ring"], "Invalid value for '--org'"),
+        (["--org", "ring"], "--org: unknown organization 'ring'; choose one of solo, chain"),
+        (["--org", "team.yaml"], "--org: no organization file at team.yaml"),
         (["--leaves", "0"], "--leaves: a tree needs at least 1 leaf, got 0"),
         (["--org", "chain", "--leaves", "2"], "--leaves: only a tree has leaves"),
-        (["--org", "graph", "--agents", "0"], "--agents: a graph needs at least 1 agent"),
+        (["--org", "graph", "--leaves", "2"], "for --org graph use --size"),
+        (["--org", "graph", "--size", "1"], "--size: a graph needs at least 2 agents, got 1"),
+        (["--org", "solo", "--size", "2"], "--size: sets the size of a chain or graph"),
         (["--mode", "parallel"], "Invalid value for '--mode'"),
         (["--clock", "sundial"], "Invalid value for '--clock'"),
         (["--task", "collect-50-wod/seed-0"], "did you mean 'collect-50-wood/seed-0'"),
@@ -153,7 +156,7 @@ def test_a_failing_team_is_an_error_episode_and_retried(
         stone = next(e for e in db.episodes("t1") if e.task_id == STONE)
         assert stone.status == "error"
         # what was known before the error (the organization) is kept
-        assert stone.info["notes"]["team"]["org"]["kind"] == "tree"
+        assert stone.info["notes"]["team"]["org"]["org"] == "tree"
     broken.fail_on = None
     code, _, err = run_cli(
         _args(tmp_path, config, "--task", WOOD, "--task", STONE, "--retry-errors"), capsys
@@ -196,3 +199,43 @@ def test_export_keeps_the_team_notes(
     assert code == 0
     episode = json.loads(out.splitlines()[1])
     assert episode["info"]["notes"]["team"]["events"][1]["kind"] == "plan"
+
+
+def test_an_organization_file_builds_a_custom_team(
+    tmp_path: Path, config: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    org = tmp_path / "pair.yaml"
+    org.write_text(
+        "org: tree\nagents:\n  - {name: boss, player: p1}\n  - {name: digger, player: p2}\n"
+        "commands: {boss: [digger]}\n",
+        encoding="utf-8",
+    )
+    code, _, err = run_cli(_args(tmp_path, config, "--org", str(org), "--task", WOOD), capsys)
+    assert code == 0, err
+    with RunStore.open_readonly(tmp_path / "runs.sqlite3") as db:
+        run = db.get_run("t1")
+        assert run is not None and run.agent == "team:tree-custom-2/async/virtual"
+        assert run.config["team"]["custom"]["commands"] == {"boss": ["digger"]}
+        notes = db.episodes("t1")[0].info["notes"]["team"]
+        assert [m["name"] for m in notes["org"]["members"]] == ["boss", "digger"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("org: ring\n", encoding="utf-8")
+    code, _, err = run_cli(_args(tmp_path, config, "--org", str(bad), "--task", WOOD), capsys)
+    assert code == 2 and "must map org: to one of solo, chain, graph, tree" in err
+    code, _, err = run_cli(
+        _args(tmp_path, config, "--org", str(org), "--leaves", "3", "--task", WOOD), capsys
+    )
+    assert code == 2 and "an organization file lists its agents itself" in err
+
+
+def test_a_solo_team_plays_on_a_two_player_world(
+    tmp_path: Path, config: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _args(tmp_path, config, "--org", "solo", "--mode", "round", "--task", WOOD)
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert team.kwargs[0]["mode"] == "round"
+    with RunStore.open_readonly(tmp_path / "runs.sqlite3") as db:
+        run = db.get_run("t1")
+        assert run is not None and run.agent == "team:solo/round/virtual"
+        assert run.config["env_kwargs"] == {"players": 2}  # the party's minimum

@@ -216,9 +216,11 @@ def render_teams(notes: Mapping[str, Any], console: Console) -> None:
         return
     org = team.get("org") or {}
     metrics = team.get("metrics") or {}
-    shape = str(org.get("kind", "?")) + "".join(
-        f" {k}={org[k]}" for k in ("leaves", "agents") if isinstance(org.get(k), int)
+    shape = str(org.get("org", "?")) + "".join(
+        f" {k}={org[k]}" for k in ("leaves", "size") if isinstance(org.get(k), int)
     )
+    if org.get("agents"):
+        shape += " (custom)"
     console.print(
         f"\n[bold]Team[/bold]  org={escape(shape)}  mode={escape(str(team.get('mode')))}  "
         f"clock={escape(str(team.get('clock')))}  "

@@ -58,7 +58,9 @@ class TeamSpec:
     """How a team plays: organization and size, mode, clock and time limits.
 
     ``size`` is the number of leaves of a tree, or of agents of a chain or a
-    graph (a solo team has one agent). Times are clock seconds: virtual ones
+    graph (a solo team has one agent). ``custom`` is an organization spec read
+    from a YAML file (its agents and who commands whom; ``org`` is then its
+    kind and ``size`` its head count). Times are clock seconds: virtual ones
     on the virtual clock. ``seconds_per_tick`` None keeps the team world's own.
     """
 
@@ -69,6 +71,7 @@ class TeamSpec:
     max_time_s: float = 1_800.0
     cutoff_s: float = 300.0
     seconds_per_tick: float | None = None
+    custom: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         problem = spec_problem(self)
@@ -78,6 +81,8 @@ class TeamSpec:
     @property
     def agents(self) -> int:
         """How many agents (and players) the team has."""
+        if self.custom is not None:
+            return self.size
         if self.org == "solo":
             return 1
         return self.size + 1 if self.org == "tree" else self.size
@@ -85,15 +90,21 @@ class TeamSpec:
     @property
     def label(self) -> str:
         """Short name: ``tree-3/async/virtual``; the run's agent name is ``team:`` + it."""
-        shape = "solo" if self.org == "solo" else f"{self.org}-{self.size}"
+        if self.custom is not None:
+            shape = f"{self.org}-custom-{self.size}"
+        else:
+            shape = "solo" if self.org == "solo" else f"{self.org}-{self.size}"
         return f"{shape}/{self.mode}/{self.clock}"
 
     def org_spec(self) -> dict[str, Any]:
-        """The organization spec handed to the org builder (as a YAML spec would read)."""
+        """The organization spec for :func:`lorekit.agents.teams.org.org_from_spec`:
+        ``{org: tree, leaves: 3}``, ``{org: chain, size: 4}``, ``{org: solo}``."""
+        if self.custom is not None:
+            return dict(self.custom)
         if self.org == "solo":
-            return {"kind": "solo"}
-        key = "leaves" if self.org == "tree" else "agents"
-        return {"kind": self.org, key: self.size}
+            return {"org": "solo"}
+        key = "leaves" if self.org == "tree" else "size"
+        return {"org": self.org, key: self.size}
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -102,11 +113,14 @@ class TeamSpec:
 def spec_problem(spec: TeamSpec) -> str | None:
     """What is wrong with a team spec, in words that name the option, or None."""
     if spec.org not in ORG_KINDS:
-        return f"--org: unknown organization {spec.org!r}; choose one of {', '.join(ORG_KINDS)}"
-    if spec.org == "tree" and spec.size < 1:
+        return (
+            f"--org: unknown organization {spec.org!r}; choose one of {', '.join(ORG_KINDS)}, "
+            "or give a YAML organization file"
+        )
+    if spec.custom is None and spec.org == "tree" and spec.size < 1:
         return f"--leaves: a tree needs at least 1 leaf, got {spec.size}"
-    if spec.org in ("chain", "graph") and spec.size < 1:
-        return f"--agents: a {spec.org} needs at least 1 agent, got {spec.size}"
+    if spec.custom is None and spec.org in ("chain", "graph") and spec.size < 2:
+        return f"--size: a {spec.org} needs at least 2 agents, got {spec.size}"
     if spec.mode not in MODES:
         return f"--mode: unknown mode {spec.mode!r}; choose one of {', '.join(MODES)}"
     if spec.clock not in CLOCKS:
@@ -147,7 +161,6 @@ def load(path: str) -> Any:
 
 def default_parts() -> TeamParts:
     """The real pieces (:mod:`lorekit.agents.teams`, the team world and clocks)."""
-    organization = load("lorekit.agents.teams.org:Organization")
     team_world = load("lorekit.envs.crafter.teamworld:TeamWorld")
 
     def make_clock(kind: str) -> Any:
@@ -159,18 +172,26 @@ def default_parts() -> TeamParts:
         return team_world(party, clock, seconds_per_tick=seconds_per_tick)
 
     return TeamParts(
-        organization.from_spec, make_clock, make_world, load("lorekit.agents.teams.team:run_team")
+        load("lorekit.agents.teams.org:org_from_spec"),
+        make_clock,
+        make_world,
+        load("lorekit.agents.teams.team:run_team"),
     )
 
 
 def org_agents(org: Any) -> list[dict[str, Any]]:
-    """The org's agents as plain records (name, role, player, parent if any)."""
+    """The org's agents as plain records (name, role, player, and parent in a tree)."""
     out = []
+    parent = getattr(org, "parent", None)
     for agent in getattr(org, "agents", None) or ():
-        if isinstance(agent, Mapping):
-            out.append({k: agent.get(k) for k in ("name", "role", "player", "parent")})
-        else:
-            out.append({k: getattr(agent, k, None) for k in ("name", "role", "player", "parent")})
+        get = agent.get if isinstance(agent, Mapping) else lambda k, a=agent: getattr(a, k, None)
+        row = {k: get(k) for k in ("name", "role", "player", "parent")}
+        if row["parent"] is None and callable(parent) and row["name"] is not None:
+            row["parent"] = parent(row["name"])
+        subordinates = getattr(org, "subordinates", None)
+        if callable(subordinates) and row["name"] is not None:
+            row["commands"] = list(subordinates(row["name"]))
+        out.append(row)
     return out
 
 

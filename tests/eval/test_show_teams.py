@@ -20,7 +20,7 @@ def _team_notes(task: str = "collect-50-wood/seed-0") -> dict[str, Any]:
     party = make("crafter-party", players=3)
     world = FakeWorld(party, FakeClock(), None)
     world.reset(next(t for t in party.tasks("test") if t.id == task))
-    org = build_org({"kind": "tree", "leaves": 2})
+    org = build_org({"org": "tree", "leaves": 2})
 
     class Roles(dict[str, Any]):
         def __getitem__(self, role: str) -> Any:
@@ -32,7 +32,7 @@ def _team_notes(task: str = "collect-50-wood/seed-0") -> dict[str, Any]:
 
     result = asyncio.run(FakeTeam().run_team(world, org, Roles(), mode="async", clock=world.clock))
     notes = record_result(result, world)
-    notes["org"] = {"kind": "tree", "leaves": 2, "members": [
+    notes["org"] = {"org": "tree", "leaves": 2, "members": [
         {"name": a.name, "role": a.role, "player": a.player} for a in org.agents]}  # fmt: skip
     notes.update(mode="async", clock="virtual")
     return notes
