@@ -116,23 +116,38 @@ class FakeTeam:
             {"time": 4.0, "tick": 20, "agent": "leader", "kind": "message", "to": "w1",
              "text": "collect 10 wood"},
             {"time": 5.0, "tick": 25, "agent": "w2", "kind": "refused", "command": "go north",
-             "sender": "w1", "reason": "w1 is not my parent"},
+             "sender": "w1", "reason": "only leader may command w2"},
             {"time": 6.5, "tick": 32, "agent": "w1", "kind": "call", "role": "worker",
              "prompt_tokens": 120, "completion_tokens": 30, "latency_s": 1.5},
             {"time": 6.5, "tick": 32, "agent": "w1", "kind": "skill",
              "call": "collect(wood, 10)"},
             {"time": 6.7, "tick": 33, "agent": "w1", "kind": "action", "action": "do"},
-            {"time": 30.0, "tick": 150, "agent": "w1", "kind": "skill", "player": "p2",
+            {"time": 30.0, "tick": 150, "agent": "w1", "kind": "skill",
              "call": "collect(wood, 10)", "success": ok, "reason": "no tree within reach",
              "ticks": 118},
             {"time": 31.0, "tick": 155, "agent": "w1", "kind": "report", "to": "leader",
-             "status": "failed", "text": "no tree within reach, inventory: 2 wood"},
+             "status": "failed", "task": "collect 10 wood",
+             "text": "REPORT failed: collect 10 wood (no tree within reach, 2 wood)"},
             {"time": 33.0, "tick": 165, "agent": "leader", "kind": "monitor",
              "status": "ongoing", "rationale": "w1 found no trees"},
         ]  # fmt: skip
         pool = [
             {"time": 4.0, "tick": 20, "sender": "leader", "to": "w1", "text": "collect 10 wood"},
             {"time": 2.0, "tick": 10, "sender": "w2", "to": None, "text": "I see a cow"},
+            {
+                "time": 5.0,
+                "tick": 25,
+                "sender": "w2",
+                "to": "w1",
+                "text": "REFUSED: only leader may command w2",
+            },
+            {
+                "time": 31.0,
+                "tick": 155,
+                "sender": "w1",
+                "to": "leader",
+                "text": "REPORT failed: collect 10 wood (no tree within reach, 2 wood)",
+            },
         ]
         metrics = {"tc": 48.0 if ok else float("nan"), "mpt": 2.5, "ticks": 240}
         return FakeResult(ok, events, pool, metrics, {"w1": {"iterations": 2}})

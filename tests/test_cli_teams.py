@@ -108,7 +108,7 @@ def test_run_records_the_team_and_resumes(
         team_notes = wood.info["notes"]["team"]
         assert [a["name"] for a in team_notes["org"]["members"]] == ["leader", "w1", "w2"]
         assert team_notes["mode"] == "async" and team_notes["clock"] == "virtual"
-        assert len(team_notes["events"]) == 10 and len(team_notes["messages"]) == 2
+        assert len(team_notes["events"]) == 10 and len(team_notes["messages"]) == 4
         assert math.isnan(stone.info["notes"]["team"]["metrics"]["tc"])
         # each agent's model calls, by role, with tokens and latency
         calls = db.llm_calls("t1", wood.episode_key)
@@ -175,10 +175,11 @@ def test_show_prints_the_team_timeline(
     assert "org=tree leaves=2" in out and "mode=async" in out and "TC=48.0 s" in out
     said = out.index("I see a cow")
     told = out.index("-> w1: collect 10 wood")
-    reported = out.index("reports to leader: failed")
+    reported = out.index("reports to leader: REPORT failed: collect 10 wood")
     assert said < told < reported  # messages in clock order, between the other events
-    assert out.count("collect 10 wood") == 1  # the pool's copy of an event is not repeated
-    assert "refused go north from w1" in out
+    assert out.count("-> w1: collect 10 wood") == 1  # the pool's copy is not repeated
+    assert "refused go north from w1: only leader may command w2" in out
+    assert "REFUSED" not in out  # the pool's copy of the refusal is not repeated
 
 
 def test_show_without_episode_needs_one_when_there_are_several(

@@ -62,9 +62,11 @@ def describe(event: Mapping[str, Any]) -> str:
     if kind == "message":
         return f"-> {to or 'all'}: {_cut(text)}"
     if kind == "report":
-        status = _first(event, "status", "outcome")
-        said = ": ".join(_cut(x) for x in (status, text) if x is not None)
-        return f"reports to {to or 'leader'}: {said}"
+        if text is None:
+            text = ": ".join(
+                str(x) for x in (_first(event, "status", "outcome"), event.get("task")) if x
+            )
+        return f"reports to {to or 'leader'}: {_cut(text)}"
     if kind == "refused":
         who = _first(event, "sender", "from", "by")
         why = _first(event, "reason", "why")
@@ -73,6 +75,8 @@ def describe(event: Mapping[str, Any]) -> str:
             + (f" from {who}" if who else "")
             + (f": {_cut(why, 100)}" if why else "")
         )
+    if kind in ("plan", "monitor") and event.get("error"):
+        return f"{kind} failed: {_cut(event['error'])}"
     if kind == "plan":
         task = _first(event, "task_at_hand", "task", "objective")
         stages = event.get("plan") or event.get("stages")
@@ -122,16 +126,18 @@ def _tick(value: Any) -> int | None:
 def timeline(team: Mapping[str, Any], *, quiet: Iterable[str] = QUIET_KINDS) -> list[Line]:
     """The team's events and messages in clock order (ties keep recorded order).
 
-    Pool messages that the event list already holds (same time, sender and
-    text) are not repeated.
+    Pool messages that the event list already tells (same time and sender, and
+    the message's text, or a report's or refusal's text) are not repeated.
     """
     hidden = set(quiet)
     events = [e for e in team.get("events") or [] if isinstance(e, Mapping)]
-    said = {
-        (round(_time(e.get("time")), 6), str(e.get("agent")), _cut(e.get("text")))
-        for e in events
-        if e.get("kind") in ("message", "report")
-    }
+    said: dict[tuple[float, str], list[str]] = {}
+    for e in events:
+        if e.get("kind") in ("message", "report", "refused"):
+            key = (round(_time(e.get("time")), 6), str(e.get("agent")))
+            said.setdefault(key, []).extend(
+                str(e[k]) for k in ("text", "reason") if e.get(k) not in (None, "")
+            )
     lines = [
         Line(
             _time(e.get("time")),
@@ -147,9 +153,10 @@ def timeline(team: Mapping[str, Any], *, quiet: Iterable[str] = QUIET_KINDS) -> 
         if not isinstance(m, Mapping):
             continue
         sender = str(_first(m, "sender", "from") or "?")
-        key = (round(_time(m.get("time")), 6), sender, _cut(m.get("text")))
-        if key in said:
-            continue
+        text = str(m.get("text") or "")
+        known = said.get((round(_time(m.get("time")), 6), sender), [])
+        if any(t == text or t in text for t in known):
+            continue  # the event list already tells it (a message, report or refusal)
         event = {"kind": "message", "to": m.get("to"), "text": m.get("text")}
         lines.append(
             Line(_time(m.get("time")), _tick(m.get("tick")), sender, "message", describe(event))

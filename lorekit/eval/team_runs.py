@@ -247,11 +247,13 @@ class TeamAgent:
         finally:
             current_clock.reset(token)
         notes.update(record_result(result, world))
+        player = {m["name"]: m.get("player") for m in notes["org"]["members"]}
         for event in notes["events"]:
             if event.get("kind") == "skill" and "success" in event:
+                who = event.get("player") or player.get(event.get("agent")) or event.get("agent")
                 recorder.add_step(
                     str(event.get("reason") or event.get("result") or ""),
-                    f"{event.get('player') or event.get('agent')} {event.get('call', '')}".strip(),
+                    f"{who} {event.get('call', '')}".strip(),
                     0.0,
                     False,
                     {k: v for k, v in event.items() if k not in ("reason", "result")},

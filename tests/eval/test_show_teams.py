@@ -51,8 +51,10 @@ def test_timeline_is_in_clock_order_with_messages_between() -> None:
     kinds = [(line.agent, line.kind) for line in lines]
     # the pool-only message (t=2.0) comes before the leader's plan (t=4.0)
     assert kinds[0] == ("w2", "message") and kinds[1] == ("leader", "plan")
-    # the pool's copy of the leader's message is not repeated
-    assert sum(1 for line in lines if "collect 10 wood" in line.text) == 1
+    # the pool's copies of the leader's message, the report and the refusal are not repeated
+    assert sum(1 for line in lines if "-> w1: collect 10 wood" in line.text) == 1
+    assert sum(1 for line in lines if "REPORT failed" in line.text) == 1
+    assert not any("REFUSED" in line.text for line in lines)
     # single actions and model calls are counted, not listed
     assert not {"action", "call"} & {line.kind for line in lines}
 
@@ -79,13 +81,16 @@ def test_every_kind_reads_as_words() -> None:
         "monitor: success (10 wood)"
     )
     assert describe(
-        {"kind": "refused", "text": "mine", "sender": "w2", "reason": "not parent"}
+        {"kind": "refused", "command": "mine", "sender": "w2", "reason": "not parent"}
     ) == ("refused mine from w2: not parent")
-    assert describe({"kind": "report", "to": "leader", "status": "succeeded"}) == (
-        "reports to leader: succeeded"
+    assert describe({"kind": "report", "to": "leader", "status": "failed", "task": "dig"}) == (
+        "reports to leader: failed: dig"
     )
-    assert describe({"kind": "report", "to": "leader", "status": "failed", "text": "blocked"}) == (
-        "reports to leader: failed: blocked"
+    assert describe({"kind": "report", "to": "boss", "status": "failed", "text": "REPORT x"}) == (
+        "reports to boss: REPORT x"
+    )
+    assert describe({"kind": "plan", "error": "no usable answer after 3 tries"}) == (
+        "plan failed: no usable answer after 3 tries"
     )
     assert describe({"kind": "call", "role": "worker", "prompt_tokens": 10,
                      "completion_tokens": 5, "latency_s": 1.25}) == (
