@@ -149,7 +149,13 @@ class FakeTeam:
                 "text": "REPORT failed: collect 10 wood (no tree within reach, 2 wood)",
             },
         ]
-        metrics = {"tc": 48.0 if ok else float("nan"), "mpt": 2.5, "ticks": 240}
+        metrics = {  # as TeamMetrics.to_dict writes them: a NaN TC is null
+            "tc": 48.0 if ok else None,
+            "mpt": 2.5,
+            "iterations": {"leader": 3, "w1": 2, "w2": 1},
+            "ticks": 240,
+            "reason": "success" if ok else "cutoff",
+        }
         return FakeResult(ok, events, pool, metrics, {"w1": {"iterations": 2}})
 
 

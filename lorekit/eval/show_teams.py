@@ -166,7 +166,8 @@ def timeline(team: Mapping[str, Any], *, quiet: Iterable[str] = QUIET_KINDS) -> 
 
 
 def agent_rows(team: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Per agent: role, player and counts of what it did (from the event list)."""
+    """Per agent: role, player and counts of what it did (from the event list;
+    planning iterations from the metrics when they count them)."""
     rows: dict[str, dict[str, Any]] = {}
     org = team.get("org") or {}
     for a in org.get("members") or []:
@@ -191,6 +192,10 @@ def agent_rows(team: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             row["messages"] += 1
         elif kind == "refused":
             row["refused"] += 1
+    iterations = (team.get("metrics") or {}).get("iterations")
+    if isinstance(iterations, Mapping):
+        for name, count in iterations.items():
+            rows.setdefault(str(name), _row(None, None))["iterations"] = count
     return rows
 
 
@@ -198,6 +203,7 @@ def _row(role: Any, player: Any) -> dict[str, Any]:
     return {
         "role": role or "",
         "player": player or "",
+        "iterations": None,
         "plans": 0,
         "calls": 0,
         "tokens": 0,
@@ -241,6 +247,7 @@ def render_teams(notes: Mapping[str, Any], console: Console) -> None:
             "agent",
             "role",
             "player",
+            "iterations",
             "plans",
             "model calls",
             "tokens",
@@ -257,6 +264,7 @@ def render_teams(notes: Mapping[str, Any], console: Console) -> None:
                 escape(name),
                 escape(str(r["role"])),
                 escape(str(r["player"])),
+                "-" if r["iterations"] is None else str(r["iterations"]),
                 str(r["plans"]),
                 str(r["calls"]),
                 str(r["tokens"]),

@@ -261,7 +261,8 @@ class TeamAgent:
         traj.success = bool(world.success)
         traj.reward = 1.0 if traj.success else 0.0
         traj.done = bool(world.done)
-        traj.stop_reason = "done" if traj.done else str(getattr(result, "stop_reason", "budget"))
+        why = getattr(result, "stop_reason", None) or notes["metrics"].get("reason") or "budget"
+        traj.stop_reason = "done" if traj.done else str(why)
         return traj
 
 
@@ -301,12 +302,12 @@ def record_result(result: Any, world: Any) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
-    """Dataclasses and objects with ``to_dict`` as dicts; containers walked."""
+    """Objects with ``to_dict``, and dataclasses, as dicts; containers walked."""
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict) and not isinstance(value, type):
+        return _plain(to_dict())  # the owner's own plain form first
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _plain(dataclasses.asdict(value))
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        return _plain(to_dict())
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -319,9 +320,15 @@ MPT_KEYS = ("mpt", "mean_prompt_times")
 
 
 def metric(metrics: Mapping[str, Any], names: Sequence[str]) -> float | None:
-    """The first of ``names`` that ``metrics`` holds as a number (NaN included), or None."""
+    """The first of ``names`` that ``metrics`` holds, as a number, or None when it
+    holds none. A name present with a null value reads as NaN (JSON has no NaN,
+    so a TC of "no progress for the cutoff" may be stored as null)."""
     for name in names:
-        value = metrics.get(name)
+        if name not in metrics:
+            continue
+        value = metrics[name]
+        if value is None:
+            return math.nan
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
     return None
@@ -347,7 +354,7 @@ def team_summary(episodes: Sequence[Any]) -> dict[str, Any]:
         tc = metric(metrics, TC_KEYS)
         if tc is not None and math.isfinite(tc):
             tcs.append(tc)
-        elif tc is not None or any(k in metrics for k in TC_KEYS):
+        elif tc is not None:
             nan += 1
         mpt = metric(metrics, MPT_KEYS)
         if mpt is not None:

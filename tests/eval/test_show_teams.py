@@ -109,6 +109,7 @@ def test_agent_rows_count_what_each_agent_did() -> None:
     assert leader["think_s"] == 4.0 and leader["messages"] == 1
     assert (w1["skills_ok"], w1["actions"], w1["messages"]) == (1, 1, 1)
     assert w2["refused"] == 1
+    assert (leader["iterations"], w1["iterations"], w2["iterations"]) == (3, 2, 1)
 
 
 def test_render_prints_header_agents_and_timeline() -> None:

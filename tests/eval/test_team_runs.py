@@ -96,7 +96,8 @@ def test_summary_averages_tc_over_episodes_that_have_one() -> None:
         _episode({"tc": 40.0, "mpt": 2.0}, 200),
         _episode({"tc": 60.0, "mpt": 4.0}, 300),
         _episode({"tc": math.nan, "mpt": 6.0}, 900),
+        _episode({"tc": None, "mpt": 4.0}, 600),  # NaN as JSON stores it
     ])  # fmt: skip
-    assert summary["tc_mean"] == 50.0 and summary["tc_nan"] == 1
-    assert summary["mpt_mean"] == 4.0 and summary["ticks_mean"] == 1400 / 3
+    assert summary["tc_mean"] == 50.0 and summary["tc_nan"] == 2
+    assert summary["mpt_mean"] == 4.0 and summary["ticks_mean"] == 500.0
     assert math.isnan(team_summary([])["tc_mean"])
