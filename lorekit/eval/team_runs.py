@@ -261,7 +261,8 @@ class TeamAgent:
         traj.success = bool(world.success)
         traj.reward = 1.0 if traj.success else 0.0
         traj.done = bool(world.done)
-        why = getattr(result, "stop_reason", None) or notes["metrics"].get("reason") or "budget"
+        metrics = notes["metrics"] if isinstance(notes["metrics"], dict) else {}
+        why = getattr(result, "stop_reason", None) or metrics.get("reason") or "budget"
         traj.stop_reason = "done" if traj.done else str(why)
         return traj
 
