@@ -542,6 +542,7 @@ def _register_plugins() -> None:
     from lorekit.cli_laws import laws
     from lorekit.cli_report import report_cmd, view_cmd
     from lorekit.cli_runs import runs, show_cmd
+    from lorekit.cli_teams import team
     from lorekit.graph.cli import graph
 
     cli.add_command(runs)
@@ -554,6 +555,7 @@ def _register_plugins() -> None:
     cli.add_command(automanual)
     cli.add_command(manual)
     cli.add_command(laws)
+    cli.add_command(team)
 
 
 _register_plugins()

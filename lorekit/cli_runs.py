@@ -122,16 +122,26 @@ def _when(ts: float) -> str:
 
 @click.command("show")
 @click.argument("run_id", metavar="RUN")
-@click.argument("episode", metavar="EPISODE")
+@click.argument("episode", metavar="[EPISODE]", required=False)
 @_store_option
-def show_cmd(run_id: str, episode: str, store: str) -> None:
+def show_cmd(run_id: str, episode: str | None, store: str) -> None:
     """Print one episode: steps, model calls, and an agent's own record
-    (e.g. ADaPT's decomposition tree). EPISODE is an index, key or task id."""
+    (e.g. ADaPT's decomposition tree, a team's timeline). EPISODE is an index,
+    key or task id; it may be left out when the run has one episode."""
     from lorekit.eval.show import render_episode
 
     with _open_store(store) as db:
         if db.get_run(run_id) is None:
             raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
+        if episode is None:
+            keys = [e.episode_key for e in db.episodes(run_id)]
+            if len(keys) != 1:
+                listed = ", ".join(keys[:5]) + (", ..." if len(keys) > 5 else "")
+                raise UserError(
+                    f"EPISODE: run {run_id!r} has {len(keys)} episodes; name one "
+                    f"(an index, key or task id{': ' + listed if keys else ''})"
+                )
+            episode = keys[0]
         try:
             render_episode(db, run_id, episode, _console())
         except LookupError as exc:

@@ -19,6 +19,7 @@ from rich.tree import Tree
 from lorekit.eval.report import usage_notes
 from lorekit.eval.show_automanual import render_automanual
 from lorekit.eval.show_spring import render_spring
+from lorekit.eval.show_teams import render_teams
 from lorekit.eval.store import EpisodeRecord, RunStore
 from lorekit.llm.accounting import tokens_label
 
@@ -65,6 +66,7 @@ def render_episode(store: RunStore, run_id: str, episode: str | int, console: Co
         _trials(trials, console)
     render_automanual(notes, console)
     render_spring(notes, console)
+    render_teams(notes, console)
 
 
 def _mark(value: object) -> str:

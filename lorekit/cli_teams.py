@@ -1,0 +1,425 @@
+"""``lorekit team run``: a team of S-Agents plays crafter-party tasks, recorded.
+
+The command builds the organization (solo, chain, graph, tree), the clock and
+the team world, and plays each task with the whole team as one agent of the
+evaluation harness (:class:`lorekit.eval.team_runs.TeamAgent`), so models,
+roles, cache and store are chosen exactly as for ``lorekit run`` and a run is
+resumed the same way (``--run-id``). ``lorekit show RUN`` prints the timeline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from lorekit.cli_errors import Interrupted, RunFailed, UserError, model_error_hint, with_hint
+from lorekit.cli_options import model_options
+from lorekit.eval.team_runs import (
+    CLOCKS,
+    ENV_NAME,
+    MODES,
+    ORG_KINDS,
+    TEAM_ROLES,
+    TeamAgent,
+    TeamParts,
+    TeamSpec,
+    default_parts,
+    players_needed,
+    team_summary,
+)
+
+
+def _parts() -> TeamParts:
+    """The team's pieces; one seam, so tests can hand in stand-ins."""
+    return default_parts()
+
+
+def team_spec(
+    org: str,
+    leaves: int | None,
+    size: int | None,
+    mode: str,
+    clock: str,
+    max_time_s: float,
+    cutoff_s: float,
+    seconds_per_tick: float | None,
+) -> TeamSpec:
+    """The spec the options describe, or a one-line error naming the option.
+
+    ``org`` is a kind (solo, chain, graph, tree) or a YAML organization file."""
+    custom = _org_file(org, leaves, size) if org not in ORG_KINDS else None
+    if custom is not None:
+        kind, size = str(custom.get("org")), len(custom.get("agents") or ())
+    else:
+        kind = org
+        if leaves is not None and org != "tree":
+            raise UserError(f"--leaves: only a tree has leaves; for --org {org} use --size")
+        if size is not None and org not in ("chain", "graph"):
+            hint = "use --leaves" if org == "tree" else "a solo team has one agent"
+            raise UserError(f"--size: sets the size of a chain or graph; for --org {org} {hint}")
+        size = {"solo": 1, "tree": leaves if leaves is not None else 2}.get(org, size or 3)
+    try:
+        return TeamSpec(
+            kind,
+            size,
+            mode,
+            clock,
+            max_time_s=max_time_s,
+            cutoff_s=cutoff_s,
+            seconds_per_tick=seconds_per_tick,
+            custom=custom,
+        )
+    except ValueError as exc:  # its message names the option
+        raise UserError(str(exc)) from None
+
+
+def _org_file(org: str, leaves: int | None, size: int | None) -> dict[str, Any] | None:
+    """A YAML organization file's spec, or an error that lists the kinds."""
+    from pathlib import Path
+
+    import yaml
+
+    from lorekit import yamlio
+
+    path = Path(org)
+    if path.suffix not in (".yaml", ".yml"):
+        raise UserError(
+            f"--org: unknown organization {org!r}; choose one of {', '.join(ORG_KINDS)}, "
+            "or give a YAML organization file"
+        )
+    if not path.is_file():
+        raise UserError(f"--org: no organization file at {org}")
+    if leaves is not None or size is not None:
+        raise UserError("--leaves/--size: an organization file lists its agents itself")
+    try:
+        data = yamlio.safe_load(path.read_text(encoding="utf-8"), source=org)
+    except (OSError, yaml.YAMLError, ValueError) as exc:
+        raise UserError(f"--org: cannot read {org}: {exc}") from None
+    if not isinstance(data, dict) or data.get("org") not in ORG_KINDS or not data.get("agents"):
+        raise UserError(
+            f"--org: {org} must map org: to one of {', '.join(ORG_KINDS)} and list its agents "
+            "(see docs/teams.md)"
+        )
+    return data
+
+
+def pick_tasks(
+    task_ids: Sequence[str], split: str, episodes: int | None, players: int
+) -> tuple[list[Any], str]:
+    """The tasks to play: the named ones (any split), or the split's first ``episodes``."""
+    from lorekit.envs import make
+
+    try:
+        probe = make(ENV_NAME, players=players)
+    except (ImportError, LookupError, TypeError, ValueError) as exc:
+        raise UserError(f"env {ENV_NAME!r}: {exc}") from None
+    try:
+        splits = tuple(probe.splits()) if hasattr(probe, "splits") else ("test",)
+        if not task_ids:
+            if split not in splits:
+                known_splits = ", ".join(splits)
+                raise UserError(f"--split: unknown split {split!r}; choose one of {known_splits}")
+            tasks = list(probe.tasks(split))
+            return (tasks[:episodes] if episodes else tasks), f"split {split}"
+        known = {t.id: t for s in splits for t in probe.tasks(s)}
+    finally:
+        probe.close()
+    chosen = []
+    for tid in task_ids:
+        if tid not in known:
+            close = difflib.get_close_matches(tid, list(known), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UserError(
+                f"--task: unknown {ENV_NAME} task {tid!r} (ids look like "
+                f"'collect-20-wood/seed-0' or 'shelter-0_-2/seed-1'){hint}"
+            )
+        chosen.append(known[tid])
+    return chosen, "--task"
+
+
+@click.group()
+def team() -> None:
+    """Teams of agents (S-Agents) in the multi-player Crafter world."""
+
+
+@team.command("run")
+@click.argument("env_name", metavar="ENV")
+@click.option(
+    "--org",
+    default="tree",
+    show_default=True,
+    help="solo; chain (a relay, CoA); graph (anyone commands anyone, GoA); tree (a leader "
+    "commands its leaves, ToA); or a YAML organization file.",
+)
+@click.option("--leaves", type=int, default=None, help="Leaves of a tree [default: 2].")
+@click.option("--size", type=int, default=None, help="Agents of a chain or graph [default: 3].")
+@click.option("--mode", type=click.Choice(MODES), default="async", show_default=True)
+@click.option(
+    "--clock",
+    type=click.Choice(CLOCKS),
+    default=None,
+    help="virtual: model latency spent on a deterministic clock; wall: real time "
+    "[default: virtual with --simulate, else wall].",
+)
+@click.option("--task", "task_ids", multiple=True, help="Task id, repeatable (default: the split).")
+@click.option("--split", default="test", show_default=True)
+@click.option("--episodes", "-n", type=click.IntRange(min=1), default=None)
+@model_options
+@click.option(
+    "--simulate",
+    is_flag=True,
+    help="Play with the team simulation's scripted models (no model server needed).",
+)
+@click.option(
+    "--max-time",
+    "max_time_s",
+    type=float,
+    default=1_800.0,
+    show_default=True,
+    help="Clock seconds a task may take.",
+)
+@click.option(
+    "--cutoff",
+    "cutoff_s",
+    type=float,
+    default=300.0,
+    show_default=True,
+    help="Clock seconds without progress before the team stops (TC is NaN).",
+)
+@click.option("--seconds-per-tick", type=float, default=None, help="Clock seconds per world tick.")
+@click.option("--concurrency", "-j", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option("--run-id", default=None, help="Name the run; an existing id resumes it.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the models' draws.")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0.001),
+    default=3_600.0,
+    show_default=True,
+    help="Wall-clock limit per episode.",
+)
+@click.option("--cache", type=click.Choice(["read-write", "replay", "off"]), default=None)
+@click.option("--retry-errors", is_flag=True, help="On resume, replay episodes that errored.")
+@click.option("--progress/--no-progress", default=None)
+@click.option("--store", default=None, help="Run store (default: the config's, or $LOREKIT_STORE).")
+def team_run(
+    env_name: str,
+    org: str,
+    leaves: int | None,
+    size: int | None,
+    mode: str,
+    clock: str | None,
+    task_ids: tuple[str, ...],
+    split: str,
+    episodes: int | None,
+    config_path: str | None,
+    model: str | None,
+    base_url: str | None,
+    roles_opt: tuple[str, ...],
+    request_timeout: float | None,
+    simulate: bool,
+    max_time_s: float,
+    cutoff_s: float,
+    seconds_per_tick: float | None,
+    concurrency: int,
+    run_id: str | None,
+    seed: int,
+    timeout_s: float,
+    cache: str | None,
+    retry_errors: bool,
+    progress: bool | None,
+    store: str | None,
+) -> None:
+    """Play party tasks with a team; everything goes to the run store.
+
+    Exits 1 when an episode ended in an error (resume with --run-id and --retry-errors)."""
+    from lorekit.cli import _show_progress, console, err_console, prepare_config
+    from lorekit.cli_checks import (
+        build_models,
+        check_api_keys,
+        check_cache,
+        check_roles,
+        check_writable,
+        role_names,
+    )
+
+    if env_name != ENV_NAME:
+        raise UserError(f"ENV: teams play {ENV_NAME!r} (the multi-player world), not {env_name!r}")
+    spec = team_spec(
+        org,
+        leaves,
+        size,
+        mode,
+        clock or ("virtual" if simulate else "wall"),
+        max_time_s,
+        cutoff_s,
+        seconds_per_tick,
+    )
+    if simulate and (model or config_path or roles_opt or base_url):
+        raise UserError("--simulate plays with scripted models: drop --model/--role/--config")
+    if not simulate and not (model or config_path or roles_opt):
+        raise UserError(
+            "a team needs models: pass --model (and --base-url), --role leader=M, --config, "
+            "or --simulate for the scripted team"
+        )
+    cfg, store_setting = prepare_config(
+        config_path, model, base_url, roles_opt, request_timeout, cache, store
+    )
+    check_roles(
+        cfg, TEAM_ROLES, owner="a team", from_flags=role_names(roles_opt), config_path=config_path
+    )
+    check_api_keys(cfg, config_path=config_path)
+    parts = _parts()
+    try:
+        organization = parts.build_org(spec.org_spec())
+    except ValueError as exc:
+        raise UserError(f"--org {org}: {exc}") from None
+    players = players_needed(organization, spec)
+    tasks, provenance = pick_tasks(task_ids, split, episodes, players)
+    check_writable(cfg.store, what="run store", setting=store_setting)
+    check_cache(cfg, config_path=config_path)
+    roles = _simulated_roles(organization, seed) if simulate else None
+    config = {
+        "run": cfg.model_dump(),
+        "env": ENV_NAME,
+        "env_kwargs": {"players": players},
+        "team": spec.to_dict(),
+        "simulate": simulate,
+        "tasks_from": provenance,
+        "seed": seed,
+    }
+    rid = _play(
+        cfg,
+        spec,
+        parts,
+        roles if roles is not None else build_models(cfg, config_path=config_path),
+        tasks,
+        players=players,
+        run_id=run_id,
+        seed=seed,
+        config=config,
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+        retry_errors=retry_errors,
+        progress=err_console if _show_progress(progress) else False,
+    )
+    from lorekit.cli_runs import _open_store
+    from lorekit.eval.report import render_run
+    from lorekit.eval.show_teams import render_team_run
+
+    with _open_store(str(cfg.store)) as db:
+        render_run(db, rid, console)
+        render_team_run(db, rid, console)
+        errored = [e for e in db.episodes(rid) if e.status == "error"]
+    console.print(f"store: {cfg.store}   run: {rid}   timeline: lorekit show {rid} EPISODE")
+    if errored:
+        first = (errored[0].error or "").strip().splitlines()
+        raise RunFailed(
+            f"{len(errored)} of {len(tasks)} team episodes ended in an error"
+            + (f" (first: {first[-1]})" if first else "")
+            + f"; replay them with --run-id {rid} --retry-errors"
+        )
+
+
+def _simulated_roles(organization: Any, seed: int) -> Any:
+    """The team simulation's scripted models, their latency spent on each episode's clock."""
+    from lorekit.eval.team_runs import load
+
+    try:
+        simulated_roles = load("lorekit.agents.teams.simulation:simulated_roles")
+    except (ImportError, AttributeError) as exc:
+        raise UserError(f"--simulate: the team simulation is not available ({exc})") from None
+    from lorekit.eval.team_runs import clock_sleep
+    from lorekit.llm.roles import Roles
+
+    models = simulated_roles(organization, seed=seed, sleep=clock_sleep)
+    return models if isinstance(models, Roles) else Roles(dict(models))
+
+
+def _play(
+    cfg: Any,
+    spec: TeamSpec,
+    parts: TeamParts,
+    roles: Any,
+    tasks: Sequence[Any],
+    *,
+    players: int,
+    run_id: str | None,
+    seed: int,
+    config: dict[str, Any],
+    concurrency: int,
+    timeout_s: float,
+    retry_errors: bool,
+    progress: Any,
+) -> str:
+    """Play (or resume) the run; returns its id."""
+    from lorekit.envs import EnvSpec
+    from lorekit.eval.abort import RunAborted
+    from lorekit.eval.runner import plan_episodes, run_eval
+    from lorekit.eval.store import RunMismatchError, RunStore, StoreError, new_run_id
+
+    try:
+        db = RunStore(cfg.store)
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+    rid = run_id or new_run_id()
+    with db:
+        try:
+            _same_settings(db, rid, config)
+            result = asyncio.run(
+                run_eval(
+                    db,
+                    env_factory=EnvSpec(ENV_NAME, {"players": players}, execution="inline"),
+                    agent=TeamAgent(spec, parts),
+                    roles=roles,
+                    episodes=plan_episodes(tasks, seed=seed),
+                    run_id=rid,
+                    env_name=ENV_NAME,
+                    config=config,
+                    concurrency=concurrency,
+                    episode_timeout_s=timeout_s,
+                    retry_errors=retry_errors,
+                    prices=cfg.prices(),
+                    progress=progress,
+                )
+            )
+        except RunMismatchError as exc:
+            raise UserError(f"--run-id: {exc}") from None
+        except RunAborted as exc:
+            raise RunFailed(with_hint(str(exc), model_error_hint(exc.error))) from None
+        except KeyboardInterrupt:
+            raise Interrupted(f"interrupted; resume with --run-id {rid}") from None
+        summary = dict(result.summary)
+        summary["team"] = team_summary(db.episodes(rid))
+        db.set_run_status(rid, "finished", summary)
+        if result.skipped:
+            from lorekit.cli import err_console
+
+            err_console.print(
+                f"resumed: {result.skipped} episodes already done, {result.played} played now"
+            )
+    return rid
+
+
+_SAME = ("team", "simulate", "seed", "env_kwargs")
+
+
+def _same_settings(db: Any, run_id: str, config: dict[str, Any]) -> None:
+    """A resumed team run is played as it began (org, mode, clock, limits, seed)."""
+    from lorekit.eval.store import RunMismatchError
+
+    info = db.get_run(run_id)
+    if info is None or "team" not in info.config:
+        return
+    before = {**(info.config.get("team") or {}), **{k: info.config.get(k) for k in _SAME[1:]}}
+    now = {**config["team"], **{k: config.get(k) for k in _SAME[1:]}}
+    changed = [f"{k} {before.get(k)!r} -> {now[k]!r}" for k in now if before.get(k) != now[k]]
+    if changed:
+        raise RunMismatchError(
+            f"run {run_id!r} was started with other team settings ({'; '.join(changed)}"
+            "); resume it with the same ones, or choose another run id"
+        )

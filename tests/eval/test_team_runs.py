@@ -1,0 +1,103 @@
+"""The team as one harness agent: specs, the episode's clock, what reaches the notes."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+import pytest
+from _team_fakes import FakeClock, FakeResult, FakeWorld, build_org
+
+from lorekit.envs import make
+from lorekit.eval.store_schema import EpisodeRecord
+from lorekit.eval.team_runs import (
+    TeamAgent,
+    TeamParts,
+    TeamSpec,
+    clock_sleep,
+    current_clock,
+    party_of,
+    team_summary,
+)
+from lorekit.llm.roles import Roles
+from lorekit.llm.scripted import ScriptedLLM
+
+
+def test_specs_name_the_org_as_the_org_builder_reads_it() -> None:
+    tree = TeamSpec("tree", 3, "async", "virtual")
+    assert (tree.agents, tree.label, tree.org_spec()) == (
+        4, "tree-3/async/virtual", {"org": "tree", "leaves": 3})  # fmt: skip
+    chain = TeamSpec("chain", 4, "relay", "wall")
+    assert (chain.agents, chain.org_spec()) == (4, {"org": "chain", "size": 4})
+    assert TeamSpec("solo", 1, "round", "virtual").org_spec() == {"org": "solo"}
+    with pytest.raises(ValueError, match="--leaves: a tree needs at least 1 leaf"):
+        TeamSpec("tree", 0, "async", "virtual")
+    with pytest.raises(ValueError, match="--mode: unknown mode 'batch'"):
+        TeamSpec("tree", 2, "batch", "virtual")
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.steps: list[tuple[Any, ...]] = []
+        self.attached: Any = None
+
+    def add_step(self, *args: Any) -> None:
+        self.steps.append(args)
+
+    def attach(self, trajectory: Any) -> None:
+        self.attached = trajectory
+
+
+def _task(party: Any, task_id: str) -> Any:
+    return next(t for t in party.tasks("test") if t.id == task_id)
+
+
+def test_the_team_spends_model_time_on_its_episode_clock() -> None:
+    seen: dict[str, Any] = {}
+
+    async def run_team(world: FakeWorld, org: Any, roles: Any, **kw: Any) -> FakeResult:
+        seen["kw"] = kw
+        await clock_sleep(2.5)  # what a simulated model's latency does
+        seen["now"] = kw["clock"].now()
+        world.success = world.done = True
+        return FakeResult(True, [], [], {"tc": kw["clock"].now(), "mpt": 1.0})
+
+    parts = TeamParts(build_org, lambda kind: FakeClock(), FakeWorld, run_team)
+    party = make("crafter-party", players=3)
+    recorder = _Recorder()
+    agent = TeamAgent(TeamSpec("tree", 2, "round", "virtual", cutoff_s=60.0), parts)
+    traj = asyncio.run(
+        agent.run(
+            party, _task(party, "collect-20-wood/seed-0"), Roles(ScriptedLLM(["x"])), recorder
+        )
+    )
+    assert seen["now"] == 2.5 and seen["kw"]["mode"] == "round" and seen["kw"]["cutoff_s"] == 60.0
+    assert current_clock.get(None) is None  # reset after the episode
+    assert traj.success and traj.reward == 1.0 and traj.stop_reason == "done"
+    assert recorder.attached is traj
+    assert traj.notes["team"]["metrics"]["tc"] == 2.5
+    assert "Goal:" in traj.initial_observation and "w2 (worker, p3)" in traj.initial_observation
+
+
+def test_a_team_plays_only_the_party_env() -> None:
+    with pytest.raises(TypeError, match="crafter-party"):
+        party_of(make("textcraft"))
+
+
+def _episode(metrics: dict[str, Any], ticks: int) -> EpisodeRecord:
+    notes = {"team": {"metrics": metrics, "ticks": ticks}}
+    return EpisodeRecord("r", "k", 0, "t", "g", 0, "success", True, 1.0, 0, 0.0, 0.0, 0.0, None,
+                         {"notes": notes})  # fmt: skip
+
+
+def test_summary_averages_tc_over_episodes_that_have_one() -> None:
+    summary = team_summary([
+        _episode({"tc": 40.0, "mpt": 2.0}, 200),
+        _episode({"tc": 60.0, "mpt": 4.0}, 300),
+        _episode({"tc": math.nan, "mpt": 6.0}, 900),
+        _episode({"tc": None, "mpt": 4.0}, 600),  # NaN as JSON stores it
+    ])  # fmt: skip
+    assert summary["tc_mean"] == 50.0 and summary["tc_nan"] == 2
+    assert summary["mpt_mean"] == 4.0 and summary["ticks_mean"] == 500.0
+    assert math.isnan(team_summary([])["tc_mean"])

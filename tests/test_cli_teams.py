@@ -1,0 +1,242 @@
+"""``lorekit team run``: options checked up front, a run recorded, resumed, shown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from _cli import run_cli
+from _team_fakes import FakeTeam, fake_parts
+
+import lorekit.cli_teams as cli_teams
+from lorekit.eval.store import RunStore
+
+WOOD = "collect-50-wood/seed-0"
+STONE = "collect-20-stone/seed-0"
+
+
+@pytest.fixture
+def team(monkeypatch: pytest.MonkeyPatch) -> FakeTeam:
+    fake = FakeTeam()
+    monkeypatch.setattr(cli_teams, "_parts", lambda: fake_parts(fake))
+    return fake
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "run.yaml"
+    path.write_text("roles:\n  default: {provider: scripted, model: echo}\n", encoding="utf-8")
+    return path
+
+
+def _args(tmp_path: Path, config: Path, *extra: str) -> list[str]:
+    """A tree of 2 leaves on the virtual clock, unless ``extra`` names another org."""
+    shape = [] if "--org" in extra else ["--org", "tree", "--leaves", "2"]
+    return [
+        "team", "run", "crafter-party", *shape, "--mode", "async", "--clock", "virtual",
+        "--config", str(config), "--store", str(tmp_path / "runs.sqlite3"), "--run-id", "t1",
+        *extra,
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--org", "ring"], "--org: unknown organization 'ring'; choose one of solo, chain"),
+        (["--org", "team.yaml"], "--org: no organization file at team.yaml"),
+        (["--leaves", "0"], "--leaves: a tree needs at least 1 leaf, got 0"),
+        (["--org", "chain", "--leaves", "2"], "--leaves: only a tree has leaves"),
+        (["--org", "graph", "--leaves", "2"], "for --org graph use --size"),
+        (["--org", "graph", "--size", "1"], "--size: a graph needs at least 2 agents, got 1"),
+        (["--org", "solo", "--size", "2"], "--size: sets the size of a chain or graph"),
+        (["--mode", "parallel"], "Invalid value for '--mode'"),
+        (["--clock", "sundial"], "Invalid value for '--clock'"),
+        (["--task", "collect-50-wod/seed-0"], "did you mean 'collect-50-wood/seed-0'"),
+        (["--task", "nothing"], "--task: unknown crafter-party task 'nothing'"),
+        (["--role", "planner=m"], "unknown role 'planner' for a team"),
+        (["--cutoff", "0"], "--cutoff: expected a positive number of seconds"),
+        (["--split", "train"], "--split: unknown split 'train'"),
+    ],
+)
+def test_bad_options_are_one_line_errors(
+    tmp_path: Path,
+    config: Path,
+    team: FakeTeam,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    needle: str,
+) -> None:
+    args = _args(tmp_path, config, *extra)
+    if "--task" not in extra and "--split" not in extra:
+        args += ["--task", WOOD]
+    code, _, err = run_cli(args, capsys)
+    assert code == 2, err
+    assert needle in err and len(err.strip().splitlines()) == 1, err
+    assert team.played == []
+    assert not (tmp_path / "runs.sqlite3").exists()
+
+
+def test_other_envs_and_missing_models_are_refused(
+    tmp_path: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(["team", "run", "crafter", "--task", WOOD], capsys)
+    assert code == 2 and "teams play 'crafter-party'" in err
+    code, _, err = run_cli(["team", "run", "crafter-party", "--task", WOOD], capsys)
+    assert code == 2 and "a team needs models" in err and "--simulate" in err
+    assert team.played == []
+
+
+def test_run_records_the_team_and_resumes(
+    tmp_path: Path, config: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(_args(tmp_path, config, "--task", WOOD, "--task", STONE), capsys)
+    assert code == 0, err
+    assert team.played == [WOOD, STONE]
+    assert team.kwargs[0] == {"mode": "async", "cutoff_s": 300.0, "max_time_s": 1800.0}
+    assert "team episodes" in out and "lorekit show t1" in out
+
+    with RunStore.open_readonly(tmp_path / "runs.sqlite3") as db:
+        run = db.get_run("t1")
+        assert run is not None and run.agent == "team:tree-2/async/virtual"
+        assert run.config["team"]["org"] == "tree" and run.config["env_kwargs"] == {"players": 3}
+        assert run.summary is not None and run.summary["team"]["tc_mean"] == 48.0
+        assert run.summary["team"]["tc_nan"] == 1
+        wood, stone = db.episodes("t1")
+        assert (wood.task_id, wood.success, stone.success) == (WOOD, True, False)
+        team_notes = wood.info["notes"]["team"]
+        assert [a["name"] for a in team_notes["org"]["members"]] == ["leader", "w1", "w2"]
+        assert team_notes["mode"] == "async" and team_notes["clock"] == "virtual"
+        assert len(team_notes["events"]) == 10 and len(team_notes["messages"]) == 4
+        assert stone.info["notes"]["team"]["metrics"]["tc"] is None  # no TC: NaN
+        assert stone.info["stop_reason"] == "cutoff"
+        # each agent's model calls, by role, with tokens and latency
+        calls = db.llm_calls("t1", wood.episode_key)
+        assert [c["role"] for c in calls] == ["leader", "worker"]
+        # finished skills are the episode's steps
+        steps = db.steps("t1", wood.episode_key)
+        assert [s.action for s in steps] == ["p2 collect(wood, 10)"]
+        assert steps[0].observation == "no tree within reach" and steps[0].info["ticks"] == 118
+
+    # resuming plays only what is missing
+    code, _, err = run_cli(
+        _args(
+            tmp_path, config, "--task", WOOD, "--task", STONE, "--task", "collect-20-wood/seed-1"
+        ),
+        capsys,
+    )
+    assert code == 0, err
+    assert team.played == [WOOD, STONE, "collect-20-wood/seed-1"]
+    assert "2 episodes already done, 1 played now" in err
+
+
+def test_resume_with_other_team_settings_is_refused(
+    tmp_path: Path, config: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(_args(tmp_path, config, "--task", WOOD), capsys)[0] == 0
+    code, _, err = run_cli(_args(tmp_path, config, "--task", WOOD, "--mode", "round"), capsys)
+    assert code == 2 and "--run-id" in err and "mode 'async' -> 'round'" in err
+    code, _, err = run_cli(_args(tmp_path, config, "--task", WOOD, "--cutoff", "60"), capsys)
+    assert code == 2 and "cutoff_s 300.0 -> 60.0" in err
+    assert team.played == [WOOD]
+
+
+def test_a_failing_team_is_an_error_episode_and_retried(
+    tmp_path: Path,
+    config: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    broken = FakeTeam(fail_on="stone")
+    monkeypatch.setattr(cli_teams, "_parts", lambda: fake_parts(broken))
+    code, _, err = run_cli(_args(tmp_path, config, "--task", WOOD, "--task", STONE), capsys)
+    assert code == 1 and "1 of 2 team episodes ended in an error" in err
+    assert "the team broke on" in err and "--retry-errors" in err
+    with RunStore.open_readonly(tmp_path / "runs.sqlite3") as db:
+        stone = next(e for e in db.episodes("t1") if e.task_id == STONE)
+        assert stone.status == "error"
+        # what was known before the error (the organization) is kept
+        assert stone.info["notes"]["team"]["org"]["org"] == "tree"
+    broken.fail_on = None
+    code, _, err = run_cli(
+        _args(tmp_path, config, "--task", WOOD, "--task", STONE, "--retry-errors"), capsys
+    )
+    assert code == 0, err
+    assert broken.played == [WOOD, STONE, STONE]
+
+
+def test_show_prints_the_team_timeline(
+    tmp_path: Path, config: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(_args(tmp_path, config, "--task", WOOD), capsys)[0] == 0
+    store = str(tmp_path / "runs.sqlite3")
+    code, out, err = run_cli(["show", "t1", "--store", store], capsys)  # one episode: no index
+    assert code == 0, err
+    assert "org=tree leaves=2" in out and "mode=async" in out and "TC=48.0 s" in out
+    said = out.index("I see a cow")
+    told = out.index("-> w1: collect 10 wood")
+    reported = out.index("reports to leader: REPORT failed: collect 10 wood")
+    assert said < told < reported  # messages in clock order, between the other events
+    assert out.count("-> w1: collect 10 wood") == 1  # the pool's copy is not repeated
+    assert "refused go north from w1: only leader may command w2" in out
+    assert "REFUSED" not in out  # the pool's copy of the refusal is not repeated
+
+
+def test_show_without_episode_needs_one_when_there_are_several(
+    tmp_path: Path, config: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(_args(tmp_path, config, "--task", WOOD, "--task", STONE), capsys)[0] == 0
+    code, _, err = run_cli(["show", "t1", "--store", str(tmp_path / "runs.sqlite3")], capsys)
+    assert code == 2 and "has 2 episodes; name one" in err and WOOD in err
+
+
+def test_export_keeps_the_team_notes(
+    tmp_path: Path, config: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(_args(tmp_path, config, "--task", WOOD), capsys)[0] == 0
+    code, out, _ = run_cli(
+        ["runs", "export", "t1", "--store", str(tmp_path / "runs.sqlite3")], capsys
+    )
+    assert code == 0
+    episode = json.loads(out.splitlines()[1])
+    assert episode["info"]["notes"]["team"]["events"][1]["kind"] == "plan"
+
+
+def test_an_organization_file_builds_a_custom_team(
+    tmp_path: Path, config: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    org = tmp_path / "pair.yaml"
+    org.write_text(
+        "org: tree\nagents:\n  - {name: boss, player: p1}\n  - {name: digger, player: p2}\n"
+        "commands: {boss: [digger]}\n",
+        encoding="utf-8",
+    )
+    code, _, err = run_cli(_args(tmp_path, config, "--org", str(org), "--task", WOOD), capsys)
+    assert code == 0, err
+    with RunStore.open_readonly(tmp_path / "runs.sqlite3") as db:
+        run = db.get_run("t1")
+        assert run is not None and run.agent == "team:tree-custom-2/async/virtual"
+        assert run.config["team"]["custom"]["commands"] == {"boss": ["digger"]}
+        notes = db.episodes("t1")[0].info["notes"]["team"]
+        assert [m["name"] for m in notes["org"]["members"]] == ["boss", "digger"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("org: ring\n", encoding="utf-8")
+    code, _, err = run_cli(_args(tmp_path, config, "--org", str(bad), "--task", WOOD), capsys)
+    assert code == 2 and "must map org: to one of solo, chain, graph, tree" in err
+    code, _, err = run_cli(
+        _args(tmp_path, config, "--org", str(org), "--leaves", "3", "--task", WOOD), capsys
+    )
+    assert code == 2 and "an organization file lists its agents itself" in err
+
+
+def test_a_solo_team_plays_on_a_two_player_world(
+    tmp_path: Path, config: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _args(tmp_path, config, "--org", "solo", "--mode", "round", "--task", WOOD)
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert team.kwargs[0]["mode"] == "round"
+    with RunStore.open_readonly(tmp_path / "runs.sqlite3") as db:
+        run = db.get_run("t1")
+        assert run is not None and run.agent == "team:solo/round/virtual"
+        assert run.config["env_kwargs"] == {"players": 2}  # the party's minimum
