@@ -466,7 +466,9 @@ def prepare_config(
         store=store,
         request_timeout=request_timeout,
     )
-    return cfg, store_setting
+    from lorekit.cli_local import use_local_model
+
+    return use_local_model(cfg), store_setting
 
 
 def prepare_tasks(
@@ -540,6 +542,7 @@ def _register_plugins() -> None:
     from lorekit.cli_automanual import automanual, manual
     from lorekit.cli_doctor import doctor
     from lorekit.cli_laws import laws
+    from lorekit.cli_local import serve
     from lorekit.cli_report import report_cmd, view_cmd
     from lorekit.cli_runs import runs, show_cmd
     from lorekit.graph.cli import graph
@@ -554,6 +557,7 @@ def _register_plugins() -> None:
     cli.add_command(automanual)
     cli.add_command(manual)
     cli.add_command(laws)
+    cli.add_command(serve)
 
 
 _register_plugins()
