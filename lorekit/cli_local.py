@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from lorekit.cli_errors import UserError, console, err_console
+from lorekit.cli_errors import UserError
 from lorekit.llm.local_server import LOCAL_MODEL, LocalServer, LocalServerError
 
 _started: dict[str, LocalServer] = {}
@@ -40,6 +40,8 @@ def serve() -> None:
 @click.option("--threads", type=click.IntRange(min=1), default=None)
 def serve_local(model_path: str | None, port: int, n_ctx: int, threads: int | None) -> None:
     """Start an OpenAI-compatible server on 127.0.0.1 and wait (Ctrl-C stops it)."""
+    from lorekit.cli import console, err_console
+
     try:
         server = LocalServer(model_path, port=port, n_ctx=n_ctx, threads=threads)
         err_console.print(f"starting {server.alias} on 127.0.0.1:{server.port} ...")
@@ -74,6 +76,8 @@ def use_local_model(cfg: Any) -> Any:
                 f"role {role}: model 'local' starts a server on this machine; drop --base-url "
                 "(or name the served model to use a server you started yourself)"
             )
+    from lorekit.cli import err_console
+
     with _lock:
         server = _started.get(LOCAL_MODEL)
         if server is None or not server.running:
