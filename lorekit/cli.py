@@ -91,6 +91,10 @@ def models_check(
 
     if base_url is not None and not base_url.startswith(("http://", "https://")):
         raise UserError(f"--base-url: expected an http:// or https:// URL, got {base_url!r}")
+    if model == "local" and base_url is None:  # start the bundled model for this check
+        from lorekit.cli_local import local_server_url
+
+        model, base_url = local_server_url()
     url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
     if not is_local_url(url) and not (
         os.environ.get(api_key_env) or os.environ.get("OPENAI_API_KEY")

@@ -76,6 +76,15 @@ def use_local_model(cfg: Any) -> Any:
                 f"role {role}: model 'local' starts a server on this machine; drop --base-url "
                 "(or name the served model to use a server you started yourself)"
             )
+    alias, base_url = local_server_url()
+    data = cfg.model_dump()
+    for role in wanted:
+        data["roles"][role].update(model=alias, base_url=base_url)
+    return type(cfg).model_validate(data)
+
+
+def local_server_url() -> tuple[str, str]:
+    """The bundled model's alias and base URL, starting its server once per process."""
     from lorekit.cli import err_console
 
     with _lock:
@@ -89,7 +98,4 @@ def use_local_model(cfg: Any) -> Any:
                 raise UserError(str(exc)) from None
             atexit.register(server.stop)
             _started[LOCAL_MODEL] = server
-    data = cfg.model_dump()
-    for role in wanted:
-        data["roles"][role].update(model=server.alias, base_url=server.base_url)
-    return type(cfg).model_validate(data)
+    return server.alias, server.base_url
