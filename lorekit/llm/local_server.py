@@ -58,6 +58,21 @@ def server_available() -> bool:
     )
 
 
+def _die_with_parent() -> None:
+    """In the child: ask Linux to end it when its parent dies, even by SIGKILL.
+
+    ``stop()`` and ``atexit`` cover ordinary exits; this covers the rest, so a
+    killed ``lorekit run`` never leaves a model server holding a port and RAM.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -106,6 +121,9 @@ class LocalServer:
             sys.executable, "-m", "llama_cpp.server",
             "--model", str(self.model_path), "--model_alias", self.alias,
             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
+            # By default a new request cancels the one being generated: with several
+            # episodes in flight they would keep cancelling each other. Queue them.
+            "--interrupt_requests", "False",
         ]  # fmt: skip
         if self.threads:
             cmd += ["--n_threads", str(self.threads)]
@@ -121,6 +139,7 @@ class LocalServer:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,  # its own group: stop() ends it and any children
+            preexec_fn=_die_with_parent,
         )
         Thread(target=self._drain, daemon=True).start()
         deadline = time.monotonic() + self.start_timeout_s
