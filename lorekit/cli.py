@@ -91,6 +91,10 @@ def models_check(
 
     if base_url is not None and not base_url.startswith(("http://", "https://")):
         raise UserError(f"--base-url: expected an http:// or https:// URL, got {base_url!r}")
+    if model == "local" and base_url is None:  # start the bundled model for this check
+        from lorekit.cli_local import local_server_url
+
+        model, base_url = local_server_url()
     url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
     if not is_local_url(url) and not (
         os.environ.get(api_key_env) or os.environ.get("OPENAI_API_KEY")
@@ -466,7 +470,9 @@ def prepare_config(
         store=store,
         request_timeout=request_timeout,
     )
-    return cfg, store_setting
+    from lorekit.cli_local import use_local_model
+
+    return use_local_model(cfg), store_setting
 
 
 def prepare_tasks(
@@ -540,6 +546,7 @@ def _register_plugins() -> None:
     from lorekit.cli_automanual import automanual, manual
     from lorekit.cli_doctor import doctor
     from lorekit.cli_laws import laws
+    from lorekit.cli_local import serve
     from lorekit.cli_report import report_cmd, view_cmd
     from lorekit.cli_runs import runs, show_cmd
     from lorekit.cli_teams import team
@@ -556,6 +563,7 @@ def _register_plugins() -> None:
     cli.add_command(manual)
     cli.add_command(laws)
     cli.add_command(team)
+    cli.add_command(serve)
 
 
 _register_plugins()
