@@ -14,8 +14,6 @@ from typing import Any
 
 from lorekit.graph import AfterQueryError, NodeContext
 
-NO_SUBGOAL = "(none yet"
-"""How the spec's initial subgoal begins: the gate must plan then."""
 MAX_UNKNOWNS = 20
 """Open questions kept; the oldest go first, so the planner's prompt stays bounded."""
 
@@ -39,16 +37,13 @@ def _entries(output: Any, what: str) -> dict[str, Mapping[str, Any]]:
 def gate_decision(ctx: NodeContext, output: Any) -> str:
     """``replan`` (the planner nodes run) or ``keep`` (they reuse their last answers).
 
-    The first pass always plans: there is no subgoal to keep, and skipped
-    planner nodes would have nothing to give the actor."""
+    On the very first pass there is nothing to keep: the spec's branch then runs
+    the planner nodes the actor needs whatever this says (see
+    :class:`lorekit.graph.hooks.BranchHook`)."""
     if not isinstance(output, Mapping):
         raise AfterQueryError('Answer with one JSON object such as {"replan": "no", ...}.')
-    current = ctx.db["subgoal"]
-    first = not isinstance(current, Mapping) or str(current.get("subgoal", "")).startswith(
-        NO_SUBGOAL
-    )
     flags = ("replan", "subgoal_done", "subgoal_changed")
-    return "replan" if first or any(yes(output.get(f)) for f in flags) else "keep"
+    return "replan" if any(yes(output.get(f)) for f in flags) else "keep"
 
 
 def choose_skill(ctx: NodeContext, output: Any) -> dict[str, Any]:

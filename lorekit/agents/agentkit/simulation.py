@@ -8,7 +8,8 @@ work an action out of the prompt:
 * Crafter: ``actor_actions`` reads the observation it is shown and walks toward
   the nearest tree (``do`` once facing it), repeating a move twice when the
   tree is far; ``actor_final`` names that action. ``gate`` asks for a new plan
-  on every ``replan_every``-th pass; ``unknown`` and ``kb_add`` open and then
+  while there is no subgoal yet (unless ``first_replan`` is off) and on every
+  ``replan_every``-th pass; ``unknown`` and ``kb_add`` open and then
   answer one question (how much wood one ``do`` gives), so the knowledge base
   can be seen filling up.
 * WebShop: ``action`` searches from the search page, opens the first product of
@@ -96,7 +97,7 @@ def _bad(refused: int) -> str:
 
 
 def crafter_model(
-    seek: str = "tree", invalid: int = 0, replan_every: int = 5
+    seek: str = "tree", invalid: int = 0, replan_every: int = 5, first_replan: bool = True
 ) -> Callable[[tuple[Message, ...]], str]:
     """Answers for :class:`~lorekit.llm.ScriptedLLM` ``fn=``; see the module docstring."""
     gates = [0]
@@ -115,11 +116,12 @@ def crafter_model(
             if refused < invalid:
                 return _bad(refused)
             picks = _BEST.findall(prompt)
-            action, repeats = picks[-1] if picks else ("noop", "1")
-            return json.dumps({"action": action, "repeats": int(repeats or 1), "hazard": "no"})
+            action, count = picks[-1] if picks else ("noop", "1")
+            return json.dumps({"action": action, "repeats": int(count or 1), "hazard": "no"})
         if node == "gate":
             gates[0] += 1
-            replan = "yes" if gates[0] % replan_every == 0 else "no"
+            fresh = first_replan and "(none yet" in prompt
+            replan = "yes" if fresh or gates[0] % replan_every == 0 else "no"
             return "Reasoning first.\n" + json.dumps({"mistake": "no", "replan": replan})
         if node == "kb_add":
             if UNKNOWN_NAME in prompt.rpartition("Open questions the manual")[2]:

@@ -81,7 +81,9 @@ class FakeShop(TextEnv):
             return SEP.join([*head, "Back to Search", "Page 1 (Total results: 3)", *rows])
         assert self.item is not None
         title, price, options = PRODUCTS[self.item]
-        return SEP.join([*head, "Back to Search", "< Prev", "size", *options, title, price, "Buy Now"])
+        return SEP.join(
+            [*head, "Back to Search", "< Prev", "size", *options, title, price, "Buy Now"]
+        )
 
     def step(self, action: str) -> Step:
         assert self.task is not None
@@ -105,7 +107,9 @@ class FakeShop(TextEnv):
             elif button == "Buy Now":
                 self.done = True
                 target = self.item == self.task.data["target"]
-                reward = (1.0 if self.option == self.task.data["option"] else 0.5) if target else 0.0
+                reward = (
+                    (1.0 if self.option == self.task.data["option"] else 0.5) if target else 0.0
+                )
                 info = {"valid": True, "success": reward == 1.0}
                 return Step("Thank you for shopping with us!", reward, True, info)
             else:

@@ -207,3 +207,29 @@ def test_options_and_env_are_checked() -> None:
         make_agent("agentkit-crafter", feed_every=0)
     with pytest.raises(ValueError, match="written for crafter only"):
         AgentKitCrafterAgent().env_defaults("textcraft")
+
+
+async def test_a_gate_that_keeps_on_the_first_pass_still_gets_a_plan() -> None:
+    """Nothing to keep yet: the branch runs the planner nodes the actor needs (the
+    engine's rule for never-run branch nodes) and skips `unknown` and `skill`, which
+    only skipped nodes read (`feed` is off this pass); the next "keep" reuses the
+    plan."""
+    env, task = env_and_task()
+    llm = ScriptedLLM(fn=crafter_model(first_replan=False, replan_every=99))
+    traj = await AgentKitCrafterAgent(max_steps=2).run(
+        env, task, Roles(llm), NullRecorder(), seed=0
+    )
+    one, two = traj.notes["agentkit"]["steps"]
+    assert _status(one, "gate") == "ok" and "keep" in str(_output(one, "gate"))
+    assert {k: _status(one, k) for k in PLANNER} == {
+        **{k: "ok" for k in PLANNER},
+        "unknown": "skipped",
+        "skill": "skipped",
+    }
+    assert {_status(two, k) for k in PLANNER} == {"skipped"}
+    assert len(traj.actions) == 2 and traj.notes["agentkit"]["fallbacks"] == 0
+
+
+def _output(step: dict[str, Any], key: str) -> Any:
+    node = next(n for n in step["nodes"] if n["key"] == key)
+    return node["output"] or node["answer"]
