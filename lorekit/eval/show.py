@@ -65,6 +65,7 @@ def render_episode(store: RunStore, run_id: str, episode: str | int, console: Co
         _trials(trials, console)
     render_automanual(notes, console)
     render_spring(notes, console)
+    render_spring(notes, console, key="agentkit", title="AgentKit")
 
 
 def _mark(value: object) -> str:

@@ -42,6 +42,10 @@ def test_run_crafter_with_a_model_per_role(
     assert {c["meta"]["node"] for c in calls} == set(spec) - {"feed"}
     notes = episode.info["notes"]["agentkit"]
     assert len(notes["steps"]) == 3 and notes["fallbacks"] == 0
+    code, out, _ = run_cli(["show", "ak", "0", "--store", str(store)], capsys)
+    assert code == 0
+    assert "AgentKit" in out and "graph=agentkit-crafter" in out and "fallbacks=0" in out
+    assert "step 1 -> " in out and "actor_final" in out and "kb_add" in out
 
 
 def test_an_unknown_role_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
