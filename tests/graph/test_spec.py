@@ -243,3 +243,17 @@ branches:
     # "yes": a runs, b (the else list) is skipped and reuses B1
     assert await graph.evaluate() == {"g": "yes", "a": "A1", "b": "B1"}
     assert await graph.evaluate() == {"g": "no", "a": "A1", "b": "B2"}
+
+
+def test_hidden_alone_makes_an_ordering_dependency() -> None:
+    text = """\
+nodes:
+  a: {prompt: "A", writes: [x]}
+  b: {prompt: "B reads {x}", deps: [c], hidden: [a]}
+  c: {prompt: "C"}
+database: {x: ""}
+"""
+    node = {n.key: n for n in parse_spec(text).nodes}["b"]
+    assert node.deps == ("c", "a") and node.dep_mode("a") == "hidden"
+    with pytest.raises(SpecError, match="'c' is styled but not a dep"):
+        parse_spec(text.replace("deps: [c], hidden: [a]", "hidden: [a], shorthand: [c]"))
