@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lorekit.agents.adapt import AdaptAgent, PlanExecuteAgent, ReflexionAgent, TryAgainAgent
+from lorekit.agents.agentkit import AgentKitCrafterAgent, AgentKitWebShopAgent
 from lorekit.agents.automanual import AutoManualAgent
 from lorekit.agents.base import (
     Agent,
@@ -39,6 +40,16 @@ AGENTS: dict[str, tuple[AgentFactory, str, bool]] = {
         AutoManualAgent,
         "AutoManual's planner: Python in the sandbox, guided by a build's manual "
         "(--agent-opt manual=BUILD)",
+        True,
+    ),
+    "agentkit-crafter": (
+        AgentKitCrafterAgent,
+        "AgentKit's 29-node Crafter agent: gated planning, reflection, knowledge base, skills",
+        True,
+    ),
+    "agentkit-webshop": (
+        AgentKitWebShopAgent,
+        "AgentKit's 6-node zero-shot WebShop agent",
         True,
     ),
     "spring": (
@@ -95,6 +106,8 @@ __all__ = [
     "AGENT_EXTRAS",
     "AdaptAgent",
     "Agent",
+    "AgentKitCrafterAgent",
+    "AgentKitWebShopAgent",
     "AutoManualAgent",
     "Episode",
     "NullRecorder",

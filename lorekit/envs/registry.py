@@ -181,10 +181,16 @@ register(
 )
 
 
-def _make_crafter(*, length: int = 10_000, expanded: bool = False, tasks: str = "all") -> TextEnv:
+def _make_crafter(
+    *,
+    length: int = 10_000,
+    expanded: bool = False,
+    tasks: str = "all",
+    observation: str = "standard",
+) -> TextEnv:
     from lorekit.envs.crafter import CrafterTextEnv
 
-    return CrafterTextEnv(length=length, expanded=expanded, tasks=tasks)
+    return CrafterTextEnv(length=length, expanded=expanded, tasks=tasks, observation=observation)
 
 
 def _make_crafter_party(players: int = 2, *, length: int = 2_000) -> TextEnv:

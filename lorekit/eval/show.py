@@ -66,6 +66,7 @@ def render_episode(store: RunStore, run_id: str, episode: str | int, console: Co
         _trials(trials, console)
     render_automanual(notes, console)
     render_spring(notes, console)
+    render_spring(notes, console, key="agentkit", title="AgentKit")
     render_teams(notes, console)
 
 

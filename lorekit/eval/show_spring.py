@@ -23,14 +23,20 @@ def _cut(text: object, limit: int = ANSWER_CHARS) -> str:
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
-def render_spring(notes: Mapping[str, Any], console: Console) -> None:
-    """Everything the SPRING agent left in an episode's notes (nothing if it left nothing)."""
-    data = notes.get("spring")
+def render_spring(
+    notes: Mapping[str, Any], console: Console, *, key: str = "spring", title: str = "SPRING"
+) -> None:
+    """Everything the SPRING agent left in an episode's notes (nothing if it left nothing).
+
+    The AgentKit agents leave the same shape under ``notes["agentkit"]``
+    (``key="agentkit"``), so one renderer prints every graph agent's passes."""
+    data = notes.get(key)
     if not isinstance(data, Mapping):
         return
     steps = [s for s in data.get("steps") or [] if isinstance(s, Mapping)]
+    context = f"context={escape(str(data['context']))}  " if data.get("context") else ""
     console.print(
-        f"\n[bold]SPRING[/bold]  context={escape(str(data.get('context')))}  "
+        f"\n[bold]{escape(title)}[/bold]  {context}"
         f"graph={escape(str(data.get('graph')))}  passes={len(steps)}  "
         f"fallbacks={data.get('fallbacks', 0)}"
     )

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lorekit.graph.graph import NodeContext
+from lorekit.graph.graph import Graph, NodeContext
 from lorekit.graph.node import AfterQuery
 
 _STAMP = "__lorekit_hook_digest__"
@@ -118,6 +118,11 @@ class BranchHook:
     lower-case text) is one of ``values`` the ``otherwise`` nodes are skipped,
     else the ``run`` nodes are. Skipped nodes reuse their last result. A user
     hook of the gate, if any, runs first and its result is what is tested.
+
+    A node that has no result yet (its branch never ran) and that a node which
+    does run depends on is run anyway: skipping it would leave nothing to
+    reuse. So a gate that says "keep the plan" on the very first pass still
+    gets a plan made, without the spec having to trick it into saying "yes".
     """
 
     def __init__(
@@ -135,7 +140,24 @@ class BranchHook:
             result = await out if inspect.isawaitable(out) else out
         value = str(result).strip().lower()
         for values, run, otherwise in self.branches:
-            skip = otherwise if value in values else run
+            skip = skippable(ctx.graph, otherwise if value in values else run)
             if skip:
                 ctx.skip(skip)
         return result
+
+
+def skippable(graph: Graph, keys: Sequence[str]) -> list[str]:
+    """The nodes of ``keys`` a branch can skip: each has a result to reuse, or every
+    node depending on it is skipped too (see :class:`BranchHook`)."""
+    lay = graph.layout(permanent=False)
+    skip = list(keys)
+    changed = True
+    while changed:
+        changed = False
+        for key in list(skip):
+            if graph._has_result(key):
+                continue
+            if any(d not in skip and d not in lay.skipped for d in lay.dependents(key)):
+                skip.remove(key)
+                changed = True
+    return skip

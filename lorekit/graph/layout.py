@@ -113,11 +113,12 @@ class Layout:
 
     def check_reachable(self, has_result: Callable[[str], bool]) -> None:
         """A skipped node reuses its last result; one that has none leaves the nodes
-        depending on it with nothing to read, so they could never run."""
+        depending on it with nothing to read, so they could never run (unless they
+        are skipped as well)."""
         for key in self.skipped:
             if has_result(key):
                 continue
-            waiting = self.dependents(key)
+            waiting = [d for d in self.dependents(key) if d not in self.skipped]
             if waiting:
                 raise GraphError(
                     f"node {key!r} is skipped and has no earlier result, so "

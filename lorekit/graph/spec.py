@@ -182,10 +182,15 @@ class _Builder:
                             ("nodes", key, field_name, i),
                             f"unknown node {dep!r} (nodes: {', '.join(keys)})",
                         )
-            styled = ns.hidden + (ns.shorthand if isinstance(ns.shorthand, list) else [])
+            # `hidden` alone makes a dependency (an ordering edge); `shorthand` only
+            # styles one that `deps` lists
+            styled = ns.shorthand if isinstance(ns.shorthand, list) else []
             for dep in styled:
                 if dep in m.nodes and dep not in ns.deps:
-                    self.error(("nodes", key, "deps"), f"{dep!r} is styled but not a dep")
+                    self.error(
+                        ("nodes", key, "shorthand"),
+                        f"{dep!r} is styled but not a dep (list it under deps)",
+                    )
             self._writes(key, ns)
         branches = self._branches()
         built = {key: self._node(key, ns, branches.get(key)) for key, ns in m.nodes.items()}
@@ -285,7 +290,7 @@ class _Builder:
             return Node(
                 key,
                 ns.prompt.strip(),
-                tuple(ns.deps),
+                tuple(dict.fromkeys([*ns.deps, *ns.hidden])),
                 role=ns.role,
                 system=ns.system.strip() if ns.system else None,
                 output=ns.output,

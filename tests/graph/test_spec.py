@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from lorekit.graph import NodeFailedError
 from lorekit.graph.spec import SpecError, load_spec, parse_spec
 from lorekit.llm import Message, ScriptedLLM
 
@@ -180,13 +179,41 @@ async def test_example_planner_gate_end_to_end(sequential: bool) -> None:
     json.dumps(graph.last_report.to_dict())
 
 
-async def test_example_gate_no_on_first_pass_is_an_unreachable_error() -> None:
+async def test_a_gate_no_on_the_first_pass_still_runs_what_others_need() -> None:
+    """The plan has never been made and `act` needs it: the branch runs it anyway
+    (skipping it would leave `act` nothing to read); once it has a result, "no"
+    skips it."""
     spec = load_spec(EXAMPLE)
-    graph = spec.build(example_model(["no"], []))
+    llm = example_model(["no", "no"], ['{"steps": ["get 1 oak log"]}'])
+    graph = spec.build(llm)
     db = spec.initial_db({"goal": "g", "observation": "o"})
-    with pytest.raises(Exception, match="unreachable") as err:
-        await graph.evaluate(db)
-    assert not isinstance(err.value, NodeFailedError)
+    first = await graph.evaluate(db)
+    assert first["gate"] == "no" and first["plan"] == {"steps": ["get 1 oak log"]}
+    assert graph.last_report is not None and graph.last_report.trace("plan").status == "ok"
+    second = await graph.evaluate(db)
+    assert second["plan"] == first["plan"]
+    assert graph.last_report.trace("plan").status == "skipped"
+
+
+async def test_a_branch_skips_a_chain_nobody_else_needs() -> None:
+    """A skipped node without a result is fine when all that depends on it is
+    skipped too; a node outside the branch that needs it makes it run."""
+    text = """\
+nodes:
+  g: {prompt: "gate", output: choice, choices: [yes, no]}
+  a: {prompt: "a"}
+  b: {prompt: "b", deps: [a]}
+  c: {prompt: "c", deps: [a]}
+branches:
+  - {gate: g, when: yes, run: [a, b]}
+"""
+    spec = parse_spec(text)
+    graph = spec.build(ScriptedLLM(fn=lambda msgs: "no" if "gate" in msgs[-1].content else "x"))
+    results = await graph.evaluate()
+    assert "a" in results and "b" not in results  # c needs a; nothing needs b
+    alone = parse_spec(text.replace('  c: {prompt: "c", deps: [a]}\n', ""))
+    graph = alone.build(ScriptedLLM(fn=lambda msgs: "no" if "gate" in msgs[-1].content else "x"))
+    assert await graph.evaluate() == {"g": "no"}
 
 
 def test_hook_file_is_loaded_relative_to_the_spec(tmp_path: Path) -> None:
@@ -216,3 +243,17 @@ branches:
     # "yes": a runs, b (the else list) is skipped and reuses B1
     assert await graph.evaluate() == {"g": "yes", "a": "A1", "b": "B1"}
     assert await graph.evaluate() == {"g": "no", "a": "A1", "b": "B2"}
+
+
+def test_hidden_alone_makes_an_ordering_dependency() -> None:
+    text = """\
+nodes:
+  a: {prompt: "A", writes: [x]}
+  b: {prompt: "B reads {x}", deps: [c], hidden: [a]}
+  c: {prompt: "C"}
+database: {x: ""}
+"""
+    node = {n.key: n for n in parse_spec(text).nodes}["b"]
+    assert node.deps == ("c", "a") and node.dep_mode("a") == "hidden"
+    with pytest.raises(SpecError, match="'c' is styled but not a dep"):
+        parse_spec(text.replace("deps: [c], hidden: [a]", "hidden: [a], shorthand: [c]"))

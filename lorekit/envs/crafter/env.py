@@ -6,7 +6,9 @@ blocked, the player falls asleep, dies or the episode ends, and the
 observation says which. An unknown action costs a turn as ``noop`` (time
 passes in crafter whatever the agent types) and is reported as invalid.
 ``reset(seed=s)`` gives exactly the world and episode of
-``crafter.Env(seed=s).reset()``.
+``crafter.Env(seed=s).reset()``. ``observation="detailed"`` adds the four
+cells next to the player and two things of each kind in view (what AgentKit's
+Crafter agent reads; :func:`~lorekit.envs.crafter.textobs.describe`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from lorekit.envs.crafter.core import ACHIEVEMENTS, CrafterCore, world_seed
 from lorekit.envs.crafter.data import data, text
 from lorekit.envs.crafter.expanded import DO_TARGETS, to_standard
 from lorekit.envs.crafter.tasks import SPLITS, build_tasks
-from lorekit.envs.crafter.textobs import canonical_actions, describe, faced
+from lorekit.envs.crafter.textobs import OBSERVATIONS, canonical_actions, describe, faced
 
 _ACTION = re.compile(r"^\s*([a-z_][a-z_ \-]*?)(?:\s+([+-]?\d+))?\s*$")
 MAX_ACTION_CHARS = 200
@@ -41,11 +43,17 @@ class CrafterTextEnv(TextEnv):
         expanded: bool = False,
         rng_parity: bool = True,
         tasks: str = "all",
+        observation: str = "standard",
     ) -> None:
         if length < 1:
             raise ValueError(f"length must be at least 1, got {length}")
         if tasks not in TASK_KINDS:
             raise ValueError(f"tasks must be one of {', '.join(TASK_KINDS)}, got {tasks!r}")
+        if observation not in OBSERVATIONS:
+            raise ValueError(
+                f"observation must be one of {', '.join(OBSERVATIONS)}, got {observation!r}"
+            )
+        self.detailed = observation == "detailed"
         self.max_steps = length
         self.expanded = expanded
         self.core = CrafterCore(length=length, rng_parity=rng_parity)
@@ -97,7 +105,11 @@ class CrafterTextEnv(TextEnv):
         self._done = False
         self._success = False
         self.rewards = []
-        opening = describe(self.core) + "\n" + text("goal").format(goal=chosen.goal)
+        opening = (
+            describe(self.core, detailed=self.detailed)
+            + "\n"
+            + text("goal").format(goal=chosen.goal)
+        )
         return Observation(opening, {"task_id": chosen.id, "seed": episode_seed})
 
     def _pick(self, task: Task | str | None, seed: int | None) -> Task:
@@ -170,7 +182,7 @@ class CrafterTextEnv(TextEnv):
         new = [a for a in ACHIEVEMENTS if player.achievements[a] > 0 and a not in before]
         if new:
             lines.append(text("new_achievements").format(names=", ".join(new)))
-        lines.append(describe(core))
+        lines.append(describe(core, detailed=self.detailed))
         self.rewards.append(total)
         reward = self._task_reward(total)
         info: dict[str, Any] = {

@@ -4,6 +4,11 @@ An LLM cannot read crafter's 64x64 image, and a raw grid of names is hard to
 use, so we describe what matters for a decision: the faced cell, the nearest
 thing of each kind in the 9x7 view with its direction and walking distance,
 vitals, inventory, sleep/death status and achievement progress.
+
+``describe(..., detailed=True)`` (the env's ``observation="detailed"``) adds
+what AgentKit's Crafter agent reads (Wu et al. 2024, appendix E.1): the four
+cells next to the player, and up to two things of each kind in view instead
+of one. The standard text is unchanged by it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ from lorekit.envs.crafter.core import ACHIEVEMENTS, CrafterCore
 from lorekit.envs.crafter.data import data, text
 
 VITALS = ("health", "food", "drink", "energy")
+OBSERVATIONS = ("standard", "detailed")
+"""``CrafterTextEnv(observation=...)``: the standard text, or with the surroundings
+and two things of each kind (:func:`describe`)."""
 VIEW = (9, 7)
 _FACING = {(-1, 0): "west", (1, 0): "east", (0, -1): "north", (0, 1): "south"}
 
@@ -87,13 +95,64 @@ def nearest_in_view(core: CrafterCore, player: Any) -> list[tuple[str, int, int]
     return [(kind, dx, dy) for kind, (_, dx, dy) in ordered]
 
 
+def things_in_view(core: CrafterCore, player: Any, per_kind: int = 2) -> list[tuple[str, int, int]]:
+    """(kind, dx, dy) of up to ``per_kind`` nearest things of each kind in the 9x7
+    view, grass excepted, sorted by walking distance then name (ties keep the
+    scan order: materials column by column, then creatures)."""
+    px, py = int(player.pos[0]), int(player.pos[1])
+    half_w, half_h = VIEW[0] // 2, VIEW[1] // 2
+    width, height = core.area
+    names = core.world._mat_names
+    found: list[tuple[int, str, int, int]] = []
+    x0, x1 = max(px - half_w, 0), min(px + half_w + 1, width)
+    y0, y1 = max(py - half_h, 0), min(py + half_h + 1, height)
+    for i, column in enumerate(core.world._mat_map[x0:x1, y0:y1].tolist()):
+        for j, code in enumerate(column):
+            dx, dy = x0 + i - px, y0 + j - py
+            kind = names[code]
+            if kind != "grass" and (dx or dy):
+                found.append((abs(dx) + abs(dy), kind, dx, dy))
+    for obj in core.world.objects:
+        dx, dy = int(obj.pos[0]) - px, int(obj.pos[1]) - py
+        if obj is not player and abs(dx) <= half_w and abs(dy) <= half_h:
+            found.append((abs(dx) + abs(dy), thing_name(obj), dx, dy))
+    kept: dict[str, int] = {}
+    out = []
+    for steps, kind, dx, dy in sorted(found, key=lambda f: f[0]):
+        if kept.get(kind, 0) < per_kind:
+            kept[kind] = kept.get(kind, 0) + 1
+            out.append((steps, kind, dx, dy))
+    out.sort(key=lambda f: (f[0], f[1]))
+    return [(kind, dx, dy) for _, kind, dx, dy in out]
+
+
+def surroundings(core: CrafterCore, player: Any) -> list[tuple[str, str]]:
+    """(direction, what is there) for the four cells next to the player:
+    a creature if one stands there, else the material."""
+    out = []
+    for (dx, dy), direction in (
+        ((0, -1), "north"),
+        ((0, 1), "south"),
+        ((-1, 0), "west"),
+        ((1, 0), "east"),
+    ):
+        material, obj = core.world[(int(player.pos[0]) + dx, int(player.pos[1]) + dy)]
+        if obj is not None:
+            what = thing_name(obj)
+        else:
+            what = str(material) if material is not None else "the edge of the world"
+        out.append((direction, what))
+    return out
+
+
 def _names(items: Iterable[str]) -> str:
     listed = ", ".join(items)
     return listed or text("none")
 
 
-def describe(core: CrafterCore, index: int = 0) -> str:
-    """The full text observation of player ``index``."""
+def describe(core: CrafterCore, index: int = 0, *, detailed: bool = False) -> str:
+    """The full text observation of player ``index`` (``detailed``: see the module
+    docstring)."""
     player = core.players[index]
     daylight = float(core.world.daylight)
     lines = [
@@ -112,8 +171,14 @@ def describe(core: CrafterCore, index: int = 0) -> str:
     lines.append(
         text("inventory").format(items=", ".join(items)) if items else text("inventory_empty")
     )
-    lines.append(text("view").format(width=VIEW[0], height=VIEW[1]))
-    seen = nearest_in_view(core, player)
+    if detailed:
+        around = ", ".join(f"{d}: {what}" for d, what in surroundings(core, player))
+        lines.append(text("around").format(cells=around))
+        lines.append(text("view_two").format(width=VIEW[0], height=VIEW[1]))
+        seen = things_in_view(core, player, 2)
+    else:
+        lines.append(text("view").format(width=VIEW[0], height=VIEW[1]))
+        seen = nearest_in_view(core, player)
     if not seen:
         lines.append(text("view_none"))
     for kind, dx, dy in seen:

@@ -1,0 +1,16 @@
+"""AgentKit's two published agents as shipped graph specs (Wu et al. 2024).
+
+* :class:`AgentKitCrafterAgent` (``--agent agentkit-crafter``): ``crafter.yaml``,
+  29 nodes with planning behind a gate, short- and long-term reflection, a
+  knowledge base, a skill library and action repeats.
+* :class:`AgentKitWebShopAgent` (``--agent agentkit-webshop``): ``webshop.yaml``,
+  the 6-node zero-shot shopper.
+
+See ``docs/agentkit.md``.
+"""
+
+from lorekit.agents.agentkit.common import AgentKitPassError
+from lorekit.agents.agentkit.crafter import AgentKitCrafterAgent
+from lorekit.agents.agentkit.webshop import AgentKitWebShopAgent
+
+__all__ = ["AgentKitCrafterAgent", "AgentKitPassError", "AgentKitWebShopAgent"]

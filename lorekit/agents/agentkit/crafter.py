@@ -1,0 +1,200 @@
+"""AgentKit's Crafter agent: each game step is one pass of the 29-node ``crafter.yaml``.
+
+After Wu et al. 2024 (section 3, figure 3). What the graph cannot hold by
+itself, the agent keeps between passes in the graph's database:
+
+* ``history``: one line per step (surroundings, vitals, plan, action and how
+  the previous action went), the last ``history_steps`` (25) of them, for the
+  short-term reflection (``reflect``) and the actor;
+* ``skill_history``: the lines of the steps played under the current skill,
+  for the long-term reflection ``feed``. The agent runs ``feed`` once every
+  ``feed_every`` (3) steps under one skill and skips it otherwise (a skip set
+  between passes, :meth:`Graph.skip_temporary`); its advice is written to
+  ``feedback``, which the next step's planner and actor read;
+* ``knowledge``, ``unknowns``, ``skills``, ``subgoal`` and ``plan`` are written
+  by the graph's own nodes and hooks and simply live on in the database.
+
+The node ``actor_final`` gives ``{action, repeats}``; the agent plays
+``"action repeats"`` (the env repeats it, stopping early when blocked), so one
+pass can cover several game steps. An answer its hook keeps refusing ends in
+``noop``, recorded as a fallback; a failed model call or a raising hook ends
+the episode with an error.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lorekit.agents.agentkit.common import (
+    HERE,
+    NOTE_STEPS,
+    load_checked,
+    new_log,
+    one_pass,
+    text_of,
+    texts,
+)
+from lorekit.agents.base import Episode, Recorder, Trajectory
+from lorekit.envs.asyncenv import EnvLike
+from lorekit.envs.base import Task
+from lorekit.graph import Graph, NodeFailure
+from lorekit.llm.roles import Roles
+
+SPEC_PATH = HERE / "crafter.yaml"
+FINAL = "actor_final"
+FEED = "feed"
+FALLBACK = "noop"
+PER_STEP_KEYS = (
+    "manual",
+    "goal",
+    "observation",
+    "previous_observation",
+    "last_action",
+    "actions",
+    "history",
+    "skill_history",
+    "max_repeats",
+)
+ASLEEP = re.compile(r"^Status: asleep", re.MULTILINE)
+
+
+class AgentKitCrafterAgent:
+    """See the module docstring.
+
+    ``max_steps``: graph passes per episode (each is 29 model calls at most).
+    ``max_repeats``: the largest repeat count accepted from ``actor_final``.
+    ``history_steps``: steps the short-term reflection sees (the paper: 25).
+    ``feed_every``: steps under one skill between long-term reflections (3).
+    ``spec``: another spec (it must keep ``actor_final`` and ``feed``).
+    ``sequential``: one model call at a time. ``skip_asleep``: play ``noop``
+    without asking while the player sleeps (crafter ignores actions then).
+    """
+
+    name = "agentkit-crafter"
+
+    def __init__(
+        self,
+        *,
+        spec: str | None = None,
+        max_steps: int = 100,
+        max_repeats: int = 6,
+        history_steps: int = 25,
+        feed_every: int = 3,
+        sequential: bool = False,
+        skip_asleep: bool = True,
+        note_steps: int = NOTE_STEPS,
+    ) -> None:
+        for label, value, low in (
+            ("max_steps", max_steps, 1),
+            ("max_repeats", max_repeats, 1),
+            ("history_steps", history_steps, 1),
+            ("feed_every", feed_every, 1),
+            ("note_steps", note_steps, 0),
+        ):
+            if not isinstance(value, int) or value < low:
+                raise ValueError(f"{label} must be a whole number >= {low}, got {value!r}")
+        self.spec = load_checked(spec if spec is not None else SPEC_PATH, FINAL, PER_STEP_KEYS)
+        if FEED not in {n.key for n in self.spec.nodes}:
+            raise ValueError(f"{self.spec.source}: this agent needs a node {FEED!r}")
+        self.max_steps = max_steps
+        self.max_repeats = max_repeats
+        self.history_steps = history_steps
+        self.feed_every = feed_every
+        self.sequential = bool(sequential)
+        self.skip_asleep = bool(skip_asleep)
+        self.note_steps = note_steps
+        self.model_roles: tuple[str, ...] = tuple(dict.fromkeys(n.role for n in self.spec.nodes))
+
+    def env_defaults(self, env_name: str) -> dict[str, Any]:
+        """The detailed observation (surroundings, two of each kind) the spec reads."""
+        if env_name != "crafter":
+            raise ValueError("agentkit-crafter's questions are written for crafter only")
+        return {"observation": "detailed"}
+
+    async def run(
+        self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+    ) -> Trajectory:
+        ep = await Episode.start(env, task, recorder, seed)
+        graph = self.spec.build(roles)
+        names = await ep.env.candidate_actions()
+        words = texts()
+        db = self.spec.initial_db(
+            {
+                "manual": words["crafter_manual"].strip(),
+                "goal": task.goal,
+                "actions": ", ".join(names),
+                "observation": ep.observation,
+                "previous_observation": words["no_previous_observation"],
+                "last_action": words["no_last_action"],
+                "history": words["no_history"],
+                "skill_history": words["no_history"],
+                "max_repeats": self.max_repeats,
+            }
+        )
+        log = new_log(graph)
+        log.update(feeds=0, skills={})
+        ep.trajectory.notes["agentkit"] = log
+        lines: list[tuple[str, str]] = []  # (skill, history line)
+        under: dict[str, int] = {}  # steps played under each skill
+        for number in range(1, self.max_steps + 1):
+            if ep.done:
+                break
+            if self.skip_asleep and ASLEEP.search(ep.observation):
+                action = FALLBACK
+                log["steps"].append({"step": number, "action": action, "asleep": True})
+            else:
+                skill = str(db["current_skill"])
+                feed = under.get(skill, 0) > 0 and under[skill] % self.feed_every == 0
+                if not feed:
+                    graph.skip_temporary([FEED])
+                action = await self._decide(graph, db, number, log)
+                log["feeds"] += int(feed)
+                skill = str(db["current_skill"])
+                under[skill] = under.get(skill, 0) + 1
+                log["skills"] = dict(under)
+                lines.append((skill, self._line(number, graph, action)))
+                db["history"] = "\n".join(line for _, line in lines[-self.history_steps :])
+                db["skill_history"] = "\n".join(line for s, line in lines if s == skill)
+            previous = ep.observation
+            await ep.act(action)
+            db.update(last_action=action, previous_observation=previous, observation=ep.observation)
+        if not ep.done:
+            ep.stop("budget")
+        return ep.trajectory
+
+    async def _decide(self, graph: Graph, db: dict[str, Any], number: int, log: Any) -> str:
+        results, note = await one_pass(
+            graph,
+            db,
+            number=number,
+            final=FINAL,
+            log=log,
+            sequential=self.sequential,
+            note_steps=self.note_steps,
+        )
+        chosen = results.get(FINAL)
+        if isinstance(chosen, dict) and "action" in chosen:
+            repeats = int(chosen.get("repeats", 1))
+            action = chosen["action"] if repeats == 1 else f"{chosen['action']} {repeats}"
+            note.update(action=action, fallback=False)
+            return str(action)
+        reason = chosen.error if isinstance(chosen, NodeFailure) else f"{chosen!r} is no action"
+        log["fallbacks"] += 1
+        note.update(action=FALLBACK, fallback=True, reason=f"{FINAL}: {reason}")
+        return FALLBACK
+
+    @staticmethod
+    def _line(number: int, graph: Graph, action: str) -> str:
+        """This step in the history: the summary nodes' latest answers and the action."""
+
+        def last(key: str) -> str:
+            try:
+                return text_of(graph.last_result(key))
+            except KeyError:
+                return text_of(None)
+
+        return (
+            f"Step {number}: saw {last('s_obs')} {last('s_vitals')} | "
+            f"last action: {last('s_action')} | plan: {last('s_plan')} | did: {action}"
+        )

@@ -1,0 +1,159 @@
+"""After-query hooks of the AgentKit specs (``crafter.yaml``, ``webshop.yaml``).
+
+Each one turns a node's parsed JSON into what the agent or the database needs,
+or raises :class:`AfterQueryError` with a sentence the model reads when it is
+asked again. They touch only the database keys their node declares
+(``hook_reads`` / ``hook_writes``), which the graph enforces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from lorekit.graph import AfterQueryError, NodeContext
+
+MAX_UNKNOWNS = 20
+"""Open questions kept; the oldest go first, so the planner's prompt stays bounded."""
+
+
+def yes(value: Any) -> bool:
+    """A model's yes/no field as a bool ("Yes, because ..." counts as yes)."""
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower().startswith(("yes", "true"))
+
+
+def _entries(output: Any, what: str) -> dict[str, Mapping[str, Any]]:
+    if not isinstance(output, Mapping):
+        raise AfterQueryError(f"Answer with one JSON object mapping each {what} to its fields.")
+    return {str(k): v for k, v in output.items() if isinstance(v, Mapping)}
+
+
+# -- crafter -------------------------------------------------------------------
+
+
+def gate_decision(ctx: NodeContext, output: Any) -> str:
+    """``replan`` (the planner nodes run) or ``keep`` (they reuse their last answers).
+
+    On the very first pass there is nothing to keep: the spec's branch then runs
+    the planner nodes the actor needs whatever this says (see
+    :class:`lorekit.graph.hooks.BranchHook`)."""
+    if not isinstance(output, Mapping):
+        raise AfterQueryError('Answer with one JSON object such as {"replan": "no", ...}.')
+    flags = ("replan", "subgoal_done", "subgoal_changed")
+    return "replan" if any(yes(output.get(f)) for f in flags) else "keep"
+
+
+def choose_skill(ctx: NodeContext, output: Any) -> dict[str, Any]:
+    """The chosen (or new) skill as ``{name: entry}``, merged into the library; its
+    name becomes ``current_skill`` (the long-term reflection groups steps by it)."""
+    if not isinstance(output, Mapping) or not output:
+        raise AfterQueryError(
+            'Answer with one JSON object with one entry: {"skill name": ["description", '
+            '"parameters", "guide"]}.'
+        )
+    name, entry = next(iter(output.items()))
+    name = str(name).strip()
+    if not name:
+        raise AfterQueryError("The skill needs a name.")
+    ctx.db["current_skill"] = name
+    return {name: entry}
+
+
+def learn(ctx: NodeContext, output: Any) -> dict[str, Any]:
+    """Move each open question the last step answered for good (discovered, general
+    and observed) into ``knowledge``; the result is what was learned."""
+    found = _entries(output, "open question")
+    learned = {
+        name: str(item.get("discovery", "")).strip()
+        for name, item in found.items()
+        if yes(item.get("discovered")) and yes(item.get("general")) and yes(item.get("solid"))
+    }
+    learned = {k: v for k, v in learned.items() if v and v.upper() != "NA"}
+    if learned:
+        knowledge = dict(ctx.db["knowledge"])
+        knowledge.update(learned)
+        ctx.db["knowledge"] = knowledge
+        ctx.db["unknowns"] = {k: v for k, v in dict(ctx.db["unknowns"]).items() if k not in learned}
+    return learned
+
+
+def remember_unknowns(ctx: NodeContext, output: Any) -> dict[str, Any]:
+    """Add the new open questions (missing from the manual, not yet known, relevant)
+    to ``unknowns``, keeping the newest ``MAX_UNKNOWNS``; the result is the list."""
+    found = _entries(output, "open question")
+    merged = dict(ctx.db["unknowns"])
+    for name, item in found.items():
+        keep = (
+            yes(item.get("missing_from_manual", "yes"))
+            and not yes(item.get("already_known", "no"))
+            and yes(item.get("relevant", "yes"))
+        )
+        if keep:
+            merged.pop(name, None)
+            merged[name] = str(item.get("info", "")).strip() or name
+    while len(merged) > MAX_UNKNOWNS:
+        merged.pop(next(iter(merged)))
+    ctx.db["unknowns"] = merged
+    return merged
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[\s\-]+", "_", name.strip().strip("`'\".").lower())
+
+
+def choose_action(ctx: NodeContext, output: Any) -> dict[str, Any]:
+    """``{"action": name, "repeats": n}`` with an allowed name and 1 <= n <= max."""
+    if not isinstance(output, Mapping):
+        raise AfterQueryError('Answer with one JSON object: {"action": "...", "repeats": 1}.')
+    allowed = [a.strip() for a in str(ctx.db["actions"]).split(",") if a.strip()]
+    limit = int(ctx.db["max_repeats"])
+    name = _norm(str(output.get("action", "")))
+    if name not in allowed:
+        shown = str(output.get("action", ""))[:60] or "(nothing)"
+        raise AfterQueryError(
+            f"{shown!r} is not an allowed action. Use exactly one of: {', '.join(allowed)}."
+        )
+    raw = output.get("repeats", 1)
+    try:
+        repeats = int(str(raw).strip()) if not isinstance(raw, bool) else 0
+    except ValueError:
+        repeats = 0
+    if not 1 <= repeats <= limit:
+        raise AfterQueryError(f"'repeats' must be a whole number from 1 to {limit}, got {raw!r}.")
+    return {"action": name, "repeats": repeats, "hazard": yes(output.get("hazard", "no"))}
+
+
+# -- webshop -------------------------------------------------------------------
+
+
+def choose_web_action(ctx: NodeContext, output: Any) -> str:
+    """``search[query]`` or ``click[button]``, checked against the page's options.
+
+    ``ctx.db["clickables"]`` lists the page's buttons (``|``-separated) and
+    ``ctx.db["can_search"]`` says whether it has a search box."""
+    if not isinstance(output, Mapping):
+        raise AfterQueryError(
+            'Answer with one JSON object: {"action": "search" or "click", "target": "..."}.'
+        )
+    kind = str(output.get("action", "")).strip().lower()
+    target = " ".join(str(output.get("target", "")).split())
+    if not target:
+        raise AfterQueryError("'target' is empty: give the search words or the button to click.")
+    if kind == "search":
+        if not yes(ctx.db["can_search"]):
+            raise AfterQueryError(
+                "This page has no search box; click one of its buttons (e.g. 'back to search')."
+            )
+        return f"search[{target}]"
+    if kind != "click":
+        raise AfterQueryError(f"'action' must be 'search' or 'click', got {kind!r}.")
+    buttons = [b for b in str(ctx.db["clickables"]).split("|") if b]
+    by_norm = {b.strip().lower(): b for b in buttons}
+    chosen = by_norm.get(target.lower().strip("[]"))
+    if chosen is None:
+        listed = ", ".join(buttons) or "none"
+        raise AfterQueryError(f"{target!r} is not a button on this page. Buttons: {listed}.")
+    return f"click[{chosen}]"

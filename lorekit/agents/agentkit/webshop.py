@@ -1,0 +1,138 @@
+"""AgentKit's zero-shot WebShop agent: each page is one pass of the 6-node ``webshop.yaml``.
+
+After Wu et al. 2024 (section 4.2): no demonstrations, a short-term memory of
+the browsing so far (one line per step from the two summary nodes) and a plan
+sketch renewed every step. The node ``action`` gives ``search[...]`` or
+``click[...]``, checked against the page's buttons (the env's
+``candidate_actions()``) by its hook; an answer it keeps refusing ends the step
+as ``click[back to search]`` where the page has that button, else the episode
+stops (``gave_up``), recorded either way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lorekit.agents.agentkit.common import (
+    HERE,
+    NOTE_STEPS,
+    load_checked,
+    new_log,
+    one_pass,
+    text_of,
+    texts,
+)
+from lorekit.agents.base import Episode, Recorder, Trajectory
+from lorekit.envs.asyncenv import EnvLike
+from lorekit.envs.base import Task
+from lorekit.llm.roles import Roles
+
+SPEC_PATH = HERE / "webshop.yaml"
+FINAL = "action"
+SEARCH_BOX = "(search box)"
+PER_STEP_KEYS = (
+    "guidance",
+    "task",
+    "observation",
+    "buttons",
+    "clickables",
+    "can_search",
+    "history",
+)
+
+
+def page_options(candidates: list[str]) -> tuple[list[str], bool]:
+    """(buttons, has a search box) from ``candidate_actions()`` (``click[x]``, ``search[...]``)."""
+    buttons = [c[6:-1] for c in candidates if c.startswith("click[") and c.endswith("]")]
+    return buttons, any(c.startswith("search[") for c in candidates)
+
+
+class AgentKitWebShopAgent:
+    """See the module docstring. ``max_steps``: actions per episode (the paper's
+    guidance: buy within 25). ``sequential``: one model call at a time."""
+
+    name = "agentkit-webshop"
+
+    def __init__(
+        self,
+        *,
+        spec: str | None = None,
+        max_steps: int = 25,
+        sequential: bool = False,
+        note_steps: int = NOTE_STEPS,
+    ) -> None:
+        if not isinstance(max_steps, int) or max_steps < 1:
+            raise ValueError(f"max_steps must be a whole number >= 1, got {max_steps!r}")
+        self.spec = load_checked(spec if spec is not None else SPEC_PATH, FINAL, PER_STEP_KEYS)
+        self.max_steps = max_steps
+        self.sequential = bool(sequential)
+        self.note_steps = note_steps
+        self.model_roles: tuple[str, ...] = tuple(dict.fromkeys(n.role for n in self.spec.nodes))
+
+    def env_defaults(self, env_name: str) -> dict[str, Any]:
+        if env_name != "webshop":
+            raise ValueError("agentkit-webshop's questions are written for webshop only")
+        return {}
+
+    async def run(
+        self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
+    ) -> Trajectory:
+        ep = await Episode.start(env, task, recorder, seed)
+        graph = self.spec.build(roles)
+        guidance = texts()["webshop_guidance"].format(max_steps=self.max_steps).strip()
+        page = await self._page(ep)
+        db = self.spec.initial_db(
+            {"guidance": guidance, "task": task.goal, "history": texts()["no_history"], **page}
+        )
+        log = new_log(graph)
+        ep.trajectory.notes["agentkit"] = log
+        lines: list[str] = []
+        for number in range(1, self.max_steps + 1):
+            if ep.done:
+                break
+            if number > 1:
+                db.update(await self._page(ep))
+            buttons = [b for b in str(db["clickables"]).split("|") if b]
+            results, note = await one_pass(
+                graph,
+                db,
+                number=number,
+                final=FINAL,
+                log=log,
+                sequential=self.sequential,
+                note_steps=self.note_steps,
+            )
+            chosen = results.get(FINAL)
+            if isinstance(chosen, str):
+                action = chosen
+                note.update(action=action, fallback=False)
+            else:
+                back = next((b for b in buttons if b.lower() == "back to search"), None)
+                log["fallbacks"] += 1
+                note.update(fallback=True, reason=f"{FINAL}: {text_of(chosen)}")
+                if back is None:
+                    note.update(action=None)
+                    ep.stop("gave_up")
+                    break
+                action = f"click[{back}]"
+                note.update(action=action)
+            lines.append(
+                f"Step {number}: {text_of(results.get('summary_page'))} | "
+                f"plan: {text_of(results.get('summary_plan'))} | did: {action}"
+            )
+            db["history"] = "\n".join(lines)
+            await ep.act(action)
+        if not ep.done:
+            ep.stop("budget")
+        return ep.trajectory
+
+    @staticmethod
+    async def _page(ep: Episode) -> dict[str, str]:
+        """The database keys that describe the current page."""
+        buttons, can_search = page_options(await ep.env.candidate_actions())
+        return {
+            "observation": ep.observation,
+            "buttons": " | ".join([*buttons, *([SEARCH_BOX] if can_search else [])]) or "none",
+            "clickables": "|".join(buttons),
+            "can_search": "yes" if can_search else "no",
+        }
