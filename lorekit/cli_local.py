@@ -36,7 +36,7 @@ def serve() -> None:
     help="A GGUF file (default: the bundled SmolLM2-135M-Instruct).",
 )
 @click.option("--port", type=click.IntRange(0, 65535), default=0, help="0: any free port.")
-@click.option("--n-ctx", type=click.IntRange(min=256), default=4096, show_default=True)
+@click.option("--n-ctx", type=click.IntRange(min=256), default=8192, show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), default=None)
 def serve_local(model_path: str | None, port: int, n_ctx: int, threads: int | None) -> None:
     """Start an OpenAI-compatible server on 127.0.0.1 and wait (Ctrl-C stops it)."""

@@ -70,7 +70,7 @@ def _die_with_parent() -> None:
 
     pr_set_pdeathsig = 1
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
 def _free_port() -> int:
@@ -93,7 +93,7 @@ class LocalServer:
         model_path: str | Path | None = None,
         *,
         port: int = 0,
-        n_ctx: int = 4096,
+        n_ctx: int = 8192,
         threads: int | None = None,
         start_timeout_s: float = 180.0,
     ) -> None:
