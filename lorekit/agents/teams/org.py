@@ -231,7 +231,7 @@ def org_from_spec(spec: Mapping[str, Any] | str) -> Organization:
         return build_org(kind, leaves=_count(data, "leaves"), size=_count(data, "size"))
     if kind not in KINDS:
         raise OrgError(f"unknown organization {kind!r}; choose one of {', '.join(KINDS)}")
-    return _custom(cast(OrgKind, kind), data["agents"], data.get("commands") or {})
+    return _custom(kind, data["agents"], data.get("commands") or {})
 
 
 def load_org(path: str | Path) -> Organization:
