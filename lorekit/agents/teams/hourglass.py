@@ -76,10 +76,6 @@ class World(Protocol):
     def messages(self, since: int = 0) -> list[PoolMessage]: ...
 
 
-class Sleeper(Protocol):
-    async def sleep(self, seconds: float) -> None: ...
-
-
 class Outcome(Protocol):
     @property
     def success(self) -> bool: ...
@@ -135,27 +131,24 @@ class HourglassAgent:
         model: LLM,
         run_skill: SkillRunner,
         *,
-        clock: Sleeper,
         goal: str,
         skills: str = "",
         validate: Validator | None = None,
         events: list[dict[str, Any]] | None = None,
         max_retries: int = 2,
-        idle_s: float = 1.0,
     ) -> None:
         self.name = name
         self.spec = org.agent(name)
+        self.player = self.spec.player  # the modes know a member's own posts by it
         self.org = org
         self.world = world
         self.model = model
         self.run_skill = run_skill
-        self.clock = clock
         self.goal = goal
         self.skills = skills
         self.validate = validate
         self.events = events if events is not None else []
         self.max_retries = max_retries
-        self.idle_s = idle_s
         self.task: str | None = None
         self.assigned_by: str | None = None
         self.last_plan: dict[str, Any] | None = None
@@ -168,20 +161,23 @@ class HourglassAgent:
 
     # -- the iteration ---------------------------------------------------------------------
     async def iterate(self) -> bool:
-        """One planning iteration and the actions it queued; True once the world is done."""
+        """One planning iteration and the actions it queued.
+
+        True when the agent has nothing of its own under way (the world is done,
+        it waits for orders, or it only sent messages): the modes then leave it
+        quiet until someone posts news.
+        """
         if self.world.done:
             return True
         fresh = self._perceive()
         if self.task is not None and self.results and not fresh:
             await self._monitor()
         if self._waits_for_orders() and self.task is None:
-            await self.clock.sleep(self.idle_s)
+            return True
+        if not await self._plan():
             return self.world.done
-        await self._plan()
-        if not self.queue:
-            await self.clock.sleep(self.idle_s)
-        await self._run_queue()
-        return self.world.done
+        ran = await self._run_queue()
+        return self.world.done or not ran
 
     def _waits_for_orders(self) -> bool:
         """Workers that have a commander act only on orders (messages wait in the inbox)."""
@@ -194,17 +190,19 @@ class HourglassAgent:
         self._seen += len(new)
         fresh = False
         for m in new:
-            if m.sender == self.name or (m.to is not None and m.to != self.name):
+            sender = self.org.by_player(m.sender)
+            to = None if m.to is None else self.org.by_player(m.to)
+            if sender == self.name or (to is not None and to != self.name):
                 continue
-            self._inbox.append(f"{m.time:.1f}s {m.sender} -> {m.to or 'all'}: {m.text}")
-            if m.to == self.name and m.text.startswith(COMMAND):
-                fresh = self._command(m.sender, m.text[len(COMMAND) :].strip()) or fresh
+            self._inbox.append(f"{m.time:.1f}s {sender} -> {to or 'all'}: {m.text}")
+            if to == self.name and m.text.startswith(COMMAND):
+                fresh = self._command(sender, m.text[len(COMMAND) :].strip()) or fresh
         return fresh
 
     def _command(self, sender: str, task: str) -> bool:
         why = self.org.refusal(sender, self.name)
         if why is not None:
-            self.world.post(self.name, sender, REFUSED + why)
+            self._post(sender, REFUSED + why)
             self._emit("refused", sender=sender, command=task, reason=why)
             return False
         self.task, self.assigned_by = task, sender
@@ -218,7 +216,7 @@ class HourglassAgent:
         if self.assigned_by is None:
             return
         text = f"{REPORT}{status}: {self.task}" + (f" ({detail})" if detail else "")
-        self.world.post(self.name, self.assigned_by, text)
+        self._post(self.assigned_by, text)
         self._emit("report", to=self.assigned_by, status=status, task=self.task, text=text)
 
     def _perception(self) -> str:
@@ -263,7 +261,8 @@ class HourglassAgent:
         self.results.clear()
 
     # -- task and action planner -----------------------------------------------------------
-    async def _plan(self) -> None:
+    async def _plan(self) -> bool:
+        """Ask for a plan and queue its actions; False when no usable answer came."""
         subs = self.org.subordinates(self.name)
         hint = render(prompts()["lead_hint"], "lead_hint", subordinates=", ".join(subs))
         prompt = render(
@@ -279,12 +278,13 @@ class HourglassAgent:
         self.plans += 1
         answer = await self._ask("plan", prompt, self._check_plan)
         if answer is None:
-            return
+            return False
         self.last_plan = {k: answer[k] for k in ("objective", "plan", "task")}
         if self.task is None or self.assigned_by is None:
             self.task = answer["task"] or None
         self.queue = deque(answer["actions"])
         self._emit("plan", **self.last_plan, actions=list(answer["actions"]))
+        return True
 
     def _check_plan(self, text: str) -> dict[str, Any]:
         data = parse_json(text, {"objective": str, "plan": list, "task": str, "actions": list})
@@ -340,7 +340,9 @@ class HourglassAgent:
         return None
 
     # -- acting ----------------------------------------------------------------------------
-    async def _run_queue(self) -> None:
+    async def _run_queue(self) -> bool:
+        """Run the queue; True when at least one skill ran (there is work to judge)."""
+        ran = False
         while self.queue and not self.world.done:
             action = self.queue.popleft()
             tell, say = _TELL.match(action), _SAY.match(action)
@@ -349,7 +351,8 @@ class HourglassAgent:
             elif say is not None:
                 self._send(say.group(1), say.group(2).strip())
             else:
-                outcome = await self.run_skill(self.spec.player, action)
+                outcome = await self.run_skill(self.player, action)
+                ran = True
                 verb = "succeeded" if outcome.success else "failed"
                 self.results.append(f"{action}: {verb} ({outcome.reason})")
                 self._emit(
@@ -363,14 +366,19 @@ class HourglassAgent:
                     self.queue.clear()
             if self._new_command():
                 self.queue.clear()
+        return ran
 
     def _send(self, to: str | None, text: str) -> None:
-        self.world.post(self.name, to, text)
+        self._post(to, text)
         self._emit("message", to=to, text=text)
+
+    def _post(self, to: str | None, text: str) -> None:
+        """Pool messages name players (the world's speakers); prompts show agent names."""
+        self.world.post(self.player, None if to is None else self.org.agent(to).player, text)
 
     def _new_command(self) -> bool:
         return any(
-            m.to == self.name and m.text.startswith(COMMAND)
+            m.to == self.player and m.text.startswith(COMMAND)
             for m in self.world.messages(self._seen)
         )
 

@@ -83,6 +83,13 @@ class Organization:
                 return a
         raise KeyError(f"no agent {name!r} in this organization (agents: {', '.join(self.names)})")
 
+    def by_player(self, player: str) -> str:
+        """The agent controlling ``player`` (or ``player`` itself when none does)."""
+        for a in self.agents:
+            if a.player == player:
+                return a.name
+        return player
+
     def may_command(self, sender: str, target: str) -> bool:
         return (sender, target) in self.edges
 

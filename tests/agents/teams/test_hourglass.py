@@ -36,7 +36,6 @@ class Team:
                 self.world,
                 self.models[n],
                 self.skills,
-                clock=self.world,
                 goal="collect 10 wood",
                 validate=validate,
                 events=self.events,
@@ -48,8 +47,15 @@ class Team:
     def step(self, name: str) -> bool:
         return asyncio.run(self.agents[name].iterate())
 
-    def kinds(self, agent: str) -> list[str]:
-        return [e["kind"] for e in self.events if e["agent"] == agent]
+    def said(self, name: str) -> list[tuple[str | None, str]]:
+        """(addressee, text) of what agent ``name`` posted, with agent names."""
+        org = self.agents[name].org
+        player = org.agent(name).player
+        return [
+            (None if m.to is None else org.by_player(m.to), m.text)
+            for m in self.world.pool
+            if m.sender == player
+        ]
 
 
 def test_malformed_answers_are_retried_with_the_error() -> None:
@@ -99,8 +105,7 @@ def test_delegation_reaches_the_right_worker_only() -> None:
     assert team.models["worker1"].calls == []  # no orders, so no model call
     assert "collect(stone, 3)" in team.models["worker2"].calls[0].last
     assert team.skills.ran == [("p3", "collect(stone, 3)")]
-    reports = [m for m in team.world.pool if m.sender == "worker2"]
-    assert [(m.to, m.text) for m in reports] == [("leader", "REPORT starting: collect(stone, 3)")]
+    assert team.said("worker2") == [("leader", "REPORT starting: collect(stone, 3)")]
 
 
 def test_tree_refuses_a_leaf_command_and_tells_the_sender() -> None:
@@ -116,7 +121,7 @@ def test_tree_refuses_a_leaf_command_and_tells_the_sender() -> None:
     team.step("worker2")
     assert team.skills.ran == []
     refusal = [m for m in team.world.pool if m.text.startswith(REFUSED)]
-    assert len(refusal) == 1 and refusal[0].sender == "worker2" and refusal[0].to == "worker1"
+    assert len(refusal) == 1 and refusal[0].sender == "p3" and refusal[0].to == "p2"
     assert "only leader may command worker2" in refusal[0].text
     assert team.agents["worker2"].task is None
     assert team.models["worker2"].calls == []
@@ -134,7 +139,7 @@ def test_graph_lets_a_delegation_loop_run() -> None:
         team.step("agent1")
         team.step("agent2")
     commands = [m for m in team.world.pool if m.text.startswith(COMMAND)]
-    assert [m.sender for m in commands] == ["agent1", "agent2"] * 3
+    assert [m.sender for m in commands] == ["p1", "p2"] * 3
     assert not any(m.text.startswith(REFUSED) for m in team.world.pool)
 
 
@@ -147,7 +152,7 @@ def test_chain_relays_and_refuses_skipping_a_link() -> None:
     team.step("agent2")
     team.step("agent3")
     assert team.agents["agent2"].task == "pass it on"
-    assert any(m.to == "agent1" and m.text.startswith(REFUSED) for m in team.world.pool)
+    assert [to for to, text in team.said("agent3") if text.startswith(REFUSED)] == ["agent1"]
 
 
 def worker_with_task(monitor_answer: str, outcome: Result) -> Team:
@@ -167,8 +172,7 @@ def worker_with_task(monitor_answer: str, outcome: Result) -> Team:
 
 def test_monitor_success_reports_to_the_leader() -> None:
     team = worker_with_task(verdict("success", "got 2 iron"), Result(True, "gained 2 iron"))
-    texts = [m.text for m in team.world.pool if m.sender == "worker1"]
-    assert texts[-1] == "REPORT succeeded: collect(iron, 2) (got 2 iron)"
+    assert team.said("worker1")[-1][1] == "REPORT succeeded: collect(iron, 2) (got 2 iron)"
     assert team.agents["worker1"].task is None
     monitors = [e for e in team.events if e["kind"] == "monitor"]
     assert monitors[0]["status"] == "success"
@@ -177,18 +181,16 @@ def test_monitor_success_reports_to_the_leader() -> None:
 def test_monitor_fail_reports_why_with_the_skill_reason() -> None:
     reason = "needs stone_pickaxe; inventory: wood 3"
     team = worker_with_task(verdict("fail", "no pickaxe"), Result(False, reason))
-    last = [m for m in team.world.pool if m.sender == "worker1"][-1]
-    assert last.to == "leader" and last.text.startswith("REPORT failed: collect(iron, 2)")
-    assert reason in last.text
+    to, text = team.said("worker1")[-1]
+    assert to == "leader" and text.startswith("REPORT failed: collect(iron, 2)")
+    assert reason in text
     assert "collect(iron, 2): failed" in team.models["worker1"].calls[1].last
 
 
 def test_monitor_ongoing_keeps_the_task_and_plans_on() -> None:
     team = worker_with_task(verdict("ongoing", "half done"), Result(True, "gained 1 iron"))
     assert team.agents["worker1"].task == "collect(iron, 2)"
-    assert [m.text for m in team.world.pool if m.sender == "worker1"] == [
-        "REPORT starting: collect(iron, 2)"
-    ]
+    assert team.said("worker1") == [("leader", "REPORT starting: collect(iron, 2)")]
     # after the monitor the planner was asked, and saw the verdict
     assert "ongoing: half done" in team.models["worker1"].calls[-1].last
 
@@ -217,8 +219,7 @@ def test_leader_reassigns_after_a_failure_report() -> None:
     team.step("worker1")
     team.step("worker1")
     team.step("leader")
-    commands = [(m.to, m.text) for m in team.world.pool if m.sender == "leader"]
-    assert commands == [
+    assert team.said("leader") == [
         ("worker1", "COMMAND: collect(iron, 1)"),
         ("worker2", "COMMAND: collect(iron, 1)"),
     ]
@@ -237,9 +238,17 @@ def test_events_follow_the_timeline_schema() -> None:
     assert skill["ticks"] == 4 and skill["call"] == "collect(iron, 2)"
 
 
-def test_idle_worker_waits_on_the_clock_without_calling_its_model() -> None:
-    team = Team(build_org("tree", leaves=1), {}, idle_s=2.5)
-    assert team.step("worker1") is False
-    assert team.world.now() == 2.5 and team.models["worker1"].calls == []
+def test_quiet_when_nothing_of_its_own_is_under_way() -> None:
+    team = Team(
+        build_org("tree", leaves=1),
+        {
+            "leader": [plan("tell worker1 to collect(wood, 1)")],
+            "worker1": [plan("collect(wood, 1)")],
+        },
+    )
+    assert team.step("worker1") is True  # no orders: quiet, and no model call
+    assert team.models["worker1"].calls == []
+    assert team.step("leader") is True  # it only delegated: quiet until a report comes
+    assert team.step("worker1") is False  # it ran a skill: the monitor has work next time
     team.world.done = True
     assert team.step("worker1") is True
