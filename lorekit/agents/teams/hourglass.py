@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any, Protocol
@@ -73,7 +73,7 @@ class World(Protocol):
     def now(self) -> float: ...
     def observe(self, player: str) -> str: ...
     def post(self, sender: str, to: str | None, text: str) -> PoolMessage: ...
-    def messages(self, since: int = 0) -> list[PoolMessage]: ...
+    def messages(self, since: int = 0) -> Sequence[PoolMessage]: ...
 
 
 class Outcome(Protocol):
