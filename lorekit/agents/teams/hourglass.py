@@ -72,6 +72,7 @@ class World(Protocol):
     def done(self) -> bool: ...
     def now(self) -> float: ...
     def observe(self, player: str) -> str: ...
+    def progress(self) -> str: ...
     def post(self, sender: str, to: str | None, text: str) -> PoolMessage: ...
     def messages(self, since: int = 0) -> Sequence[PoolMessage]: ...
 
@@ -226,8 +227,9 @@ class HourglassAgent:
             time=self.world.now(),
             tick=self.world.tick,
             observation=self.world.observe(self.spec.player),
-            messages="\n".join(self._inbox) or "(none)",
-            results="\n".join(self.results[-8:]) or "(none)",
+            progress=self.world.progress(),
+            messages="\n".join(f"- {m}" for m in self._inbox) or "(none)",
+            results="\n".join(f"- {r}" for r in self.results[-8:]) or "(none)",
         )
 
     def _system(self) -> str:
@@ -269,7 +271,7 @@ class HourglassAgent:
             prompts()["plan"],
             "plan",
             perception=self._perception(),
-            task=self.task or "(none: decide one)",
+            task=self._task_text(),
             last_plan=json.dumps(self.last_plan) if self.last_plan else "(none)",
             verdict=self._verdict,
             lead_hint=hint if subs else "",
@@ -285,6 +287,11 @@ class HourglassAgent:
         self.queue = deque(answer["actions"])
         self._emit("plan", **self.last_plan, actions=list(answer["actions"]))
         return True
+
+    def _task_text(self) -> str:
+        if self.task is None:
+            return "(none: decide one)"
+        return f"{self.task} (given by {self.assigned_by})" if self.assigned_by else self.task
 
     def _check_plan(self, text: str) -> dict[str, Any]:
         data = parse_json(text, {"objective": str, "plan": list, "task": str, "actions": list})

@@ -41,6 +41,9 @@ class FakeWorld:
     def observe(self, player: str) -> str:
         return f"player {player} at tick {self.tick}"
 
+    def progress(self) -> str:
+        return f"{self.tick}/10 wood"
+
     def post(self, sender: str, to: str | None, text: str) -> Msg:
         msg = Msg(self.t, self.tick, sender, to, text)
         self.pool.append(msg)
