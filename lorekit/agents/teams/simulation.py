@@ -48,6 +48,7 @@ class _Prompt:
     assigned: bool
     inventory: dict[str, int]
     vitals: dict[str, int]
+    threat: int  # steps to the nearest zombie in view (99: none)
     progress: str
     messages: list[str]
     results: list[str]
@@ -69,6 +70,7 @@ def _read(messages: tuple[Message, ...]) -> _Prompt:
         assigned=task is not None and "(given by " in task,
         inventory={k: int(v) for k, v in re.findall(r"([a-z_]+) (\d+)", inv_line)},
         vitals={k: int(v) for k, v in re.findall(r"(food|drink|energy) (\d+)/", user)},
+        threat=int(_find(r"zombie: .*\((\d+) steps?\)", user) or 99),
         progress=_find(r"Team progress: (.+?)\.$", user) or "",
         messages=_section(user, "Messages since your last plan"),
         results=_section(user, "Results of your own recent actions"),
@@ -191,7 +193,8 @@ class _Policy:
             actions.append(f"tell {sub} to {share}")
         own = p.task if p.assigned and not p.subordinates else (shares[0] if shares else None)
         if own:
-            actions += _care(p.vitals) + _own_actions(own, p.inventory)
+            fight = ["fight(zombie)"] if p.threat <= 3 else []
+            actions += fight + _care(p.vitals) + _own_actions(own, p.inventory)
         stages = ["get the tools the task needs", "gather and share the work", "finish"]
         return _json(objective=p.goal, plan=stages, task=own or "wait", actions=actions)
 
