@@ -55,7 +55,8 @@ class _Prompt:
 
 
 def _read(messages: tuple[Message, ...]) -> _Prompt:
-    system, user = messages[0].content, messages[1].content
+    system = next((m.content for m in messages if m.role == "system"), "")
+    user = next((m.content for m in messages if m.role == "user"), "")
     name = _find(r"You are (\S+?),", system) or "agent"
     subs = _find(rf"- {re.escape(name)} \([^)]*\): may command (.+)", system)
     task = _find(r"(?:Your task at hand|The task you were working on): (.+)", user)
@@ -155,7 +156,7 @@ class _Policy:
     def __call__(self, messages: tuple[Message, ...]) -> str:
         p = _read(messages)
         mem = self.memory.setdefault(p.name, _Memory())
-        if "Judge it" in messages[1].content:
+        if any(m.role == "user" and "Judge it" in m.content for m in messages):
             return self._monitor(p)
         return self._plan(p, mem)
 

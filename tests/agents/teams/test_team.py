@@ -10,13 +10,12 @@ import pytest
 pytest.importorskip("lorekit.agents.teams.modes", reason="needs the team world (helper B)")
 pytest.importorskip("lorekit.envs.crafter.skills", reason="needs the skills (helper A)")
 
-from lorekit.envs.clock import VirtualClock
-from lorekit.envs.crafter.teamworld import TeamWorld
-
 from lorekit.agents.teams.org import build_org
 from lorekit.agents.teams.team import run_team
 from lorekit.envs.base import Task
+from lorekit.envs.clock import VirtualClock
 from lorekit.envs.crafter.party import CrafterParty
+from lorekit.envs.crafter.teamworld import TeamWorld
 from lorekit.llm import ScriptedLLM
 from lorekit.llm.base import Message
 from lorekit.llm.roles import Roles
