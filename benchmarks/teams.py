@@ -65,7 +65,7 @@ ORGS: list[tuple[str, Organization]] = [
 async def one(org: Organization, mode: Mode, task: str, seed: int, args: Any) -> TeamMetrics:
     clock = VirtualClock()
     world = TeamWorld(CrafterParty(players=max(2, len(org.agents))), clock)
-    world.reset(f"{task}/seed-{seed}")
+    world.reset(f"{task}/seed-0", seed=seed)  # the task's goal, on world seed ``seed``
     roles = simulated_roles(
         clock.sleep,
         seed=seed,
