@@ -11,6 +11,7 @@ timeline view needs (the event list and the message pool).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,22 +68,33 @@ class TeamResult:
         }
 
 
-def skill_runner(world: TeamWorld, *, budget: int | None = None) -> SkillRunner:
+def skill_runner(
+    world: TeamWorld,
+    *,
+    budget: int | None = None,
+    actions: Callable[[str, str, str], None] | None = None,
+) -> SkillRunner:
     """Skills as the agents call them: one skill call run to its end through
-    ``world.act``, one action per tick, while the others keep acting too."""
+    ``world.act``, one action per tick, while the others keep acting too.
+    ``actions(player, call, action)`` sees each action as it is applied."""
 
     async def run(player: str, call: str) -> Outcome:
         try:
             skill = make_skill(world.core, player, call, budget=budget)
         except SkillError as exc:
             return SkillResult(False, str(exc), 0)
+        done = 0
         while not world.done:
             action = skill.next_action()
             if action is None:
                 break
             await world.act(player, action)
-        if skill.result is None:
-            return SkillResult(False, "the episode ended before the skill finished", 0)
+            done += 1
+            if actions is not None:
+                actions(player, call, action)
+        if skill.result is None:  # the episode ended first; a won episode is no failure
+            how = "won" if world.success else "over"
+            return SkillResult(world.success, f"the episode is {how}; skill stopped", done)
         return skill.result
 
     return run
@@ -105,6 +117,7 @@ async def run_team(
     goal: str | None = None,
     max_retries: int = 2,
     skill_budget: int | None = None,
+    record_actions: bool = False,
     on_call: CallSink | None = None,
     prices: PriceTable | None = None,
 ) -> TeamResult:
@@ -112,8 +125,10 @@ async def run_team(
 
     Each agent asks ``roles[leader|worker]`` (falling back to the default
     role); give scripted models the world's clock as their ``sleep`` so their
-    latency passes on a virtual clock. ``on_call`` sees every model call (a run
-    store's writer); the result keeps them too, for the per-role usage.
+    latency passes on a virtual clock. ``record_actions`` adds an ``action``
+    event for every crafter action (many: one per tick per busy player).
+    ``on_call`` sees every model call (a run store's writer); the result keeps
+    them too, for the per-role usage.
     """
     if clock is not None and clock is not world.clock:
         raise ValueError("run_team's clock must be the world's clock (TeamWorld(party, clock))")
@@ -132,7 +147,22 @@ async def run_team(
 
     metered = roles.metered(UsageLedger(prices), sink)
     events: list[dict[str, Any]] = []
-    runner = skill_runner(world, budget=skill_budget)
+
+    def action_event(player: str, call: str, action: str) -> None:
+        events.append(
+            {
+                "time": world.now(),
+                "tick": world.tick,
+                "agent": org.by_player(player),
+                "kind": "action",
+                "action": action,
+                "skill": call,
+            }
+        )
+
+    runner = skill_runner(
+        world, budget=skill_budget, actions=action_event if record_actions else None
+    )
     text_goal = goal or world.task.goal
     agents = [
         HourglassAgent(

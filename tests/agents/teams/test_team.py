@@ -86,6 +86,22 @@ async def test_bad_skill_arguments_come_back_as_a_failed_skill() -> None:
     assert first["reason"]
 
 
+async def test_actions_are_recorded_on_request() -> None:
+    world, clock = world_for(2)
+    roles = Roles(model(["collect(wood, 4)"], 1.0, clock))
+    quiet = await run_team(world, build_org("solo"), roles, mode="async", clock=clock)
+    assert not any(e["kind"] == "action" for e in quiet.events)
+    world, clock = world_for(2)
+    roles = Roles(model(["collect(wood, 4)"], 1.0, clock))
+    result = await run_team(
+        world, build_org("solo"), roles, mode="async", clock=clock, record_actions=True
+    )
+    acts = [e for e in result.events if e["kind"] == "action"]
+    skill = next(e for e in result.events if e["kind"] == "skill")
+    assert len(acts) == skill["ticks"] > 0 and result.metrics.ticks >= len(acts)
+    assert {e["skill"] for e in acts} == {"collect(wood, 4)"} and acts[-1]["action"] == "do"
+
+
 async def test_org_needs_enough_players() -> None:
     world, clock = world_for(2)
     with pytest.raises(ValueError, match="needs players p3"):
