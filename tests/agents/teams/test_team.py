@@ -102,6 +102,22 @@ async def test_actions_are_recorded_on_request() -> None:
     assert {e["skill"] for e in acts} == {"collect(wood, 4)"} and acts[-1]["action"] == "do"
 
 
+async def test_a_graph_delegation_loop_runs_until_the_cutoff() -> None:
+    world, clock = world_for(2)
+
+    def answer(messages: tuple[Message, ...]) -> str:
+        me = "agent1" if "You are agent1," in messages[0].content else "agent2"
+        other = "agent2" if me == "agent1" else "agent1"
+        return plan(f"tell {other} to handle it")
+
+    roles = Roles(ScriptedLLM(fn=answer, latency=1.0, sleep=clock.sleep))
+    org = build_org("graph", size=2)
+    result = await run_team(world, org, roles, mode="async", clock=clock, cutoff_s=30)
+    assert result.outcome.reason == "no_progress" and math.isnan(result.metrics.tc)
+    commands = [m for m in result.messages if m["text"].startswith("COMMAND:")]
+    assert len(commands) >= 20 and not any(m["text"].startswith("REFUSED") for m in result.messages)
+
+
 async def test_org_needs_enough_players() -> None:
     world, clock = world_for(2)
     with pytest.raises(ValueError, match="needs players p3"):
