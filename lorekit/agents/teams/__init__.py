@@ -1,1 +1,53 @@
-"""Teams of agents in one shared world (S-Agents)."""
+"""Teams of agents in one shared world (S-Agents).
+
+The organization and the hourglass agent import nothing of the world; the
+runner (``run_team``, ``TeamResult``) and the scripted study models load on
+first use, so reading an organization spec stays light.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from lorekit.agents.teams.hourglass import AnswerError, HourglassAgent
+from lorekit.agents.teams.org import (
+    KINDS,
+    AgentSpec,
+    Organization,
+    OrgError,
+    build_org,
+    load_org,
+    org_from_spec,
+)
+
+if TYPE_CHECKING:
+    from lorekit.agents.teams.simulation import simulated_roles
+    from lorekit.agents.teams.team import TeamResult, run_team
+
+_LAZY = {
+    "run_team": "lorekit.agents.teams.team",
+    "TeamResult": "lorekit.agents.teams.team",
+    "simulated_roles": "lorekit.agents.teams.simulation",
+}
+
+__all__ = [
+    "KINDS",
+    "AgentSpec",
+    "AnswerError",
+    "HourglassAgent",
+    "OrgError",
+    "Organization",
+    "TeamResult",
+    "build_org",
+    "load_org",
+    "org_from_spec",
+    "run_team",
+    "simulated_roles",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'lorekit.agents.teams' has no attribute {name!r}")

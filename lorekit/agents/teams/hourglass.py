@@ -1,0 +1,401 @@
+"""The hourglass agent of S-Agents: wide perception, narrow planning, wide action.
+
+One :meth:`HourglassAgent.iterate` is one planning iteration:
+
+1. **perception**: the agent's own observation of the world, plus the team's
+   message pool since its last plan (time, speaker, addressee, text). Commands
+   addressed to it are checked against the organization here: a command from
+   someone who may not command it is refused with a message to the sender and
+   never executed; an accepted command becomes its task at hand and it tells
+   its commander it is starting.
+2. **progress monitor** (only when its action queue is empty and it has run
+   something for its task): the model judges the task ``success``, ``fail`` or
+   ``ongoing`` with a rationale. A worker reports success or failure (why, and
+   what the skills said) to the agent that gave it the task.
+3. **task planner + action planner** (one model answer): objective, long-term
+   plan in stages, the task at hand, and a queue of actions -- skill calls,
+   delegations ``tell NAME to TASK`` and messages ``say to NAME: TEXT``.
+4. the queue runs: skills through the injected skill runner, messages through
+   the world's pool. A failed skill, a new command or the end of the episode
+   stops the queue so the next iteration can react.
+
+Model answers are JSON, parsed strictly. A malformed answer is sent back with
+the error, at most ``max_retries`` times; after that the failure is recorded
+as an event and the agent carries on with an empty plan. The agent never
+imports the world or the skills: it gets them as small protocols, so the same
+agent runs on the real team world and on the test doubles.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any, Protocol
+
+from lorekit import yamlio
+from lorekit.agents.prompts import render
+from lorekit.agents.teams.org import Organization
+from lorekit.llm.base import LLM, Message
+
+COMMAND = "COMMAND: "
+REPORT = "REPORT "
+REFUSED = "REFUSED: "
+STATUSES = ("success", "fail", "ongoing")
+
+_TELL = re.compile(r"^tell\s+(\S+?)\s+to\s+(.+)$", re.IGNORECASE | re.DOTALL)
+_SAY = re.compile(r"^say(?:\s+to\s+(\S+?))?\s*:\s*(.+)$", re.IGNORECASE | re.DOTALL)
+
+
+class PoolMessage(Protocol):
+    @property
+    def time(self) -> float: ...
+    @property
+    def tick(self) -> int: ...
+    @property
+    def sender(self) -> str: ...
+    @property
+    def to(self) -> str | None: ...
+    @property
+    def text(self) -> str: ...
+
+
+class World(Protocol):
+    """What the agent needs of the shared team world."""
+
+    @property
+    def tick(self) -> int: ...
+    @property
+    def done(self) -> bool: ...
+    def now(self) -> float: ...
+    def observe(self, player: str) -> str: ...
+    def progress(self) -> str: ...
+    def post(self, sender: str, to: str | None, text: str) -> PoolMessage: ...
+    def messages(self, since: int = 0) -> Sequence[PoolMessage]: ...
+
+
+class Outcome(Protocol):
+    @property
+    def success(self) -> bool: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def ticks(self) -> int: ...
+
+
+SkillRunner = Callable[[str, str], Awaitable[Outcome]]
+"""``await run(player, call)``: run one skill call to its end on the world."""
+
+Validator = Callable[[str], object]
+"""Raises ``ValueError`` (with a message a model can act on) for a bad skill call."""
+
+
+class AnswerError(ValueError):
+    """A model answer that does not follow the asked JSON form."""
+
+
+@cache
+def prompts() -> dict[str, str]:
+    text = resources.files("lorekit.agents.teams").joinpath("prompts.yaml").read_text()
+    data = yamlio.safe_load(text, source="teams/prompts.yaml")
+    assert isinstance(data, dict)
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def parse_json(text: str, required: Mapping[str, type | tuple[type, ...]]) -> dict[str, Any]:
+    """One JSON object with the ``required`` keys of the given types; else AnswerError."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise AnswerError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(data, dict):
+        raise AnswerError(f"expected a JSON object, got {type(data).__name__}")
+    for key, kind in required.items():
+        if key not in data:
+            raise AnswerError(f"missing key {key!r}")
+        if not isinstance(data[key], kind):
+            raise AnswerError(f"{key!r} has the wrong type ({type(data[key]).__name__})")
+    return data
+
+
+class HourglassAgent:
+    """One team member. See the module docstring for one iteration."""
+
+    def __init__(
+        self,
+        name: str,
+        org: Organization,
+        world: World,
+        model: LLM,
+        run_skill: SkillRunner,
+        *,
+        goal: str,
+        skills: str = "",
+        validate: Validator | None = None,
+        events: list[dict[str, Any]] | None = None,
+        max_retries: int = 2,
+    ) -> None:
+        self.name = name
+        self.spec = org.agent(name)
+        self.player = self.spec.player  # the modes know a member's own posts by it
+        self.org = org
+        self.world = world
+        self.model = model
+        self.run_skill = run_skill
+        self.goal = goal
+        self.skills = skills
+        self.validate = validate
+        self.events = events if events is not None else []
+        self.max_retries = max_retries
+        self.task: str | None = None
+        self.assigned_by: str | None = None
+        self.last_plan: dict[str, Any] | None = None
+        self.queue: deque[str] = deque()
+        self.results: list[str] = []
+        self.plans = 0  # planning iterations (the paper's prompt times)
+        self._seen = 0
+        self._inbox: list[str] = []
+        self._verdict = "none yet"
+
+    # -- the iteration ---------------------------------------------------------------------
+    async def iterate(self) -> bool:
+        """One planning iteration and the actions it queued.
+
+        True when the agent has nothing of its own under way (the world is done,
+        it waits for orders, or it only sent messages): the modes then leave it
+        quiet until someone posts news.
+        """
+        if self.world.done:
+            return True
+        fresh = self._perceive()
+        if self.task is not None and self.results and not fresh:
+            await self._monitor()
+        if self._waits_for_orders() and self.task is None:
+            return True
+        if not await self._plan():
+            return self.world.done
+        ran = await self._run_queue()
+        return self.world.done or not ran
+
+    def _waits_for_orders(self) -> bool:
+        """Workers that have a commander act only on orders (messages wait in the inbox)."""
+        return self.spec.role == "worker" and bool(self.org.commanders(self.name))
+
+    # -- perception ------------------------------------------------------------------------
+    def _perceive(self) -> bool:
+        """Read new messages; True when a new command was accepted."""
+        new = self.world.messages(self._seen)
+        self._seen += len(new)
+        fresh = False
+        for m in new:
+            sender = self.org.by_player(m.sender)
+            to = None if m.to is None else self.org.by_player(m.to)
+            if sender == self.name or (to is not None and to != self.name):
+                continue
+            self._inbox.append(f"{m.time:.1f}s {sender} -> {to or 'all'}: {m.text}")
+            if to == self.name and m.text.startswith(COMMAND):
+                fresh = self._command(sender, m.text[len(COMMAND) :].strip()) or fresh
+        return fresh
+
+    def _command(self, sender: str, task: str) -> bool:
+        why = self.org.refusal(sender, self.name)
+        if why is not None:
+            self._post(sender, REFUSED + why)
+            self._emit("refused", sender=sender, command=task, reason=why)
+            return False
+        self.task, self.assigned_by = task, sender
+        self.queue.clear()
+        self.results.clear()
+        self._verdict = "new task, not judged yet"
+        self._report("starting", "")
+        return True
+
+    def _report(self, status: str, detail: str) -> None:
+        if self.assigned_by is None:
+            return
+        text = f"{REPORT}{status}: {self.task}" + (f" ({detail})" if detail else "")
+        self._post(self.assigned_by, text)
+        self._emit("report", to=self.assigned_by, status=status, task=self.task, text=text)
+
+    def _perception(self) -> str:
+        return render(
+            prompts()["perception"],
+            "perception",
+            time=self.world.now(),
+            tick=self.world.tick,
+            observation=self.world.observe(self.spec.player),
+            progress=self.world.progress(),
+            messages="\n".join(f"- {m}" for m in self._inbox) or "(none)",
+            results="\n".join(f"- {r}" for r in self.results[-8:]) or "(none)",
+        )
+
+    def _system(self) -> str:
+        return render(
+            prompts()["system"],
+            "system",
+            name=self.name,
+            player=self.spec.player,
+            role=self.spec.role,
+            goal=self.goal,
+            team=self.org.describe(),
+            skills=self.skills or "(see the observation)",
+        )
+
+    # -- progress monitor ------------------------------------------------------------------
+    async def _monitor(self) -> None:
+        prompt = render(
+            prompts()["monitor"], "monitor", perception=self._perception(), task=self.task
+        )
+        answer = await self._ask("monitor", prompt, _check_monitor)
+        if answer is None:
+            return
+        status, why = answer["status"], answer["rationale"]
+        self._emit("monitor", task=self.task, status=status, rationale=why)
+        self._verdict = f"{status}: {why}"
+        if status == "ongoing":
+            return
+        detail = why if status == "success" else f"{why}; {self.results[-1]}"
+        self._report("succeeded" if status == "success" else "failed", detail)
+        self.task, self.assigned_by = None, None
+        self.results.clear()
+
+    # -- task and action planner -----------------------------------------------------------
+    async def _plan(self) -> bool:
+        """Ask for a plan and queue its actions; False when no usable answer came."""
+        subs = self.org.subordinates(self.name)
+        hint = render(prompts()["lead_hint"], "lead_hint", subordinates=", ".join(subs))
+        prompt = render(
+            prompts()["plan"],
+            "plan",
+            perception=self._perception(),
+            task=self._task_text(),
+            last_plan=json.dumps(self.last_plan) if self.last_plan else "(none)",
+            verdict=self._verdict,
+            lead_hint=hint if subs else "",
+        )
+        self._inbox.clear()
+        self.plans += 1
+        answer = await self._ask("plan", prompt, self._check_plan)
+        if answer is None:
+            return False
+        self.last_plan = {k: answer[k] for k in ("objective", "plan", "task")}
+        if self.task is None or self.assigned_by is None:
+            self.task = answer["task"] or None
+        self.queue = deque(answer["actions"])
+        self._emit("plan", **self.last_plan, actions=list(answer["actions"]))
+        return True
+
+    def _task_text(self) -> str:
+        if self.task is None:
+            return "(none: decide one)"
+        return f"{self.task} (given by {self.assigned_by})" if self.assigned_by else self.task
+
+    def _check_plan(self, text: str) -> dict[str, Any]:
+        data = parse_json(text, {"objective": str, "plan": list, "task": str, "actions": list})
+        for action in data["actions"]:
+            if not isinstance(action, str) or not action.strip():
+                raise AnswerError(f"every action must be a non-empty string, got {action!r}")
+            self._check_action(action.strip())
+        data["actions"] = [a.strip() for a in data["actions"]]
+        return data
+
+    def _check_action(self, action: str) -> None:
+        tell, say = _TELL.match(action), _SAY.match(action)
+        target = tell.group(1) if tell else say.group(1) if say else None
+        if target is not None and target not in self.org.names:
+            raise AnswerError(f"{action!r} names {target!r}, who is not on the team")
+        if target == self.name:
+            raise AnswerError(f"{action!r}: do it yourself instead of telling yourself")
+        if tell is None and say is None and self.validate is not None:
+            try:
+                self.validate(action)
+            except ValueError as exc:
+                raise AnswerError(f"bad action {action!r}: {exc}") from None
+
+    async def _ask(
+        self, purpose: str, prompt: str, check: Callable[[str], dict[str, Any]]
+    ) -> dict[str, Any] | None:
+        """The model's checked answer, retrying malformed ones; None when all failed."""
+        messages = [Message("system", self._system()), Message("user", prompt)]
+        error = ""
+        for attempt in range(self.max_retries + 1):
+            out = await self.model.complete(messages)
+            try:
+                data = check(out.text.strip())
+            except AnswerError as exc:
+                error = str(exc)
+            else:
+                error = ""
+            self._emit(
+                "call",
+                role=self.spec.role,
+                purpose=purpose,
+                attempt=attempt,
+                prompt_tokens=out.usage.prompt_tokens,
+                completion_tokens=out.usage.completion_tokens,
+                latency_s=out.latency_s,
+                error=error or None,
+            )
+            if not error:
+                return data
+            retry = render(prompts()["retry"], "retry", error=error)
+            messages += [Message("assistant", out.text), Message("user", retry)]
+        self._emit(purpose, error=f"no usable answer after {self.max_retries + 1} tries: {error}")
+        return None
+
+    # -- acting ----------------------------------------------------------------------------
+    async def _run_queue(self) -> bool:
+        """Run the queue; True when at least one skill ran (there is work to judge)."""
+        ran = False
+        while self.queue and not self.world.done:
+            action = self.queue.popleft()
+            tell, say = _TELL.match(action), _SAY.match(action)
+            if tell is not None:
+                self._send(tell.group(1), COMMAND + tell.group(2).strip())
+            elif say is not None:
+                self._send(say.group(1), say.group(2).strip())
+            else:
+                outcome = await self.run_skill(self.player, action)
+                ran = True
+                verb = "succeeded" if outcome.success else "failed"
+                self.results.append(f"{action}: {verb} ({outcome.reason})")
+                self._emit(
+                    "skill",
+                    call=action,
+                    success=outcome.success,
+                    reason=outcome.reason,
+                    ticks=outcome.ticks,
+                )
+                if not outcome.success:
+                    self.queue.clear()
+            if self._new_command():
+                self.queue.clear()
+        return ran
+
+    def _send(self, to: str | None, text: str) -> None:
+        self._post(to, text)
+        self._emit("message", to=to, text=text)
+
+    def _post(self, to: str | None, text: str) -> None:
+        """Pool messages name players (the world's speakers); prompts show agent names."""
+        self.world.post(self.player, None if to is None else self.org.agent(to).player, text)
+
+    def _new_command(self) -> bool:
+        return any(
+            m.to == self.player and m.text.startswith(COMMAND)
+            for m in self.world.messages(self._seen)
+        )
+
+    def _emit(self, kind: str, **fields: Any) -> None:
+        event = {"time": self.world.now(), "tick": self.world.tick, "agent": self.name}
+        self.events.append({**event, "kind": kind, **fields})
+
+
+def _check_monitor(text: str) -> dict[str, Any]:
+    data = parse_json(text, {"status": str, "rationale": str})
+    if data["status"] not in STATUSES:
+        raise AnswerError(f"status must be one of {', '.join(STATUSES)}, got {data['status']!r}")
+    return data

@@ -1,0 +1,105 @@
+"""The simulated models answer the hourglass prompts sensibly."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from typing import Any
+
+import pytest
+from _teams_fakes import FakeSkills, FakeWorld, Result, validate
+
+# ScriptedLLM's ``sleep`` comes with the clocks (helper B).
+pytest.importorskip("lorekit.envs.clock", reason="needs ScriptedLLM(sleep=...) from helper B")
+
+from lorekit.agents.teams.hourglass import HourglassAgent
+from lorekit.agents.teams.org import build_org
+from lorekit.agents.teams.simulation import simulated_roles, tool_chain
+
+
+def team(leaves: int, goal: str, outcomes: dict[str, Result] | None = None) -> Any:
+    world = FakeWorld()
+    skills = FakeSkills(world, outcomes or {})
+    roles = simulated_roles(world.sleep, seed=3)
+    org = build_org("tree", leaves=leaves)
+    events: list[dict[str, Any]] = []
+    agents = {
+        a.name: HourglassAgent(
+            a.name, org, world, roles[a.role], skills, goal=goal, validate=validate, events=events
+        )
+        for a in org.agents
+    }
+    return world, skills, agents
+
+
+def said(world: FakeWorld, player: str) -> list[str]:
+    return [f"{m.to}: {m.text}" for m in world.pool if m.sender == player]
+
+
+def test_tool_chains_follow_the_crafting_rules() -> None:
+    assert tool_chain("wood", {}) == []
+    assert tool_chain("stone", {}) == ["collect(wood, 3)", "place(table)", "craft(wood_pickaxe)"]
+    assert tool_chain("stone", {"wood_pickaxe": 1}) == []
+    assert tool_chain("iron", {"wood_pickaxe": 1}) == [
+        "collect(wood, 3)",
+        "place(table)",
+        "collect(stone, 1)",
+        "craft(stone_pickaxe)",
+    ]
+    assert tool_chain("iron", {"stone_pickaxe": 1}) == []
+
+
+def test_leader_shares_the_goal_with_every_free_worker() -> None:
+    world, skills, agents = team(2, "Together, collect 10 wood.")
+    asyncio.run(agents["leader"].iterate())
+    assert said(world, "p1") == ["p2: COMMAND: collect(wood, 4)", "p3: COMMAND: collect(wood, 4)"]
+    assert skills.ran == [("p1", "collect(wood, 4)")]
+
+
+def test_worker_puts_the_tool_chain_before_its_task() -> None:
+    _, skills, agents = team(1, "Together, collect 10 stone.")
+    asyncio.run(agents["leader"].iterate())
+    skills.ran.clear()
+    asyncio.run(agents["worker1"].iterate())
+    assert [call for _, call in skills.ran] == [
+        "collect(wood, 3)",
+        "place(table)",
+        "craft(wood_pickaxe)",
+        "collect(stone, 5)",
+    ]
+
+
+def test_leader_reassigns_a_worker_that_reported_failure() -> None:
+    failing = {"collect(wood, 4)": Result(False, "no tree within reach")}
+    world, _, agents = team(2, "Together, collect 10 wood.", failing)
+    asyncio.run(agents["leader"].iterate())  # both workers get a share; its own fails
+    asyncio.run(agents["worker1"].iterate())  # starts, its skill fails
+    asyncio.run(agents["worker1"].iterate())  # the monitor says fail: report
+    assert "p1: REPORT failed: collect(wood, 4)" in said(world, "p2")[-1]
+    before = len(said(world, "p1"))
+    asyncio.run(agents["leader"].iterate())
+    new = said(world, "p1")[before:]
+    # worker1 is free again and gets work; worker2 has not reported, so it is left alone
+    assert [m.split(":")[0] for m in new] == ["p2"]
+
+
+def test_leader_thinks_longer_than_workers_and_draws_repeat() -> None:
+    def latencies(seed: int) -> dict[str, list[float]]:
+        spent: list[float] = []
+
+        async def sleep(seconds: float) -> None:
+            spent.append(seconds)
+
+        roles = simulated_roles(sleep, seed=seed)
+        out = {}
+        for role in ("leader", "worker"):
+            spent.clear()
+            for _ in range(40):
+                asyncio.run(roles[role].complete("Judge it"))
+            out[role] = list(spent)
+        return out
+
+    first = latencies(1)
+    assert statistics.median(first["leader"]) > 1.5 * statistics.median(first["worker"])
+    assert latencies(1) == first
+    assert latencies(2) != first
