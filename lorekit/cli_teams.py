@@ -336,7 +336,7 @@ def _simulated_roles(organization: Any, seed: int) -> Any:
     from lorekit.eval.team_runs import clock_sleep
     from lorekit.llm.roles import Roles
 
-    models = simulated_roles(organization, seed=seed, sleep=clock_sleep)
+    models = simulated_roles(clock_sleep, seed=seed)
     return models if isinstance(models, Roles) else Roles(dict(models))
 
 

@@ -240,3 +240,29 @@ def test_a_solo_team_plays_on_a_two_player_world(
         run = db.get_run("t1")
         assert run is not None and run.agent == "team:solo/round/virtual"
         assert run.config["env_kwargs"] == {"players": 2}  # the party's minimum
+
+
+def test_simulated_team_plays_for_real_and_is_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No fakes: the real org, hourglass agents, world, clock and simulated models."""
+    args = [
+        "team", "run", "crafter-party", "--org", "tree", "--leaves", "3", "--mode", "async",
+        "--task", "collect-20-wood/seed-0", "--simulate",
+        "--store", str(tmp_path / "runs.sqlite3"), "--run-id", "t1",
+    ]  # fmt: skip
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    with RunStore(tmp_path / "runs.sqlite3") as db:
+        (ep,) = db.episodes("t1")
+        assert ep.success
+        team_notes = ep.info["notes"]["team"]
+        kinds = {e["kind"] for e in team_notes["events"]}
+        assert {"plan", "message", "report", "skill"} <= kinds
+        roles = {c["role"] for c in db.llm_calls("t1")}
+        assert roles == {"leader", "worker"}
+    code, out, err = run_cli(["show", "t1", "--store", str(tmp_path / "runs.sqlite3")], capsys)
+    assert code == 0, err
+    timeline_text = out[out.index("timeline (") :]
+    assert "leader" in timeline_text and "-> worker1" in timeline_text
+    assert " p1 " not in timeline_text  # pool copies are told once, by agent name

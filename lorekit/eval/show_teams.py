@@ -149,15 +149,23 @@ def timeline(team: Mapping[str, Any], *, quiet: Iterable[str] = QUIET_KINDS) -> 
         for e in events
         if e.get("kind") not in hidden
     ]
+    # The pool names players (p1, p2, ...); the events name agents: speak of agents.
+    agent_of = {
+        str(a["player"]): str(a["name"])
+        for a in (team.get("org") or {}).get("members") or []
+        if isinstance(a, Mapping) and a.get("player") and a.get("name")
+    }
     for m in team.get("messages") or []:
         if not isinstance(m, Mapping):
             continue
         sender = str(_first(m, "sender", "from") or "?")
+        sender = agent_of.get(sender, sender)
         text = str(m.get("text") or "")
         known = said.get((round(_time(m.get("time")), 6), sender), [])
         if any(t == text or t in text for t in known):
             continue  # the event list already tells it (a message, report or refusal)
-        event = {"kind": "message", "to": m.get("to"), "text": m.get("text")}
+        to = m.get("to")
+        event = {"kind": "message", "to": agent_of.get(str(to), to), "text": m.get("text")}
         lines.append(
             Line(_time(m.get("time")), _tick(m.get("tick")), sender, "message", describe(event))
         )

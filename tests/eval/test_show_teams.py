@@ -135,3 +135,27 @@ def test_episodes_without_a_team_print_nothing() -> None:
     out = io.StringIO()
     render_teams({"spring": {}}, Console(file=out))
     assert out.getvalue() == ""
+
+
+def test_pool_messages_naming_players_are_told_as_agents_and_not_repeated() -> None:
+    team = {
+        "org": {"members": [
+            {"name": "leader", "role": "leader", "player": "p1"},
+            {"name": "worker1", "role": "worker", "player": "p2"},
+        ]},
+        "events": [
+            {"time": 1.0, "tick": 5, "agent": "leader", "kind": "message", "to": "worker1",
+             "text": "collect(wood, 5)"},
+        ],
+        "messages": [
+            {"time": 1.0, "tick": 5, "sender": "p1", "to": "p2",
+             "text": "COMMAND: collect(wood, 5)"},
+            {"time": 2.0, "tick": 10, "sender": "p2", "to": "p1", "text": "found a lake"},
+        ],
+    }  # fmt: skip
+    lines = timeline(team)
+    assert [(line.agent, line.kind) for line in lines] == [
+        ("leader", "message"),
+        ("worker1", "message"),
+    ]
+    assert "leader" in lines[1].text and "p1" not in lines[1].text
