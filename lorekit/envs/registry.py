@@ -288,11 +288,18 @@ def _make_webshop(
     data_dir: str | None = None,
     search: str = "fts5",
     max_steps: int | None = 15,
+    style: str = "plain",
 ) -> TextEnv:
     from lorekit.envs.webshop import WebShopEnv
 
     return WebShopEnv(
-        size=size, goals=goals, seed=seed, data_dir=data_dir, search=search, max_steps=max_steps
+        size=size,
+        goals=goals,
+        seed=seed,
+        data_dir=data_dir,
+        search=search,
+        max_steps=max_steps,
+        style=style,
     )
 
 

@@ -6,10 +6,19 @@ category path joined with " › ", the search query the product came from,
 a description, bullet points, attributes, option groups with values, a price
 or a price range, a rating and reviews. Words come from ``vocab.yaml``; the
 same seed always gives the same catalogue.
+
+Two styles. ``plain`` titles are a brand, some attributes, a type phrase and
+the type: at 100k products hundreds of titles share all but the brand, so an
+instruction that names a type and attributes cannot single one out.
+``distinct`` (the same products) adds what real titles carry and real
+instructions copy: a product-line name, a model code and one material or
+feature of the category, kept in ``Product.details`` for the instruction
+writer. Real WebShop instructions usually name one or two such words.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import random
 import string
@@ -23,6 +32,7 @@ from lorekit import yamlio
 VOCAB_FILE = Path(__file__).with_name("vocab.yaml")
 SEP_CATEGORY = " › "
 _ASIN_CHARS = string.ascii_uppercase + string.digits
+STYLES = ("plain", "distinct")
 
 
 @functools.cache
@@ -62,6 +72,9 @@ class Product:
     price: float
     rating: str = "N.A."
     reviews: tuple[Review, ...] = ()
+    details: tuple[str, ...] = ()
+    """Distinctive words of this product (line name, material or feature), lower case;
+    empty for plain-style and loaded products."""
 
     @property
     def price_tag(self) -> str:
@@ -161,11 +174,45 @@ def generate_product(rng: random.Random, taken: set[str]) -> Product:
     )
 
 
-def generate_catalog(size: int, seed: int = 0) -> list[Product]:
-    """``size`` products, the same for the same ``(size, seed)``; a larger catalogue
-    with the same seed starts with the smaller one's products."""
+def _line_name(rng: random.Random) -> str:
+    syllables = vocab()["line_syllables"]
+    return "".join(rng.choice(syllables) for _ in range(rng.randint(2, 3))).capitalize()
+
+
+def distinguish(product: Product, rng: random.Random) -> Product:
+    """``product`` with a line name after the brand, a material or feature before the
+    rest of the title and a model code after it, e.g. ``Kalo Brisel Shea Butter
+    Argan Oil Shampoo SK-240, Pack of 2``; description and first bullet name them too."""
+    words = vocab()
+    line = _line_name(rng)
+    detail = str(rng.choice(words["categories"][product.category]["details"]))
+    model = rng.choice(words["model_letters"]) + rng.choice(words["model_letters"])
+    model += f"-{rng.randint(10, 999)}"
+    brand, _, rest = product.title.partition(" ")
+    head, comma, tail = rest.partition(", ")
+    title = f"{brand} {line} {_title_case(detail)} {head} {model}{comma}{tail}"
+    bullets = (f"{line} line, {detail}: {product.bullet_points[0]}", *product.bullet_points[1:])
+    return dataclasses.replace(
+        product,
+        title=title,
+        description=f"The {line} {model} by {brand}. {product.description}",
+        bullet_points=bullets,
+        details=(line.lower(), detail),
+    )
+
+
+def generate_catalog(size: int, seed: int = 0, style: str = "plain") -> list[Product]:
+    """``size`` products, the same for the same ``(size, seed, style)``; a larger
+    catalogue with the same seed starts with the smaller one's products. The
+    ``distinct`` style is the ``plain`` catalogue with distinctive words added."""
     if size < 1:
         raise ValueError(f"a catalogue needs at least 1 product, got size={size}")
+    if style not in STYLES:
+        raise ValueError(f"unknown catalogue style {style!r}; choose one of {', '.join(STYLES)}")
     rng = random.Random(f"webshop-catalog/{seed}")
     taken: set[str] = set()
-    return [generate_product(rng, taken) for _ in range(size)]
+    products = [generate_product(rng, taken) for _ in range(size)]
+    if style == "distinct":
+        detail_rng = random.Random(f"webshop-details/{seed}")
+        products = [distinguish(p, detail_rng) for p in products]
+    return products

@@ -38,10 +38,13 @@ class ShopData:
     provenance: str
 
 
-def generated_shop(size: int = 1000, goals: int = 2000, seed: int = 0) -> ShopData:
-    products = generate_catalog(size, seed)
+def generated_shop(
+    size: int = 1000, goals: int = 2000, seed: int = 0, style: str = "plain"
+) -> ShopData:
+    products = generate_catalog(size, seed, style)
     made = make_goals(products, goals, seed)
-    note = f"generated catalogue of {size} products (LoreKit's generator, seed {seed})"
+    styled = "" if style == "plain" else f", {style} style"
+    note = f"generated catalogue of {size} products (LoreKit's generator, seed {seed}{styled})"
     return ShopData(products, split_goals(made), note)
 
 

@@ -67,12 +67,13 @@ class WebShopEnv(TextEnv):
         data_dir: str | None = None,
         search: str = "fts5",
         max_steps: int | None = 15,
+        style: str = "plain",
     ) -> None:
         check_max_steps(max_steps)
         self.step_limit = max_steps
         self.max_steps = max_steps if max_steps is not None else UNCAPPED
         folder = data_dir if data_dir is not None else os.environ.get(DATA_ENV) or None
-        self.data, self.index = shop_for(size, goals, seed, folder, search)
+        self.data, self.index = shop_for(size, goals, seed, folder, search, style)
         self.products: list[Product] = self.data.products
         self._by_asin = {p.asin.lower(): n for n, p in enumerate(self.products)}
         self._tasks = {
@@ -281,10 +282,10 @@ def _task(split: str, index: int, goal: Goal) -> Task:
 
 @functools.lru_cache(maxsize=4)
 def shop_for(
-    size: int, goals: int, seed: int, data_dir: str | None, search: str
+    size: int, goals: int, seed: int, data_dir: str | None, search: str, style: str = "plain"
 ) -> tuple[ShopData, SearchIndex]:
     """The shop and its index for these arguments, built once per process: both are
     read-only, so envs with equal arguments share them."""
-    data = load_shop(data_dir, seed) or generated_shop(size, goals, seed)
+    data = load_shop(data_dir, seed) or generated_shop(size, goals, seed, style)
     index = build_index([p.search_text() for p in data.products], search)
     return data, index

@@ -7,6 +7,11 @@ follows the original's rule: of the multiples of 10 above the price, take the
 first four, draw two and keep the larger (no bound when fewer than two exist).
 Splits follow the original's order too: the first 500 goals are ``test``, the
 next 1000 ``eval``, the rest ``train`` (scaled down for small catalogues).
+
+For a product with distinctive words (``Product.details``: the distinct
+catalogue style) the instruction also names one or two of them, the way
+people wrote WebShop's instructions while looking at one product; targets,
+options and bounds are the same as without them.
 """
 
 from __future__ import annotations
@@ -89,16 +94,27 @@ def option_phrase(options: Mapping[str, str]) -> str:
     return " with " + ", and ".join(f"{k}: {v}" for k, v in options.items())
 
 
-def make_goal(product: Product, rng: random.Random) -> Goal:
+def make_goal(
+    product: Product, rng: random.Random, detail_rng: random.Random | None = None
+) -> Goal:
     """An instruction for ``product``: some of its attributes, one value per option
-    group, and a price bound."""
+    group, and a price bound; plus one or two of its distinctive words when it has
+    some (drawn from ``detail_rng``, so the rest of the goal does not change)."""
     attributes = tuple(
         rng.sample(product.attributes, rng.randint(1, min(3, len(product.attributes))))
     )
     options = {group: rng.choice(values) for group, values in product.options.items()}
     noun = product.query
     template = rng.choice(vocab()["instructions"])
-    text = template.format(attrs=_join(attributes), noun=noun, options=option_phrase(options))
+    details = ""
+    if product.details:
+        picker = detail_rng or random.Random(product.asin)
+        count = 1 if len(product.details) == 1 or picker.random() < 0.6 else 2
+        details = " ".join(picker.sample(product.details, count))
+        template = picker.choice(vocab()["distinct_instructions"])
+    text = template.format(
+        attrs=_join(attributes), noun=noun, options=option_phrase(options), details=details
+    )
     text = _ARTICLE.sub(r"\1an \2", text)
     upper, price_text = price_bound(product.price, rng)
     return Goal(
@@ -117,11 +133,12 @@ def make_goal(product: Product, rng: random.Random) -> Goal:
 def make_goals(products: Sequence[Product], count: int, seed: int = 0) -> list[Goal]:
     """``count`` goals on products drawn without replacement (with, once all are used)."""
     rng = random.Random(f"webshop-goals/{seed}")
+    detail_rng = random.Random(f"webshop-goal-details/{seed}")
     order = list(range(len(products)))
     rng.shuffle(order)
     goals = []
     for n in range(count):
-        goals.append(make_goal(products[order[n % len(order)]], rng))
+        goals.append(make_goal(products[order[n % len(order)]], rng, detail_rng))
     return goals
 
 
