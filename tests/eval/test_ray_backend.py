@@ -8,6 +8,8 @@ must hold across both actors, which the calls' own timestamps show.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import os
 import shutil
 import signal
@@ -19,6 +21,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -150,3 +153,60 @@ def test_driver_killed_mid_run_resumes_without_loss_or_duplicates(
     # 2 actors x 3 episodes each could have made 6 at once.
     later = sorted(spans)[-3 * (EPISODES - before) :]
     assert _peak_overlap(later) <= MAX_IN_FLIGHT
+
+
+class DiesOn:
+    """The oracle, except that it kills its own process (its Ray actor) on one task."""
+
+    name = "dies-on"
+
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+
+    async def run(self, env: Any, task: Any, roles: Any, recorder: Any, *, seed: Any = None) -> Any:
+        from lorekit.agents import OracleAgent
+
+        if task.id == self.task_id:
+            os._exit(1)  # a crash no exception handler sees: the actor process is gone
+        return await OracleAgent().run(env, task, roles, recorder, seed=seed)
+
+
+def test_a_dead_actor_fails_its_episode_only_and_is_replaced(
+    cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ray import cloudpickle
+
+    from lorekit.agents import OracleAgent
+    from lorekit.envs import EnvSpec
+    from lorekit.eval.ray_backend import RayBackend
+    from lorekit.eval.remote import HostRecipe
+    from lorekit.eval.runner import plan_episodes, run_eval
+    from lorekit.llm import Roles, ScriptedLLM
+
+    for key, value in RAY_ENV.items():
+        monkeypatch.setenv(key, value)
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
+    env = EnvSpec("textcraft", {})
+    tasks = env.make().tasks("test")[:8]
+    doomed = tasks[3].id
+    recipe = HostRecipe(
+        env, functools.partial(DiesOn, doomed), functools.partial(Roles, ScriptedLLM(default="x"))
+    )
+    backend = RayBackend(recipe, actors=2, per_actor=1, address=cluster)
+    backend.start()
+    try:
+        with RunStore(tmp_path / "r.sqlite3") as db:
+            res = asyncio.run(
+                run_eval(
+                    db, env_factory=env, agent=OracleAgent(), roles=Roles(ScriptedLLM(default="x")),
+                    episodes=plan_episodes(tasks), run_id="dead", concurrency=2, backend=backend,
+                )
+            )  # fmt: skip
+            eps = {e.task_id: e for e in db.episodes("dead")}
+    finally:
+        backend.close()
+        ray.shutdown()
+    assert res.played == 8 and res.errors == 1 and res.successes == 7
+    assert eps[doomed].status == "error" and "died" in (eps[doomed].error or "")
+    assert all(e.success for t, e in eps.items() if t != doomed)
+    assert backend.replaced == 1
