@@ -32,7 +32,14 @@ from lorekit.cli_errors import (
     set_debug,
     with_hint,
 )
-from lorekit.cli_options import model_options, positive_seconds
+from lorekit.cli_options import (
+    cache_option,
+    model_options,
+    positive_seconds,
+    progress_option,
+    retry_errors_option,
+    store_option,
+)
 from lorekit.cli_runs import DEFAULT_STORE
 
 # Piped output (files, CI logs) gets a wide fixed width so tables never fold.
@@ -202,7 +209,7 @@ def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
     show_default=True,
     help="Per-episode timeout in seconds.",
 )
-@click.option("--cache", type=click.Choice(["read-write", "replay", "off"]), default=None)
+@cache_option
 @click.option("--env-opt", multiple=True, help="KEY=VALUE passed to the environment.")
 @click.option(
     "--tasks",
@@ -212,7 +219,7 @@ def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
     "or page names); short for --env-opt tasks=...",
 )
 @click.option("--agent-opt", multiple=True, help="KEY=VALUE passed to the agent.")
-@click.option("--retry-errors", is_flag=True, help="On resume, replay episodes that errored.")
+@retry_errors_option
 @click.option(
     "--max-initial-failures",
     type=click.IntRange(min=0),
@@ -221,12 +228,8 @@ def _kv(items: Sequence[str], flag: str) -> dict[str, Any]:
     help="Stop when the first N episodes all fail with the same error "
     "(a wrong URL, key or model name, ...; 0: never stop early).",
 )
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Live progress bar on stderr [default: when stderr is a terminal].",
-)
-@click.option("--store", default=None, help="Run store (default: the config's, or $LOREKIT_STORE).")
+@progress_option
+@store_option
 @click.option(
     "--backend",
     type=click.Choice(["local", "ray"]),

@@ -22,7 +22,13 @@ import click
 
 from lorekit.agents.automanual.core import STAGE_ROLES
 from lorekit.cli_errors import Interrupted, RunFailed, UserError
-from lorekit.cli_options import model_options
+from lorekit.cli_options import (
+    cache_option,
+    model_options,
+    progress_option,
+    retry_errors_option,
+    store_option,
+)
 from lorekit.cli_runs import _open_store, _store_option
 from lorekit.envs.base import Task
 
@@ -222,12 +228,12 @@ def automanual() -> None:
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--run-id", default=None, help="Name the build; an existing id resumes it.")
 @click.option("--timeout", "timeout_s", type=float, default=1_800.0, show_default=True)
-@click.option("--cache", type=click.Choice(["read-write", "replay", "off"]), default=None)
+@cache_option
 @click.option("--env-opt", multiple=True, help="KEY=VALUE passed to the environment.")
 @click.option("--tasks", "tasks_opt", default=None, help="Task list (miniwob: feedback-9, ...).")
-@click.option("--retry-errors", is_flag=True, help="On resume, replay episodes that errored.")
-@click.option("--progress/--no-progress", default=None)
-@click.option("--store", default=None, help="Run store (default: the config's, or $LOREKIT_STORE).")
+@retry_errors_option
+@progress_option
+@store_option
 def build_cmd(
     env_name: str,
     config_path: str | None,
@@ -384,8 +390,8 @@ def _world(store: str, build: str) -> str:
 @automanual.command("formulate")
 @click.argument("build", metavar="BUILD")
 @model_options
-@click.option("--cache", type=click.Choice(["read-write", "replay", "off"]), default=None)
-@click.option("--store", default=None, help="Run store (default: the config's, or $LOREKIT_STORE).")
+@cache_option
+@store_option
 def formulate_cmd(
     build: str,
     config_path: str | None,

@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from lorekit.cli_errors import Interrupted, RunFailed, UserError
-from lorekit.cli_options import model_options
+from lorekit.cli_options import cache_option, model_options
 
 
 def progress_path(out: str | Path) -> Path:
@@ -60,12 +60,7 @@ def _achievements(value: str | None) -> list[str] | None:
     help="Where to write the experience (JSON).",
 )
 @model_options
-@click.option(
-    "--cache",
-    type=click.Choice(["read-write", "replay", "off"]),
-    default=None,
-    help="Model cache mode (default: the config's; read-write without a config).",
-)
+@cache_option
 @click.option(
     "--achievements",
     default=None,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import click
 
 from lorekit.cli_errors import UserError
-from lorekit.cli_options import model_options
+from lorekit.cli_options import cache_option, model_options
 
 if TYPE_CHECKING:
     from lorekit.laws.experience import Experience
@@ -45,7 +45,7 @@ def _load_experience(spec: str) -> Experience:
 @click.option("--refinements", type=click.IntRange(0, 20), default=3, show_default=True)
 @click.option("--only", multiple=True, help="Achievement to do (repeatable; default all).")
 @click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
-@click.option("--cache", type=click.Choice(["read-write", "replay", "off"]), default=None)
+@cache_option
 @model_options
 def rewards_cmd(
     experience_spec: str,

@@ -64,3 +64,24 @@ def model_options(f: F) -> F:
     for decorate in reversed(decorators):
         f = decorate(f)
     return f
+
+
+# The harness options every command that plays recorded episodes shares
+# (lorekit run, team run, automanual build, ...), declared once.
+cache_option = click.option(
+    "--cache",
+    type=click.Choice(["read-write", "replay", "off"]),
+    default=None,
+    help="Model cache mode (default: the config's; read-write without a config).",
+)
+retry_errors_option = click.option(
+    "--retry-errors", is_flag=True, help="On resume, replay episodes that errored."
+)
+progress_option = click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Live progress bar on stderr [default: when stderr is a terminal].",
+)
+store_option = click.option(
+    "--store", default=None, help="Run store (default: the config's, or $LOREKIT_STORE)."
+)

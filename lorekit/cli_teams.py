@@ -17,7 +17,13 @@ from typing import Any
 import click
 
 from lorekit.cli_errors import Interrupted, RunFailed, UserError, model_error_hint, with_hint
-from lorekit.cli_options import model_options
+from lorekit.cli_options import (
+    cache_option,
+    model_options,
+    progress_option,
+    retry_errors_option,
+    store_option,
+)
 from lorekit.eval.team_runs import (
     CLOCKS,
     ENV_NAME,
@@ -202,10 +208,10 @@ def team() -> None:
     show_default=True,
     help="Wall-clock limit per episode.",
 )
-@click.option("--cache", type=click.Choice(["read-write", "replay", "off"]), default=None)
-@click.option("--retry-errors", is_flag=True, help="On resume, replay episodes that errored.")
-@click.option("--progress/--no-progress", default=None)
-@click.option("--store", default=None, help="Run store (default: the config's, or $LOREKIT_STORE).")
+@cache_option
+@retry_errors_option
+@progress_option
+@store_option
 def team_run(
     env_name: str,
     org: str,
