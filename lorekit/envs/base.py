@@ -8,8 +8,9 @@ and a manual for prompts, plus an optional expert for demonstrations and tests.
 
 from __future__ import annotations
 
+import random
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal
@@ -154,3 +155,26 @@ class TextEnv(ABC):
         that cannot enumerate its actions returns an empty list.
         """
         return []
+
+
+def pick_task(
+    task: Task | str | None,
+    seed: int | None,
+    pool: Sequence[Task],
+    by_id: Mapping[str, Task],
+    unknown: str,
+) -> Task:
+    """The task a ``reset`` plays: ``task`` itself, the task its id names, or,
+    when None, one drawn from ``pool`` with ``seed`` (so same seed, same task).
+
+    ``unknown`` is the ``KeyError`` message for an id ``by_id`` lacks, with
+    ``{task!r}`` where the id goes; it should show what ids look like.
+    """
+    if isinstance(task, Task):
+        return task
+    if task is None:
+        return pool[random.Random(seed if seed is not None else 0).randrange(len(pool))]
+    found = by_id.get(task)
+    if found is None:
+        raise KeyError(unknown.format(task=task))
+    return found

@@ -13,11 +13,10 @@ Crafter agent reads; :func:`~lorekit.envs.crafter.textobs.describe`).
 
 from __future__ import annotations
 
-import random
 import re
 from typing import Any
 
-from lorekit.envs.base import Observation, Step, Task, TextEnv
+from lorekit.envs.base import Observation, Step, Task, TextEnv, pick_task
 from lorekit.envs.crafter.core import ACHIEVEMENTS, CrafterCore, world_seed
 from lorekit.envs.crafter.data import data, text
 from lorekit.envs.crafter.expanded import DO_TARGETS, to_standard
@@ -113,15 +112,13 @@ class CrafterTextEnv(TextEnv):
         return Observation(opening, {"task_id": chosen.id, "seed": episode_seed})
 
     def _pick(self, task: Task | str | None, seed: int | None) -> Task:
-        if isinstance(task, Task):
-            return task
-        if task is None:
-            pool = self._tasks["test"]
-            return pool[random.Random(seed if seed is not None else 0).randrange(len(pool))]
-        found = self._by_id.get(task)
-        if found is None:
-            raise KeyError(f"unknown Crafter task {task!r}; ids look like 'collect_wood/seed-0'")
-        return found
+        return pick_task(
+            task,
+            seed,
+            self._tasks["test"],
+            self._by_id,
+            "unknown Crafter task {task!r}; ids look like 'collect_wood/seed-0'",
+        )
 
     def step(self, action: str) -> Step:
         if self._task is None:

@@ -10,13 +10,12 @@ Time is counted both in environment ticks and in wall-clock seconds.
 
 from __future__ import annotations
 
-import random
 import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lorekit.envs.base import Observation, Step, Task, TextEnv
+from lorekit.envs.base import Observation, Step, Task, TextEnv, pick_task
 from lorekit.envs.crafter.core import CrafterCore, world_seed
 from lorekit.envs.crafter.data import data
 from lorekit.envs.crafter.textobs import canonical_actions, describe
@@ -120,15 +119,13 @@ class CrafterParty(TextEnv):
         return Observation(self._observe([]), {"task_id": chosen.id, "seed": episode_seed})
 
     def _pick(self, task: Task | str | None, seed: int | None) -> Task:
-        if isinstance(task, Task):
-            return task
-        if task is None:
-            pool = self._tasks["test"]
-            return pool[random.Random(seed or 0).randrange(len(pool))]
-        found = self._by_id.get(task)
-        if found is None:
-            raise KeyError(f"unknown party task {task!r}; ids look like 'collect-20-wood/seed-0'")
-        return found
+        return pick_task(
+            task,
+            seed,
+            self._tasks["test"],
+            self._by_id,
+            "unknown party task {task!r}; ids look like 'collect-20-wood/seed-0'",
+        )
 
     def shelter_point(self, task: Task) -> tuple[int, int]:
         dx, dy = task.data["offset"]

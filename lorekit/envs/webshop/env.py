@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import functools
 import os
-import random
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from lorekit import yamlio
-from lorekit.envs.base import Observation, Step, Task, TextEnv
+from lorekit.envs.base import Observation, Step, Task, TextEnv, pick_task
 from lorekit.envs.steplimit import UNCAPPED, check_max_steps, manual_with_limit
 from lorekit.envs.webshop.catalog import Product
 from lorekit.envs.webshop.data import DATA_ENV, ShopData, generated_shop, load_shop
@@ -134,15 +133,13 @@ class WebShopEnv(TextEnv):
         return Observation(text, {"task_id": chosen.id, "page": "search"})
 
     def _pick(self, task: Task | str | None, seed: int | None) -> Task:
-        if isinstance(task, Task):
-            return task
-        if task is None:
-            pool = self._tasks["test"]
-            return pool[random.Random(seed if seed is not None else 0).randrange(len(pool))]
-        found = self._by_id.get(task)
-        if found is None:
-            raise KeyError(f"unknown WebShop task {task!r}; task ids look like 'test-0'")
-        return found
+        return pick_task(
+            task,
+            seed,
+            self._tasks["test"],
+            self._by_id,
+            "unknown WebShop task {task!r}; task ids look like 'test-0'",
+        )
 
     def _page(self) -> str:
         assert self._goal is not None
