@@ -40,3 +40,14 @@ def test_doctor_says_when_isolation_is_switched_off() -> None:
     done = doctor({**os.environ, "LOREKIT_SANDBOX_ISOLATION": "off"})
     assert done.returncode == 1
     assert "switched off" in done.stdout
+
+
+def test_doctor_lists_every_optional_extra_of_the_package() -> None:
+    import tomllib
+    from pathlib import Path
+
+    from lorekit.cli_doctor import EXTRAS
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    declared = set(project["project"]["optional-dependencies"]) - {"test"}
+    assert {extra for extra, _, _ in EXTRAS} == declared
