@@ -306,6 +306,7 @@ def test_env_opt_makes_a_peaceful_world_and_is_recorded(
         ("colour=red", "--env-opt: bad arguments for env 'crafter-party'"),
         ("players=5", "--env-opt players=...: the organization sets the players"),
         ("peaceful", "--env-opt: expected KEY=VALUE"),
+        ("peaceful=maybe", "with --env-opt peaceful=maybe: peaceful must be true or false"),
     ],
 )
 def test_env_opt_mistakes_are_one_line(

@@ -79,8 +79,10 @@ class CrafterParty(TextEnv):
     def __init__(self, players: int = 2, *, length: int = 2_000, peaceful: bool = False) -> None:
         if players < 2:
             raise ValueError(f"a party needs at least 2 players, got {players}")
+        if not isinstance(peaceful, bool):  # "maybe" from a command line is not True
+            raise ValueError(f"peaceful must be true or false, got {peaceful!r}")
         self.max_steps = length
-        self.peaceful = bool(peaceful)
+        self.peaceful = peaceful
         # Tasks name map cells relative to the centre of crafter's 64x64 area.
         self.core = CrafterCore(length=length, players=players, peaceful=self.peaceful)
         self.names = [f"p{i + 1}" for i in range(players)]
