@@ -21,7 +21,18 @@ Table 1: organizations in async mode (solo; CoA and GoA with 3 agents; ToA with
 for ToA(``--mode-leaves``). The findings are printed with a verdict each; the
 script does not fail when a finding does not hold (it reports it).
 
-Usage: python benchmarks/teams.py [--seeds 0,1,2,3,4] [--tasks collect-20-wood,...]
+The study runs in two worlds (``--world``, default both): crafter's hostile
+world, where zombies kill players that stand still while their agents think,
+and the peaceful party world (``CrafterParty(peaceful=True)``: no zombies or
+skeletons, everything else the same), which comes closer to the paper's
+Minecraft setting and isolates organization and scheduling. How the runs
+ended (success, world ended: the party was wiped out or the world's length
+ran out, no progress for ``--cutoff-s``, time limit) is tallied per world.
+Each finding is also given as a paired ratio: the mean over (task, seed) of
+TC team / TC solo where both succeeded on that seed.
+
+Usage: python benchmarks/teams.py [--world hostile|peaceful|both] [--peaceful]
+       [--seeds 0,1,2,3,4] [--tasks collect-20-wood,...]
        [--leader-s 8] [--worker-s 4] [--sigma 0.5] [--mode-leaves 2]
 """
 
@@ -29,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import math
 import time
 from typing import Any
@@ -64,7 +76,8 @@ ORGS: list[tuple[str, Organization]] = [
 
 async def one(org: Organization, mode: Mode, task: str, seed: int, args: Any) -> TeamMetrics:
     clock = VirtualClock()
-    world = TeamWorld(CrafterParty(players=max(2, len(org.agents))), clock)
+    party = CrafterParty(players=max(2, len(org.agents)), peaceful=args.peaceful)
+    world = TeamWorld(party, clock)
     world.reset(f"{task}/seed-0", seed=seed)  # the task's goal, on world seed ``seed``
     roles = simulated_roles(
         clock.sleep,
@@ -82,11 +95,12 @@ async def one(org: Organization, mode: Mode, task: str, seed: int, args: Any) ->
 def study(
     orgs: list[tuple[str, Organization]], mode: Mode, args: Any
 ) -> dict[tuple[str, str], Any]:
+    """Per (task, label): the summary, with the seeds' own metrics under ``"seeds"``."""
     out = {}
     for task in args.tasks:
         for label, org in orgs:
             runs = [asyncio.run(one(org, mode, task, s, args)) for s in args.seeds]
-            out[(task, label)] = summarize(runs)
+            out[(task, label)] = {**summarize(runs), "seeds": runs}
     return out
 
 
@@ -112,22 +126,33 @@ def mean_ratio(rows: dict[tuple[str, str], Any], a: str, b: str, tasks: list[str
     return sum(rs) / len(rs) if rs else math.nan
 
 
+def paired_ratio(rows: dict[tuple[str, str], Any], a: str, b: str, tasks: list[str]) -> str:
+    """Mean of TC a / TC b over (task, seed) pairs where both succeeded, and how many."""
+    rs = [
+        x.tc / y.tc
+        for t in tasks
+        for x, y in zip(rows[(t, a)]["seeds"], rows[(t, b)]["seeds"], strict=True)
+        if x.success and y.success and y.tc > 0
+    ]
+    return f"paired {fmt(sum(rs) / len(rs), 2) if rs else '  nan'} over {len(rs)} seeds"
+
+
 def verdict(name: str, holds: bool, detail: str) -> None:
     print(f"  [{'holds' if holds else 'does not hold'}] {name}: {detail}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seeds", default="0,1,2,3,4")
-    ap.add_argument("--tasks", default=",".join(TASKS))
-    ap.add_argument("--leader-s", type=float, default=8.0)
-    ap.add_argument("--worker-s", type=float, default=4.0)
-    ap.add_argument("--sigma", type=float, default=0.5)
-    ap.add_argument("--cutoff-s", type=float, default=300.0)
-    ap.add_argument("--mode-leaves", type=int, default=2)
-    args = ap.parse_args()
-    args.seeds = [int(s) for s in args.seeds.split(",")]
-    args.tasks = args.tasks.split(",")
+def endings(*tables: dict[tuple[str, str], Any]) -> str:
+    """How the runs ended, counted over the tables (success, ended, no_progress ...)."""
+    counts: collections.Counter[str] = collections.Counter(
+        m.reason for rows in tables for row in rows.values() for m in row["seeds"]
+    )
+    return ", ".join(f"{reason} {n}" for reason, n in counts.most_common())
+
+
+def run_world(args: Any) -> None:
+    """The whole study in one world (``args.peaceful``), printed."""
+    world = "peaceful" if args.peaceful else "hostile"
+    print(f"\n===== {world} world =====")
     started = time.perf_counter()
     labels = [label for label, _ in ORGS]
     orgs = study(ORGS, "async", args)
@@ -149,17 +174,56 @@ def main() -> None:
     verdict(
         "ToA fastest of the organizations",
         toa < min(coa, goa),
-        f"TC/solo ToA(2) {fmt(toa, 2)}, CoA(3) {fmt(coa, 2)}, GoA(3) {fmt(goa, 2)}",
+        f"TC/solo ToA(2) {fmt(toa, 2)}, CoA(3) {fmt(coa, 2)}, GoA(3) {fmt(goa, 2)}; "
+        + ", ".join(
+            f"{label} {paired_ratio(orgs, label, 'solo', args.tasks)}"
+            for label in ("ToA(2)", "CoA(3)", "GoA(3)")
+        ),
     )
     one_r = mean_ratio(orgs, "ToA(1)", "solo", args.tasks)
-    verdict("ToA(1) no better than solo", one_r >= 0.95, f"TC/solo {fmt(one_r, 2)}")
+    verdict(
+        "ToA(1) no better than solo",
+        one_r >= 0.95,
+        f"TC/solo {fmt(one_r, 2)}; {paired_ratio(orgs, 'ToA(1)', 'solo', args.tasks)}",
+    )
     large = [t for t in args.tasks if t in LARGE]
     three = mean_ratio(orgs, "ToA(3)", "solo", large)
-    verdict("ToA(3) faster than solo on large collections", three < 1, f"TC/solo {fmt(three, 2)}")
+    verdict(
+        "ToA(3) faster than solo on large collections",
+        three < 1,
+        f"TC/solo {fmt(three, 2)}; {paired_ratio(orgs, 'ToA(3)', 'solo', large)}",
+    )
     asy = mean_ratio(modes, "async", "round", args.tasks)
-    verdict("async faster than rounds", asy < 1, f"TC async/round {fmt(asy, 2)}")
-    print(f"\n{len(args.seeds) * len(args.tasks) * (len(ORGS) + 3)} runs in "
+    verdict(
+        "async faster than rounds",
+        asy < 1,
+        f"TC async/round {fmt(asy, 2)}; {paired_ratio(modes, 'async', 'round', args.tasks)}",
+    )
+    print(f"\nHow runs ended ({world}): {endings(orgs, modes)}")
+    print(f"{len(args.seeds) * len(args.tasks) * (len(ORGS) + 3)} runs in "
           f"{time.perf_counter() - started:.1f} s of real time")  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--world", choices=("hostile", "peaceful", "both"), default="both")
+    ap.add_argument("--peaceful", action="store_true", help="short for --world peaceful")
+    ap.add_argument("--seeds", default="0,1,2,3,4")
+    ap.add_argument("--tasks", default=",".join(TASKS))
+    ap.add_argument("--leader-s", type=float, default=8.0)
+    ap.add_argument("--worker-s", type=float, default=4.0)
+    ap.add_argument("--sigma", type=float, default=0.5)
+    ap.add_argument("--cutoff-s", type=float, default=300.0)
+    ap.add_argument("--mode-leaves", type=int, default=2)
+    args = ap.parse_args()
+    args.seeds = [int(s) for s in args.seeds.split(",")]
+    args.tasks = args.tasks.split(",")
+    worlds = {"hostile": [False], "peaceful": [True], "both": [False, True]}[
+        "peaceful" if args.peaceful else args.world
+    ]
+    for peaceful in worlds:
+        args.peaceful = peaceful
+        run_world(args)
 
 
 if __name__ == "__main__":

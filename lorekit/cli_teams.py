@@ -113,16 +113,39 @@ def _org_file(org: str, leaves: int | None, size: int | None) -> dict[str, Any] 
     return data
 
 
+def env_options(env_opt: Sequence[str], players: int) -> dict[str, Any]:
+    """The party env's arguments: the players the organization needs, and the
+    ``--env-opt KEY=VALUE`` world options (``peaceful=true``)."""
+    from lorekit.cli import _kv
+
+    extra = _kv(env_opt, "--env-opt")
+    if "players" in extra:
+        raise UserError("--env-opt players=...: the organization sets the players (one per agent)")
+    return {"players": players, **extra}
+
+
 def pick_tasks(
-    task_ids: Sequence[str], split: str, episodes: int | None, players: int
+    task_ids: Sequence[str],
+    split: str,
+    episodes: int | None,
+    players: int,
+    env_kwargs: dict[str, Any] | None = None,
 ) -> tuple[list[Any], str]:
-    """The tasks to play: the named ones (any split), or the split's first ``episodes``."""
+    """The tasks to play: the named ones (any split), or the split's first ``episodes``.
+
+    The probe env is built with the run's env arguments, so a bad ``--env-opt``
+    fails here, before anything runs."""
     from lorekit.envs import make
 
+    kwargs = env_kwargs if env_kwargs is not None else {"players": players}
     try:
-        probe = make(ENV_NAME, players=players)
+        probe = make(ENV_NAME, **kwargs)
     except (ImportError, LookupError, TypeError, ValueError) as exc:
-        raise UserError(f"env {ENV_NAME!r}: {exc}") from None
+        shown = " ".join(f"{k}={v}" for k, v in kwargs.items() if k != "players")
+        where = f" with --env-opt {shown}" if shown else ""
+        if str(exc).startswith("bad arguments for env"):  # the registry names env and options
+            raise UserError(f"--env-opt: {exc}") from None
+        raise UserError(f"env {ENV_NAME!r}{where}: {exc}") from None
     try:
         splits = tuple(probe.splits()) if hasattr(probe, "splits") else ("test",)
         if not task_ids:
@@ -197,6 +220,11 @@ def team() -> None:
     help="Clock seconds without progress before the team stops (TC is NaN).",
 )
 @click.option("--seconds-per-tick", type=float, default=None, help="Clock seconds per world tick.")
+@click.option(
+    "--env-opt",
+    multiple=True,
+    help="KEY=VALUE for the party world, e.g. peaceful=true (no zombies or skeletons).",
+)
 @click.option("--concurrency", "-j", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option("--run-id", default=None, help="Name the run; an existing id resumes it.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the models' draws.")
@@ -231,6 +259,7 @@ def team_run(
     max_time_s: float,
     cutoff_s: float,
     seconds_per_tick: float | None,
+    env_opt: tuple[str, ...],
     concurrency: int,
     run_id: str | None,
     seed: int,
@@ -285,14 +314,15 @@ def team_run(
     except ValueError as exc:
         raise UserError(f"--org {org}: {exc}") from None
     players = players_needed(organization, spec)
-    tasks, provenance = pick_tasks(task_ids, split, episodes, players)
+    env_kwargs = env_options(env_opt, players)
+    tasks, provenance = pick_tasks(task_ids, split, episodes, players, env_kwargs)
     check_writable(cfg.store, what="run store", setting=store_setting)
     check_cache(cfg, config_path=config_path)
     roles = _simulated_roles(organization, seed) if simulate else None
     config = {
         "run": cfg.model_dump(),
         "env": ENV_NAME,
-        "env_kwargs": {"players": players},
+        "env_kwargs": env_kwargs,
         "team": spec.to_dict(),
         "simulate": simulate,
         "tasks_from": provenance,
@@ -304,7 +334,7 @@ def team_run(
         parts,
         roles if roles is not None else build_models(cfg, config_path=config_path),
         tasks,
-        players=players,
+        env_kwargs=env_kwargs,
         run_id=run_id,
         seed=seed,
         config=config,
@@ -353,7 +383,7 @@ def _play(
     roles: Any,
     tasks: Sequence[Any],
     *,
-    players: int,
+    env_kwargs: dict[str, Any],
     run_id: str | None,
     seed: int,
     config: dict[str, Any],
@@ -379,7 +409,7 @@ def _play(
             result = asyncio.run(
                 run_eval(
                     db,
-                    env_factory=EnvSpec(ENV_NAME, {"players": players}, execution="inline"),
+                    env_factory=EnvSpec(ENV_NAME, env_kwargs, execution="inline"),
                     agent=TeamAgent(spec, parts),
                     roles=roles,
                     episodes=plan_episodes(tasks, seed=seed),

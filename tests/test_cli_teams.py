@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _cli import run_cli
@@ -266,3 +267,56 @@ def test_simulated_team_plays_for_real_and_is_shown(
     timeline_text = out[out.index("timeline (") :]
     assert "leader" in timeline_text and "-> worker1" in timeline_text
     assert " p1 " not in timeline_text  # pool copies are told once, by agent name
+
+
+def test_env_opt_makes_a_peaceful_world_and_is_recorded(
+    tmp_path: Path,
+    config: Path,
+    team: FakeTeam,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    worlds: list[bool] = []
+    play = team.run_team
+
+    async def spy(world: Any, *args: Any, **kw: Any) -> Any:
+        worlds.append(world.party.peaceful)
+        return await play(world, *args, **kw)
+
+    monkeypatch.setattr(team, "run_team", spy)
+    code, _, err = run_cli(
+        _args(tmp_path, config, "--task", WOOD, "--env-opt", "peaceful=true"), capsys
+    )
+    assert code == 0, err
+    assert worlds == [True]
+    with RunStore.open_readonly(tmp_path / "runs.sqlite3") as db:
+        run = db.get_run("t1")
+        assert run is not None and run.config["env_kwargs"] == {"players": 3, "peaceful": True}
+    # resuming with another world is refused; the default world is hostile
+    code, _, err = run_cli(_args(tmp_path, config, "--task", WOOD), capsys)
+    assert code == 2 and "env_kwargs" in err
+    code, _, err = run_cli(_args(tmp_path, config, "--task", WOOD, "--run-id", "t2"), capsys)
+    assert code == 0, err
+    assert worlds == [True, False]
+
+
+@pytest.mark.parametrize(
+    ("opt", "needle"),
+    [
+        ("colour=red", "--env-opt: bad arguments for env 'crafter-party'"),
+        ("players=5", "--env-opt players=...: the organization sets the players"),
+        ("peaceful", "--env-opt: expected KEY=VALUE"),
+        ("peaceful=maybe", "with --env-opt peaceful=maybe: peaceful must be true or false"),
+    ],
+)
+def test_env_opt_mistakes_are_one_line(
+    tmp_path: Path,
+    config: Path,
+    team: FakeTeam,
+    capsys: pytest.CaptureFixture[str],
+    opt: str,
+    needle: str,
+) -> None:
+    code, _, err = run_cli(_args(tmp_path, config, "--task", WOOD, "--env-opt", opt), capsys)
+    assert code == 2 and needle in err, err
+    assert team.played == []

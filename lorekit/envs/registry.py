@@ -193,10 +193,12 @@ def _make_crafter(
     return CrafterTextEnv(length=length, expanded=expanded, tasks=tasks, observation=observation)
 
 
-def _make_crafter_party(players: int = 2, *, length: int = 2_000) -> TextEnv:
+def _make_crafter_party(
+    players: int = 2, *, length: int = 2_000, peaceful: bool = False
+) -> TextEnv:
     from lorekit.envs.crafter import CrafterParty
 
-    return CrafterParty(players, length=length)
+    return CrafterParty(players, length=length, peaceful=peaceful)
 
 
 register(

@@ -14,7 +14,13 @@ the point of this module:
   sets, whose order follows memory addresses, so which creature it despawns
   can differ between runs; ours is reproducible from the seed.
 
-It also holds several players in one world (the party environment).
+It also holds several players in one world (the party environment), and
+offers a ``peaceful`` world: no zombie or skeleton is ever placed, at world
+generation or by chunk balancing, so none can act; cows, terrain, the day
+cycle and every other rule stay crafter's. The default world is hostile, as
+crafter's. A peaceful world has the same terrain and cows as the hostile one
+from the same seed at reset; the episodes then part ways, since zombies draw
+from the world's random stream when they move.
 """
 
 from __future__ import annotations
@@ -122,6 +128,7 @@ class CrafterCore:
         length: int | None = 10_000,
         players: int = 1,
         rng_parity: bool = True,
+        peaceful: bool = False,
     ) -> None:
         if not 1 <= players <= len(_SPAWN_OFFSETS):
             raise ValueError(f"players must be between 1 and {len(_SPAWN_OFFSETS)}, got {players}")
@@ -131,6 +138,7 @@ class CrafterCore:
         self.length = length
         self.player_count = players
         self.rng_parity = rng_parity
+        self.peaceful = bool(peaceful)
         self.world = DeterministicWorld(self.area, constants.materials, (12, 12))
         item_rows = int(np.ceil(len(constants.items) / self.view[0]))
         self._grid = (int(self.view[0]), int(self.view[1]) - item_rows)
@@ -164,6 +172,8 @@ class CrafterCore:
         generated = worldgen.generate(self.world.random, self.area, center)
         self.world._mat_map[:, :] = self._code_to_id[generated.codes]
         for kind, x, y in generated.creatures.tolist():
+            if self.peaceful and kind != worldgen.COW:
+                continue  # the map's random draws are made all the same
             self.world.add(self._creature(kind, (x, y)))
         self.unlocked = [set() for _ in self.players]
         self._last_health = [int(p.health) for p in self.players]
@@ -254,14 +264,15 @@ class CrafterCore:
             return objects.Cow(self.world, pos)
 
         most = 3.5 - 3 * light
-        self._balance_kind(
-            chunk, members, objects.Zombie, "grass", (6, 0), (0.3, 0.4), zombie,
-            lambda space: (0 if space < 50 else most, most),
-        )  # fmt: skip
-        self._balance_kind(
-            chunk, members, objects.Skeleton, "path", (7, 7), (0.1, 0.1), skeleton,
-            lambda space: (0 if space < 6 else 1, 2),
-        )  # fmt: skip
+        if not self.peaceful:  # a peaceful world never balances hostile creatures in
+            self._balance_kind(
+                chunk, members, objects.Zombie, "grass", (6, 0), (0.3, 0.4), zombie,
+                lambda space: (0 if space < 50 else most, most),
+            )  # fmt: skip
+            self._balance_kind(
+                chunk, members, objects.Skeleton, "path", (7, 7), (0.1, 0.1), skeleton,
+                lambda space: (0 if space < 6 else 1, 2),
+            )  # fmt: skip
         self._balance_kind(
             chunk, members, objects.Cow, "grass", (5, 5), (0.01, 0.1), cow,
             lambda space: (0 if space < 30 else 1, 1.5 + light),

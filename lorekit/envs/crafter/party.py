@@ -6,6 +6,12 @@ one action per player (``"p1: move_west 3; p2: do"``) and may carry messages
 in their next observation. Tasks are collective: gather N of an item between
 all players, or wall in a given point with stone, checked on the world map.
 Time is counted both in environment ticks and in wall-clock seconds.
+
+``peaceful=True`` makes a world without zombies or skeletons (see
+:class:`~lorekit.envs.crafter.core.CrafterCore`): for studies of how a team
+organizes and schedules its work, where players standing still while their
+agents think would otherwise be killed at night. The default is crafter's
+hostile world.
 """
 
 from __future__ import annotations
@@ -69,12 +75,15 @@ class CrafterParty(TextEnv):
     name = "crafter-party"
     execution = "inline"  # same engine as CrafterTextEnv: sub-millisecond steps
 
-    def __init__(self, players: int = 2, *, length: int = 2_000) -> None:
+    def __init__(self, players: int = 2, *, length: int = 2_000, peaceful: bool = False) -> None:
         if players < 2:
             raise ValueError(f"a party needs at least 2 players, got {players}")
+        if not isinstance(peaceful, bool):  # "maybe" from a command line is not True
+            raise ValueError(f"peaceful must be true or false, got {peaceful!r}")
         self.max_steps = length
+        self.peaceful = peaceful
         # Tasks name map cells relative to the centre of crafter's 64x64 area.
-        self.core = CrafterCore(length=length, players=players)
+        self.core = CrafterCore(length=length, players=players, peaceful=self.peaceful)
         self.names = [f"p{i + 1}" for i in range(players)]
         self._actions = canonical_actions()
         self._aliases: dict[str, str] = dict(data()["aliases"])
@@ -100,7 +109,8 @@ class CrafterParty(TextEnv):
         return [*forms, "p1 say: <text>", "p1 tell p2: <text>"]
 
     def manual(self) -> str:
-        return str(_settings()["manual"]).format(players=len(self.names))
+        text = str(_settings()["manual"]).format(players=len(self.names))
+        return text + str(_settings()["peaceful_note"]) if self.peaceful else text
 
     def candidate_actions(self) -> list[str]:
         return ["; ".join(f"{p}: {a}" for p in self.names) for a in self._actions]

@@ -18,6 +18,9 @@ clock virtual time, where runs are deterministic.
 
 Messages go to a shared pool, each stamped with time, tick, sender and
 addressee (``None`` for everyone); any agent may read the whole pool.
+
+A world without zombies or skeletons is ``TeamWorld(CrafterParty(players,
+peaceful=True), clock)``; ``world.peaceful`` says which kind a team plays.
 """
 
 from __future__ import annotations
@@ -84,6 +87,11 @@ class TeamWorld:
         self.success_time: float | None = None
         self.best_progress = 0.0
         self.progress_time = 0.0
+
+    @property
+    def peaceful(self) -> bool:
+        """True when the party world has no zombies or skeletons (``peaceful=True``)."""
+        return bool(getattr(self.party, "peaceful", False))
 
     @property
     def core(self) -> CrafterCore:
