@@ -215,9 +215,11 @@ class _Policy:
 
 
 def _care(vitals: dict[str, int]) -> list[str]:
-    """Drink and eat before work when running low, as a sensible player would."""
+    """Drink, eat and sleep before work when running low, as a sensible player would
+    (a player at 0 energy loses health every few ticks until it dies)."""
     care = ["drink()"] if vitals.get("drink", 9) <= 4 else []
-    return care + (["eat(cow)"] if vitals.get("food", 9) <= 4 else [])
+    care += ["eat(cow)"] if vitals.get("food", 9) <= 4 else []
+    return care + (["sleep()"] if vitals.get("energy", 9) <= 2 else [])
 
 
 def _targets(task: str) -> list[str]:

@@ -103,3 +103,13 @@ def test_leader_thinks_longer_than_workers_and_draws_repeat() -> None:
     assert statistics.median(first["leader"]) > 1.5 * statistics.median(first["worker"])
     assert latencies(1) == first
     assert latencies(2) != first
+
+
+def test_a_tired_thirsty_agent_drinks_and_sleeps_before_working() -> None:
+    world, skills, agents = team(1, "Together, collect 10 wood.")
+    world.observe = lambda player: (  # type: ignore[method-assign]
+        f"player {player}; health 9/9, food 8/9, drink 3/9, energy 1/9"
+    )
+    asyncio.run(agents["leader"].iterate())
+    calls = [call for player, call in skills.ran if player == "p1"]
+    assert calls[:2] == ["drink()", "sleep()"] and calls[2].startswith("collect(wood")
