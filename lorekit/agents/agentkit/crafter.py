@@ -26,16 +26,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lorekit.agents.agentkit.common import (
-    HERE,
-    NOTE_STEPS,
-    load_checked,
-    new_log,
-    one_pass,
-    text_of,
-    texts,
-)
-from lorekit.agents.base import Episode, Recorder, Trajectory
+from lorekit.agents import graph_pass
+from lorekit.agents.agentkit.common import HERE, NOTE_STEPS, text_of, texts
+from lorekit.agents.base import Recorder, Trajectory
 from lorekit.envs.asyncenv import EnvLike
 from lorekit.envs.base import Task
 from lorekit.graph import Graph, NodeFailure
@@ -85,16 +78,16 @@ class AgentKitCrafterAgent:
         skip_asleep: bool = True,
         note_steps: int = NOTE_STEPS,
     ) -> None:
-        for label, value, low in (
-            ("max_steps", max_steps, 1),
-            ("max_repeats", max_repeats, 1),
-            ("history_steps", history_steps, 1),
-            ("feed_every", feed_every, 1),
-            ("note_steps", note_steps, 0),
-        ):
-            if not isinstance(value, int) or value < low:
-                raise ValueError(f"{label} must be a whole number >= {low}, got {value!r}")
-        self.spec = load_checked(spec if spec is not None else SPEC_PATH, FINAL, PER_STEP_KEYS)
+        graph_pass.check_counts(
+            max_steps=(max_steps, 1),
+            max_repeats=(max_repeats, 1),
+            history_steps=(history_steps, 1),
+            feed_every=(feed_every, 1),
+            note_steps=(note_steps, 0),
+        )
+        self.spec = graph_pass.load_checked(
+            spec if spec is not None else SPEC_PATH, FINAL, PER_STEP_KEYS
+        )
         if FEED not in {n.key for n in self.spec.nodes}:
             raise ValueError(f"{self.spec.source}: this agent needs a node {FEED!r}")
         self.max_steps = max_steps
@@ -104,7 +97,7 @@ class AgentKitCrafterAgent:
         self.sequential = bool(sequential)
         self.skip_asleep = bool(skip_asleep)
         self.note_steps = note_steps
-        self.model_roles: tuple[str, ...] = tuple(dict.fromkeys(n.role for n in self.spec.nodes))
+        self.model_roles: tuple[str, ...] = graph_pass.model_roles(self.spec)
 
     def env_defaults(self, env_name: str) -> dict[str, Any]:
         """The detailed observation (surroundings, two of each kind) the spec reads."""
@@ -115,8 +108,9 @@ class AgentKitCrafterAgent:
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
-        ep = await Episode.start(env, task, recorder, seed)
-        graph = self.spec.build(roles)
+        ep, graph, log = await graph_pass.start(
+            self.spec, env, task, roles, recorder, seed, note_key="agentkit"
+        )
         names = await ep.env.candidate_actions()
         words = texts()
         db = self.spec.initial_db(
@@ -132,9 +126,7 @@ class AgentKitCrafterAgent:
                 "max_repeats": self.max_repeats,
             }
         )
-        log = new_log(graph)
         log.update(feeds=0, skills={})
-        ep.trajectory.notes["agentkit"] = log
         lines: list[tuple[str, str]] = []  # (skill, history line)
         under: dict[str, int] = {}  # steps played under each skill
         for number in range(1, self.max_steps + 1):
@@ -164,11 +156,10 @@ class AgentKitCrafterAgent:
         return ep.trajectory
 
     async def _decide(self, graph: Graph, db: dict[str, Any], number: int, log: Any) -> str:
-        results, note = await one_pass(
+        results, note = await graph_pass.one_pass(
             graph,
             db,
             number=number,
-            final=FINAL,
             log=log,
             sequential=self.sequential,
             note_steps=self.note_steps,
@@ -177,11 +168,9 @@ class AgentKitCrafterAgent:
         if isinstance(chosen, dict) and "action" in chosen:
             repeats = int(chosen.get("repeats", 1))
             action = chosen["action"] if repeats == 1 else f"{chosen['action']} {repeats}"
-            note.update(action=action, fallback=False)
-            return str(action)
+            return graph_pass.played(note, str(action))
         reason = chosen.error if isinstance(chosen, NodeFailure) else f"{chosen!r} is no action"
-        log["fallbacks"] += 1
-        note.update(action=FALLBACK, fallback=True, reason=f"{FINAL}: {reason}")
+        graph_pass.fell_back(log, note, FALLBACK, f"{FINAL}: {reason}")
         return FALLBACK
 
     @staticmethod

@@ -13,15 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lorekit.agents.agentkit.common import (
-    HERE,
-    NOTE_STEPS,
-    load_checked,
-    new_log,
-    one_pass,
-    text_of,
-    texts,
-)
+from lorekit.agents import graph_pass
+from lorekit.agents.agentkit.common import HERE, NOTE_STEPS, text_of, texts
 from lorekit.agents.base import Episode, Recorder, Trajectory
 from lorekit.envs.asyncenv import EnvLike
 from lorekit.envs.base import Task
@@ -61,13 +54,14 @@ class AgentKitWebShopAgent:
         sequential: bool = False,
         note_steps: int = NOTE_STEPS,
     ) -> None:
-        if not isinstance(max_steps, int) or max_steps < 1:
-            raise ValueError(f"max_steps must be a whole number >= 1, got {max_steps!r}")
-        self.spec = load_checked(spec if spec is not None else SPEC_PATH, FINAL, PER_STEP_KEYS)
+        graph_pass.check_counts(max_steps=(max_steps, 1))
+        self.spec = graph_pass.load_checked(
+            spec if spec is not None else SPEC_PATH, FINAL, PER_STEP_KEYS
+        )
         self.max_steps = max_steps
         self.sequential = bool(sequential)
         self.note_steps = note_steps
-        self.model_roles: tuple[str, ...] = tuple(dict.fromkeys(n.role for n in self.spec.nodes))
+        self.model_roles: tuple[str, ...] = graph_pass.model_roles(self.spec)
 
     def env_defaults(self, env_name: str) -> dict[str, Any]:
         if env_name != "webshop":
@@ -77,15 +71,14 @@ class AgentKitWebShopAgent:
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
-        ep = await Episode.start(env, task, recorder, seed)
-        graph = self.spec.build(roles)
+        ep, graph, log = await graph_pass.start(
+            self.spec, env, task, roles, recorder, seed, note_key="agentkit"
+        )
         guidance = texts()["webshop_guidance"].format(max_steps=self.max_steps).strip()
         page = await self._page(ep)
         db = self.spec.initial_db(
             {"guidance": guidance, "task": task.goal, "history": texts()["no_history"], **page}
         )
-        log = new_log(graph)
-        ep.trajectory.notes["agentkit"] = log
         lines: list[str] = []
         for number in range(1, self.max_steps + 1):
             if ep.done:
@@ -93,29 +86,25 @@ class AgentKitWebShopAgent:
             if number > 1:
                 db.update(await self._page(ep))
             buttons = [b for b in str(db["clickables"]).split("|") if b]
-            results, note = await one_pass(
+            results, note = await graph_pass.one_pass(
                 graph,
                 db,
                 number=number,
-                final=FINAL,
                 log=log,
                 sequential=self.sequential,
                 note_steps=self.note_steps,
             )
             chosen = results.get(FINAL)
             if isinstance(chosen, str):
-                action = chosen
-                note.update(action=action, fallback=False)
+                action = graph_pass.played(note, chosen)
             else:
                 back = next((b for b in buttons if b.lower() == "back to search"), None)
-                log["fallbacks"] += 1
-                note.update(fallback=True, reason=f"{FINAL}: {text_of(chosen)}")
-                if back is None:
-                    note.update(action=None)
+                fallback = None if back is None else f"click[{back}]"
+                graph_pass.fell_back(log, note, fallback, f"{FINAL}: {text_of(chosen)}")
+                if fallback is None:
                     ep.stop("gave_up")
                     break
-                action = f"click[{back}]"
-                note.update(action=action)
+                action = fallback
             lines.append(
                 f"Step {number}: {text_of(results.get('summary_page'))} | "
                 f"plan: {text_of(results.get('summary_plan'))} | did: {action}"

@@ -24,13 +24,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lorekit.agents.base import Episode, Recorder, Trajectory
+from lorekit.agents import graph_pass
+from lorekit.agents.base import Recorder, Trajectory
+from lorekit.agents.graph_pass import PassError
 from lorekit.agents.spring.context import SpringContext, parse_context, texts
-from lorekit.agents.spring.passlog import graph_shape, pass_note
 from lorekit.envs.asyncenv import EnvLike
 from lorekit.envs.base import Task
 from lorekit.graph import Graph, NodeFailure
-from lorekit.graph.spec import GraphSpec, load_spec
+from lorekit.graph.spec import GraphSpec
 from lorekit.llm.roles import Roles
 
 SPEC_PATH = Path(__file__).with_name("spring.yaml")
@@ -57,10 +58,8 @@ ASLEEP = re.compile(r"^Status: asleep", re.MULTILINE)
 """The text env's status line while the player sleeps: crafter ignores actions then."""
 
 
-class SpringPassError(RuntimeError):
-    """A node failed in a way re-asking cannot fix: its model call failed for good
-    (after the backend's own retries) or its Python hook raised. Playing on with a
-    made-up action would hide that, so the episode ends with this error."""
+SpringPassError = PassError
+"""SPRING's name for :class:`lorekit.agents.graph_pass.PassError`."""
 
 
 class SpringAgent:
@@ -90,18 +89,16 @@ class SpringAgent:
         skip_asleep: bool = True,
         note_steps: int = NOTE_STEPS,
     ) -> None:
-        if not isinstance(max_steps, int) or max_steps < 1:
-            raise ValueError(f"max_steps must be a whole number >= 1, got {max_steps!r}")
-        if not isinstance(note_steps, int) or note_steps < 0:
-            raise ValueError(f"note_steps must be a whole number >= 0, got {note_steps!r}")
+        graph_pass.check_counts(max_steps=(max_steps, 1), note_steps=(note_steps, 0))
         self.context: SpringContext = parse_context(context)
-        self.spec: GraphSpec = load_spec(spec if spec is not None else SPEC_PATH)
-        _check_spec(self.spec)
+        self.spec: GraphSpec = graph_pass.load_checked(
+            spec if spec is not None else SPEC_PATH, ACTION_NODE, PER_STEP_KEYS, who="a SPRING spec"
+        )
         self.max_steps = max_steps
         self.sequential = bool(sequential)
         self.skip_asleep = bool(skip_asleep)
         self.note_steps = note_steps
-        self.model_roles: tuple[str, ...] = tuple(dict.fromkeys(n.role for n in self.spec.nodes))
+        self.model_roles: tuple[str, ...] = graph_pass.model_roles(self.spec)
 
     def env_defaults(self, env_name: str) -> dict[str, Any]:
         """No env options needed; refuses envs its questions were not written for."""
@@ -114,8 +111,16 @@ class SpringAgent:
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
-        ep = await Episode.start(env, task, recorder, seed)
-        graph = self.spec.build(roles)
+        ep, graph, log = await graph_pass.start(
+            self.spec,
+            env,
+            task,
+            roles,
+            recorder,
+            seed,
+            note_key="spring",
+            head={"context": self.context.label},
+        )
         names = await ep.env.candidate_actions()
         words = texts()
         db = self.spec.initial_db(
@@ -129,14 +134,6 @@ class SpringAgent:
                 "previous_observation": words["no_previous_observation"],
             }
         )
-        log: dict[str, Any] = {
-            "context": self.context.label,
-            "graph": self.spec.name,
-            "dag": graph_shape({k: graph.deps(k) for k in graph.nodes}),
-            "fallbacks": 0,
-            "steps": [],
-        }
-        ep.trajectory.notes["spring"] = log
         for number in range(1, self.max_steps + 1):
             if ep.done:
                 break
@@ -156,44 +153,21 @@ class SpringAgent:
         self, graph: Graph, db: dict[str, Any], names: list[str], number: int, log: dict[str, Any]
     ) -> str:
         """One pass: the action it names, or the recorded fallback."""
-        results = await graph.evaluate(db, sequential=self.sequential, raise_on_failure=False)
-        report = graph.last_report
-        full = number <= self.note_steps
-        note: dict[str, Any] = {
-            "step": number,
-            "nodes": pass_note(report, answers=full) if report else [],
-        }
-        log["steps"].append(note)
-        failures = [r for r in results.values() if isinstance(r, NodeFailure)]
-        broken = [f for f in failures if f.kind in ("model", "hook")]
-        if broken:
-            first = broken[0]
-            note.update(action=None, fallback=False, reason=f"{first.key}: {first.error}")
-            raise SpringPassError(
-                f"step {number}: node {first.key!r} failed ({first.kind}): {first.error}"
-            )
+        results, note = await graph_pass.one_pass(
+            graph,
+            db,
+            number=number,
+            log=log,
+            sequential=self.sequential,
+            note_steps=self.note_steps,
+            tokens=False,
+        )
         chosen = results.get(ACTION_NODE)
-        reason = None
         if isinstance(chosen, NodeFailure):
             reason = f"{chosen.key}: {chosen.error}"
         elif not isinstance(chosen, str) or chosen not in names:
             reason = f"{ACTION_NODE}: {chosen!r} is not an allowed action"
-        if reason is None and isinstance(chosen, str):
-            note.update(action=chosen, fallback=False)
-            return chosen
-        log["fallbacks"] += 1
-        note.update(action=FALLBACK_ACTION, fallback=True, reason=reason)
+        else:
+            return graph_pass.played(note, chosen)
+        graph_pass.fell_back(log, note, FALLBACK_ACTION, reason)
         return FALLBACK_ACTION
-
-
-def _check_spec(spec: GraphSpec) -> None:
-    """Refuse a spec the agent cannot drive, naming what is missing."""
-    keys = {n.key for n in spec.nodes}
-    if ACTION_NODE not in keys:
-        raise ValueError(f"{spec.source}: a SPRING spec needs a node {ACTION_NODE!r}")
-    unknown = [k for k in spec.required if k not in PER_STEP_KEYS]
-    if unknown:
-        raise ValueError(
-            f"{spec.source}: database keys {unknown} have no value and the agent sets only "
-            f"{', '.join(PER_STEP_KEYS)}; give them a value in the spec"
-        )

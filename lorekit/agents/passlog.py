@@ -1,4 +1,4 @@
-"""One graph pass as the SPRING agent keeps it in its trajectory notes.
+"""One graph pass as SPRING and the AgentKit agents keep it in their trajectory notes.
 
 The run store already holds every model call with its whole prompt, so a
 step's note keeps what a reader of ``lorekit show`` needs to follow the
