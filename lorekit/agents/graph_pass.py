@@ -11,6 +11,7 @@ their database keys and their own check of the chosen action.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,19 @@ def fell_back(
     (``None``: none at all) instead, counted in the log's ``fallbacks``."""
     log["fallbacks"] += 1
     note.update(action=action, fallback=True, reason=reason)
+
+
+#: Crafter's text observation while the player sleeps (``status_sleeping`` in its data).
+ASLEEP = re.compile(r"^Status: asleep", re.MULTILINE)
+
+
+def asleep_step(observation: str, number: int, log: dict[str, Any], fallback: str) -> str | None:
+    """``fallback``, noted as an asleep step, when a Crafter player sleeps; else None.
+
+    Crafter ignores every action until a sleeping player wakes, so asking the
+    model would only spend a pass; the step is played with ``fallback``.
+    """
+    if not ASLEEP.search(observation):
+        return None
+    log["steps"].append({"step": number, "action": fallback, "asleep": True})
+    return fallback

@@ -23,7 +23,6 @@ the episode with an error.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from lorekit.agents import graph_pass
@@ -49,7 +48,6 @@ PER_STEP_KEYS = (
     "skill_history",
     "max_repeats",
 )
-ASLEEP = re.compile(r"^Status: asleep", re.MULTILINE)
 
 
 class AgentKitCrafterAgent:
@@ -132,9 +130,13 @@ class AgentKitCrafterAgent:
         for number in range(1, self.max_steps + 1):
             if ep.done:
                 break
-            if self.skip_asleep and ASLEEP.search(ep.observation):
-                action = FALLBACK
-                log["steps"].append({"step": number, "action": action, "asleep": True})
+            asleep = (
+                graph_pass.asleep_step(ep.observation, number, log, FALLBACK)
+                if self.skip_asleep
+                else None
+            )
+            if asleep is not None:
+                action = asleep
             else:
                 skill = str(db["current_skill"])
                 feed = under.get(skill, 0) > 0 and under[skill] % self.feed_every == 0

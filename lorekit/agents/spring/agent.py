@@ -20,7 +20,6 @@ prints.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +53,6 @@ PER_STEP_KEYS: tuple[str, ...] = (
 )
 """The database keys the agent sets for every pass."""
 ENVS = ("crafter",)
-ASLEEP = re.compile(r"^Status: asleep", re.MULTILINE)
 """The text env's status line while the player sleeps: crafter ignores actions then."""
 
 
@@ -137,9 +135,13 @@ class SpringAgent:
         for number in range(1, self.max_steps + 1):
             if ep.done:
                 break
-            if self.skip_asleep and ASLEEP.search(ep.observation):
-                action = FALLBACK_ACTION
-                log["steps"].append({"step": number, "action": action, "asleep": True})
+            asleep = (
+                graph_pass.asleep_step(ep.observation, number, log, FALLBACK_ACTION)
+                if self.skip_asleep
+                else None
+            )
+            if asleep is not None:
+                action = asleep
             else:
                 action = await self._decide(graph, db, names, number, log)
             previous = ep.observation
