@@ -202,7 +202,9 @@ class WebShopEnv(TextEnv):
     def _apply(self, raw: str) -> str | None:
         """Do ``raw``; the observation text of an invalid action, else None."""
         shown = raw if len(raw) <= 60 else raw[:60] + "..."
-        match = _ACTION.match(raw) if len(raw) <= MAX_ACTION_CHARS else None
+        if len(raw) > MAX_ACTION_CHARS:
+            return self._invalid("too_long", length=len(raw), limit=MAX_ACTION_CHARS)
+        match = _ACTION.match(raw)
         if match is None:
             return self._invalid("malformed", action=shown)
         verb, argument = match.group(1).lower(), " ".join(match.group(2).split())

@@ -83,6 +83,10 @@ def test_invalid_actions_explain_and_change_nothing(env: WebShopEnv) -> None:
     assert not step.info["valid"] and "click[Back to Search]" in step.observation
     step = env.step("click[B0NOTHERE1]")
     assert "no button 'B0NOTHERE1'" in step.observation and env.browser.page == "results"
+    step = env.step("search[" + "shoes " * 200 + "]")
+    assert not step.info["valid"] and "1208 characters long; actions are at most 500" in (
+        step.observation
+    )
 
 
 def test_candidate_actions_are_all_valid(env: WebShopEnv) -> None:
