@@ -35,6 +35,7 @@ import json
 import logging
 import os
 import pickle
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -229,6 +230,8 @@ class RayBackend:
         ray = self._ray = import_ray()
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no network calls home
         if not ray.is_initialized():
+            if self.address is not None:
+                check_reachable(self.address)
             kwargs: dict[str, Any] = {
                 "namespace": NAMESPACE,
                 "include_dashboard": False,
@@ -332,6 +335,27 @@ class RayBackend:
     def limits_in_flight(self) -> dict[str, int]:
         """Peak requests in flight per endpoint, as the cluster's limits actor saw them."""
         return dict(self._ray.get(self._limits.peak_in_flight.remote()))
+
+
+def check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """Fail fast on a ``HOST:PORT`` (or ``ray://HOST:PORT``) nobody listens on.
+
+    ``ray.init`` retries an unreachable address for minutes, printing C++ log
+    lines; a wrong ``--address`` should cost seconds and say what to fix.
+    ``auto`` and addresses without a port are left to Ray.
+    """
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            return
+    except OSError as exc:
+        raise ConnectionError(
+            f"no Ray cluster answers at {address} ({exc.strerror or exc}); start one with "
+            "`ray start --head`, or leave out --address to start a local one"
+        ) from None
 
 
 def _first_line(exc: BaseException) -> str:

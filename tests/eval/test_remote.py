@@ -264,3 +264,18 @@ async def test_build_roles_takes_its_limiters_from_the_factory() -> None:
     await roles.get("executor").complete("b")
     assert made == [("scripted", "sim")]  # one limiter for the shared endpoint
     assert log == ["scripted/sim", "scripted/sim"]
+
+
+def test_a_ray_address_nobody_listens_on_fails_fast() -> None:
+    import socket
+
+    from lorekit.eval.ray_backend import check_reachable
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound, not listening: connections are refused
+        with pytest.raises(ConnectionError, match=rf"no Ray cluster answers at 127.0.0.1:{port}"):
+            check_reachable(f"127.0.0.1:{port}", timeout_s=2)
+        with pytest.raises(ConnectionError, match="ray start --head"):
+            check_reachable(f"ray://127.0.0.1:{port}", timeout_s=2)
+    check_reachable("auto")  # left to Ray

@@ -203,7 +203,7 @@ class WebShopEnv(TextEnv):
         """Do ``raw``; the observation text of an invalid action, else None."""
         shown = raw if len(raw) <= 60 else raw[:60] + "..."
         if len(raw) > MAX_ACTION_CHARS:
-            return self._invalid("too_long", length=len(raw), limit=MAX_ACTION_CHARS)
+            return self._invalid("too_long", length=str(len(raw)), limit=str(MAX_ACTION_CHARS))
         match = _ACTION.match(raw)
         if match is None:
             return self._invalid("malformed", action=shown)
