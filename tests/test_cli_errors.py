@@ -395,6 +395,19 @@ def test_missing_extra_names_the_install_command(tmp_path: Path) -> None:
     )
 
 
+def test_team_run_without_crafter_names_the_install_command(tmp_path: Path) -> None:
+    args = ["team", "run", "crafter-party", "--task", "collect-20-wood/seed-0", "--simulate",
+            *store_args(tmp_path)]  # fmt: skip
+    proc = run_module(WITHOUT_CRAFTER, args)
+    one_line(
+        proc.stderr,
+        proc.returncode,
+        2,
+        "needs the crafter extra",
+        "pip install 'lorekit[crafter]'",
+    )
+
+
 def test_missing_package_of_an_agent_plugin(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from lorekit.agents.base import Recorder, Trajectory
 from lorekit.envs.asyncenv import EnvLike, LocalEnv
 from lorekit.envs.base import Task, TextEnv
+from lorekit.extras import requires_extra
 from lorekit.llm.roles import Roles
 
 OrgKind = Literal["solo", "chain", "graph", "tree"]
@@ -160,8 +161,14 @@ def load(path: str) -> Any:
 
 
 def default_parts() -> TeamParts:
-    """The real pieces (:mod:`lorekit.agents.teams`, the team world and clocks)."""
-    team_world = load("lorekit.envs.crafter.teamworld:TeamWorld")
+    """The real pieces (:mod:`lorekit.agents.teams`, the team world and clocks).
+
+    They run on crafter: without the ``crafter`` extra this is a one-line
+    :class:`~lorekit.extras.MissingExtraError` saying what to install.
+    """
+    with requires_extra("lorekit team run (crafter-party)", "crafter"):
+        team_world = load("lorekit.envs.crafter.teamworld:TeamWorld")
+        load("lorekit.agents.teams.team:run_team")
 
     def make_clock(kind: str) -> Any:
         return load(f"lorekit.envs.clock:{'VirtualClock' if kind == 'virtual' else 'WallClock'}")()
