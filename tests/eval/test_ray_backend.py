@@ -9,6 +9,7 @@ must hold across both actors, which the calls' own timestamps show.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import shutil
@@ -76,7 +77,8 @@ def cluster() -> Iterator[str]:
             head.wait(30)
         except subprocess.TimeoutExpired:
             os.killpg(head.pid, signal.SIGKILL)
-        subprocess.run(["pkill", "-9", "-f", temp], check=False)  # strays of this cluster only
+        with contextlib.suppress(FileNotFoundError):  # pkill comes with procps, not everywhere
+            subprocess.run(["pkill", "-9", "-f", temp], check=False)  # strays of this cluster only
         shutil.rmtree(temp, ignore_errors=True)
 
 

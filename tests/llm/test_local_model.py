@@ -43,6 +43,29 @@ def test_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
         LocalServer(tmp_path / "nope.gguf")
 
 
+def test_the_server_is_started_to_queue_requests_on_loopback(tmp_path: Path) -> None:
+    gguf = tmp_path / "tiny.Q4.gguf"
+    gguf.write_bytes(b"GGUF")
+    cmd = LocalServer(gguf, port=8765, n_ctx=2048, threads=3).command()
+    flags = dict(zip(cmd[3::2], cmd[4::2], strict=True))
+    assert cmd[1:3] == ["-m", "llama_cpp.server"]
+    assert flags["--host"] == "127.0.0.1" and flags["--port"] == "8765"
+    assert (
+        flags["--interrupt_requests"] == "False"
+    )  # concurrent episodes must not cancel each other
+    assert flags["--model_alias"] == "tiny.Q4" and flags["--n_ctx"] == "2048"
+    assert flags["--n_threads"] == "3"
+
+
+@pytest.mark.skipif(_installed(), reason="checks the message shown without the local extra")
+def test_serve_local_without_the_extra_names_the_install(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "lorekit.cli", "serve", "local"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 2 and "pip install 'lorekit[local]'" in out.stderr
+
+
 def test_model_local_with_a_base_url_is_refused(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "lorekit.cli", "run", "textcraft", "--agent", "react",
