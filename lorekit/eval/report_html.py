@@ -29,10 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from lorekit.eval.report_html_data import RunFigures, episode_data, run_figures
+from lorekit.eval.report_html_runs import run_colours, runs_section, section, table
 from lorekit.eval.report_html_svg import Series, bar_chart, histogram, xy_chart
 from lorekit.eval.store_read import StoreReader
 
 _SLOT = re.compile(r"\{\{(\w+)\}\}")
+#: Line styles of a run's seeds in the learning curves (the colour is the run's).
+DASHES = ("", "6 3", "2 3", "8 3 2 3")
 
 
 def _asset(name: str) -> str:
@@ -77,60 +80,21 @@ def page_policy() -> str:
     return content_policy(_asset("report_html.js"))
 
 
-def _table(head: Sequence[str], rows: Sequence[Sequence[Any]], cls: str = "") -> str:
-    th = "".join(f"<th>{escape(str(h))}</th>" for h in head)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows
-    )
-    return f'<table class="{cls}"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>'
-
-
-def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{v:.1%}"
-
-
 def _tok(n: int, estimated: bool) -> str:
     return f"{'~' if estimated else ''}{n:,}"
-
-
-def _section(ident: str, title: str, *parts: str) -> str:
-    return f'<section id="{ident}"><h2>{escape(title)}</h2>{"".join(parts)}</section>'
-
-
-def _runs_section(runs: Sequence[RunFigures]) -> str:
-    rows = []
-    for r in runs:
-        a = r.groups["all"]
-        rows.append(
-            (
-                r.run_id,
-                r.env,
-                r.agent,
-                r.status,
-                time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at)),
-                a["episodes"],
-                f"{a['success_rate']:.1%} ± {a['stderr']:.1%}",
-                a["errors"],
-                f"{a['mean_steps']:.1f}",
-                sum(p["calls"] for p in r.per_episode),
-                _pct(r.cache_hit_rate),
-            )
-        )
-    head = ["run", "env", "agent", "status", "created", "episodes", "success ± se", "errors"]
-    head += ["steps/ep", "model calls", "cache hits"]
-    notes = "".join(f'<p class="note">{escape(n)}</p>' for r in runs for n in r.notes)
-    return _section("runs", "Runs", _table(head, rows, "runs"), notes)
 
 
 def _success_section(runs: Sequence[RunFigures]) -> str:
     groups: list[str] = []
     for r in runs:
         groups += [g for g in r.groups if g not in groups]
+    colours = run_colours(runs)
     series = [
         Series(
             r.run_id,
             [r.groups.get(g, {}).get("success_rate", 0.0) for g in groups],
             [r.groups.get(g, {}).get("stderr", 0.0) for g in groups],
+            colour=colours[r.run_id],
         )
         for r in runs
     ]
@@ -141,11 +105,10 @@ def _success_section(runs: Sequence[RunFigures]) -> str:
         series,
         percent=True,
         y_label="success",
-        rotate=len(groups) > 8,
     )
     rows = [(g, *(_cell(r, g) for r in runs)) for g in groups]
-    table = _table(("group", *(r.run_id for r in runs)), rows, "success")
-    return _section("success", "Success by task group", chart, table)
+    cells = table(("group", *(r.run_id for r in runs)), rows, "success")
+    return section("success", "Success by task group", chart, cells)
 
 
 def _cell(r: RunFigures, g: str) -> str:
@@ -157,9 +120,15 @@ def _cell(r: RunFigures, g: str) -> str:
 
 def _effort_section(runs: Sequence[RunFigures]) -> str:
     charts = []
+    colours = run_colours(runs)
     for what, label in (("steps", "environment steps"), ("calls", "model calls")):
         series = [
-            Series(r.run_id, points=[(p["index"], p[what]) for p in r.per_episode]) for r in runs
+            Series(
+                r.run_id,
+                points=[(p["index"], p[what]) for p in r.per_episode],
+                colour=colours[r.run_id],
+            )
+            for r in runs
         ]
         charts.append(
             xy_chart(
@@ -171,7 +140,7 @@ def _effort_section(runs: Sequence[RunFigures]) -> str:
                 lines=False,
             )
         )
-    return _section("effort", "Steps and model calls per episode", *charts)
+    return section("effort", "Steps and model calls per episode", *charts)
 
 
 def _usage_section(runs: Sequence[RunFigures]) -> str:
@@ -179,7 +148,7 @@ def _usage_section(runs: Sequence[RunFigures]) -> str:
     for r in runs:
         roles += [k for k in r.roles if k not in roles]
     if not roles:
-        return _section("usage", "Tokens and cost per role", '<p class="note">no model calls</p>')
+        return section("usage", "Tokens and cost per role", '<p class="note">no model calls</p>')
     series = [
         Series(
             r.run_id,
@@ -188,6 +157,7 @@ def _usage_section(runs: Sequence[RunFigures]) -> str:
                 + r.roles.get(k, {}).get("completion_tokens", 0)
                 for k in roles
             ],
+            colour=run_colours(runs)[r.run_id],
         )
         for r in runs
     ]
@@ -222,13 +192,14 @@ def _usage_section(runs: Sequence[RunFigures]) -> str:
         if estimated
         else ""
     )
-    return _section(
-        "usage", "Tokens, cost and cache hits per role", chart, _table(head, rows, "usage"), note
+    return section(
+        "usage", "Tokens, cost and cache hits per role", chart, table(head, rows, "usage"), note
     )
 
 
 def _latency_section(runs: Sequence[RunFigures]) -> str:
-    series = [Series(r.run_id, r.latencies) for r in runs if r.latencies]
+    colours = run_colours(runs)  # a run's own colour, also when others made no calls
+    series = [Series(r.run_id, r.latencies, colour=colours[r.run_id]) for r in runs if r.latencies]
     if not series:
         return ""
     chart = histogram(
@@ -237,7 +208,7 @@ def _latency_section(runs: Sequence[RunFigures]) -> str:
         series,
         x_label="latency per call (bin centres)",
     )
-    return _section("latency", "Latency of model calls", chart)
+    return section("latency", "Latency of model calls", chart)
 
 
 def _errors_section(runs: Sequence[RunFigures]) -> str:
@@ -245,9 +216,9 @@ def _errors_section(runs: Sequence[RunFigures]) -> str:
     for r in runs:
         kinds += [k for k in r.errors if k not in kinds]
     if not kinds:
-        return _section("errors", "Errors by type", '<p class="note">no errors recorded</p>')
+        return section("errors", "Errors by type", '<p class="note">no errors recorded</p>')
     rows = [(k, *(r.errors.get(k, 0) for r in runs)) for k in kinds]
-    return _section("errors", "Errors by type", _table(("type", *(r.run_id for r in runs)), rows))
+    return section("errors", "Errors by type", table(("type", *(r.run_id for r in runs)), rows))
 
 
 def _crafter_section(runs: Sequence[RunFigures]) -> str:
@@ -256,20 +227,23 @@ def _crafter_section(runs: Sequence[RunFigures]) -> str:
         return ""
     names = sorted({a for r in crafter for a in (r.crafter or {})["rates"]})
     # crafter's rates are percentages; the chart's percent axis takes fractions
+    colours = run_colours(runs)
     series = [
-        Series(r.run_id, [(r.crafter or {})["rates"].get(a, 0.0) / 100 for a in names])
+        Series(
+            r.run_id,
+            [(r.crafter or {})["rates"].get(a, 0.0) / 100 for a in names],
+            colour=colours[r.run_id],
+        )
         for r in crafter
     ]
-    chart = bar_chart(
-        "crafter", "Crafter achievement success rates", names, series, percent=True, rotate=True
-    )
+    chart = bar_chart("crafter", "Crafter achievement success rates", names, series, percent=True)
     rows = [
         (r.run_id, f"{c['score']:.2f}%", f"{c['reward']:.2f} ± {c['reward_se']:.2f}", c["episodes"])
         for r in crafter
         if (c := r.crafter)
     ]
-    table = _table(("run", "Crafter score", "reward ± se", "episodes"), rows)
-    return _section("crafter", "Crafter: score and achievements", table, chart)
+    scores = table(("run", "Crafter score", "reward ± se", "episodes"), rows)
+    return section("crafter", "Crafter: score and achievements", scores, chart)
 
 
 def _rl_section(runs: Sequence[RunFigures]) -> str:
@@ -281,10 +255,15 @@ def _rl_section(runs: Sequence[RunFigures]) -> str:
         columns += [c for c in (r.rl or {})["columns"] if c not in columns]
     charts = []
     for c in columns:
-        series = [
-            Series(f"{r.run_id} {seed}", points=[(x, y) for x, y in pts])
+        series = [  # a run's colour; its seeds told apart by dashes
+            Series(
+                f"{r.run_id} {seed}",
+                points=[(x, y) for x, y in pts],
+                colour=run_colours(runs)[r.run_id],
+                dash=DASHES[k % len(DASHES)],
+            )
             for r in rl
-            for seed, pts in (r.rl or {})["columns"].get(c, {}).items()
+            for k, (seed, pts) in enumerate((r.rl or {})["columns"].get(c, {}).items())
         ]
         charts.append(
             xy_chart(
@@ -296,7 +275,7 @@ def _rl_section(runs: Sequence[RunFigures]) -> str:
                 dots=False,
             )
         )
-    return _section("rl", "Learning curves (PPO)", *charts)
+    return section("rl", "Learning curves (PPO)", *charts)
 
 
 def intern_messages(episodes: list[dict[str, Any]]) -> list[str]:
@@ -337,7 +316,7 @@ def build_report(
             episodes.append(episode_data(store, e))
     body = "".join(
         (
-            _runs_section(runs),
+            runs_section(runs),
             _success_section(runs),
             _effort_section(runs),
             _usage_section(runs),

@@ -50,6 +50,10 @@ class RunFigures:
     crafter: dict[str, Any] | None = None
     rl: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    #: the split its tasks came from (``lorekit run --split``); None when not recorded
+    split: str | None = None
+    #: the models that answered, most calls first (else the ones its config names)
+    models: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -62,6 +66,8 @@ class RunFigures:
             "env": self.env,
             "agent": self.agent,
             "status": self.status,
+            "split": self.split,
+            "models": self.models,
             "created_at": self.created_at,
             "groups": self.groups,
             "per_episode": self.per_episode,
@@ -189,6 +195,8 @@ def run_figures(store: StoreReader, run_id: str, *, rl_dir: Path | None = None) 
         latencies=[float(c["latency_s"]) for c in calls if not c["cached"]],
         cache_hit_rate=hits / len(calls) if calls else None,
         errors=dict(errors.most_common()),
+        split=run_split(info.config),
+        models=_models(calls, info.config),
     )
     if info.env == "crafter":
         figures.crafter = _crafter(store, run_id, figures.notes)
@@ -196,6 +204,52 @@ def run_figures(store: StoreReader, run_id: str, *, rl_dir: Path | None = None) 
         out = rl_dir or Path(str((info.meta or {}).get("out") or ""))
         figures.rl = rl_curves(out, figures.notes)
     return figures
+
+
+def run_split(config: Mapping[str, Any] | None) -> str | None:
+    """The split a run's tasks came from: ``lorekit run`` records it in the config
+    (``split``); runs made in code may pass it to the env (``env_kwargs.split``)."""
+    config = config or {}
+    kwargs = config.get("env_kwargs")
+    for value in (
+        config.get("split"),
+        kwargs.get("split") if isinstance(kwargs, Mapping) else None,
+    ):
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _models(calls: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None) -> list[str]:
+    used = Counter(str(c["model"]) for c in calls if c.get("model"))
+    if used:
+        return [m for m, _ in used.most_common()]
+    roles = ((config or {}).get("run") or {}).get("roles") or {}
+    named = [s.get("model") for s in roles.values() if isinstance(s, Mapping)]
+    return list(dict.fromkeys(str(m) for m in named if m))
+
+
+def comparison_warnings(runs: Sequence[RunFigures]) -> list[str]:
+    """What makes the runs on one page not comparable figure by figure: different splits
+    (other tasks, often of another difficulty) or different envs."""
+    out: list[str] = []
+    if len(runs) < 2:
+        return out
+    splits = {r.run_id: r.split for r in runs}
+    known = {s for s in splits.values() if s is not None}
+    if len(known) > 1:
+        named = ", ".join(f"{rid}: {s or 'not recorded'}" for rid, s in splits.items())
+        out.append(
+            f"These runs played different splits ({named}): their success rates come from "
+            "different tasks and are not directly comparable."
+        )
+    elif known and None in splits.values():
+        unknown = ", ".join(rid for rid, s in splits.items() if s is None)
+        out.append(f"The split of {unknown} is not recorded; the others played {known.pop()}.")
+    envs = list(dict.fromkeys(r.env for r in runs))
+    if len(envs) > 1:
+        out.append(f"These runs played different envs ({', '.join(envs)}).")
+    return out
 
 
 def _crafter(store: StoreReader, run_id: str, notes: list[str]) -> dict[str, Any] | None:

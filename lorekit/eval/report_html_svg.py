@@ -15,14 +15,17 @@ and roles, which are user data.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from lorekit.eval.report_html_axis import category_labels
+
 #: Okabe & Ito's colour-blind-safe palette.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 W, H = 640, 300
-LEFT, RIGHT, TOP, BOTTOM = 56, 12, 34, 48
+LEFT, RIGHT, TOP, BOTTOM = 56, 12, 14, 48
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +36,22 @@ class Series:
     values: Sequence[float] = ()
     errors: Sequence[float] = ()
     points: Sequence[tuple[float, float]] = ()
+    #: the series' own colour (a run keeps one colour in every chart); "" takes the palette's
+    colour: str = ""
+    #: an SVG stroke-dasharray, to tell apart lines of one colour (the seeds of a run)
+    dash: str = ""
 
 
 def colour(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
+
+
+_HEX = re.compile(r"#[0-9A-Fa-f]{6}")
+
+
+def series_colour(s: Series, i: int) -> str:
+    """The colour of series ``s``, ``i``-th in its chart: its own, else the palette's."""
+    return s.colour if _HEX.fullmatch(s.colour) else colour(i)
 
 
 def _num(v: float) -> str:
@@ -70,21 +85,22 @@ def fmt(v: float, percent: bool = False) -> str:
     return f"{v:,.2f}".rstrip("0").rstrip(".")
 
 
-def _frame(name: str, title: str, body: list[str], legend: Sequence[str], height: int = H) -> str:
-    items = []
-    x = float(LEFT)
-    for i, label in enumerate(legend if len(legend) > 1 else ()):
-        short = label if len(label) <= 40 else label[:39] + "…"
-        items.append(
-            f'<rect x="{x}" y="8" width="10" height="10" fill="{colour(i)}"/>'
-            f'<text x="{x + 14}" y="17" class="legend">{escape(short)}</text>'
-        )
-        x += 24 + 6.5 * len(short)
+def _frame(
+    name: str, title: str, body: list[str], series: Sequence[Series], height: int = H
+) -> str:
+    """The figure: caption, a legend (HTML, so long run names wrap instead of running off
+    the chart) when there is more than one series, and the SVG."""
+    keys = [
+        f'<span class="key"><i style="background:{series_colour(s, i)}"></i>{escape(s.label)}'
+        "</span>"
+        for i, s in enumerate(series if len(series) > 1 else ())
+    ]
+    legend = f'<div class="legend">{"".join(keys)}</div>' if keys else ""
     return (
-        f'<figure class="chart"><figcaption>{escape(title)}</figcaption>'
+        f'<figure class="chart"><figcaption>{escape(title)}</figcaption>{legend}'
         f'<svg class="plot" data-plot="{escape(name)}" viewBox="0 0 {W} {height}" '
         f'width="{W}" height="{height}" role="img" xmlns="http://www.w3.org/2000/svg">'
-        f"<title>{escape(title)}</title>{''.join(items)}{''.join(body)}</svg></figure>"
+        f"<title>{escape(title)}</title>{''.join(body)}</svg></figure>"
     )
 
 
@@ -114,12 +130,17 @@ def bar_chart(
     *,
     percent: bool = False,
     y_label: str = "",
-    rotate: bool = False,
+    x_label: str = "",
     label_every: int = 1,
 ) -> str:
-    """Grouped bars, one group per category and one bar per series, with ±error whiskers."""
-    height = H + (60 if rotate else 0)
-    bottom = height - BOTTOM - (60 if rotate else 0)
+    """Grouped bars, one group per category and one bar per series, with ±error whiskers.
+    The category labels lie flat or slant, whichever keeps them apart
+    (:func:`~lorekit.eval.report_html_axis.category_labels`); the figure grows to hold them."""
+    bottom = H - BOTTOM
+    n_cat, n_ser = max(len(categories), 1), max(len(series), 1)
+    slot = (W - LEFT - RIGHT) / n_cat
+    labels = category_labels(categories, LEFT, slot, bottom, label_every)
+    height = int(H + labels.extra_height)
     top_value = (
         max(
             (v + (s.errors[i] if i < len(s.errors) else 0.0))
@@ -136,9 +157,7 @@ def bar_chart(
     def y(v: float) -> float:
         return bottom - (bottom - TOP) * v / hi
 
-    body = _y_axis(ticks, y, percent, height, y_label)
-    n_cat, n_ser = max(len(categories), 1), max(len(series), 1)
-    slot = (W - LEFT - RIGHT) / n_cat
+    body = _y_axis(ticks, y, percent, H, y_label)
     bar = min(slot * 0.8 / n_ser, 48)
     for c, cat in enumerate(categories):
         x0 = LEFT + slot * c + (slot - bar * n_ser) / 2
@@ -153,7 +172,7 @@ def bar_chart(
                 tip += f" ± {fmt(err, percent)}"
             body.append(
                 f'<rect class="bar" x="{_num(x)}" y="{_num(y(v))}" width="{_num(bar - 1)}" '
-                f'height="{_num(max(bottom - y(v), 0))}" fill="{colour(s_i)}">'
+                f'height="{_num(max(bottom - y(v), 0))}" fill="{series_colour(s, s_i)}">'
                 f"<title>{escape(tip)}</title></rect>"
             )
             if err:
@@ -162,22 +181,14 @@ def bar_chart(
                     f'<path class="whisker" d="M{_num(cx)} {_num(lo)}V{_num(up)}'
                     f'M{_num(cx - 4)} {_num(lo)}h8M{_num(cx - 4)} {_num(up)}h8"/>'
                 )
-        if c % label_every:
-            continue
-        cx = LEFT + slot * (c + 0.5)
-        short = cat if len(cat) <= 24 else cat[:23] + "…"
-        if rotate:
-            body.append(
-                f'<text transform="translate({_num(cx)} {bottom + 10}) rotate(-40)" '
-                f'class="tick" text-anchor="end">{escape(short)}</text>'
-            )
-        else:
-            body.append(
-                f'<text x="{_num(cx)}" y="{bottom + 16}" class="tick" '
-                f'text-anchor="middle">{escape(short)}</text>'
-            )
+    body += labels.svg
+    if x_label:
+        body.append(
+            f'<text x="{(LEFT + W - RIGHT) // 2}" y="{height - 8}" class="axis" '
+            f'text-anchor="middle">{escape(x_label)}</text>'
+        )
     body.append(f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{bottom}" y2="{bottom}" class="axis"/>')
-    return _frame(name, title, body, [s.label for s in series], height)
+    return _frame(name, title, body, series, height)
 
 
 def xy_chart(
@@ -225,15 +236,17 @@ def xy_chart(
                 f"{'M' if j == 0 else 'L'}{_num(x(a))} {_num(y(b))}"
                 for j, (a, b) in enumerate(s.points)
             )
-            body.append(f'<path class="line" d="{d}" stroke="{colour(i)}"/>')
+            dash = f' stroke-dasharray="{escape(s.dash)}"' if s.dash else ""
+            body.append(f'<path class="line" d="{d}" stroke="{series_colour(s, i)}"{dash}/>')
         if dots:
+            fill = series_colour(s, i)
             for a, b in s.points:
                 body.append(
                     f'<circle class="dot" cx="{_num(x(a))}" cy="{_num(y(b))}" r="3" '
-                    f'fill="{colour(i)}"><title>{escape(f"{s.label}: {fmt(a)}, {fmt(b)}")}'
+                    f'fill="{fill}"><title>{escape(f"{s.label}: {fmt(a)}, {fmt(b)}")}'
                     "</title></circle>"
                 )
-    return _frame(name, title, body, [s.label for s in series])
+    return _frame(name, title, body, series)
 
 
 def histogram(
@@ -255,12 +268,13 @@ def histogram(
         counts = [0.0] * n
         for v in s.values:
             counts[min(int(v / width), n - 1)] += 1
-        counted.append(Series(s.label, counts))
-    chart = bar_chart(name, title, cats, counted, y_label="calls", label_every=math.ceil(n / 8))
-    if x_label:
-        chart = chart.replace(
-            "</svg></figure>",
-            f'<text x="{(LEFT + W - RIGHT) // 2}" y="{H - 8}" class="axis" '
-            f'text-anchor="middle">{escape(x_label)}</text></svg></figure>',
-        )
-    return chart
+        counted.append(Series(s.label, counts, colour=s.colour))
+    return bar_chart(
+        name,
+        title,
+        cats,
+        counted,
+        y_label="calls",
+        x_label=x_label,
+        label_every=math.ceil(n / 8),
+    )
