@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _report_layout import layout_store, overlapping
 from _report_runs import HOSTILE, automanual_run, spring_run, team_run, textcraft_runs
 
 from lorekit.eval.report_html import build_report
@@ -237,3 +238,64 @@ def test_view_serves_the_same_page(driver: Any, store_path: Path) -> None:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def layout_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A page with long task-group names and long run ids (see _report_layout)."""
+    path = tmp_path_factory.mktemp("layout") / "runs.sqlite3"
+    ids = layout_store(path)
+    page = path.with_name("report.html")
+    with RunStore.open_readonly(path) as store:
+        page.write_text(build_report(store, ids), encoding="utf-8")
+    return page
+
+
+#: The corners on screen of every tick label below a chart's x axis (as Chromium drew it).
+_LABEL_QUADS = """
+const svg = document.querySelector(`svg[data-plot="${arguments[0]}"]`);
+const axis = [...svg.querySelectorAll("line.axis")].pop().getBoundingClientRect().top;
+const out = [];
+for (const t of svg.querySelectorAll("text.tick")) {
+  if (t.getBoundingClientRect().top < axis) continue;
+  const b = t.getBBox(), m = t.getScreenCTM();
+  const x1 = b.x + b.width, y1 = b.y + b.height;
+  out.push([[b.x, b.y], [x1, b.y], [x1, y1], [b.x, y1]]
+    .map(([x, y]) => { const p = new DOMPoint(x, y).matrixTransform(m); return [p.x, p.y]; }));
+}
+const r = svg.getBoundingClientRect();
+return [out, [r.left, r.top, r.right, r.bottom]];
+"""
+
+
+def test_long_group_names_stay_apart_on_screen(
+    driver: Any, layout_report: Path, tmp_path: Path
+) -> None:
+    open_page(driver, layout_report.as_uri())
+    for name in ("success", "latency"):
+        quads, (left, top, right, bottom) = driver.execute_script(_LABEL_QUADS, name)
+        assert quads, name
+        assert overlapping([[tuple(p) for p in q] for q in quads]) == [], name
+        for quad in quads:  # drawn inside the figure, none cut off at its edges
+            assert all(left - 1 <= x <= right + 1 and top - 1 <= y <= bottom + 1 for x, y in quad)
+    figure = driver.find_element("css selector", 'svg[data-plot="success"]')
+    figure.screenshot(str(tmp_path / "success.png"))
+    assert (tmp_path / "success.png").stat().st_size > 5_000
+    assert console_errors(driver) == []
+
+
+def test_the_run_filter_leaves_previous_in_reach(driver: Any, layout_report: Path) -> None:
+    open_page(driver, layout_report.as_uri() + "#episodes")
+    driver.find_element("id", "next-episode").click()
+    boxes = driver.execute_script(
+        "return ['run-filter', 'status-filter', 'text-filter', 'prev-episode'].map((id) => {"
+        "const r = document.getElementById(id).getBoundingClientRect();"
+        "return [r.left, r.top, r.right, r.bottom]; })"
+    )
+    prev = boxes.pop()
+    for left, top, right, bottom in boxes:  # no filter lies over the button
+        assert right <= prev[0] or left >= prev[2] or bottom <= prev[1] or top >= prev[3]
+    before = text(driver, "#episode-title")
+    driver.find_element("id", "prev-episode").click()  # reachable: nothing intercepts it
+    assert text(driver, "#episode-title") != before and "#0" in text(driver, "#episode-title")
+    assert console_errors(driver) == []
