@@ -30,6 +30,9 @@ the harness, recorded in one run store:
 3. test both on the ``test`` split (``--test-per-type`` games of each type):
    AutoManual with its manual and skills, Planner+Lib. with its skills.
 
+Progress goes to stdout as it happens (each stage of each seed and method, the
+test episodes in tens), so a run of several minutes is never silent.
+
 Reported: success and first-try success (no error on the way) per window and
 per method, Put Two apart, and in the test stage how many Put Two episodes
 started from the copied "same receptacle" shortcut and how they ended. Exit
@@ -70,6 +73,45 @@ TWO = "pick_two_obj_and_place"
 ENV_KWARGS: dict[str, Any] = {"object_ids": True}
 METHODS = {"AutoManual": "automanual", "Planner+Lib.": "planner-lib"}
 NO_RETIRE = 10**9
+_STARTED = time.perf_counter()
+#: Seconds between two progress lines of a build.
+HEARTBEAT_S = 10.0
+
+
+def say(message: str) -> None:
+    """One progress line, with the seconds since the study started, shown at once."""
+    print(f"[{time.perf_counter() - _STARTED:5.0f} s] {message}", flush=True)
+
+
+def counter(total: int, every: int = 10) -> Any:
+    """An ``on_episode`` hook that says how many of ``total`` episodes are done."""
+    done = [0]
+
+    def note(_: object) -> None:
+        done[0] += 1
+        if done[0] % every == 0 or done[0] == total:
+            say(f"  {done[0]}/{total} episodes")
+
+    return note
+
+
+def _episodes_in(store_path: Path) -> int | None:
+    try:
+        with RunStore.open_readonly(store_path) as store:
+            return sum(len(store.episodes(r.run_id)) for r in store.list_runs())
+    except Exception:  # not there yet, or being set up: the next beat tells
+        return None
+
+
+async def heartbeat(store_path: Path, total: int) -> None:
+    """Until cancelled, say every :data:`HEARTBEAT_S` seconds how many of ``total``
+    episodes the build has stored (the build loop takes no episode hook of its own)."""
+    before = await asyncio.to_thread(_episodes_in, store_path)
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        done = await asyncio.to_thread(_episodes_in, store_path)
+        if done is not None:
+            say(f"  {done - (before or 0)}/{total} build episodes")
 
 
 @dataclass(frozen=True)
@@ -172,20 +214,28 @@ async def study(args: argparse.Namespace, store_path: Path, seed: int) -> SeedRe
     result = SeedResult(seed, {}, {})
     for method, variant in METHODS.items():
         r = roles(args.forget, args.repair, args.mistake, seed)
-        outcome = await run_build(
-            store_path,
-            env_name="alfworld",
-            env_kwargs={**ENV_KWARGS, "split": "dev"},
-            tasks=per_type(dev.tasks("dev"), args.per_type, types),
-            roles=r,
-            variant=variant,
-            per_type=args.per_type,
-            seed=seed,
-            retire_after=args.retire_after or NO_RETIRE,
-        )
+        build_tasks = per_type(dev.tasks("dev"), args.per_type, types)
+        say(f"seed {seed}, {method}: building on dev ({len(build_tasks)} games) ...")
+        beat = asyncio.create_task(heartbeat(store_path, len(build_tasks)))
+        try:
+            outcome = await run_build(
+                store_path,
+                env_name="alfworld",
+                env_kwargs={**ENV_KWARGS, "split": "dev"},
+                tasks=build_tasks,
+                roles=r,
+                variant=variant,
+                per_type=args.per_type,
+                seed=seed,
+                retire_after=args.retire_after or NO_RETIRE,
+            )
+        finally:
+            beat.cancel()
         with RunStore(store_path) as store:
             result.builds[method] = episodes_of(store, outcome.run_id)
+        say(f"seed {seed}, {method}: built, {rate(result.builds[method]).strip()} succeeded")
         if variant == "automanual":
+            say(f"seed {seed}, {method}: formulating the manual ...")
             db = open_db(str(store_path))
             try:
                 system = RuleSystem(db, outcome.run_id)
@@ -198,6 +248,7 @@ async def study(args: argparse.Namespace, store_path: Path, seed: int) -> SeedRe
                 db.close()
             result.manual = manual.markdown
         agent = AutoManualAgent(outcome.run_id, store=str(store_path))
+        say(f"seed {seed}, {method}: testing on test ({len(test_tasks)} games) ...")
         with RunStore(store_path) as store:
             tested = await run_eval(
                 store,
@@ -207,8 +258,10 @@ async def study(args: argparse.Namespace, store_path: Path, seed: int) -> SeedRe
                 episodes=plan_episodes(test_tasks, seed=seed),
                 env_name="alfworld",
                 concurrency=args.concurrency,
+                on_episode=counter(len(test_tasks)),
             )
             result.tests[method] = episodes_of(store, tested.run_id)
+        say(f"seed {seed}, {method}: tested, {rate(result.tests[method]).strip()} succeeded")
     return result
 
 
