@@ -150,6 +150,7 @@ async def run_study(
                 "planner": SimulatedLLM(textcraft_planner(book)),
             }
         )
+        print(f"  ... {method} ({trust}): {len(tasks)} episodes", flush=True)
         started = time.perf_counter()
         run = await run_eval(
             store,

@@ -99,6 +99,7 @@ def study(
     out = {}
     for task in args.tasks:
         for label, org in orgs:
+            print(f"  ... {mode}, {label}, {task}: {len(args.seeds)} seed(s)", flush=True)
             runs = [asyncio.run(one(org, mode, task, s, args)) for s in args.seeds]
             out[(task, label)] = {**summarize(runs), "seeds": runs}
     return out
