@@ -45,7 +45,9 @@ ROLES = Roles(ScriptedLLM(default="Action: wait"))
 OVERLAP_GOAL = 1.3
 TIMEOUT_GOAL = 0.10
 
-register("sleepy-process", SleepyEnv, "SleepyEnv in a child process", execution="process")
+register(
+    "sleepy-process", SleepyEnv, "SleepyEnv in a child process", execution="process", replace=True
+)
 
 
 async def overlap(db: RunStore, episodes: int, steps: int, step_s: float) -> tuple[float, int]:
