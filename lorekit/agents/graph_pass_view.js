@@ -1,6 +1,6 @@
 // The graph agents' view in a LoreKit report (SPRING, AgentKit): every graph pass in the notes,
-// one block per pass with each node's status, tokens, latency and answer. Text only (no
-// innerHTML): answers are model output.
+// one block per pass with each node's status, tokens, latency and answer. Text only (never
+// parsed as markup): answers are model output.
 (function (ui) {
   "use strict";
   const { el, pre, num, isObj, table } = ui;

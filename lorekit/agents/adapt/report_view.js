@@ -1,5 +1,6 @@
 // ADaPT's view in a LoreKit report: the decomposition tree (ADaPT, Plan-and-Execute) and the
-// trials (Try-Again, Reflexion). Text only (no innerHTML): tasks and lessons are model output.
+// trials (Try-Again, Reflexion). Text only (never parsed as markup): tasks and lessons are
+// model output.
 (function (ui) {
   "use strict";
   const { el, mark, isObj, table } = ui;

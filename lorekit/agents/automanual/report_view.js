@@ -1,5 +1,5 @@
 // AutoManual's view in a LoreKit report: the planner's turns and the builder's rule changes.
-// Text only (no innerHTML): analyses, code and feedback are model output.
+// Text only (never parsed as markup): analyses, code and feedback are model output.
 (function (ui) {
   "use strict";
   const { el, pre, isObj, table } = ui;

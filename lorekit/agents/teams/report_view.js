@@ -1,6 +1,6 @@
 // A team's view in a LoreKit report: its events ({time, tick, agent, kind, ...}, anywhere in the
-// notes, two levels deep) on one lane per agent, then as a table. Text only (no innerHTML):
-// messages are model output.
+// notes, two levels deep) on one lane per agent, then as a table. Text only (never parsed as
+// markup): messages are model output.
 (function (ui) {
   "use strict";
   const { el, svg, isObj, table } = ui;
