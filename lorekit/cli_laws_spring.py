@@ -21,7 +21,7 @@ from lorekit.cli_runs import _console, _open_store, _store_option
 @_store_option
 def scores(run_ids: tuple[str, ...], store: str) -> None:
     """Crafter score (geometric mean of success rates) and reward per run."""
-    from lorekit.eval.crafter_runs import crafter_run_score
+    from lorekit.envs.crafter.runs import crafter_run_score
 
     table = Table(
         "run", "agent + context", "episodes", "score %", "reward", "unlocked", title="Crafter"

@@ -16,15 +16,7 @@ from typing import Any
 
 import click
 
-from lorekit.cli_errors import Interrupted, RunFailed, UserError, model_error_hint, with_hint
-from lorekit.cli_options import (
-    cache_option,
-    model_options,
-    progress_option,
-    retry_errors_option,
-    store_option,
-)
-from lorekit.eval.team_runs import (
+from lorekit.agents.teams.runs import (
     CLOCKS,
     ENV_NAME,
     MODES,
@@ -36,6 +28,14 @@ from lorekit.eval.team_runs import (
     default_parts,
     players_needed,
     team_summary,
+)
+from lorekit.cli_errors import Interrupted, RunFailed, UserError, model_error_hint, with_hint
+from lorekit.cli_options import (
+    cache_option,
+    model_options,
+    progress_option,
+    retry_errors_option,
+    store_option,
 )
 
 
@@ -343,9 +343,9 @@ def team_run(
         retry_errors=retry_errors,
         progress=err_console if _show_progress(progress) else False,
     )
+    from lorekit.agents.teams.view import render_team_run
     from lorekit.cli_runs import _open_store
     from lorekit.eval.report import render_run
-    from lorekit.eval.show_teams import render_team_run
 
     with _open_store(str(cfg.store)) as db:
         render_run(db, rid, console)
@@ -363,13 +363,13 @@ def team_run(
 
 def _simulated_roles(organization: Any, seed: int) -> Any:
     """The team simulation's scripted models, their latency spent on each episode's clock."""
-    from lorekit.eval.team_runs import load
+    from lorekit.agents.teams.runs import load
 
     try:
         simulated_roles = load("lorekit.agents.teams.simulation:simulated_roles")
     except (ImportError, AttributeError) as exc:
         raise UserError(f"--simulate: the team simulation is not available ({exc})") from None
-    from lorekit.eval.team_runs import clock_sleep
+    from lorekit.agents.teams.runs import clock_sleep
     from lorekit.llm.roles import Roles
 
     models = simulated_roles(clock_sleep, seed=seed)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lorekit.eval.team_runs import TeamParts
+from lorekit.agents.teams.runs import TeamParts
 
 
 @dataclass(frozen=True)

@@ -1,92 +1,20 @@
-"""Crafter's metrics for recorded runs: the score and reward of each run, side by side.
+"""Deprecated: Crafter's run scores moved to :mod:`lorekit.envs.crafter.runs`.
 
-The laws paper's Table 1 compares one agent (SPRING) under different contexts
-by the Crafter score (geometric mean of per-achievement success rates, with a
-1% offset) and crafter's own reward. A run store already holds what both need:
-each step's ``info`` has the achievement counters and ``crafter_reward``. So
-the table is computed after the fact from any finished runs, whatever agent or
-task list they used (``score/seed-N`` tasks are crafter's benchmark episodes).
+Kept for one release so ``from lorekit.eval.crafter_runs import
+crafter_run_score`` (as older docs show) still works; it warns on import.
 """
 
 from __future__ import annotations
 
-import math
-import statistics
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+import warnings
 
-from lorekit.envs.crafter.scoring import crafter_score, success_rates
-from lorekit.eval.store_read import StoreReader
+from lorekit.envs.crafter.runs import CrafterRunScore, crafter_run_score
 
+warnings.warn(
+    "lorekit.eval.crafter_runs moved to lorekit.envs.crafter.runs; "
+    "the old path goes away in the next release",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
-@dataclass(frozen=True, slots=True)
-class CrafterRunScore:
-    """One run's Crafter metrics over its finished, error-free episodes.
-
-    ``reward`` is crafter's own (+1 per first unlock, +-0.1 per health point),
-    summed over each episode, then averaged; ``reward_se`` is its standard
-    error. ``label`` says what the run was (agent and, for SPRING, its context).
-    """
-
-    run_id: str
-    label: str
-    episodes: int
-    errors: int
-    score: float
-    reward: float
-    reward_se: float
-    rates: Mapping[str, float]
-
-    @property
-    def unlocked(self) -> list[str]:
-        """Achievements unlocked in at least one episode, most often first."""
-        seen = [(rate, name) for name, rate in self.rates.items() if rate > 0]
-        return [name for _, name in sorted(seen, key=lambda x: (-x[0], x[1]))]
-
-
-def _final_counts(steps: Sequence[Any]) -> dict[str, int]:
-    for step in reversed(steps):
-        counts = (step.info or {}).get("achievements")
-        if isinstance(counts, Mapping):
-            return {str(k): int(v) for k, v in counts.items()}
-    return {}
-
-
-def _label(agent: str, episodes: Sequence[Any]) -> str:
-    for episode in episodes:
-        spring = ((episode.info or {}).get("notes") or {}).get("spring")
-        if isinstance(spring, Mapping) and spring.get("context"):
-            return f"{agent} + {spring['context']}"
-    return agent
-
-
-def crafter_run_score(store: StoreReader, run_id: str) -> CrafterRunScore:
-    """Score and reward of one Crafter run; ``ValueError`` if it is not one or has no
-    finished episode."""
-    info = store.get_run(run_id)
-    if info is None:
-        raise LookupError(f"no run {run_id!r} in {store.path}")
-    if info.env not in ("crafter",):
-        raise ValueError(f"run {run_id!r} played {info.env!r}, not crafter")
-    all_episodes = store.episodes(run_id)
-    played = [e for e in all_episodes if e.status != "error"]
-    if not played:
-        raise ValueError(f"run {run_id!r} has no finished episode without an error")
-    counts, rewards = [], []
-    for episode in played:
-        steps = store.steps(run_id, episode.episode_key)
-        counts.append(_final_counts(steps))
-        rewards.append(sum(float((s.info or {}).get("crafter_reward", 0.0)) for s in steps))
-    rates = success_rates(counts)
-    se = statistics.stdev(rewards) / math.sqrt(len(rewards)) if len(rewards) > 1 else 0.0
-    return CrafterRunScore(
-        run_id=run_id,
-        label=_label(info.agent, played),
-        episodes=len(played),
-        errors=len(all_episodes) - len(played),
-        score=crafter_score(rates),
-        reward=statistics.fmean(rewards),
-        reward_se=se,
-        rates=rates,
-    )
+__all__ = ["CrafterRunScore", "crafter_run_score"]

@@ -2,10 +2,12 @@
 
 The page has two halves. The figures (success per task group with standard
 errors, steps and model calls per episode, tokens and cost per role, latency,
-cache hits, errors, Crafter's score, PPO learning curves) are drawn here, in
-Python, as inline SVG and HTML tables. The episodes travel as JSON inside the
-page and a small inlined script (``report_html.js``) lets a reader page
-through them: steps, every model call, and the agent's own record.
+cache hits, errors, an env's own figures such as Crafter's score, PPO learning
+curves) are drawn here, in Python, as inline SVG and HTML tables. The episodes
+travel as JSON inside the page and a small inlined script (``report_html.js``)
+lets a reader page through them: steps, every model call, and the agent's own
+record, drawn by the scripts of the agents' views (:mod:`lorekit.agents.views`),
+inlined after it.
 
 Safety: prompts and answers are model output and user data. Tables and SVG
 escape every text; the JSON is embedded so that no ``<`` survives in it (it
@@ -28,6 +30,8 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from lorekit.agents.views import load_views, report_script_text
+from lorekit.envs.summaries import RunSummary
 from lorekit.eval.report_html_data import RunFigures, episode_data, run_figures
 from lorekit.eval.report_html_runs import run_colours, runs_section, section, table
 from lorekit.eval.report_html_svg import Series, bar_chart, histogram, xy_chart
@@ -75,9 +79,20 @@ def content_policy(js: str) -> str:
     )
 
 
+def page_script() -> str:
+    """The page's one script: the generic browser, then each view's renderer, then the start.
+
+    One inline script, so the page's policy names one hash and the views'
+    ``registerView`` calls all run before the first episode is drawn."""
+    parts = [_asset("report_html.js")]
+    parts += [report_script_text(view) for view in load_views()]
+    parts.append("LoreKitReport.start();\n")
+    return "\n".join(parts)
+
+
 def page_policy() -> str:
     """The Content-Security-Policy of every report page (the viewer also sends it as a header)."""
-    return content_policy(_asset("report_html.js"))
+    return content_policy(page_script())
 
 
 def _tok(n: int, estimated: bool) -> str:
@@ -221,29 +236,27 @@ def _errors_section(runs: Sequence[RunFigures]) -> str:
     return section("errors", "Errors by type", table(("type", *(r.run_id for r in runs)), rows))
 
 
-def _crafter_section(runs: Sequence[RunFigures]) -> str:
-    crafter = [r for r in runs if r.crafter]
-    if not crafter:
-        return ""
-    names = sorted({a for r in crafter for a in (r.crafter or {})["rates"]})
-    # crafter's rates are percentages; the chart's percent axis takes fractions
+def _summary_sections(runs: Sequence[RunFigures]) -> str:
+    """One section per kind of env summary (:mod:`lorekit.envs.summaries`): a row
+    per run and a bar chart of the rates, all runs of that kind side by side,
+    each run in its own page colour."""
+    kinds: dict[str, list[tuple[str, RunSummary]]] = {}
+    for r in runs:
+        if r.summary:
+            kinds.setdefault(r.summary["section"], []).append((r.run_id, r.summary))
     colours = run_colours(runs)
-    series = [
-        Series(
-            r.run_id,
-            [(r.crafter or {})["rates"].get(a, 0.0) / 100 for a in names],
-            colour=colours[r.run_id],
-        )
-        for r in crafter
-    ]
-    chart = bar_chart("crafter", "Crafter achievement success rates", names, series, percent=True)
-    rows = [
-        (r.run_id, f"{c['score']:.2f}%", f"{c['reward']:.2f} ± {c['reward_se']:.2f}", c["episodes"])
-        for r in crafter
-        if (c := r.crafter)
-    ]
-    scores = table(("run", "Crafter score", "reward ± se", "episodes"), rows)
-    return section("crafter", "Crafter: score and achievements", scores, chart)
+    out = []
+    for ident, group in kinds.items():
+        first = group[0][1]
+        names = sorted({a for _, s in group for a in s["rates"]})
+        series = [
+            Series(rid, [s["rates"].get(a, 0.0) for a in names], colour=colours[rid])
+            for rid, s in group
+        ]
+        chart = bar_chart(ident, first["chart"], names, series, percent=True)
+        rows = table(("run", *first["columns"]), [(rid, *s["cells"]) for rid, s in group])
+        out.append(section(ident, first["title"], rows, chart))
+    return "".join(out)
 
 
 def _rl_section(runs: Sequence[RunFigures]) -> str:
@@ -322,7 +335,7 @@ def build_report(
             _usage_section(runs),
             _latency_section(runs),
             _errors_section(runs),
-            _crafter_section(runs),
+            _summary_sections(runs),
             _rl_section(runs),
         )
     )
@@ -336,7 +349,7 @@ def build_report(
 
 def render_page(title: str, body: str, data: Any, *, subtitle: str = "") -> str:
     """Fill the page template; one pass, so inserted text is never scanned for slots."""
-    js = _asset("report_html.js")
+    js = page_script()
     parts = {
         "title": escape(title),
         "subtitle": escape(subtitle),

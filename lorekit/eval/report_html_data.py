@@ -4,8 +4,8 @@ Everything here is read from the run store (opened read-only by the CLI), so
 a report can be made while a run is still writing, and the same numbers feed
 both the plots (drawn in Python, :mod:`.report_html_svg`) and the page's
 episode browser (rendered in the browser from the embedded JSON). Success and
-its standard error come from :func:`lorekit.eval.report.summarize`, Crafter's
-score from :func:`lorekit.eval.crafter_runs.crafter_run_score`: one
+its standard error come from :func:`lorekit.eval.report.summarize`, an env's
+own figures (Crafter's score) from the env (:mod:`lorekit.envs.summaries`): one
 definition of each figure, whether printed by ``runs show`` or drawn here.
 """
 
@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lorekit.agents.views import claiming
+from lorekit.envs.summaries import RunSummary, run_summary
 from lorekit.eval.report import summarize
 from lorekit.eval.store_read import StoreReader
 from lorekit.eval.store_schema import EpisodeRecord
@@ -47,7 +49,7 @@ class RunFigures:
     latencies: list[float]
     cache_hit_rate: float | None
     errors: dict[str, int]
-    crafter: dict[str, Any] | None = None
+    summary: RunSummary | None = None
     rl: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     #: the split its tasks came from (``lorekit run --split``); None when not recorded
@@ -74,7 +76,7 @@ class RunFigures:
             "roles": self.roles,
             "cache_hit_rate": self.cache_hit_rate,
             "errors": self.errors,
-            "crafter": self.crafter,
+            "summary": self.summary,
             "rl": self.rl,
             "notes": self.notes,
         }
@@ -198,8 +200,9 @@ def run_figures(store: StoreReader, run_id: str, *, rl_dir: Path | None = None) 
         split=run_split(info.config),
         models=_models(calls, info.config),
     )
-    if info.env == "crafter":
-        figures.crafter = _crafter(store, run_id, figures.notes)
+    summary = run_summary(info.env)
+    if summary is not None:
+        figures.summary = summary(store, run_id, figures.notes)
     if info.agent.startswith("ppo:"):
         out = rl_dir or Path(str((info.meta or {}).get("out") or ""))
         figures.rl = rl_curves(out, figures.notes)
@@ -252,23 +255,6 @@ def comparison_warnings(runs: Sequence[RunFigures]) -> list[str]:
     return out
 
 
-def _crafter(store: StoreReader, run_id: str, notes: list[str]) -> dict[str, Any] | None:
-    from lorekit.eval.crafter_runs import crafter_run_score
-
-    try:
-        s = crafter_run_score(store, run_id)
-    except ValueError as exc:
-        notes.append(f"Crafter score: {exc}")
-        return None
-    return {
-        "score": s.score,
-        "reward": s.reward,
-        "reward_se": s.reward_se,
-        "episodes": s.episodes,
-        "rates": dict(s.rates),
-    }
-
-
 def rl_curves(out_dir: Path, notes: list[str] | None = None) -> dict[str, Any] | None:
     """Learning curves of a laws PPO run from ``OUT/<reward>/seed-K/progress.csv``:
     ``{"columns": {column: {seed: [[steps, value], ...]}}}``; None when no log is found."""
@@ -307,10 +293,12 @@ def _cut(text: Any, limit: int = TEXT_CHARS) -> Any:
 
 
 def episode_data(store: StoreReader, e: EpisodeRecord) -> dict[str, Any]:
-    """One episode for the page: header, steps, every model call, the agent's notes."""
+    """One episode for the page: header, steps, every model call, the agent's notes
+    and the views that draw them (by name, in order; see :mod:`lorekit.agents.views`)."""
     steps = store.steps(e.run_id, e.episode_key)
     calls = store.llm_calls(e.run_id, e.episode_key)
     info = e.info if isinstance(e.info, dict) else {}
+    notes = info.get("notes") or {}
     return {
         "run_id": e.run_id,
         "key": e.episode_key,
@@ -355,5 +343,6 @@ def episode_data(store: StoreReader, e: EpisodeRecord) -> dict[str, Any]:
             }
             for c in calls
         ],
-        "notes": info.get("notes") or {},
+        "notes": notes,
+        "views": [view.name for view in claiming(notes)] if isinstance(notes, Mapping) else [],
     }

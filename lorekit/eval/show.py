@@ -1,5 +1,6 @@
 """Print one recorded episode: what it was, what was done, what the models cost,
-and for the ADaPT family how the task was broken down.
+and what the agent itself recorded (its notes, printed by the agent's own view:
+:mod:`lorekit.agents.views`).
 
 Everything comes from the run store, so an episode can be inspected long after
 the run (and from another process while the run is still going).
@@ -14,12 +15,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
-from rich.tree import Tree
 
+from lorekit.agents.views import NotesView, claiming, mark
 from lorekit.eval.report import usage_notes
-from lorekit.eval.show_automanual import render_automanual
-from lorekit.eval.show_spring import render_spring
-from lorekit.eval.show_teams import render_teams
 from lorekit.eval.store import EpisodeRecord, RunStore
 from lorekit.llm.accounting import tokens_label
 
@@ -48,55 +46,42 @@ def find_episode(store: RunStore, run_id: str, episode: str | int) -> EpisodeRec
 
 
 def render_episode(store: RunStore, run_id: str, episode: str | int, console: Console) -> None:
-    """Print an episode's header, steps, model-call summary and, when recorded,
-    its decomposition tree (ADaPT, Plan-and-Execute) or trials (Try-Again, Reflexion).
+    """Print an episode's header, steps, model-call summary and then, through each
+    view that claims the episode's notes, what the agent recorded (a decomposition
+    tree, trials, graph passes, a team's timeline, ...).
 
     Raises :class:`LookupError` (unknown episode) or ``UnknownRunError``.
     """
     rec = find_episode(store, run_id, episode)
     notes: Mapping[str, Any] = rec.info.get("notes") or {}
-    _header(rec, notes, console)
+    views = claiming(notes)
+    _header(rec, notes, views, console)
     _steps(store, rec, console)
     _calls(store, rec, console)
-    tree = notes.get("tree")
-    if isinstance(tree, Mapping):
-        console.print(_tree(tree))
-    trials = notes.get("trials")
-    if isinstance(trials, list) and trials:
-        _trials(trials, console)
-    render_automanual(notes, console)
-    render_spring(notes, console)
-    render_spring(notes, console, key="agentkit", title="AgentKit")
-    render_teams(notes, console)
+    for view in views:
+        view.show(notes, console)
 
 
-def _mark(value: object) -> str:
-    if value is True:
-        return "[green]yes[/green]"
-    return "[red]no[/red]" if value is False else "?"
-
-
-def _header(rec: EpisodeRecord, notes: Mapping[str, Any], console: Console) -> None:
-    tree = notes.get("tree")
-    goal = tree.get("task") if isinstance(tree, Mapping) else None
+def _header(
+    rec: EpisodeRecord, notes: Mapping[str, Any], views: list[NotesView], console: Console
+) -> None:
+    goal = next((g for v in views if (g := v.goal(notes))), None)
     console.print(
         f"[bold]{escape(rec.episode_key)}[/bold]  task={escape(str(rec.task_id))}"
         + (f" ({escape(str(goal))})" if goal else "")
         + f"  group={rec.task_group}  seed={rec.seed}"
     )
     line = (
-        f"status={rec.status}  success={_mark(rec.success)}  reward={rec.reward:g}  "
+        f"status={rec.status}  success={mark(rec.success)}  reward={rec.reward:g}  "
         f"steps={rec.steps}  wall={rec.wall_s:.2f}s"
     )
     if rec.info.get("stop_reason"):
         line += f"  stop={rec.info['stop_reason']}"
     console.print(line)
-    if notes.get("method"):
-        console.print(
-            f"method={notes['method']}  model calls={notes.get('llm_calls')}"
-            f"/{notes.get('call_budget')}  depth reached={notes.get('depth_reached')}"
-            f"  over-claims={notes.get('overclaims', 0)}"
-        )
+    for view in views:
+        extra = view.header(notes)
+        if extra:
+            console.print(extra)
     if rec.error:
         console.print(f"[red]error:[/red] {escape(rec.error)}")
     first = rec.info.get("initial_observation")
@@ -115,7 +100,7 @@ def _steps(store: RunStore, rec: EpisodeRecord, console: Console) -> None:
         if len(obs) > OBSERVATION_CHARS:
             obs = obs[: OBSERVATION_CHARS - 3] + "..."
         table.add_row(
-            str(s.idx), escape(s.action), escape(obs), f"{s.reward:g}", _mark(s.info.get("valid"))
+            str(s.idx), escape(s.action), escape(obs), f"{s.reward:g}", mark(s.info.get("valid"))
         )
     console.print(table)
 
@@ -178,56 +163,3 @@ _CALL_KEYS = (
     "cache_hits",
     "estimated_calls",
 )
-
-
-def _label(node: Mapping[str, Any]) -> str:
-    ex = node.get("executor")
-    text = f"[bold]d{node.get('depth')}[/bold] {escape(str(node.get('task')))}  -> "
-    text += _mark(node.get("success")) if node.get("success") is not None else "interrupted"
-    if isinstance(ex, Mapping):
-        text += (
-            f"  [dim](executor: said {_said(ex.get('claimed'))}, env {_mark(ex.get('verified'))}, "
-            f"stop {ex.get('stop')}, {len(ex.get('actions') or [])} actions)[/dim]"
-        )
-        if ex.get("overclaimed"):
-            text += " [yellow]over-claimed[/yellow]"
-    return text
-
-
-def _said(claim: object) -> str:
-    if claim is True:
-        return "completed"
-    return "failed" if claim is False else "nothing"
-
-
-def _tree(node: Mapping[str, Any], parent: Tree | None = None) -> Tree:
-    branch = Tree(_label(node)) if parent is None else parent.add(_label(node))
-    plan = node.get("plan")
-    if isinstance(plan, Mapping):
-        if plan.get("order"):
-            branch.add(
-                f"[cyan]plan[/cyan] {escape(str(plan['order']))}: "
-                + "; ".join(f"{i}. {escape(s)}" for i, s in enumerate(plan.get("steps", []), 1))
-            )
-        for err in plan.get("errors") or []:
-            branch.add(f"[red]rejected plan[/red] {escape(str(err))}")
-    for child in node.get("children") or []:
-        if isinstance(child, Mapping):
-            _tree(child, branch)
-    return branch
-
-
-def _trials(trials: list[Any], console: Console) -> None:
-    table = Table("trial", "said", "env", "stop", "actions", "reflection", title="trials")
-    for t in trials:
-        if not isinstance(t, Mapping):
-            continue
-        table.add_row(
-            str(t.get("trial")),
-            _said(t.get("claimed")),
-            _mark(t.get("verified")),
-            str(t.get("stop")),
-            str(len(t.get("actions") or [])),
-            escape(str(t.get("reflection") or "")),
-        )
-    console.print(table)

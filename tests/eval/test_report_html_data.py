@@ -14,8 +14,8 @@ from _report_runs import BROKEN_TASK, HOSTILE, team_run, textcraft_runs
 from lorekit.agents import ReActAgent
 from lorekit.agents.adapt.simulation import textcraft_executor
 from lorekit.agents.spring.simulation import spring_model
+from lorekit.envs.crafter.runs import crafter_run_score
 from lorekit.envs.textcraft import TextCraftEnv
-from lorekit.eval.crafter_runs import crafter_run_score
 from lorekit.eval.report_html import build_report
 from lorekit.eval.report_html_data import (
     episode_data,
@@ -160,9 +160,9 @@ def test_crafter_score_and_graph_passes(
     with RunStore.open_readonly(path) as db:
         figures = run_figures(db, "wood")
         score = crafter_run_score(db, "wood")
-        assert figures.crafter is not None
-        assert figures.crafter["score"] == score.score > 0
-        assert figures.crafter["rates"]["collect_wood"] == 100.0
+        assert figures.summary is not None and figures.summary["section"] == "crafter"
+        assert figures.summary["figures"]["score"] == score.score > 0
+        assert figures.summary["figures"]["rates"]["collect_wood"] == 100.0
         page = build_report(db, ["wood"])
         data = episode_data(db, db.episodes("wood")[0])
     assert 'data-plot="crafter"' in page and "collect_wood" in page

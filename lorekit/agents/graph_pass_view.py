@@ -1,10 +1,13 @@
-"""How ``lorekit show`` prints a SPRING episode: each step's questions and answers.
+"""How a graph agent's episode is shown: each step's questions and answers.
 
-The agent leaves ``notes["spring"]``: the context variant, the question graph
-(node -> the nodes whose answers it sees) and, per step, every node's answer,
-the answers the action check refused and why, and whether the step fell back
-to ``noop``. Printed step by step so a reader can follow why each action was
-chosen, and see at once where the model's answers were unusable.
+SPRING leaves ``notes["spring"]`` and the AgentKit agents ``notes["agentkit"]``
+(both written by :mod:`lorekit.agents.graph_pass`): the context variant, the
+question graph (node -> the nodes whose answers it sees) and, per step, every
+node's answer, the answers the action check refused and why, and whether the
+step fell back to ``noop``. ``lorekit show`` prints them step by step so a
+reader can follow why each action was chosen, and see at once where the
+model's answers were unusable; the report (``graph_pass_view.js``) draws any
+graph pass (a list of node traces) it finds in the notes.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+
+from lorekit.agents.views import NotesView
 
 ANSWER_CHARS = 300
 
@@ -73,3 +78,52 @@ def render_spring(
                     )
             if node.get("error"):
                 console.print(f"    [red]{escape(_cut(node.get('error'), 200))}[/red]")
+
+
+#: The notes keys of the graph agents, with the title ``lorekit show`` gives each.
+GRAPH_AGENTS: tuple[tuple[str, str], ...] = (("spring", "SPRING"), ("agentkit", "AgentKit"))
+
+
+def has_graph_pass(value: object, depth: int = 0) -> bool:
+    """Whether a graph pass (a mapping whose ``nodes`` are all ``{key, status, ...}``)
+    sits in ``value``, three levels deep at most and not under a ``tree`` key:
+    what the report's script looks for."""
+    if depth > 3:
+        return False
+    if isinstance(value, Mapping):
+        nodes = value.get("nodes")
+        if (
+            isinstance(nodes, list)
+            and nodes
+            and all(isinstance(n, Mapping) and "key" in n and "status" in n for n in nodes)
+        ):
+            return True
+        return any(has_graph_pass(v, depth + 1) for k, v in value.items() if k != "tree")
+    if isinstance(value, list):
+        return any(has_graph_pass(v, depth + 1) for v in value)
+    return False
+
+
+class GraphPassView:
+    """The graph agents' notes (SPRING, AgentKit): one pass of the question graph per step."""
+
+    name = "graph-pass"
+    report_script = "lorekit.agents:graph_pass_view.js"
+
+    def claims(self, notes: Mapping[str, Any]) -> bool:
+        return any(isinstance(notes.get(k), Mapping) for k, _ in GRAPH_AGENTS) or has_graph_pass(
+            notes
+        )
+
+    def goal(self, notes: Mapping[str, Any]) -> str | None:
+        return None
+
+    def header(self, notes: Mapping[str, Any]) -> str | None:
+        return None
+
+    def show(self, notes: Mapping[str, Any], console: Console) -> None:
+        for key, title in GRAPH_AGENTS:
+            render_spring(notes, console, key=key, title=title)
+
+
+VIEW: NotesView = GraphPassView()

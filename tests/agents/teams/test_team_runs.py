@@ -9,9 +9,7 @@ from typing import Any
 import pytest
 from _team_fakes import FakeClock, FakeResult, FakeWorld, build_org
 
-from lorekit.envs import make
-from lorekit.eval.store_schema import EpisodeRecord
-from lorekit.eval.team_runs import (
+from lorekit.agents.teams.runs import (
     TeamAgent,
     TeamParts,
     TeamSpec,
@@ -20,6 +18,8 @@ from lorekit.eval.team_runs import (
     party_of,
     team_summary,
 )
+from lorekit.envs import make
+from lorekit.eval.store_schema import EpisodeRecord
 from lorekit.llm.roles import Roles
 from lorekit.llm.scripted import ScriptedLLM
 

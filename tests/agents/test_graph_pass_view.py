@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.console import Console
 
-from lorekit.eval.show_spring import render_spring
+from lorekit.agents.graph_pass_view import render_spring
 
 
 def _printed(notes: dict[str, Any]) -> str:

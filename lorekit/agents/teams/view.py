@@ -1,6 +1,6 @@
-"""How ``lorekit show`` prints a team episode: who did what when, and what they said.
+"""How a team episode is shown: who did what when, and what they said.
 
-A team run (:mod:`lorekit.eval.team_runs`) leaves ``notes["team"]``: the
+A team run (:mod:`lorekit.agents.teams.runs`) leaves ``notes["team"]``: the
 organization, mode and clock, the metrics, the event list and the message
 pool. Printed as a per-agent summary (plans, model calls, tokens, time spent
 thinking on the clock, skills that worked or failed, messages) and one
@@ -8,6 +8,7 @@ timeline in clock order, messages interleaved with plans, skills, reports and
 refusals, so a reader sees where the team waited, who told whom what, and
 which failure made the leader re-plan. Single crafter actions and model calls
 are counted per agent rather than listed: a collection task has hundreds.
+The report (``report_view.js``) draws the events on one lane per agent.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lorekit.eval.team_runs import MPT_KEYS, TC_KEYS, metric
+from lorekit.agents.teams.runs import MPT_KEYS, TC_KEYS, metric
+from lorekit.agents.views import NotesView
 
 TEXT_CHARS = 160
 TIMELINE_LINES = 400
@@ -325,3 +327,41 @@ def render_team_run(store: Any, run_id: str, console: Console) -> None:
         shown += 1
     if shown:
         console.print(table)
+
+
+def _is_event(e: object) -> bool:
+    return isinstance(e, Mapping) and "agent" in e and "kind" in e and ("time" in e or "tick" in e)
+
+
+def has_events(value: object, depth: int = 0) -> bool:
+    """Whether a list of team events (``{agent, kind, time or tick, ...}``) sits in
+    ``value``, two levels deep at most: what the report's script looks for."""
+    if depth > 2:
+        return False
+    if isinstance(value, list):
+        return bool(value) and all(_is_event(e) for e in value)
+    if isinstance(value, Mapping):
+        return any(has_events(v, depth + 1) for v in value.values())
+    return False
+
+
+class TeamView:
+    """A team's notes: organization, per-agent counts and the timeline."""
+
+    name = "teams"
+    report_script = "lorekit.agents.teams:report_view.js"
+
+    def claims(self, notes: Mapping[str, Any]) -> bool:
+        return isinstance(notes.get("team"), Mapping) or has_events(notes)
+
+    def goal(self, notes: Mapping[str, Any]) -> str | None:
+        return None
+
+    def header(self, notes: Mapping[str, Any]) -> str | None:
+        return None
+
+    def show(self, notes: Mapping[str, Any], console: Console) -> None:
+        render_teams(notes, console)
+
+
+VIEW: NotesView = TeamView()

@@ -9,10 +9,10 @@ from typing import Any
 from _team_fakes import FakeClock, FakeTeam, FakeWorld, build_org
 from rich.console import Console
 
+from lorekit.agents.teams import view as team_view
+from lorekit.agents.teams.runs import record_result
+from lorekit.agents.teams.view import agent_rows, describe, render_teams, timeline
 from lorekit.envs import make
-from lorekit.eval import show_teams
-from lorekit.eval.show_teams import agent_rows, describe, render_teams, timeline
-from lorekit.eval.team_runs import record_result
 
 
 def _team_notes(task: str = "collect-50-wood/seed-0") -> dict[str, Any]:
@@ -122,7 +122,7 @@ def test_render_prints_header_agents_and_timeline() -> None:
 
 
 def test_long_timelines_are_cut(monkeypatch: Any) -> None:
-    monkeypatch.setattr(show_teams, "TIMELINE_LINES", 3)
+    monkeypatch.setattr(team_view, "TIMELINE_LINES", 3)
     notes = {"events": [
         {"time": float(i), "tick": i, "agent": "a", "kind": "plan", "task": f"t{i}"}
         for i in range(5)

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from lorekit.agents.spring.simulation import spring_model
 from lorekit.cli_laws_spring import scores
-from lorekit.eval.crafter_runs import crafter_run_score
+from lorekit.envs.crafter.runs import crafter_run_score
 from lorekit.eval.store import RunStore
 from lorekit.llm import Roles, ScriptedLLM
 

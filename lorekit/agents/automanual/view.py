@@ -1,5 +1,5 @@
-"""How ``lorekit show`` prints an AutoManual episode: the planner's turns and
-the builder's changes to the rules.
+"""How an AutoManual episode is shown: the planner's turns and the builder's
+changes to the rules (``lorekit show`` here, the report in ``report_view.js``).
 
 A planner episode is read like a notebook: each turn's analysis, the rules it
 named, its plan, its code and what running the code gave back, then the
@@ -17,6 +17,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
+
+from lorekit.agents.views import NotesView
 
 TEXT_CHARS = 1_500
 
@@ -105,3 +107,29 @@ def render_automanual(notes: Mapping[str, Any], console: Console) -> None:
         render_build(build, console)
     if notes.get("manual"):
         console.print(f"manual: {escape(str(notes['manual']))}")
+
+
+class AutoManualView:
+    """AutoManual's notes: the planner's turns, a build's rule changes, the manual used."""
+
+    name = "automanual"
+    report_script = "lorekit.agents.automanual:report_view.js"
+
+    def claims(self, notes: Mapping[str, Any]) -> bool:
+        return (
+            isinstance(notes.get("automanual"), Mapping)
+            or isinstance(notes.get("build"), Mapping)
+            or bool(notes.get("manual"))
+        )
+
+    def goal(self, notes: Mapping[str, Any]) -> str | None:
+        return None
+
+    def header(self, notes: Mapping[str, Any]) -> str | None:
+        return None
+
+    def show(self, notes: Mapping[str, Any], console: Console) -> None:
+        render_automanual(notes, console)
+
+
+VIEW: NotesView = AutoManualView()
