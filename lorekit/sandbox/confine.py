@@ -222,6 +222,17 @@ def build_launch(
     return Launch(argv, tuple(fds), close_after_start=fds)
 
 
+def caps_work_inodes() -> bool:
+    """Whether the launch caps the work dir's inodes (the root launch does).
+
+    A normal user's single bwrap cannot: bwrap has no ``nr_inodes`` option,
+    and the user namespace that owns the sandbox's mounts is not the one its
+    command runs in. There the tmpfs caps bytes only, and a delegated memory
+    cgroup (``cgroup.py``) is what bounds the kernel memory of its inodes.
+    """
+    return os.geteuid() == 0
+
+
 def interpreter_inside() -> str:
     """The interpreter's path as the sandboxed worker sees it."""
     return _python_paths()[1]

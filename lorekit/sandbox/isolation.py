@@ -131,15 +131,11 @@ def verify(facts: Mapping[str, Any], program: bool) -> list[Layer]:
         if filtered and not signals:
             detail = "tgkill is not confined to the worker (its own filter did not load)"
         layers.append(Layer("seccomp filter", filtered and signals, detail))
-    inodes = facts.get("work_inodes")
-    capped = isinstance(inodes, int) and 0 < inodes <= confine.WORKDIR_INODES
-    layers.append(
-        Layer(
-            "work dir inode cap",
-            capped,
-            "" if capped else f"/work allows {inodes} files (cap {confine.WORKDIR_INODES})",
-        )
-    )
+    if confine.caps_work_inodes():
+        inodes = facts.get("work_inodes")
+        capped = isinstance(inodes, int) and 0 < inodes <= confine.WORKDIR_INODES
+        detail = "" if capped else f"/work allows {inodes} files (cap {confine.WORKDIR_INODES})"
+        layers.append(Layer("work dir inode cap", capped, detail))
     return layers
 
 
