@@ -25,10 +25,10 @@ from lorekit.sandbox.errors import (
     PredicateRejected,
     ProtocolViolation,
     SandboxCrashed,
-    WorkerKilled,
     SandboxError,
     SandboxUnavailable,
     TimeLimitExceeded,
+    WorkerKilled,
 )
 from lorekit.sandbox.policy import DEFAULT_IMPORTS, Limits, Policy
 from lorekit.sandbox.pool import WorkerPool, shared_pool
@@ -60,11 +60,11 @@ __all__ = [
     "PredicateRejected",
     "ProtocolViolation",
     "SandboxCrashed",
-    "WorkerKilled",
     "SandboxError",
     "SandboxResult",
     "SandboxUnavailable",
     "TimeLimitExceeded",
+    "WorkerKilled",
     "WorkerPool",
     "compile_predicate",
     "run_code",

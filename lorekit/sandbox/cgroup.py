@@ -124,7 +124,9 @@ def memory_cgroup() -> MemoryCgroup:
             subtree = (path / "cgroup.subtree_control").read_text().split()
     if "memory" not in subtree:
         return MemoryCgroup(
-            False, path, f"enable the memory controller: echo +memory > {named}/cgroup.subtree_control"
+            False,
+            path,
+            f"enable the memory controller: echo +memory > {named}/cgroup.subtree_control",
         )
     if not os.access(path, os.W_OK):
         return MemoryCgroup(False, path, f"{named} is not writable by this user")

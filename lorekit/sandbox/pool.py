@@ -237,6 +237,11 @@ def probe_isolation(mode: str | None = None) -> iso.IsolationReport:
             worker.kill()
 
 
+def memory_cgroup_summary() -> str:
+    """Whether workers get a memory cgroup here, and why (not): ``lorekit doctor``."""
+    return memory_cgroup().summary()
+
+
 @contextlib.contextmanager
 def warnings_silenced() -> Any:
     """The probe reports gaps itself; no warning on top of the report."""
