@@ -352,21 +352,6 @@ def run_job(chan: Channel, job: dict[str, Any], alarm_fd: int | None = None) -> 
     return {"op": "done", "output": out.take_new(), "error": report}
 
 
-def watch_signals(fd: object) -> None:
-    """Have the C-level signal handler write each signal's number to ``fd``.
-
-    The parent reads it if the worker dies without reporting: a SIGXCPU seen
-    there means RLIMIT_CPU's soft limit passed, even when the code was stuck
-    in C and no Python handler ran (``exits.py``).
-    """
-    if isinstance(fd, int):
-        try:
-            os.set_blocking(fd, False)
-            signal.set_wakeup_fd(fd, warn_on_full_buffer=False)
-        except (OSError, ValueError):
-            pass
-
-
 def main() -> None:
     global guard
     rfd, wfd = os.dup(0), os.dup(1)
@@ -394,7 +379,7 @@ def main() -> None:
     if job.get("op") != "run" or not isinstance(job.get("nonce"), str):
         os._exit(2)
     chan.nonce = job["nonce"]
-    watch_signals(config.get("signals_fd"))
+    child_os.watch_signals(config.get("signals_fd"))
     try:
         if job.get("unguarded"):
             if not config.get("unguarded_for_tests"):

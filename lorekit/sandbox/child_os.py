@@ -8,6 +8,7 @@ for workers started without the OS layer, and the unguarded test hook.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -67,6 +68,21 @@ def confine_signals(spec: Any) -> bool:
         return int(libc.prctl(22, 2, ctypes.byref(prog), 0, 0)) == 0
     except Exception:
         return False
+
+
+def watch_signals(fd: object) -> None:
+    """Have the C-level signal handler write each signal's number to ``fd``.
+
+    The parent reads it if the worker dies without reporting: a SIGXCPU seen
+    there means RLIMIT_CPU's soft limit passed, even when the code was stuck
+    in C and no Python handler ran (``exits.py``).
+    """
+    if isinstance(fd, int):
+        try:
+            os.set_blocking(fd, False)
+            signal.set_wakeup_fd(fd, warn_on_full_buffer=False)
+        except (OSError, ValueError):
+            pass
 
 
 def confinement_facts() -> dict[str, Any]:
