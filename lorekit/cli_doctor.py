@@ -52,7 +52,7 @@ def _tool_version(tool: str) -> str | None:
 )
 def doctor(isolation: str | None) -> None:
     """Check the sandbox's OS isolation, tools and optional extras on this machine."""
-    from lorekit.sandbox.pool import probe_isolation
+    from lorekit.sandbox.pool import memory_cgroup_summary, probe_isolation
 
     console = Console(width=None if sys.stdout.isatty() else 160)
     console.print(f"python {platform.python_version()} ({sys.executable})")
@@ -69,6 +69,7 @@ def doctor(isolation: str | None) -> None:
         table.add_row(layer.name, status, escape(note))
     console.print(table)
     console.print(escape(report.summary()))
+    console.print(escape(memory_cgroup_summary()))
 
     extras = Table(title="optional extras")
     for column in ("extra", "status", "enables"):

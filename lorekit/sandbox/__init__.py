@@ -28,6 +28,7 @@ from lorekit.sandbox.errors import (
     SandboxError,
     SandboxUnavailable,
     TimeLimitExceeded,
+    WorkerKilled,
 )
 from lorekit.sandbox.policy import DEFAULT_IMPORTS, Limits, Policy
 from lorekit.sandbox.pool import WorkerPool, shared_pool
@@ -63,6 +64,7 @@ __all__ = [
     "SandboxResult",
     "SandboxUnavailable",
     "TimeLimitExceeded",
+    "WorkerKilled",
     "WorkerPool",
     "compile_predicate",
     "run_code",

@@ -194,10 +194,17 @@ def set_limits(limits: dict[str, Any], *, allow_processes: bool = False) -> None
         (resource.RLIMIT_FSIZE, int(limits["max_file_bytes"])),
         (resource.RLIMIT_NOFILE, int(limits["max_open_files"])),
         (resource.RLIMIT_CORE, 0),
+        # kernel memory outside RLIMIT_AS: queued signals, locked pages, POSIX
+        # message queues (refused by seccomp too)
+        (resource.RLIMIT_SIGPENDING, 128),
+        (resource.RLIMIT_MEMLOCK, 0),
+        (resource.RLIMIT_MSGQUEUE, 0),
     ]
     if not allow_processes:
         plan.append((resource.RLIMIT_NPROC, 0))
     for which, value in plan:
+        hard = resource.getrlimit(which)[1]
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(which, (value, value))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-big write fails, not kills
@@ -366,11 +373,13 @@ def main() -> None:
     guard.install_audit_hook()
     chan = Channel(rfd, wfd, int(config["max_message_bytes"]))
     facts = child_os.confinement_facts()
+    facts["signal_filter"] = child_os.confine_signals(config.get("signal_filter"))
     chan.send({"op": "ready", "pid": os.getpid(), "netns": netns, "facts": facts})
     job = chan.recv()
     if job.get("op") != "run" or not isinstance(job.get("nonce"), str):
         os._exit(2)
     chan.nonce = job["nonce"]
+    child_os.watch_signals(config.get("signals_fd"))
     try:
         if job.get("unguarded"):
             if not config.get("unguarded_for_tests"):

@@ -8,6 +8,7 @@ for workers started without the OS layer, and the unguarded test hook.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,64 @@ def enter_network_namespace() -> bool:
         return int(libc.unshare(0x40000000)) == 0  # CLONE_NEWNET
     except Exception:
         return False
+
+
+def confine_signals(spec: Any) -> bool:
+    """Stack a seccomp filter that lets tgkill(2) reach only this process.
+
+    The main filter (bwrap's) limits ``kill`` to the worker's own process
+    group and refuses ``tkill`` and the queued-signal calls; ``tgkill`` is
+    what ``raise()``/``abort()`` use, so it stays, but only with this
+    process's own pid, known only now (inside the PID namespace). Classic
+    BPF, eight instructions; seccomp filters stack, so this only narrows.
+    """
+    if not isinstance(spec, dict) or not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+        import struct
+
+        arch, tgkill = int(spec["arch"]), int(spec["tgkill"])
+        arg0 = 16 if sys.byteorder == "little" else 20  # low half of args[0]
+        allow, eperm = 0x7FFF0000, 0x00050000 | 1
+        ld, jeq, ret = 0x20, 0x15, 0x06
+        program = [
+            (ld, 0, 0, 4),  # seccomp_data.arch
+            (jeq, 0, 5, arch),
+            (ld, 0, 0, 0),  # seccomp_data.nr
+            (jeq, 0, 3, tgkill),
+            (ld, 0, 0, arg0),  # tgkill's tgid
+            (jeq, 1, 0, os.getpid()),
+            (ret, 0, 0, eperm),
+            (ret, 0, 0, allow),
+        ]
+        code = b"".join(struct.pack("=HBBI", *insn) for insn in program)
+        buffer = ctypes.create_string_buffer(code, len(code))
+
+        class Prog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        prog = Prog(len(program), ctypes.addressof(buffer))
+        libc = ctypes.CDLL(None, use_errno=True)
+        # PR_SET_SECCOMP, SECCOMP_MODE_FILTER (no_new_privs is already set)
+        return int(libc.prctl(22, 2, ctypes.byref(prog), 0, 0)) == 0
+    except Exception:
+        return False
+
+
+def watch_signals(fd: object) -> None:
+    """Have the C-level signal handler write each signal's number to ``fd``.
+
+    The parent reads it if the worker dies without reporting: a SIGXCPU seen
+    there means RLIMIT_CPU's soft limit passed, even when the code was stuck
+    in C and no Python handler ran (``exits.py``).
+    """
+    if isinstance(fd, int):
+        try:
+            os.set_blocking(fd, False)
+            signal.set_wakeup_fd(fd, warn_on_full_buffer=False)
+        except (OSError, ValueError):
+            pass
 
 
 def confinement_facts() -> dict[str, Any]:
@@ -46,6 +105,7 @@ def confinement_facts() -> dict[str, Any]:
                     facts["seccomp"] = int(value)
         for name in ("user", "pid", "net", "mnt", "ipc", "uts"):
             facts["ns"][name] = os.readlink(f"/proc/self/ns/{name}")
+        facts["work_inodes"] = os.statvfs("/work").f_files
     except (OSError, ValueError):
         pass
     return facts

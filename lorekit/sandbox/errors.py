@@ -133,6 +133,12 @@ class SandboxCrashed(SandboxError):
     kind = "SandboxCrashed"
 
 
+class WorkerKilled(SandboxCrashed):
+    """A signal that no limit of the run sent killed the worker (another process, or the code)."""
+
+    kind = "WorkerKilled"
+
+
 class ProtocolViolation(SandboxError):
     """The child sent a malformed, oversized or unexpected message and was killed."""
 

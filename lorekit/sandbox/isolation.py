@@ -126,7 +126,16 @@ def verify(facts: Mapping[str, Any], program: bool) -> list[Layer]:
     layers.append(Layer("no_new_privs", nnp, "" if nnp else "not set"))
     filtered = facts.get("seccomp") == 2
     if program:
-        layers.append(Layer("seccomp filter", filtered, "" if filtered else "no filter loaded"))
+        signals = facts.get("signal_filter") is True
+        detail = "" if filtered and signals else "no filter loaded"
+        if filtered and not signals:
+            detail = "tgkill is not confined to the worker (its own filter did not load)"
+        layers.append(Layer("seccomp filter", filtered and signals, detail))
+    if confine.caps_work_inodes():
+        inodes = facts.get("work_inodes")
+        capped = isinstance(inodes, int) and 0 < inodes <= confine.WORKDIR_INODES
+        detail = "" if capped else f"/work allows {inodes} files (cap {confine.WORKDIR_INODES})"
+        layers.append(Layer("work dir inode cap", capped, detail))
     return layers
 
 

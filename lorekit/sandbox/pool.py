@@ -26,6 +26,7 @@ from types import TracebackType
 from typing import Any
 
 from lorekit.sandbox import isolation as iso
+from lorekit.sandbox.cgroup import memory_cgroup
 from lorekit.sandbox.errors import SandboxUnavailable
 from lorekit.sandbox.isolation import Plan, make_plan
 from lorekit.sandbox.policy import DEFAULT_POLICY, Policy
@@ -64,6 +65,7 @@ class WorkerPool:
         self.start_timeout_s = start_timeout_s
         self.unguarded_for_tests = unguarded_for_tests
         self.plan = make_plan(iso.isolation_mode(isolation))
+        self.cgroup = memory_cgroup()  # used where one is delegated (cgroup.py)
         self._fallback_reason: iso.Layer | None = None
         self._idle: deque[Worker] = deque()
         self._starting = 0
@@ -95,6 +97,7 @@ class WorkerPool:
                 self.start_timeout_s,
                 plan=self.plan,
                 unguarded_for_tests=self.unguarded_for_tests,
+                cgroup=self.cgroup,
             )
         except SandboxUnavailable as exc:
             if not (self.plan.confined and self.plan.mode == "auto"):
@@ -232,6 +235,11 @@ def probe_isolation(mode: str | None = None) -> iso.IsolationReport:
             return iso.IsolationReport((*base.layers, *worker.layers), base.bwrap, base.seccomp)
         finally:
             worker.kill()
+
+
+def memory_cgroup_summary() -> str:
+    """Whether workers get a memory cgroup here, and why (not): ``lorekit doctor``."""
+    return memory_cgroup().summary()
 
 
 @contextlib.contextmanager

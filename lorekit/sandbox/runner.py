@@ -18,7 +18,6 @@ from typing import Any
 
 from lorekit.sandbox.errors import (
     ActionBudgetExceeded,
-    CpuLimitExceeded,
     LimitExceeded,
     ProtocolViolation,
     SandboxCrashed,
@@ -26,6 +25,7 @@ from lorekit.sandbox.errors import (
     TimeLimitExceeded,
     error_from_kind,
 )
+from lorekit.sandbox.exits import exit_error
 from lorekit.sandbox.policy import DEFAULT_LIMITS, DEFAULT_POLICY, Limits, Policy
 from lorekit.sandbox.pool import WorkerPool, shared_pool
 from lorekit.sandbox.protocol import DeadlineExceeded
@@ -78,6 +78,7 @@ def run_code(
         "api_name": api_name,
     }
     started = time.monotonic()
+    worker.prepare(limits.memory_mb)
     try:
         output, error = _drive(worker, job, gate, limits, started)
         error = _witnessed(worker, error)
@@ -188,23 +189,21 @@ def _bounded(parts: list[str], limits: Limits) -> str:
 
 
 def _exit_error(worker: Worker, limits: Limits) -> SandboxError:
-    """Why a worker ended without a report."""
-    try:
-        worker.proc.wait(timeout=2)
-    except Exception:
-        worker.kill()
-    code = worker.exit_status()
-    if code in (-signal.SIGXCPU, -signal.SIGKILL) and not worker.killed_by_parent:
-        return CpuLimitExceeded(f"the code used more than {limits.cpu_s}s of CPU and was killed")
-    if code is not None and code < 0:
-        name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
-        detail = f"the worker was killed by {name}"
-        if -code == signal.SIGSYS:
-            detail += " (a system call the sandbox's seccomp filter forbids)"
-    else:
-        detail = f"the worker exited with status {code}"
+    """Why a worker ended without a report, named by its witnesses (``exits.py``)."""
+    code = worker.reap(timeout_s=2)
+    if worker.killed_by_parent:
+        return SandboxCrashed("the worker stopped answering and was killed by the sandbox")
+    error = exit_error(
+        code,
+        cpu_used=worker.cpu_used,
+        cpu_s=limits.cpu_s,
+        oom=worker.oom_killed(),
+        xcpu_seen=signal.SIGXCPU in worker.signals_received(),
+    )
     tail = worker.stderr_tail()
-    return SandboxCrashed(detail + (f": {tail[-500:]}" if tail else ""))
+    if type(error) is SandboxCrashed and tail:
+        error = SandboxCrashed(f"{error.message}: {tail[-500:]}")
+    return error
 
 
 def _reported_error(report: object) -> SandboxError | None:

@@ -38,6 +38,7 @@ DENIED_SYSCALLS: tuple[str, ...] = (
     "pidfd_send_signal",
     "rt_sigqueueinfo",
     "rt_tgsigqueueinfo",
+    "tkill",  # obsolete; tgkill is confined to the worker itself (child_os.py)
     # namespaces, mounts, roots
     "setns",
     "unshare",
@@ -71,6 +72,38 @@ DENIED_SYSCALLS: tuple[str, ...] = (
     "iopl",
     "ioperm",
     "vhangup",
+    # kernel objects that hold memory outside the address space and its
+    # RLIMIT_AS: SysV and POSIX IPC, memfd, inotify watches, POSIX timers,
+    # extended attributes (kernel memory per file)
+    "shmget",
+    "shmat",
+    "shmdt",
+    "shmctl",
+    "semget",
+    "semop",
+    "semtimedop",
+    "semctl",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "ipc",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
+    "memfd_create",
+    "memfd_secret",
+    "inotify_init",
+    "inotify_init1",
+    "inotify_add_watch",
+    "timer_create",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "setxattrat",
     # whole-machine administration (no capabilities anyway; refuse early)
     "kexec_load",
     "kexec_file_load",
@@ -88,6 +121,10 @@ DENIED_SYSCALLS: tuple[str, ...] = (
     "clock_adjtime",
     "adjtimex",
 )
+#: Signals a worker may never send, not even to itself: a SIGKILL the parent
+#: did not send then always comes from outside (a limit or another process),
+#: and a stopped worker cannot pass for a slow one.
+_UNSENDABLE_SIGNALS = (9, 19)  # SIGKILL, SIGSTOP
 #: clone(2) flags that create namespaces; refused even though unshare is.
 _CLONE_NAMESPACE_FLAGS = (
     0x00000080,  # CLONE_NEWTIME
@@ -116,6 +153,9 @@ def seccomp_program() -> bytes | None:
                 program.add_rule(deny, name)
         # kill(2) only within the worker's own process group (pid 0).
         program.add_rule(deny, "kill", seccomp.Arg(0, seccomp.NE, 0))
+        for signum in _UNSENDABLE_SIGNALS:
+            program.add_rule(deny, "kill", seccomp.Arg(1, seccomp.EQ, signum))
+            program.add_rule(deny, "tgkill", seccomp.Arg(2, seccomp.EQ, signum))
         for flag in _CLONE_NAMESPACE_FLAGS:
             program.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
         # clone3 passes its flags in memory, out of the filter's sight: make
@@ -133,6 +173,24 @@ def seccomp_program() -> bytes | None:
         return b"".join(chunks)
     except Exception:
         return None
+
+
+@functools.cache
+def signal_filter_spec() -> dict[str, int] | None:
+    """What the worker needs to confine tgkill(2) to itself (see ``child_os``).
+
+    tgkill's target is only known inside the worker (its pid in the new PID
+    namespace), so the worker stacks a second, tiny filter with its own pid;
+    this gives it the audit arch and the system call's number from libseccomp.
+    """
+    try:
+        import pyseccomp as seccomp
+
+        arch = int(seccomp.system_arch())
+        number = seccomp.resolve_syscall(seccomp.Arch.NATIVE, "tgkill")
+    except Exception:
+        return None
+    return {"arch": arch, "tgkill": int(number)} if isinstance(number, int) else None
 
 
 def program_fd(program: bytes) -> int:

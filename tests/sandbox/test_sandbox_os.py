@@ -77,6 +77,7 @@ def test_every_layer_is_active_and_checked_per_worker(guarded: WorkerPool) -> No
         worker.kill()
     expected = {f"{ns} namespace" for ns in isolation.NAMESPACES}
     expected |= {"unprivileged uid", "no capabilities", "no_new_privs", "seccomp filter"}
+    expected |= {"work dir inode cap"}
     assert names == dict.fromkeys(expected, True)
     assert guarded.report.complete
 
@@ -416,7 +417,7 @@ def test_a_normal_user_gets_the_same_layers(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     layers, answer, writable = done.stdout.splitlines()
-    assert len(ast.literal_eval(layers)) == 10
+    assert len(ast.literal_eval(layers)) == 10  # no inode cap: see confine.caps_work_inodes
     assert answer == "120"
     assert ast.literal_eval(writable) == ["/work"]  # nothing else, /dev and /dev/shm included
 
