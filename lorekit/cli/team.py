@@ -16,14 +16,11 @@ from typing import Any
 
 import click
 
-from lorekit.cli_errors import Interrupted, RunFailed, UserError, model_error_hint, with_hint
-from lorekit.cli_options import (
-    cache_option,
-    model_options,
-    progress_option,
-    retry_errors_option,
-    store_option,
-)
+from lorekit.cli.console import console, err_console, show_progress
+from lorekit.cli.errors import Interrupted, RunFailed, UserError, model_error_hint, with_hint
+from lorekit.cli.options import HarnessOptions, ModelChoice, harness_options, model_options
+from lorekit.cli.prepare import kv, prepare_config
+from lorekit.cli.stores import open_store
 from lorekit.eval.team_runs import (
     CLOCKS,
     ENV_NAME,
@@ -116,9 +113,7 @@ def _org_file(org: str, leaves: int | None, size: int | None) -> dict[str, Any] 
 def env_options(env_opt: Sequence[str], players: int) -> dict[str, Any]:
     """The party env's arguments: the players the organization needs, and the
     ``--env-opt KEY=VALUE`` world options (``peaceful=true``)."""
-    from lorekit.cli import _kv
-
-    extra = _kv(env_opt, "--env-opt")
+    extra = kv(env_opt, "--env-opt")
     if "players" in extra:
         raise UserError("--env-opt players=...: the organization sets the players (one per agent)")
     return {"players": players, **extra}
@@ -225,21 +220,12 @@ def team() -> None:
     multiple=True,
     help="KEY=VALUE for the party world, e.g. peaceful=true (no zombies or skeletons).",
 )
-@click.option("--concurrency", "-j", type=click.IntRange(min=1), default=2, show_default=True)
-@click.option("--run-id", default=None, help="Name the run; an existing id resumes it.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the models' draws.")
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=click.FloatRange(min=0.001),
-    default=3_600.0,
-    show_default=True,
-    help="Wall-clock limit per episode.",
+@harness_options(
+    concurrency=2,
+    timeout_s=3_600.0,
+    timeout_help="Wall-clock limit per episode.",
+    seed_help="Seed of the models' draws.",
 )
-@cache_option
-@retry_errors_option
-@progress_option
-@store_option
 def team_run(
     env_name: str,
     org: str,
@@ -250,30 +236,18 @@ def team_run(
     task_ids: tuple[str, ...],
     split: str,
     episodes: int | None,
-    config_path: str | None,
-    model: str | None,
-    base_url: str | None,
-    roles_opt: tuple[str, ...],
-    request_timeout: float | None,
+    models: ModelChoice,
     simulate: bool,
     max_time_s: float,
     cutoff_s: float,
     seconds_per_tick: float | None,
     env_opt: tuple[str, ...],
-    concurrency: int,
-    run_id: str | None,
-    seed: int,
-    timeout_s: float,
-    cache: str | None,
-    retry_errors: bool,
-    progress: bool | None,
-    store: str | None,
+    harness: HarnessOptions,
 ) -> None:
     """Play party tasks with a team; everything goes to the run store.
 
     Exits 1 when an episode ended in an error (resume with --run-id and --retry-errors)."""
-    from lorekit.cli import _show_progress, console, err_console, prepare_config
-    from lorekit.cli_checks import (
+    from lorekit.cli.checks import (
         build_models,
         check_api_keys,
         check_cache,
@@ -294,18 +268,21 @@ def team_run(
         cutoff_s,
         seconds_per_tick,
     )
-    if simulate and (model or config_path or roles_opt or base_url):
+    config_path = models.config_path
+    if simulate and (models.given or models.base_url):
         raise UserError("--simulate plays with scripted models: drop --model/--role/--config")
-    if not simulate and not (model or config_path or roles_opt):
+    if not simulate and not models.given:
         raise UserError(
             "a team needs models: pass --model (and --base-url), --role leader=M, --config, "
             "or --simulate for the scripted team"
         )
-    cfg, store_setting = prepare_config(
-        config_path, model, base_url, roles_opt, request_timeout, cache, store
-    )
+    cfg, store_setting = prepare_config(models, cache=harness.cache, store=harness.store)
     check_roles(
-        cfg, TEAM_ROLES, owner="a team", from_flags=role_names(roles_opt), config_path=config_path
+        cfg,
+        TEAM_ROLES,
+        owner="a team",
+        from_flags=role_names(models.roles),
+        config_path=config_path,
     )
     check_api_keys(cfg, config_path=config_path)
     parts = _parts()
@@ -318,7 +295,7 @@ def team_run(
     tasks, provenance = pick_tasks(task_ids, split, episodes, players, env_kwargs)
     check_writable(cfg.store, what="run store", setting=store_setting)
     check_cache(cfg, config_path=config_path)
-    roles = _simulated_roles(organization, seed) if simulate else None
+    roles = _simulated_roles(organization, harness.seed) if simulate else None
     config = {
         "run": cfg.model_dump(),
         "env": ENV_NAME,
@@ -326,7 +303,7 @@ def team_run(
         "team": spec.to_dict(),
         "simulate": simulate,
         "tasks_from": provenance,
-        "seed": seed,
+        "seed": harness.seed,
     }
     rid = _play(
         cfg,
@@ -335,19 +312,13 @@ def team_run(
         roles if roles is not None else build_models(cfg, config_path=config_path),
         tasks,
         env_kwargs=env_kwargs,
-        run_id=run_id,
-        seed=seed,
+        harness=harness,
         config=config,
-        concurrency=concurrency,
-        timeout_s=timeout_s,
-        retry_errors=retry_errors,
-        progress=err_console if _show_progress(progress) else False,
     )
-    from lorekit.cli_runs import _open_store
     from lorekit.eval.report import render_run
     from lorekit.eval.show_teams import render_team_run
 
-    with _open_store(str(cfg.store)) as db:
+    with open_store(str(cfg.store)) as db:
         render_run(db, rid, console)
         render_team_run(db, rid, console)
         errored = [e for e in db.episodes(rid) if e.status == "error"]
@@ -384,13 +355,8 @@ def _play(
     tasks: Sequence[Any],
     *,
     env_kwargs: dict[str, Any],
-    run_id: str | None,
-    seed: int,
+    harness: HarnessOptions,
     config: dict[str, Any],
-    concurrency: int,
-    timeout_s: float,
-    retry_errors: bool,
-    progress: Any,
 ) -> str:
     """Play (or resume) the run; returns its id."""
     from lorekit.envs import EnvSpec
@@ -402,7 +368,7 @@ def _play(
         db = RunStore(cfg.store)
     except StoreError as exc:
         raise UserError(str(exc)) from None
-    rid = run_id or new_run_id()
+    rid = harness.run_id or new_run_id()
     with db:
         try:
             _same_settings(db, rid, config)
@@ -412,15 +378,15 @@ def _play(
                     env_factory=EnvSpec(ENV_NAME, env_kwargs, execution="inline"),
                     agent=TeamAgent(spec, parts),
                     roles=roles,
-                    episodes=plan_episodes(tasks, seed=seed),
+                    episodes=plan_episodes(tasks, seed=harness.seed),
                     run_id=rid,
                     env_name=ENV_NAME,
                     config=config,
-                    concurrency=concurrency,
-                    episode_timeout_s=timeout_s,
-                    retry_errors=retry_errors,
+                    concurrency=harness.concurrency,
+                    episode_timeout_s=harness.timeout_s,
+                    retry_errors=harness.retry_errors,
                     prices=cfg.prices(),
-                    progress=progress,
+                    progress=err_console if show_progress(harness.progress) else False,
                 )
             )
         except RunMismatchError as exc:
@@ -433,8 +399,6 @@ def _play(
         summary["team"] = team_summary(db.episodes(rid))
         db.set_run_status(rid, "finished", summary)
         if result.skipped:
-            from lorekit.cli import err_console
-
             err_console.print(
                 f"resumed: {result.skipped} episodes already done, {result.played} played now"
             )
