@@ -12,13 +12,20 @@ from __future__ import annotations
 import asyncio
 import difflib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import click
 
 from lorekit.cli.console import console, err_console, show_progress
 from lorekit.cli.errors import Interrupted, RunFailed, UserError, model_error_hint, with_hint
-from lorekit.cli.options import HarnessOptions, ModelChoice, harness_options, model_options
+from lorekit.cli.options import (
+    HarnessOptions,
+    ModelChoice,
+    harness_options,
+    model_options,
+    option_set,
+)
 from lorekit.cli.prepare import kv, prepare_config
 from lorekit.cli.stores import open_store
 from lorekit.eval.team_runs import (
@@ -41,19 +48,73 @@ def _parts() -> TeamParts:
     return default_parts()
 
 
-def team_spec(
-    org: str,
-    leaves: int | None,
-    size: int | None,
-    mode: str,
-    clock: str,
-    max_time_s: float,
-    cutoff_s: float,
-    seconds_per_tick: float | None,
-) -> TeamSpec:
+@dataclass(frozen=True, slots=True)
+class OrgChoice:
+    """The organization a team plays in, and its clock (``team run``'s own options)."""
+
+    org: str = "tree"
+    leaves: int | None = None
+    size: int | None = None
+    mode: str = "async"
+    clock: str | None = None
+    max_time_s: float = 1_800.0
+    cutoff_s: float = 300.0
+    seconds_per_tick: float | None = None
+
+
+org_options = option_set(
+    "org_choice",
+    OrgChoice,
+    [
+        click.option(
+            "--org",
+            default="tree",
+            show_default=True,
+            help="solo; chain (a relay, CoA); graph (anyone commands anyone, GoA); tree (a leader "
+            "commands its leaves, ToA); or a YAML organization file.",
+        ),
+        click.option("--leaves", type=int, default=None, help="Leaves of a tree [default: 2]."),
+        click.option(
+            "--size", type=int, default=None, help="Agents of a chain or graph [default: 3]."
+        ),
+        click.option("--mode", type=click.Choice(MODES), default="async", show_default=True),
+        click.option(
+            "--clock",
+            type=click.Choice(CLOCKS),
+            default=None,
+            help="virtual: model latency spent on a deterministic clock; wall: real time "
+            "[default: virtual with --simulate, else wall].",
+        ),
+        click.option(
+            "--max-time",
+            "max_time_s",
+            type=float,
+            default=1_800.0,
+            show_default=True,
+            help="Clock seconds a task may take.",
+        ),
+        click.option(
+            "--cutoff",
+            "cutoff_s",
+            type=float,
+            default=300.0,
+            show_default=True,
+            help="Clock seconds without progress before the team stops (TC is NaN).",
+        ),
+        click.option(
+            "--seconds-per-tick", type=float, default=None, help="Clock seconds per world tick."
+        ),
+    ],
+)
+"""``--org``, ``--leaves``, ``--size``, ``--mode``, ``--clock``, ``--max-time``,
+``--cutoff`` and ``--seconds-per-tick``, passed as ``org_choice: OrgChoice``."""
+
+
+def team_spec(choice: OrgChoice, clock: str) -> TeamSpec:
     """The spec the options describe, or a one-line error naming the option.
 
-    ``org`` is a kind (solo, chain, graph, tree) or a YAML organization file."""
+    ``choice.org`` is a kind (solo, chain, graph, tree) or a YAML organization file."""
+    org, leaves, size = choice.org, choice.leaves, choice.size
     custom = _org_file(org, leaves, size) if org not in ORG_KINDS else None
     if custom is not None:
         kind, size = str(custom.get("org")), len(custom.get("agents") or ())
@@ -69,11 +130,11 @@ def team_spec(
         return TeamSpec(
             kind,
             size,
-            mode,
+            choice.mode,
             clock,
-            max_time_s=max_time_s,
-            cutoff_s=cutoff_s,
-            seconds_per_tick=seconds_per_tick,
+            max_time_s=choice.max_time_s,
+            cutoff_s=choice.cutoff_s,
+            seconds_per_tick=choice.seconds_per_tick,
             custom=custom,
         )
     except ValueError as exc:  # its message names the option
@@ -172,23 +233,7 @@ def team() -> None:
 
 @team.command("run")
 @click.argument("env_name", metavar="ENV")
-@click.option(
-    "--org",
-    default="tree",
-    show_default=True,
-    help="solo; chain (a relay, CoA); graph (anyone commands anyone, GoA); tree (a leader "
-    "commands its leaves, ToA); or a YAML organization file.",
-)
-@click.option("--leaves", type=int, default=None, help="Leaves of a tree [default: 2].")
-@click.option("--size", type=int, default=None, help="Agents of a chain or graph [default: 3].")
-@click.option("--mode", type=click.Choice(MODES), default="async", show_default=True)
-@click.option(
-    "--clock",
-    type=click.Choice(CLOCKS),
-    default=None,
-    help="virtual: model latency spent on a deterministic clock; wall: real time "
-    "[default: virtual with --simulate, else wall].",
-)
+@org_options
 @click.option("--task", "task_ids", multiple=True, help="Task id, repeatable (default: the split).")
 @click.option("--split", default="test", show_default=True)
 @click.option("--episodes", "-n", type=click.IntRange(min=1), default=None)
@@ -198,23 +243,6 @@ def team() -> None:
     is_flag=True,
     help="Play with the team simulation's scripted models (no model server needed).",
 )
-@click.option(
-    "--max-time",
-    "max_time_s",
-    type=float,
-    default=1_800.0,
-    show_default=True,
-    help="Clock seconds a task may take.",
-)
-@click.option(
-    "--cutoff",
-    "cutoff_s",
-    type=float,
-    default=300.0,
-    show_default=True,
-    help="Clock seconds without progress before the team stops (TC is NaN).",
-)
-@click.option("--seconds-per-tick", type=float, default=None, help="Clock seconds per world tick.")
 @click.option(
     "--env-opt",
     multiple=True,
@@ -228,19 +256,12 @@ def team() -> None:
 )
 def team_run(
     env_name: str,
-    org: str,
-    leaves: int | None,
-    size: int | None,
-    mode: str,
-    clock: str | None,
+    org_choice: OrgChoice,
     task_ids: tuple[str, ...],
     split: str,
     episodes: int | None,
     models: ModelChoice,
     simulate: bool,
-    max_time_s: float,
-    cutoff_s: float,
-    seconds_per_tick: float | None,
     env_opt: tuple[str, ...],
     harness: HarnessOptions,
 ) -> None:
@@ -258,16 +279,7 @@ def team_run(
 
     if env_name != ENV_NAME:
         raise UserError(f"ENV: teams play {ENV_NAME!r} (the multi-player world), not {env_name!r}")
-    spec = team_spec(
-        org,
-        leaves,
-        size,
-        mode,
-        clock or ("virtual" if simulate else "wall"),
-        max_time_s,
-        cutoff_s,
-        seconds_per_tick,
-    )
+    spec = team_spec(org_choice, org_choice.clock or ("virtual" if simulate else "wall"))
     config_path = models.config_path
     if simulate and (models.given or models.base_url):
         raise UserError("--simulate plays with scripted models: drop --model/--role/--config")
@@ -289,7 +301,7 @@ def team_run(
     try:
         organization = parts.build_org(spec.org_spec())
     except ValueError as exc:
-        raise UserError(f"--org {org}: {exc}") from None
+        raise UserError(f"--org {org_choice.org}: {exc}") from None
     players = players_needed(organization, spec)
     env_kwargs = env_options(env_opt, players)
     tasks, provenance = pick_tasks(task_ids, split, episodes, players, env_kwargs)
