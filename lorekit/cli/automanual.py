@@ -5,7 +5,8 @@ one at a time with the planner, builder and consolidator (a run in the run
 store whose episodes carry every rule change), ``formulate`` turns the build's
 rules into a Markdown manual stored with the build, and testing is a plain
 ``lorekit run ENV --agent automanual --agent-opt manual=BUILD``. A build is
-resumable: run the same command with ``--run-id BUILD`` after a kill.
+resumable: run the same command with ``--run-id BUILD`` after a kill. The build
+command and its loop live in :mod:`lorekit.cli.automanual_build`.
 """
 
 from __future__ import annotations
