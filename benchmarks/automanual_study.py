@@ -19,7 +19,7 @@ formulator. Both methods get the same models, which do not know which method
 calls them. The rules' content is fixed by design: this shows the mechanism,
 not that a real model would find these rules (see docs/automanual.md).
 
-Stages, through the lead's build loop (lorekit.cli_automanual.run_build) and
+Stages, through the lead's build loop (lorekit.cli.automanual_build.run_build) and
 the harness, recorded in one run store:
 1. build on the ``dev`` split (``--per-type`` games of each of ``--types``,
    by default Put Two only, where the two methods differ; shuffled),
@@ -205,7 +205,7 @@ async def study(args: argparse.Namespace, store_path: Path, seed: int) -> SeedRe
     from lorekit.agents.automanual.manuals import save_manual
     from lorekit.agents.automanual.rules import RuleSystem
     from lorekit.agents.automanual.store import open_db
-    from lorekit.cli_automanual import run_build
+    from lorekit.cli.automanual_build import run_build
 
     types = [t for t in args.types.split(",") if t and t != "all"]
     dev = make("alfworld", split="dev", **ENV_KWARGS)

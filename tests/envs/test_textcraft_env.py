@@ -233,10 +233,10 @@ def test_max_steps_none_is_uncapped() -> None:
 
 
 def test_max_steps_none_through_make_and_cli_option() -> None:
-    from lorekit.cli import _kv
+    from lorekit.cli.prepare import kv
     from lorekit.envs import make
 
-    opts = _kv(["max_steps=none", "compat=false"], "--env-opt")
+    opts = kv(["max_steps=none", "compat=false"], "--env-opt")
     assert opts == {"max_steps": None, "compat": False}
     env = make("textcraft", **opts)
     assert isinstance(env, TextCraftEnv) and env.step_limit is None

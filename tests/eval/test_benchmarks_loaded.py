@@ -68,7 +68,6 @@ def test_harness_blocking_reports_instead_of_raising(
 def test_automanual_study_prints_progress_as_it_goes(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("lorekit.cli_automanual", reason="needs the build loop")
     module = bench("automanual_study")
     monkeypatch.setattr(module, "HEARTBEAT_S", 0.2)
     lines: list[str] = []

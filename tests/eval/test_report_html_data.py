@@ -149,7 +149,7 @@ def test_crafter_score_and_graph_passes(
 ) -> None:
     path = tmp_path / "runs.sqlite3"
     llm = ScriptedLLM(fn=spring_model(seek="tree"))
-    monkeypatch.setattr("lorekit.cli_checks.build_models", lambda *a, **k: Roles(llm))
+    monkeypatch.setattr("lorekit.cli.checks.build_models", lambda *a, **k: Roles(llm))
     code, _, err = run_cli(
         ["run", "crafter", "--agent", "spring", "--store", str(path), "--run-id", "wood",
          "--agent-opt", "context=paper", "--agent-opt", "max_steps=10", "-n", "1",

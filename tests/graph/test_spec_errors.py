@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lorekit.graph.cli import graph
+from lorekit.cli.graph import graph
 from lorekit.graph.spec import SpecError, load_spec
 
 

@@ -224,7 +224,7 @@ def test_training_without_torch_says_how_to_install_it(monkeypatch: pytest.Monke
 
 
 def test_the_train_command_offers_every_reward_variant() -> None:
-    from lorekit.cli_laws_train import REWARDS
+    from lorekit.cli.laws_train import REWARDS
     from lorekit.laws.rl_env import REWARD_VARIANTS
 
     assert REWARDS == REWARD_VARIANTS

@@ -23,7 +23,7 @@ def test_run_crafter_with_a_model_per_role(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     models = {r: ScriptedLLM(fn=crafter_model()) for r in ROLES}
-    monkeypatch.setattr("lorekit.cli_checks.build_models", lambda *a, **k: Roles(models))
+    monkeypatch.setattr("lorekit.cli.checks.build_models", lambda *a, **k: Roles(models))
     store = tmp_path / "runs.db"
     roles = [x for r in ROLES for x in ("--role", f"{r}=sim-{r}")]
     args = ["run", "crafter", "--agent", "agentkit-crafter", "--agent-opt", "max_steps=3"]

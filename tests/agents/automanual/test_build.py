@@ -28,7 +28,7 @@ from lorekit.agents.automanual.simulation_builder import (
 )
 from lorekit.agents.automanual.store import open_db
 from lorekit.agents.base import NullRecorder
-from lorekit.cli_automanual import run_build
+from lorekit.cli.automanual_build import run_build
 from lorekit.envs import make
 from lorekit.envs.alfworld.env import AlfWorldEnv
 from lorekit.envs.base import Task
@@ -131,7 +131,7 @@ def test_build_fails_then_learns_a_rule_that_fixes_it_and_the_manual_is_tested(
     # the CLI: history, formulate (role formulator), export, test-time run, show
     code, out, _ = run_cli(["automanual", "rules", "b", "--history", "--store", str(store)], capsys)
     assert code == 0 and keys[1] in out and "update" in out
-    monkeypatch.setattr("lorekit.cli_checks.build_models", lambda *a, **k: sim_roles())
+    monkeypatch.setattr("lorekit.cli.checks.build_models", lambda *a, **k: sim_roles())
     code, out, err = run_cli(
         ["automanual", "formulate", "b", "--store", str(store), *SIM_MODEL], capsys
     )

@@ -30,7 +30,7 @@ def test_run_and_show_with_a_scripted_model(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     llm = ScriptedLLM(fn=spring_model(invalid=1))
-    monkeypatch.setattr("lorekit.cli_checks.build_models", lambda *a, **k: Roles(llm))
+    monkeypatch.setattr("lorekit.cli.checks.build_models", lambda *a, **k: Roles(llm))
     store = tmp_path / "runs.db"
     args = run_args(store, "p", "context=paper", "max_steps=3")
     code, _, err = run_cli([*args, *SIM_MODEL], capsys)

@@ -9,7 +9,7 @@ from _cli import run_cli
 from click.testing import CliRunner
 
 from lorekit.agents.spring.simulation import spring_model
-from lorekit.cli_laws_spring import scores
+from lorekit.cli.laws_spring import scores
 from lorekit.envs.crafter.runs import crafter_run_score
 from lorekit.eval.store import RunStore
 from lorekit.llm import Roles, ScriptedLLM
@@ -26,7 +26,7 @@ def _run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     llm = ScriptedLLM(fn=spring_model(seek=seek))
-    monkeypatch.setattr("lorekit.cli_checks.build_models", lambda *a, **k: Roles(llm))
+    monkeypatch.setattr("lorekit.cli.checks.build_models", lambda *a, **k: Roles(llm))
     args = ["run", "crafter", "--agent", "spring", "--store", str(store), "--run-id", run_id]
     opts = ["--agent-opt", f"context={context}", "--agent-opt", "max_steps=10", "-n", "1"]
     code, _, err = run_cli([*args, *opts, "--cache", "off", *SIM_MODEL], capsys)

@@ -15,8 +15,9 @@ from typing import Any
 
 import click
 
-from lorekit.cli_errors import Interrupted, UserError
-from lorekit.cli_runs import _store_option
+from lorekit.cli.errors import Interrupted, UserError
+from lorekit.cli.options import read_store_option
+from lorekit.cli.prepare import kv
 
 REWARDS = ("health", "crafter", "laws", "laws+penalty", "oracle")
 """``lorekit.laws.rl_env.REWARD_VARIANTS``, spelled out so that loading the CLI
@@ -88,7 +89,7 @@ imports neither crafter nor torch (a test keeps the two equal)."""
 )
 @click.option("--tensorboard", is_flag=True, help="Also log to OUT/<reward>/seed-K/tensorboard.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
-@_store_option
+@read_store_option
 def train(
     reward: str,
     steps: int,
@@ -110,7 +111,6 @@ def train(
     store: str,
 ) -> None:
     """Train PPO with a reward variant and report crafter's score over seeds."""
-    from lorekit.cli import _kv
     from lorekit.laws.rl import TrainConfig, TrainError
     from lorekit.laws.rl import train as run_training
     from lorekit.laws.rl_env import RewardUnavailable
@@ -125,8 +125,8 @@ def train(
             checkpoint_every=checkpoint_every,
             eval_episodes=eval_episodes,
             length=length,
-            reward_options=_kv(reward_opt, "--reward-opt"),
-            ppo=_kv(ppo_opt, "--ppo-opt"),
+            reward_options=kv(reward_opt, "--reward-opt"),
+            ppo=kv(ppo_opt, "--ppo-opt"),
         )
         report = None if quiet else (lambda line: click.echo(line, err=True))
         result = run_training(

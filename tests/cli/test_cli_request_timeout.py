@@ -13,7 +13,7 @@ from _cli import run_cli
 from lorekit.eval.store import RunStore
 from lorekit.llm.testing import Fault, OpenAICompatServer
 
-EXAMPLE = str(Path(__file__).resolve().parent.parent / "examples" / "planner_gate.yaml")
+EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "planner_gate.yaml")
 SETS = ["--set", "goal=craft 4 oak planks", "--set", "observation=You see an oak tree."]
 
 

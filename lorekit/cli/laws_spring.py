@@ -4,7 +4,7 @@ The laws paper's Table 1 compares SPRING under three contexts; run each with
 ``lorekit run crafter --agent spring --agent-opt context=...`` (the same tasks
 and seeds), then put the runs in one table. Works for any Crafter run.
 
-Attach with ``laws.add_command(scores)`` in :mod:`lorekit.cli_laws`.
+Attached to the ``laws`` group in :mod:`lorekit.cli.laws`.
 """
 
 from __future__ import annotations
@@ -12,13 +12,15 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from lorekit.cli_errors import UserError
-from lorekit.cli_runs import _console, _open_store, _store_option
+from lorekit.cli.console import console
+from lorekit.cli.errors import UserError
+from lorekit.cli.options import read_store_option
+from lorekit.cli.stores import open_store
 
 
 @click.command("scores")
 @click.argument("run_ids", nargs=-1, required=True, metavar="RUN...")
-@_store_option
+@read_store_option
 def scores(run_ids: tuple[str, ...], store: str) -> None:
     """Crafter score (geometric mean of success rates) and reward per run."""
     from lorekit.envs.crafter.runs import crafter_run_score
@@ -26,7 +28,7 @@ def scores(run_ids: tuple[str, ...], store: str) -> None:
     table = Table(
         "run", "agent + context", "episodes", "score %", "reward", "unlocked", title="Crafter"
     )
-    with _open_store(store) as db:
+    with open_store(store) as db:
         for run_id in run_ids:
             try:
                 s = crafter_run_score(db, run_id)
@@ -42,4 +44,4 @@ def scores(run_ids: tuple[str, ...], store: str) -> None:
                 f"{s.reward:.2f} ± {s.reward_se:.2f}",
                 unlocked or "none",
             )
-    _console().print(table)
+    console.print(table)

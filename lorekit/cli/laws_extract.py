@@ -18,8 +18,10 @@ from typing import Any
 
 import click
 
-from lorekit.cli_errors import Interrupted, RunFailed, UserError
-from lorekit.cli_options import cache_option, model_options
+from lorekit.cli.console import console
+from lorekit.cli.errors import Interrupted, RunFailed, UserError
+from lorekit.cli.options import ModelChoice, cache_option, model_options
+from lorekit.cli.prepare import prepare_config
 
 
 def progress_path(out: str | Path) -> Path:
@@ -85,11 +87,7 @@ def _achievements(value: str | None) -> list[str] | None:
 def extract(
     records_path: str,
     out: str,
-    config_path: str | None,
-    model: str | None,
-    base_url: str | None,
-    roles_opt: tuple[str, ...],
-    request_timeout: float | None,
+    models: ModelChoice,
     cache: str | None,
     achievements: str | None,
     max_attempts: int,
@@ -97,8 +95,7 @@ def extract(
     fresh: bool,
 ) -> None:
     """Mine experience (costs, gains, preconditions per action) from RECORDS with a model."""
-    from lorekit.cli import console, prepare_config
-    from lorekit.cli_checks import (
+    from lorekit.cli.checks import (
         build_models,
         check_api_keys,
         check_cache,
@@ -110,18 +107,17 @@ def extract(
     from lorekit.llm.accounting import UsageLedger
     from lorekit.llm.errors import LLMError
 
-    if not (model or config_path or roles_opt):
+    if not models.given:
         raise UserError("extraction needs a model: pass --model (and --base-url) or --config")
+    config_path = models.config_path
     if cache is None and config_path is None:
         cache = "read-write"
-    cfg, _store_setting = prepare_config(
-        config_path, model, base_url, roles_opt, request_timeout, cache, None
-    )
+    cfg, _store_setting = prepare_config(models, cache=cache)
     check_roles(
         cfg,
         {ROLE, cfg.default_role},
         owner="laws extract",
-        from_flags=role_names(roles_opt),
+        from_flags=role_names(models.roles),
         config_path=config_path,
     )
     check_api_keys(cfg, config_path=config_path)

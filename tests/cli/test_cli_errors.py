@@ -18,7 +18,7 @@ from _cli import run_cli
 from lorekit.eval.store import RunStore
 from lorekit.llm.testing import Fault, OpenAICompatServer
 
-EXAMPLE = str(Path(__file__).resolve().parents[1] / "examples" / "planner_gate.yaml")
+EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "planner_gate.yaml")
 QUIET = ["--no-progress"]
 
 

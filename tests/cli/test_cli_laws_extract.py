@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from lorekit.cli_errors import run_cli
-from lorekit.cli_laws_extract import extract, progress_path
+from lorekit.cli.errors import run_cli
+from lorekit.cli.laws_extract import extract, progress_path
 
 
 def _state(wood: int, face: str) -> dict[str, Any]:

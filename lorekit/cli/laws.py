@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from lorekit.cli_errors import UserError
+from lorekit.cli.errors import UserError
 from lorekit.extras import requires_extra
 
 
@@ -96,10 +96,10 @@ def score_cmd(experience: str, records: str | None, json_out: str | None) -> Non
 
 def _attach() -> None:
     """The commands that live next to their part of the method."""
-    from lorekit.cli_laws_extract import extract
-    from lorekit.cli_laws_rewards import rewards_cmd
-    from lorekit.cli_laws_spring import scores
-    from lorekit.cli_laws_train import train
+    from lorekit.cli.laws_extract import extract
+    from lorekit.cli.laws_rewards import rewards_cmd
+    from lorekit.cli.laws_spring import scores
+    from lorekit.cli.laws_train import train
 
     laws.add_command(extract)
     laws.add_command(rewards_cmd)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lorekit.graph.cli import graph
+from lorekit.cli.graph import graph
 from lorekit.llm.testing import OpenAICompatServer
 
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "planner_gate.yaml")

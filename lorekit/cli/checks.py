@@ -4,7 +4,7 @@ A run that is going to fail for a reason known up front (a role the agent
 never asks for, a remote model without an API key, a store or cache path that
 cannot be written) should fail in the first second with one line that says
 what to change, not after the first episodes, and not with a traceback.
-Each check raises :class:`~lorekit.cli_errors.UserError` (exit code 2).
+Each check raises :class:`~lorekit.cli.errors.UserError` (exit code 2).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from lorekit.cli_errors import UserError
+from lorekit.cli.errors import UserError
 from lorekit.config import RunConfig, build_roles
 from lorekit.llm.roles import Roles
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from lorekit.cli_errors import RunFailed, UserError
+from lorekit.cli.errors import RunFailed, UserError
 from lorekit.extras import requires_extra
 
 

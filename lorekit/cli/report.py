@@ -11,8 +11,10 @@ from pathlib import Path
 
 import click
 
-from lorekit.cli_errors import UserError
-from lorekit.cli_runs import _console, _open_store, _store_option
+from lorekit.cli.console import err_console
+from lorekit.cli.errors import UserError
+from lorekit.cli.options import read_store_option
+from lorekit.cli.stores import open_store
 
 
 def _check_runs(db: object, run_ids: tuple[str, ...], store: str) -> None:
@@ -52,7 +54,7 @@ _rl_dir = click.option(
     show_default=True,
     help="HTML file to write.",
 )
-@_store_option
+@read_store_option
 @_max_episodes
 @_rl_dir
 @click.option("--title", default="LoreKit report", show_default=True)
@@ -67,19 +69,19 @@ def report_cmd(
     """Write one self-contained HTML file comparing RUNs, with their episodes to page through."""
     from lorekit.eval.report_html import build_report
 
-    with _open_store(store) as db:
+    with open_store(store) as db:
         _check_runs(db, run_ids, store)
         page = build_report(db, run_ids, max_episodes=max_episodes, rl_dir=rl_dir, title=title)
     try:
         output.write_text(page, encoding="utf-8")
     except OSError as exc:
         raise UserError(f"--output: cannot write {output}: {exc.strerror or exc}") from None
-    _console(err=True).print(f"wrote {output} ({len(page.encode()) / 1e6:.1f} MB)", highlight=False)
+    err_console.print(f"wrote {output} ({len(page.encode()) / 1e6:.1f} MB)", highlight=False)
 
 
 @click.command("view")
 @click.argument("run_ids", metavar="RUN [RUN ...]", nargs=-1, required=True)
-@_store_option
+@read_store_option
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
@@ -95,7 +97,7 @@ def view_cmd(
     """Serve the report of RUNs on 127.0.0.1, read-only; a reload shows new episodes."""
     from lorekit.eval.report_html_serve import ReportServer
 
-    with _open_store(store) as db:
+    with open_store(store) as db:
         _check_runs(db, run_ids, store)
     try:
         server = ReportServer(
@@ -106,7 +108,7 @@ def view_cmd(
             f"--port: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc} "
             "(pass another --port, or 0 for any free one)"
         ) from None
-    _console(err=True).print(
+    err_console.print(
         f"serving {', '.join(run_ids)} at {server.url} (read-only; Ctrl-C to stop)",
         highlight=False,
     )

@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lorekit.cli_errors import UserError
-from lorekit.cli_options import cache_option, model_options
+from lorekit.cli.console import console
+from lorekit.cli.errors import UserError
+from lorekit.cli.options import ModelChoice, cache_option, model_options
+from lorekit.cli.prepare import prepare_config
 
 if TYPE_CHECKING:
     from lorekit.laws.experience import Experience
@@ -56,15 +58,10 @@ def rewards_cmd(
     only: tuple[str, ...],
     concurrency: int,
     cache: str | None,
-    config_path: str | None,
-    model: str | None,
-    base_url: str | None,
-    roles_opt: tuple[str, ...],
-    request_timeout: float | None,
+    models: ModelChoice,
 ) -> None:
     """Reward predicates from EXPERIENCE (a saved experience JSON, or 'oracle')."""
-    from lorekit.cli import console, prepare_config
-    from lorekit.cli_checks import build_models, check_api_keys, check_cache
+    from lorekit.cli.checks import build_models, check_api_keys, check_cache
     from lorekit.laws.experience import Experience
     from lorekit.laws.records import read_records
     from lorekit.laws.rewarder import write_predicates
@@ -89,17 +86,15 @@ def rewards_cmd(
             experience, loaded if records is not None else None
         )
     else:
-        if not (model or config_path or roles_opt):
+        if not models.given:
             raise UserError("writing predicates needs a model: pass --model (and --base-url), "
                             "--config, or --from-laws")  # fmt: skip
         if records is None:
             raise UserError("the rewarder checks its predicates on records: pass --records FILE")
-        cfg, _ = prepare_config(
-            config_path, model, base_url, roles_opt, request_timeout, cache, None
-        )
-        check_api_keys(cfg, config_path=config_path)
-        check_cache(cfg, config_path=config_path)
-        llm = build_models(cfg, config_path=config_path)["rewarder"]
+        cfg, _ = prepare_config(models, cache=cache)
+        check_api_keys(cfg, config_path=models.config_path)
+        check_cache(cfg, config_path=models.config_path)
+        llm = build_models(cfg, config_path=models.config_path)["rewarder"]
         pset = asyncio.run(
             write_predicates(
                 llm, experience, loaded, refinements=refinements, concurrency=concurrency

@@ -6,34 +6,15 @@ never changes the file, even while another process is still writing it.
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
-from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-from lorekit.cli_errors import UserError
-
-DEFAULT_STORE = "runs/lorekit.sqlite3"
-
-
-def _console(err: bool = False) -> Console:
-    """The CLI's shared consoles (set up once, in :mod:`lorekit.cli`)."""
-    from lorekit.cli import console, err_console
-
-    return err_console if err else console
-
-
-def _store_option(f: Any) -> Any:
-    return click.option(
-        "--store",
-        default=lambda: os.environ.get("LOREKIT_STORE", DEFAULT_STORE),
-        show_default=f"$LOREKIT_STORE or {DEFAULT_STORE}",
-        help="Run store (SQLite file).",
-    )(f)
+from lorekit.cli.console import console, err_console
+from lorekit.cli.errors import UserError
+from lorekit.cli.options import read_store_option
+from lorekit.cli.stores import open_store
 
 
 @click.group()
@@ -41,25 +22,11 @@ def runs() -> None:
     """Inspect recorded runs."""
 
 
-def _open_store(path: str) -> Any:
-    """Open an existing store read-only: inspecting a run never writes to it."""
-    from lorekit.eval.store import RunStore, StoreError
-
-    if Path(path).is_dir():
-        raise UserError(f"--store: {path} is a folder, not a run store (pass the .sqlite3 file)")
-    if not Path(path).is_file():
-        raise UserError(f"--store: no run store at {path} (run something first, or pass --store)")
-    try:
-        return RunStore.open_readonly(path)
-    except StoreError as exc:
-        raise UserError(f"--store: {exc}") from None
-
-
 @runs.command("list")
-@_store_option
+@read_store_option
 def runs_list(store: str) -> None:
     """List runs, newest first."""
-    with _open_store(store) as db:
+    with open_store(store) as db:
         rows = db.list_runs()
         table = Table("run", "created", "env", "agent", "status", "episodes", "success")
         for r in rows:
@@ -70,27 +37,27 @@ def runs_list(store: str) -> None:
                 r.run_id, _when(r.created_at), r.env, r.agent, r.status, str(len(eps)), rate
             )
     if not rows:
-        _console().print(f"no runs in {store}")
+        console.print(f"no runs in {store}")
         return
-    _console().print(table)
+    console.print(table)
 
 
 @runs.command("show")
 @click.argument("run_id")
-@_store_option
+@read_store_option
 def runs_show(run_id: str, store: str) -> None:
     """Summary of one run: episodes, success, usage by role."""
     from lorekit.eval.report import render_run
 
-    with _open_store(store) as db:
+    with open_store(store) as db:
         if db.get_run(run_id) is None:
             raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
-        render_run(db, run_id, _console())
+        render_run(db, run_id, console)
 
 
 @runs.command("export")
 @click.argument("run_id")
-@_store_option
+@read_store_option
 @click.option(
     "--output",
     "-o",
@@ -100,7 +67,7 @@ def runs_show(run_id: str, store: str) -> None:
 )
 def runs_export(run_id: str, store: str, output: str | None) -> None:
     """Export a run as JSON lines: the run, then one line per episode."""
-    with _open_store(store) as db:
+    with open_store(store) as db:
         if db.get_run(run_id) is None:
             raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
         if output is None:
@@ -111,7 +78,7 @@ def runs_export(run_id: str, store: str, output: str | None) -> None:
                 n = db.export_jsonl(run_id, fh)
         except OSError as exc:
             raise UserError(f"--output: cannot write {output}: {exc.strerror or exc}") from None
-    _console(err=True).print(f"wrote {n} lines to {output}")
+    err_console.print(f"wrote {n} lines to {output}")
 
 
 def _when(ts: float) -> str:
@@ -123,14 +90,14 @@ def _when(ts: float) -> str:
 @click.command("show")
 @click.argument("run_id", metavar="RUN")
 @click.argument("episode", metavar="[EPISODE]", required=False)
-@_store_option
+@read_store_option
 def show_cmd(run_id: str, episode: str | None, store: str) -> None:
     """Print one episode: steps, model calls, and an agent's own record
     (e.g. ADaPT's decomposition tree, a team's timeline). EPISODE is an index,
     key or task id; it may be left out when the run has one episode."""
     from lorekit.eval.show import render_episode
 
-    with _open_store(store) as db:
+    with open_store(store) as db:
         if db.get_run(run_id) is None:
             raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
         if episode is None:
@@ -143,6 +110,6 @@ def show_cmd(run_id: str, episode: str | None, store: str) -> None:
                 )
             episode = keys[0]
         try:
-            render_episode(db, run_id, episode, _console())
+            render_episode(db, run_id, episode, console)
         except LookupError as exc:
             raise UserError(f"EPISODE: {str(exc).strip(chr(39))}") from None

@@ -2,7 +2,7 @@
 
 The command builds the organization (solo, chain, graph, tree), the clock and
 the team world, and plays each task with the whole team as one agent of the
-evaluation harness (:class:`lorekit.eval.team_runs.TeamAgent`), so models,
+evaluation harness (:class:`lorekit.agents.teams.runs.TeamAgent`), so models,
 roles, cache and store are chosen exactly as for ``lorekit run`` and a run is
 resumed the same way (``--run-id``). ``lorekit show RUN`` prints the timeline.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -29,14 +30,17 @@ from lorekit.agents.teams.runs import (
     players_needed,
     team_summary,
 )
-from lorekit.cli_errors import Interrupted, RunFailed, UserError, model_error_hint, with_hint
-from lorekit.cli_options import (
-    cache_option,
+from lorekit.cli.console import console, err_console, show_progress
+from lorekit.cli.errors import Interrupted, RunFailed, UserError, model_error_hint, with_hint
+from lorekit.cli.options import (
+    HarnessOptions,
+    ModelChoice,
+    harness_options,
     model_options,
-    progress_option,
-    retry_errors_option,
-    store_option,
+    option_set,
 )
+from lorekit.cli.prepare import kv, prepare_config
+from lorekit.cli.stores import open_store
 
 
 def _parts() -> TeamParts:
@@ -44,19 +48,73 @@ def _parts() -> TeamParts:
     return default_parts()
 
 
-def team_spec(
-    org: str,
-    leaves: int | None,
-    size: int | None,
-    mode: str,
-    clock: str,
-    max_time_s: float,
-    cutoff_s: float,
-    seconds_per_tick: float | None,
-) -> TeamSpec:
+@dataclass(frozen=True, slots=True)
+class OrgChoice:
+    """The organization a team plays in, and its clock (``team run``'s own options)."""
+
+    org: str = "tree"
+    leaves: int | None = None
+    size: int | None = None
+    mode: str = "async"
+    clock: str | None = None
+    max_time_s: float = 1_800.0
+    cutoff_s: float = 300.0
+    seconds_per_tick: float | None = None
+
+
+org_options = option_set(
+    "org_choice",
+    OrgChoice,
+    [
+        click.option(
+            "--org",
+            default="tree",
+            show_default=True,
+            help="solo; chain (a relay, CoA); graph (anyone commands anyone, GoA); tree (a leader "
+            "commands its leaves, ToA); or a YAML organization file.",
+        ),
+        click.option("--leaves", type=int, default=None, help="Leaves of a tree [default: 2]."),
+        click.option(
+            "--size", type=int, default=None, help="Agents of a chain or graph [default: 3]."
+        ),
+        click.option("--mode", type=click.Choice(MODES), default="async", show_default=True),
+        click.option(
+            "--clock",
+            type=click.Choice(CLOCKS),
+            default=None,
+            help="virtual: model latency spent on a deterministic clock; wall: real time "
+            "[default: virtual with --simulate, else wall].",
+        ),
+        click.option(
+            "--max-time",
+            "max_time_s",
+            type=float,
+            default=1_800.0,
+            show_default=True,
+            help="Clock seconds a task may take.",
+        ),
+        click.option(
+            "--cutoff",
+            "cutoff_s",
+            type=float,
+            default=300.0,
+            show_default=True,
+            help="Clock seconds without progress before the team stops (TC is NaN).",
+        ),
+        click.option(
+            "--seconds-per-tick", type=float, default=None, help="Clock seconds per world tick."
+        ),
+    ],
+)
+"""``--org``, ``--leaves``, ``--size``, ``--mode``, ``--clock``, ``--max-time``,
+``--cutoff`` and ``--seconds-per-tick``, passed as ``org_choice: OrgChoice``."""
+
+
+def team_spec(choice: OrgChoice, clock: str) -> TeamSpec:
     """The spec the options describe, or a one-line error naming the option.
 
-    ``org`` is a kind (solo, chain, graph, tree) or a YAML organization file."""
+    ``choice.org`` is a kind (solo, chain, graph, tree) or a YAML organization file."""
+    org, leaves, size = choice.org, choice.leaves, choice.size
     custom = _org_file(org, leaves, size) if org not in ORG_KINDS else None
     if custom is not None:
         kind, size = str(custom.get("org")), len(custom.get("agents") or ())
@@ -72,11 +130,11 @@ def team_spec(
         return TeamSpec(
             kind,
             size,
-            mode,
+            choice.mode,
             clock,
-            max_time_s=max_time_s,
-            cutoff_s=cutoff_s,
-            seconds_per_tick=seconds_per_tick,
+            max_time_s=choice.max_time_s,
+            cutoff_s=choice.cutoff_s,
+            seconds_per_tick=choice.seconds_per_tick,
             custom=custom,
         )
     except ValueError as exc:  # its message names the option
@@ -116,9 +174,7 @@ def _org_file(org: str, leaves: int | None, size: int | None) -> dict[str, Any] 
 def env_options(env_opt: Sequence[str], players: int) -> dict[str, Any]:
     """The party env's arguments: the players the organization needs, and the
     ``--env-opt KEY=VALUE`` world options (``peaceful=true``)."""
-    from lorekit.cli import _kv
-
-    extra = _kv(env_opt, "--env-opt")
+    extra = kv(env_opt, "--env-opt")
     if "players" in extra:
         raise UserError("--env-opt players=...: the organization sets the players (one per agent)")
     return {"players": players, **extra}
@@ -177,23 +233,7 @@ def team() -> None:
 
 @team.command("run")
 @click.argument("env_name", metavar="ENV")
-@click.option(
-    "--org",
-    default="tree",
-    show_default=True,
-    help="solo; chain (a relay, CoA); graph (anyone commands anyone, GoA); tree (a leader "
-    "commands its leaves, ToA); or a YAML organization file.",
-)
-@click.option("--leaves", type=int, default=None, help="Leaves of a tree [default: 2].")
-@click.option("--size", type=int, default=None, help="Agents of a chain or graph [default: 3].")
-@click.option("--mode", type=click.Choice(MODES), default="async", show_default=True)
-@click.option(
-    "--clock",
-    type=click.Choice(CLOCKS),
-    default=None,
-    help="virtual: model latency spent on a deterministic clock; wall: real time "
-    "[default: virtual with --simulate, else wall].",
-)
+@org_options
 @click.option("--task", "task_ids", multiple=True, help="Task id, repeatable (default: the split).")
 @click.option("--split", default="test", show_default=True)
 @click.option("--episodes", "-n", type=click.IntRange(min=1), default=None)
@@ -204,76 +244,31 @@ def team() -> None:
     help="Play with the team simulation's scripted models (no model server needed).",
 )
 @click.option(
-    "--max-time",
-    "max_time_s",
-    type=float,
-    default=1_800.0,
-    show_default=True,
-    help="Clock seconds a task may take.",
-)
-@click.option(
-    "--cutoff",
-    "cutoff_s",
-    type=float,
-    default=300.0,
-    show_default=True,
-    help="Clock seconds without progress before the team stops (TC is NaN).",
-)
-@click.option("--seconds-per-tick", type=float, default=None, help="Clock seconds per world tick.")
-@click.option(
     "--env-opt",
     multiple=True,
     help="KEY=VALUE for the party world, e.g. peaceful=true (no zombies or skeletons).",
 )
-@click.option("--concurrency", "-j", type=click.IntRange(min=1), default=2, show_default=True)
-@click.option("--run-id", default=None, help="Name the run; an existing id resumes it.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the models' draws.")
-@click.option(
-    "--timeout",
-    "timeout_s",
-    type=click.FloatRange(min=0.001),
-    default=3_600.0,
-    show_default=True,
-    help="Wall-clock limit per episode.",
+@harness_options(
+    concurrency=2,
+    timeout_s=3_600.0,
+    timeout_help="Wall-clock limit per episode.",
+    seed_help="Seed of the models' draws.",
 )
-@cache_option
-@retry_errors_option
-@progress_option
-@store_option
 def team_run(
     env_name: str,
-    org: str,
-    leaves: int | None,
-    size: int | None,
-    mode: str,
-    clock: str | None,
+    org_choice: OrgChoice,
     task_ids: tuple[str, ...],
     split: str,
     episodes: int | None,
-    config_path: str | None,
-    model: str | None,
-    base_url: str | None,
-    roles_opt: tuple[str, ...],
-    request_timeout: float | None,
+    models: ModelChoice,
     simulate: bool,
-    max_time_s: float,
-    cutoff_s: float,
-    seconds_per_tick: float | None,
     env_opt: tuple[str, ...],
-    concurrency: int,
-    run_id: str | None,
-    seed: int,
-    timeout_s: float,
-    cache: str | None,
-    retry_errors: bool,
-    progress: bool | None,
-    store: str | None,
+    harness: HarnessOptions,
 ) -> None:
     """Play party tasks with a team; everything goes to the run store.
 
     Exits 1 when an episode ended in an error (resume with --run-id and --retry-errors)."""
-    from lorekit.cli import _show_progress, console, err_console, prepare_config
-    from lorekit.cli_checks import (
+    from lorekit.cli.checks import (
         build_models,
         check_api_keys,
         check_cache,
@@ -284,41 +279,35 @@ def team_run(
 
     if env_name != ENV_NAME:
         raise UserError(f"ENV: teams play {ENV_NAME!r} (the multi-player world), not {env_name!r}")
-    spec = team_spec(
-        org,
-        leaves,
-        size,
-        mode,
-        clock or ("virtual" if simulate else "wall"),
-        max_time_s,
-        cutoff_s,
-        seconds_per_tick,
-    )
-    if simulate and (model or config_path or roles_opt or base_url):
+    spec = team_spec(org_choice, org_choice.clock or ("virtual" if simulate else "wall"))
+    config_path = models.config_path
+    if simulate and (models.given or models.base_url):
         raise UserError("--simulate plays with scripted models: drop --model/--role/--config")
-    if not simulate and not (model or config_path or roles_opt):
+    if not simulate and not models.given:
         raise UserError(
             "a team needs models: pass --model (and --base-url), --role leader=M, --config, "
             "or --simulate for the scripted team"
         )
-    cfg, store_setting = prepare_config(
-        config_path, model, base_url, roles_opt, request_timeout, cache, store
-    )
+    cfg, store_setting = prepare_config(models, cache=harness.cache, store=harness.store)
     check_roles(
-        cfg, TEAM_ROLES, owner="a team", from_flags=role_names(roles_opt), config_path=config_path
+        cfg,
+        TEAM_ROLES,
+        owner="a team",
+        from_flags=role_names(models.roles),
+        config_path=config_path,
     )
     check_api_keys(cfg, config_path=config_path)
     parts = _parts()
     try:
         organization = parts.build_org(spec.org_spec())
     except ValueError as exc:
-        raise UserError(f"--org {org}: {exc}") from None
+        raise UserError(f"--org {org_choice.org}: {exc}") from None
     players = players_needed(organization, spec)
     env_kwargs = env_options(env_opt, players)
     tasks, provenance = pick_tasks(task_ids, split, episodes, players, env_kwargs)
     check_writable(cfg.store, what="run store", setting=store_setting)
     check_cache(cfg, config_path=config_path)
-    roles = _simulated_roles(organization, seed) if simulate else None
+    roles = _simulated_roles(organization, harness.seed) if simulate else None
     config = {
         "run": cfg.model_dump(),
         "env": ENV_NAME,
@@ -326,7 +315,7 @@ def team_run(
         "team": spec.to_dict(),
         "simulate": simulate,
         "tasks_from": provenance,
-        "seed": seed,
+        "seed": harness.seed,
     }
     rid = _play(
         cfg,
@@ -335,19 +324,13 @@ def team_run(
         roles if roles is not None else build_models(cfg, config_path=config_path),
         tasks,
         env_kwargs=env_kwargs,
-        run_id=run_id,
-        seed=seed,
+        harness=harness,
         config=config,
-        concurrency=concurrency,
-        timeout_s=timeout_s,
-        retry_errors=retry_errors,
-        progress=err_console if _show_progress(progress) else False,
     )
     from lorekit.agents.teams.view import render_team_run
-    from lorekit.cli_runs import _open_store
     from lorekit.eval.report import render_run
 
-    with _open_store(str(cfg.store)) as db:
+    with open_store(str(cfg.store)) as db:
         render_run(db, rid, console)
         render_team_run(db, rid, console)
         errored = [e for e in db.episodes(rid) if e.status == "error"]
@@ -384,13 +367,8 @@ def _play(
     tasks: Sequence[Any],
     *,
     env_kwargs: dict[str, Any],
-    run_id: str | None,
-    seed: int,
+    harness: HarnessOptions,
     config: dict[str, Any],
-    concurrency: int,
-    timeout_s: float,
-    retry_errors: bool,
-    progress: Any,
 ) -> str:
     """Play (or resume) the run; returns its id."""
     from lorekit.envs import EnvSpec
@@ -402,7 +380,7 @@ def _play(
         db = RunStore(cfg.store)
     except StoreError as exc:
         raise UserError(str(exc)) from None
-    rid = run_id or new_run_id()
+    rid = harness.run_id or new_run_id()
     with db:
         try:
             _same_settings(db, rid, config)
@@ -412,15 +390,15 @@ def _play(
                     env_factory=EnvSpec(ENV_NAME, env_kwargs, execution="inline"),
                     agent=TeamAgent(spec, parts),
                     roles=roles,
-                    episodes=plan_episodes(tasks, seed=seed),
+                    episodes=plan_episodes(tasks, seed=harness.seed),
                     run_id=rid,
                     env_name=ENV_NAME,
                     config=config,
-                    concurrency=concurrency,
-                    episode_timeout_s=timeout_s,
-                    retry_errors=retry_errors,
+                    concurrency=harness.concurrency,
+                    episode_timeout_s=harness.timeout_s,
+                    retry_errors=harness.retry_errors,
                     prices=cfg.prices(),
-                    progress=progress,
+                    progress=err_console if show_progress(harness.progress) else False,
                 )
             )
         except RunMismatchError as exc:
@@ -433,8 +411,6 @@ def _play(
         summary["team"] = team_summary(db.episodes(rid))
         db.set_run_status(rid, "finished", summary)
         if result.skipped:
-            from lorekit.cli import err_console
-
             err_console.print(
                 f"resumed: {result.skipped} episodes already done, {result.played} played now"
             )

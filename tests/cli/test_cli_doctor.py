@@ -46,8 +46,8 @@ def test_doctor_lists_every_optional_extra_of_the_package() -> None:
     import tomllib
     from pathlib import Path
 
-    from lorekit.cli_doctor import EXTRAS
+    from lorekit.cli.doctor import EXTRAS
 
-    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     declared = set(project["project"]["optional-dependencies"]) - {"test"}
     assert {extra for extra, _, _ in EXTRAS} == declared

@@ -1,17 +1,43 @@
-"""``lorekit laws rewards`` (the command on its own; lawsym's group attaches it)."""
+"""``lorekit laws rewards`` (the command on its own; the ``laws`` group attaches it)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
-from test_rewarder import RIGHT
-from test_rewards import STONE
 
-from lorekit.cli_laws_rewards import rewards_cmd
-from lorekit.laws.records import write_records
+from lorekit.cli.laws_rewards import rewards_cmd
+from lorekit.laws.records import LawRecord, write_records
 from lorekit.laws.rewards import PredicateSet
 from lorekit.llm.testing import OpenAICompatServer
+
+
+def record(achievement: str, success: bool, inventory: dict[str, int], face: str) -> LawRecord:
+    """A paper-format record whose state is the same before and after."""
+    state: dict[str, Any] = {
+        "attributes": {"health": 9, "food": 9, "drink": 9, "energy": 9},
+        "tools": {k: v for k, v in inventory.items() if "_" in k},
+        "materials": {k: v for k, v in inventory.items() if "_" not in k},
+        "face": face,
+        "nearby": [["grass"] * 3, ["grass", "player", face], ["grass"] * 3],
+    }
+    return LawRecord(achievement, achievement, success, state, state)
+
+
+STONE = [
+    record("collect_stone", True, {"wood_pickaxe": 1}, "stone"),
+    record("collect_stone", True, {"wood_pickaxe": 2}, "stone"),
+    record("collect_stone", False, {}, "stone"),
+    record("collect_stone", False, {"wood_pickaxe": 1}, "grass"),
+    record("collect_wood", True, {}, "tree"),  # another achievement: ignored
+]
+RIGHT = """Here it is:
+```python
+def valid(state, target):
+    return target == "stone" and state.inventory.get("wood_pickaxe", 0) >= 1
+```
+"""
 
 
 def test_from_laws_writes_a_checked_set(tmp_path: Path) -> None:

@@ -20,8 +20,8 @@ import click
 import yaml
 
 from lorekit import yamlio
-from lorekit.cli_errors import first_and_count
-from lorekit.cli_options import model_options
+from lorekit.cli.errors import first_and_count
+from lorekit.cli.options import ModelChoice, model_options
 from lorekit.graph.errors import GraphError, NodeFailedError
 from lorekit.graph.node import NodeFailure
 from lorekit.graph.render import GraphvizMissing, to_mermaid, write_image
@@ -119,18 +119,14 @@ def show(spec_path: str, image: str | None, all_errors: bool) -> None:
 @all_errors_option
 def run(
     spec_path: str,
-    model: str | None,
-    base_url: str | None,
+    models: ModelChoice,
     sets: tuple[str, ...],
-    config_path: str | None,
-    roles_opt: tuple[str, ...],
-    request_timeout: float | None,
     sequential: bool,
     as_json: bool,
     all_errors: bool,
 ) -> None:
     """Run one pass of SPEC and print each node's output."""
-    from lorekit.cli_checks import (
+    from lorekit.cli.checks import (
         build_models,
         check_api_keys,
         check_cache,
@@ -139,14 +135,19 @@ def run(
     )
     from lorekit.config import ConfigError, RunConfig, apply_overrides, load_config
 
-    if model is None and config_path is None and not roles_opt:
+    config_path = models.config_path
+    if models.model is None and config_path is None and not models.roles:
         raise GraphUsageError("graph run needs a model: pass --model (and --base-url) or --config")
     spec = _spec(spec_path, all_errors)
     try:
         db = spec.initial_db(_values(sets))
         cfg = load_config(config_path) if config_path else RunConfig()
         cfg = apply_overrides(
-            cfg, model=model, base_url=base_url, roles=roles_opt, request_timeout=request_timeout
+            cfg,
+            model=models.model,
+            base_url=models.base_url,
+            roles=models.roles,
+            request_timeout=models.request_timeout,
         )
     except (GraphError, ConfigError) as exc:
         raise GraphUsageError(_report(str(exc), all_errors)) from None
@@ -154,7 +155,7 @@ def run(
         cfg,
         {node.role for node in spec.nodes},
         owner=f"graph {spec.name}",
-        from_flags=role_names(roles_opt),
+        from_flags=role_names(models.roles),
         config_path=config_path,
     )
     check_api_keys(cfg, config_path=config_path)

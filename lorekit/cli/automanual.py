@@ -1,0 +1,244 @@
+"""``lorekit automanual build/formulate/rules`` and ``lorekit manual export``.
+
+The three stages of AutoManual from the command line: ``build`` plays tasks
+one at a time with the planner, builder and consolidator (a run in the run
+store whose episodes carry every rule change), ``formulate`` turns the build's
+rules into a Markdown manual stored with the build, and testing is a plain
+``lorekit run ENV --agent automanual --agent-opt manual=BUILD``. A build is
+resumable: run the same command with ``--run-id BUILD`` after a kill. The build
+command and its loop live in :mod:`lorekit.cli.automanual_build`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+
+from lorekit.agents.automanual.core import STAGE_ROLES
+from lorekit.cli.automanual_build import build_cmd
+from lorekit.cli.console import console
+from lorekit.cli.errors import RunFailed, UserError
+from lorekit.cli.options import (
+    ModelChoice,
+    cache_option,
+    model_options,
+    read_store_option,
+    store_option,
+)
+from lorekit.cli.prepare import prepare_config
+from lorekit.cli.stores import open_store
+
+
+@click.group()
+def automanual() -> None:
+    """AutoManual: build rules by playing, formulate a manual, test with it."""
+
+
+automanual.add_command(build_cmd)
+
+
+def _build_run(store: str, build: str) -> None:
+    """Refuse anything that is not an AutoManual build in ``store``."""
+    with open_store(store) as db:
+        info = db.get_run(build)
+    if info is None:
+        raise UserError(f"BUILD: no run {build!r} in {store} (see `lorekit runs list`)")
+    if not info.agent.startswith("automanual-build"):
+        raise UserError(
+            f"BUILD: run {build!r} is a {info.agent!r} run, not an AutoManual build "
+            "(made by `lorekit automanual build`)"
+        )
+
+
+def _world(store: str, build: str) -> str:
+    """The build env's title and code API, as the formulator sees the world."""
+    from lorekit.agents.automanual.profiles import profile_for
+
+    with open_store(store) as db:
+        info = db.get_run(build)
+    try:
+        profile = profile_for(info.env if info is not None else "")
+    except ValueError:
+        return ""
+    return f"{profile.title}. The agent's code calls:\n{profile.api_text}"
+
+
+@automanual.command("formulate")
+@click.argument("build", metavar="BUILD")
+@model_options
+@cache_option
+@store_option
+def formulate_cmd(
+    build: str,
+    models: ModelChoice,
+    cache: str | None,
+    store: str | None,
+) -> None:
+    """Formulating stage: group the build's rules into a Markdown manual (role formulator)."""
+    from lorekit.agents.automanual.formulator import Formulator, FormulatorError
+    from lorekit.agents.automanual.manuals import save_manual
+    from lorekit.agents.automanual.rules import RuleSystem
+    from lorekit.agents.automanual.store import open_db
+    from lorekit.cli.checks import (
+        build_models,
+        check_api_keys,
+        check_cache,
+        check_roles,
+        role_names,
+    )
+    from lorekit.eval.store import RunStore
+    from lorekit.llm.accounting import UsageLedger
+
+    if not models.given:
+        raise UserError("formulating needs a model: pass --model (and --base-url) or --config")
+    config_path = models.config_path
+    cfg, _setting = prepare_config(models, cache=cache, store=store)
+    _build_run(str(cfg.store), build)
+    check_roles(
+        cfg,
+        STAGE_ROLES,
+        owner="automanual formulate",
+        from_flags=role_names(models.roles),
+        config_path=config_path,
+    )
+    check_api_keys(cfg, config_path=config_path)
+    check_cache(cfg, config_path=config_path)
+    db = open_db(str(cfg.store))
+    try:
+        system = RuleSystem(db, build)
+        rules = system.rules()
+        if not rules:
+            raise UserError(
+                f"build {build!r} has no rules to formulate (a planner-lib build tests with "
+                "its skills alone: `lorekit run ENV --agent automanual --agent-opt manual=BUILD`)"
+            )
+        with RunStore(cfg.store) as runs:
+            roles = build_models(cfg, config_path=config_path).metered(
+                UsageLedger(cfg.prices()), lambda record: runs.add_run_llm_call(build, record)
+            )
+            try:
+                formulator = Formulator(roles, world=_world(str(cfg.store), build))
+                manual = asyncio.run(formulator.formulate(rules, rules_version=system.version))
+            except FormulatorError as exc:
+                raise RunFailed(f"the formulator gave no usable manual: {exc}") from None
+        version = save_manual(db, build, manual)
+    finally:
+        db.close()
+    console.print(manual.markdown)
+    console.print(
+        f"manual version {version} of build {build} ({len(rules)} rules, rules version "
+        f"{manual.rules_version}); test it with: lorekit run ENV --agent automanual "
+        f"--agent-opt manual={build}"
+    )
+
+
+@automanual.command("rules")
+@click.argument("build", metavar="BUILD")
+@click.option(
+    "--at",
+    "at_version",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Show the rules as they were at this version.",
+)
+@click.option(
+    "--diff",
+    nargs=2,
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="A B",
+    help="What changed between two versions.",
+)
+@click.option("--history", is_flag=True, help="Every change: version, episode, actor, rule.")
+@click.option(
+    "--restore",
+    "restore_to",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Make the rules what they were at this version (recorded as new changes).",
+)
+@read_store_option
+def rules_cmd(
+    build: str,
+    at_version: int | None,
+    diff: tuple[int, int] | None,
+    history: bool,
+    restore_to: int | None,
+    store: str,
+) -> None:
+    """Show a build's rules, their history, a diff between versions, or restore a version."""
+    from lorekit.agents.automanual.rules import RuleSystem
+    from lorekit.agents.automanual.store import open_db
+
+    _build_run(store, build)
+    db = open_db(store)
+    try:
+        system = RuleSystem(db, build)
+        top = system.version
+        for flag, value in (("--at", at_version), ("--restore", restore_to)):
+            if value is not None and value > top:
+                raise UserError(f"{flag}: build {build!r} has versions 0..{top}, not {value}")
+        if diff is not None and max(diff) > top:
+            raise UserError(f"--diff: build {build!r} has versions 0..{top}, not {max(diff)}")
+        if restore_to is not None:
+            system.begin(None, succeeded=None, actor="user")
+            system.restore(restore_to)
+            console.print(f"restored version {restore_to}; now at version {system.version}")
+        elif diff is not None:
+            console.print(system.diff(*diff).render())
+        elif history:
+            for event in system.history():
+                console.print(
+                    f"v{event.version:<4} {event.op:<8} {event.rule_id:<8} by {event.actor:<12} "
+                    f"episode {event.episode_id or '-'}",
+                    markup=False,
+                )
+        else:
+            shown = system.rules_at(at_version) if at_version is not None else system.rules()
+            version = at_version if at_version is not None else top
+            console.print(f"build {build}: {len(shown)} rules at version {version}", markup=False)
+            for rule in shown:
+                console.print(f"\n{rule.rule_id} ({rule.type.value}): {rule.content}", markup=False)
+                if rule.example:
+                    console.print(rule.example, markup=False)
+    finally:
+        db.close()
+
+
+@click.group()
+def manual() -> None:
+    """Manuals written by AutoManual builds."""
+
+
+@manual.command("export")
+@click.argument("build", metavar="BUILD")
+@click.option("-o", "--out", "out", required=True, help="Markdown file to write ('-': stdout).")
+@read_store_option
+def export_cmd(build: str, out: str, store: str) -> None:
+    """Write the build's latest manual as Markdown."""
+    from lorekit.agents.automanual.manuals import latest_manual
+    from lorekit.agents.automanual.store import open_db
+
+    _build_run(store, build)
+    db = open_db(store)
+    try:
+        found = latest_manual(db, build)
+    finally:
+        db.close()
+    if found is None:
+        raise UserError(
+            f"build {build!r} has no manual yet; run `lorekit automanual formulate {build}`"
+        )
+    if out == "-":
+        click.echo(found.markdown)
+        return
+    try:
+        Path(out).write_text(
+            found.markdown if found.markdown.endswith("\n") else found.markdown + "\n",
+            encoding="utf-8",
+        )
+    except OSError as exc:
+        raise UserError(f"--out: cannot write {out}: {exc.strerror or exc}") from None
+    console.print(f"wrote {out}")

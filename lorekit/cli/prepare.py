@@ -1,0 +1,115 @@
+"""What every command that plays episodes does before the first one: read the
+run config with the command line's overrides, parse ``KEY=VALUE`` options, build
+the env once to check its options and list its tasks, and word what went wrong
+in terms of the flags the user typed.
+
+Shared by ``lorekit run``, ``automanual build``, ``team run``, ``laws ...``;
+this module imports no command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lorekit.cli.errors import UserError
+from lorekit.cli.options import ModelChoice
+from lorekit.cli.stores import pick_store
+
+
+def kv(items: Sequence[str], flag: str) -> dict[str, Any]:
+    """``KEY=VALUE`` strings as a dict; each value is read as YAML when it parses."""
+    import yaml
+
+    from lorekit import yamlio
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UserError(f"{flag}: expected KEY=VALUE, got {item!r}")
+        try:
+            # YAML reads "null" or "~" as None; "none" is what people type.
+            out[key] = None if value.strip().lower() == "none" else yamlio.safe_load(value)
+        except yaml.YAMLError:
+            out[key] = value  # not YAML: keep what the user typed, as text
+    return out
+
+
+def with_defaults(env_opt: Sequence[str], defaults: dict[str, Any]) -> tuple[str, ...]:
+    """``env_opt`` with ``KEY=VALUE`` defaults added for keys it does not set."""
+    given = {o.split("=", 1)[0].strip() for o in env_opt}
+    extra = [f"{k}={v}" for k, v in defaults.items() if k not in given]
+    return (*extra, *env_opt)
+
+
+def prepare_config(
+    models: ModelChoice, *, cache: str | None = None, store: str | None = None
+) -> tuple[Any, str]:
+    """The run config with the command line's overrides, and how to change its store."""
+    from lorekit.cli.local_model import use_local_model
+    from lorekit.config import RunConfig, apply_overrides, load_config
+
+    cfg = load_config(models.config_path) if models.config_path else RunConfig()
+    store, store_setting = pick_store(store, cfg, models.config_path)
+    cfg = apply_overrides(
+        cfg,
+        model=models.model,
+        base_url=models.base_url,
+        roles=models.roles,
+        cache=cache,
+        store=store,
+        request_timeout=models.request_timeout,
+    )
+    return use_local_model(cfg), store_setting
+
+
+def prepare_tasks(
+    env_name: str, env_opt: Sequence[str], tasks_opt: str | None, split: str
+) -> tuple[dict[str, Any], list[Any], str | None]:
+    """The env's arguments, the split's tasks and where they come from; a probe env
+    is built once (and closed) so that bad options fail before anything runs."""
+    from lorekit.envs import make
+
+    env_kwargs = kv(env_opt, "--env-opt")
+    if tasks_opt is not None:
+        if "tasks" in env_kwargs:
+            raise UserError("give the task list once: --tasks or --env-opt tasks=..., not both")
+        env_kwargs["tasks"] = tasks_opt
+        env_opt = (*env_opt, f"tasks={tasks_opt}")
+    try:
+        probe = make(env_name, **env_kwargs)
+        tasks = probe.tasks(split)
+        provenance = probe.describe_split(split)
+        probe.close()
+    except (LookupError, TypeError, ValueError, OSError) as exc:
+        raise UserError(env_problem(env_name, env_opt, exc)) from None
+    return env_kwargs, list(tasks), provenance
+
+
+def problem(exc: BaseException) -> str:
+    """An exception as the one line a user reads (no class names, no quotes of a key)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+    return str(text)
+
+
+def agent_problem(name: str, opts: Sequence[str], exc: BaseException) -> str:
+    """Why agent ``name`` could not be made, naming the ``--agent-opt`` given."""
+    from lorekit.agents import AGENTS
+
+    msg = problem(exc)
+    if name not in AGENTS or msg.startswith(f"agent {name!r}"):
+        return msg
+    return f"agent {name!r}" + (f" with --agent-opt {' '.join(opts)}" if opts else "") + f": {msg}"
+
+
+def env_problem(name: str, opts: Sequence[str], exc: BaseException) -> str:
+    """Why env ``name`` could not be made, naming the ``--env-opt`` given."""
+    from lorekit.envs.registry import UnknownEnvError
+
+    msg = problem(exc)
+    if isinstance(exc, UnknownEnvError) or msg.startswith(f"bad arguments for env {name!r}"):
+        return msg
+    return f"env {name!r}" + (f" with --env-opt {' '.join(opts)}" if opts else "") + f": {msg}"

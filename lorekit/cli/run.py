@@ -1,0 +1,237 @@
+"""``lorekit run``: evaluate an agent on an environment; results go to the run store.
+
+The options come in sets shared with the other commands that play episodes
+(:mod:`lorekit.cli.options`), and the preparation (config, tasks, checks) is
+the one they share too (:mod:`lorekit.cli.prepare`, :mod:`lorekit.cli.checks`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+from lorekit.cli.console import console, err_console, show_progress
+from lorekit.cli.errors import Interrupted, RunFailed, UserError, model_error_hint, with_hint
+from lorekit.cli.options import (
+    BackendChoice,
+    HarnessOptions,
+    ModelChoice,
+    TaskChoice,
+    backend_options,
+    harness_options,
+    model_options,
+    task_options,
+)
+from lorekit.cli.prepare import (
+    agent_problem,
+    kv,
+    prepare_config,
+    prepare_tasks,
+    problem,
+    with_defaults,
+)
+
+
+@click.command("run")
+@click.argument("env_name", metavar="ENV")
+@click.option("--agent", "-a", "agent_name", required=True, help="Agent name (see docs).")
+@click.option("--agent-opt", multiple=True, help="KEY=VALUE passed to the agent.")
+@model_options
+@task_options()
+@harness_options(concurrency=8, timeout_s=600.0)
+@click.option(
+    "--max-initial-failures",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Stop when the first N episodes all fail with the same error "
+    "(a wrong URL, key or model name, ...; 0: never stop early).",
+)
+@backend_options
+def run_cmd(
+    env_name: str,
+    agent_name: str,
+    agent_opt: tuple[str, ...],
+    models: ModelChoice,
+    tasks: TaskChoice,
+    harness: HarnessOptions,
+    max_initial_failures: int,
+    backend: BackendChoice,
+) -> None:
+    """Evaluate an agent on an environment; results go to the run store.
+
+    Exits 1 when the run stopped early or any episode ended in an error."""
+    from lorekit.agents import agent_parameters, declared_roles, make_agent, needs_model
+    from lorekit.cli.checks import (
+        build_models,
+        check_api_keys,
+        check_cache,
+        check_roles,
+        check_writable,
+        role_names,
+    )
+    from lorekit.envs import EnvSpec
+    from lorekit.eval.abort import EarlyStop, RunAborted
+    from lorekit.eval.report import render_run
+    from lorekit.eval.runner import plan_episodes, run_eval
+    from lorekit.eval.store import RunMismatchError, RunStore, StoreError, new_run_id
+
+    if not math.isfinite(harness.timeout_s):
+        raise UserError(f"--timeout: expected a finite number of seconds, got {harness.timeout_s}")
+    cfg, store_setting = prepare_config(models, cache=harness.cache, store=harness.store)
+    config_path = models.config_path
+    agent_kwargs = kv(agent_opt, "--agent-opt")
+    if "store" in agent_parameters(agent_name) and "store" not in agent_kwargs:
+        agent_kwargs["store"] = str(cfg.store)  # agents that read earlier runs (automanual)
+    try:
+        agent = make_agent(agent_name, **agent_kwargs)
+    except (LookupError, TypeError, ValueError, OSError) as exc:
+        raise UserError(agent_problem(agent_name, agent_opt, exc)) from None
+    check_roles(
+        cfg,
+        declared_roles(agent),
+        owner=f"agent {agent_name}",
+        from_flags=role_names(models.roles),
+        config_path=config_path,
+    )
+    if needs_model(agent_name) and not models.given:
+        raise UserError(
+            f"agent {agent_name!r} needs a model: pass --model (and --base-url) or --config"
+        )
+    check_api_keys(cfg, config_path=config_path)
+    env_opt = with_defaults(tasks.env_opt, _agent_env_defaults(agent, env_name))
+    env_kwargs, chosen, provenance = prepare_tasks(env_name, env_opt, tasks.tasks, tasks.split)
+    chosen = chosen[: tasks.episodes] if tasks.episodes else chosen
+    check_writable(cfg.store, what="run store", setting=store_setting)
+    check_cache(cfg, config_path=config_path)
+    config = {
+        "run": cfg.model_dump(),
+        "env": env_name,
+        "env_kwargs": env_kwargs,
+        "agent": agent_name,
+        "split": tasks.split,
+        "tasks_from": provenance,
+        "seed": harness.seed,
+    }
+    try:
+        db = RunStore(cfg.store)
+    except StoreError as exc:
+        raise UserError(f"{exc} (set another with {store_setting})") from None
+    if backend.backend == "local" and (backend.address or backend.actors):
+        raise UserError("--address and --actors are options of --backend ray")
+    with (
+        db,
+        _episode_backend(
+            backend,
+            harness.concurrency,
+            EnvSpec(env_name, env_kwargs),
+            agent_name,
+            agent_kwargs,
+            cfg,
+        ) as remote,
+    ):
+        roles = build_models(cfg, config_path=config_path)
+        rid = harness.run_id or new_run_id()
+        try:
+            result = asyncio.run(
+                run_eval(
+                    db,
+                    env_factory=EnvSpec(env_name, env_kwargs),  # built where it runs
+                    agent=agent,
+                    roles=roles,
+                    episodes=plan_episodes(chosen, seed=harness.seed),
+                    run_id=rid,
+                    env_name=env_name,
+                    config=config,
+                    concurrency=harness.concurrency,
+                    episode_timeout_s=harness.timeout_s,
+                    retry_errors=harness.retry_errors,
+                    prices=cfg.prices(),
+                    progress=err_console if show_progress(harness.progress) else False,
+                    early_stop=EarlyStop(max_initial_failures),
+                    backend=remote,
+                )
+            )
+        except RunMismatchError as exc:
+            raise UserError(f"--run-id: {exc}") from None
+        except RunAborted as exc:
+            render_run(db, rid, console)
+            hint = model_error_hint(exc.error)
+            raise RunFailed(
+                f"{with_hint(str(exc), hint)}; fix it, then resume with --run-id {rid} "
+                "--retry-errors"
+            ) from None
+        except KeyboardInterrupt:
+            raise Interrupted(f"interrupted; resume with --run-id {rid}") from None
+        if result.skipped:
+            err_console.print(
+                f"resumed: {result.skipped} episodes already done, {result.played} played now"
+            )
+        render_run(db, result.run_id, console)
+        console.print(f"store: {cfg.store}   run: {result.run_id}")
+        errored = [e for e in db.episodes(result.run_id) if e.status == "error"]
+    if errored:
+        first = (errored[0].error or "").strip().splitlines()
+        raise RunFailed(
+            f"{len(errored)} of {len(chosen)} episodes ended in an error"
+            + (f" (first: {first[-1]})" if first else "")
+            + f"; see `lorekit show {result.run_id} {errored[0].episode_key}`, "
+            f"or replay them with --run-id {result.run_id} --retry-errors"
+        )
+
+
+@contextlib.contextmanager
+def _episode_backend(
+    backend: BackendChoice,
+    concurrency: int,
+    env: Any,
+    agent_name: str,
+    agent_kwargs: dict[str, Any],
+    cfg: Any,
+) -> Iterator[Any]:
+    """None for the local backend; a started Ray backend, closed on the way out."""
+    if backend.backend == "local":
+        yield None
+        return
+    from lorekit.agents import make_agent
+    from lorekit.config import build_roles
+    from lorekit.eval.ray_backend import ClusterLimits, RayBackend, RayMissingError
+    from lorekit.eval.remote import HostRecipe
+
+    recipe = HostRecipe(
+        env,
+        functools.partial(make_agent, agent_name, **agent_kwargs),
+        functools.partial(build_roles, cfg, limiter_factory=ClusterLimits()),
+        cfg.prices(),
+    )
+    ray_backend = RayBackend(recipe, actors=backend.actors, address=backend.address)
+    try:
+        ray_backend.start()
+    except RayMissingError as exc:
+        raise UserError(str(exc)) from None
+    except Exception as exc:
+        ray_backend.close()
+        raise UserError(f"--backend ray: could not start: {problem(exc)}") from None
+    assert ray_backend.actors is not None
+    ray_backend.per_actor = max(1, -(-concurrency // ray_backend.actors))
+    try:
+        yield ray_backend
+    finally:
+        ray_backend.close()
+
+
+def _agent_env_defaults(agent: Any, env_name: str) -> dict[str, Any]:
+    """Env options an agent asks for (AutoManual: ALFWorld's ``object_ids``), if any."""
+    ask = getattr(agent, "env_defaults", None)
+    if not callable(ask):
+        return {}
+    try:
+        return dict(ask(env_name))
+    except ValueError as exc:  # the agent cannot play this env
+        raise UserError(f"agent {agent.name!r} on env {env_name!r}: {exc}") from None
