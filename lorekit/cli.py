@@ -42,10 +42,17 @@ from lorekit.cli_options import (
 )
 from lorekit.cli_runs import DEFAULT_STORE
 
-# Piped output (files, CI logs) gets a wide fixed width so tables never fold.
-_PIPED_WIDTH = None if sys.stdout.isatty() else 160
-console = Console(width=_PIPED_WIDTH)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+
+def _width(stream: Any) -> int | None:
+    """A terminal's own width; piped output (files, CI logs) gets $COLUMNS when
+    set, else a wide fixed width so tables never fold."""
+    columns = os.environ.get("COLUMNS", "")
+    wanted = int(columns) if columns.isdigit() else 0
+    return None if stream.isatty() else wanted if wanted > 0 else 160
+
+
+console = Console(width=_width(sys.stdout))
+err_console = Console(stderr=True, width=_width(sys.stderr))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

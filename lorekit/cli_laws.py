@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from lorekit.cli_errors import UserError
@@ -88,7 +87,12 @@ def score_cmd(experience: str, records: str | None, json_out: str | None) -> Non
             ", ".join(row.missing),
             ", ".join(row.extra),
         )
-    Console(width=200).print(table)
+    from lorekit.cli_runs import _console
+    from lorekit.eval.tables import fit_table, say_left_out
+
+    keep = ("achievement", "precision", "recall", "revealed", "costs", "gains")
+    say_left_out(_console(), fit_table(_console(), table, keep=keep))
+    _console().print(table)
     click.echo("totals: " + json.dumps(result.totals()))
     if json_out:
         Path(json_out).write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")

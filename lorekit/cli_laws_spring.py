@@ -14,6 +14,7 @@ from rich.table import Table
 
 from lorekit.cli_errors import UserError
 from lorekit.cli_runs import _console, _open_store, _store_option
+from lorekit.eval.tables import fit_table
 
 
 @click.command("scores")
@@ -42,4 +43,5 @@ def scores(run_ids: tuple[str, ...], store: str) -> None:
                 f"{s.reward:.2f} ± {s.reward_se:.2f}",
                 unlocked or "none",
             )
+    fit_table(_console(), table, keep=("run", "episodes", "score %", "reward"))
     _console().print(table)

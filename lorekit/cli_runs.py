@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from lorekit.cli_errors import UserError
+from lorekit.eval.tables import fit_table
 
 DEFAULT_STORE = "runs/lorekit.sqlite3"
 
@@ -72,6 +73,7 @@ def runs_list(store: str) -> None:
     if not rows:
         _console().print(f"no runs in {store}")
         return
+    fit_table(_console(), table, keep=("run", "episodes", "success"), drop=("created",))
     _console().print(table)
 
 

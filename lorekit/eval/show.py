@@ -21,6 +21,7 @@ from lorekit.eval.show_automanual import render_automanual
 from lorekit.eval.show_spring import render_spring
 from lorekit.eval.show_teams import render_teams
 from lorekit.eval.store import EpisodeRecord, RunStore
+from lorekit.eval.tables import fit_table, say_left_out
 from lorekit.llm.accounting import tokens_label
 
 OBSERVATION_CHARS = 100
@@ -117,6 +118,7 @@ def _steps(store: RunStore, rec: EpisodeRecord, console: Console) -> None:
         table.add_row(
             str(s.idx), escape(s.action), escape(obs), f"{s.reward:g}", _mark(s.info.get("valid"))
         )
+    fit_table(console, table, keep=("#", "reward", "valid"))
     console.print(table)
 
 
@@ -152,7 +154,7 @@ def _calls(store: RunStore, rec: EpisodeRecord, console: Console) -> None:
     for role, r in sorted(rows.items()):
         guessed = r["estimated_calls"] > 0
         table.add_row(
-            role,
+            escape(role),
             str(int(r["calls"])),
             tokens_label(int(r["prompt_tokens"]), guessed),
             tokens_label(int(r["completion_tokens"]), guessed),
@@ -162,7 +164,14 @@ def _calls(store: RunStore, rec: EpisodeRecord, console: Console) -> None:
             str(int(r["cache_hits"])),
         )
     table.title = "model calls"
+    left_out = fit_table(
+        console,
+        table,
+        keep=("role", "calls", "prompt tok", "completion tok"),
+        drop=("failed-call tok", "cache hits", "latency s", "errors"),
+    )
     console.print(table)
+    say_left_out(console, left_out)
     counts = [{k: int(v) for k, v in r.items()} for r in rows.values()]
     for note in usage_notes(counts):
         console.print(note, highlight=False)
@@ -230,4 +239,5 @@ def _trials(trials: list[Any], console: Console) -> None:
             str(len(t.get("actions") or [])),
             escape(str(t.get("reflection") or "")),
         )
+    fit_table(console, table, keep=("trial", "said", "env", "stop", "actions"))
     console.print(table)
