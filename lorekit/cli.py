@@ -560,6 +560,7 @@ def _register_plugins() -> None:
     from lorekit.cli_report import report_cmd, view_cmd
     from lorekit.cli_runs import runs, show_cmd
     from lorekit.cli_teams import team
+    from lorekit.cli_textcraft import textcraft
     from lorekit.graph.cli import graph
 
     cli.add_command(runs)
@@ -574,6 +575,7 @@ def _register_plugins() -> None:
     cli.add_command(laws)
     cli.add_command(team)
     cli.add_command(serve)
+    cli.add_command(textcraft)
 
 
 _register_plugins()
