@@ -31,7 +31,16 @@ def collect_cmd(successes: int, failures: int, seed: int, max_steps: int, output
     with requires_extra("lorekit laws", "crafter"):
         from lorekit.laws.records import collect_records, write_records
 
-    got = collect_records(successes=successes, failures=failures, seed=seed, max_steps=max_steps)
+    from lorekit.progress import stderr_progress
+
+    with stderr_progress("engine steps") as progress:
+        got = collect_records(
+            successes=successes,
+            failures=failures,
+            seed=seed,
+            max_steps=max_steps,
+            progress=progress,
+        )
     count = write_records(got.records, output)
     short = got.short(successes, failures)
     click.echo(f"{count} records from {got.steps} steps ({got.episodes} episodes) -> {output}")
