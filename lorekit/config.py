@@ -8,6 +8,7 @@ CLI flags override the file through :func:`apply_overrides`.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -105,6 +106,40 @@ class RunConfig(_Strict):
             for s in self.roles.values()
             if s.price is not None
         }
+
+
+def unknown_roles(config: RunConfig, allowed: Iterable[str] | None, owner: str) -> dict[str, str]:
+    """Configured roles that ``owner`` never asks for, each with what is wrong.
+
+    ``allowed`` are the roles the agent (or graph) uses; None means it does not
+    say, and anything goes. The default role is always valid: it serves every
+    role that is not set. The caller decides what a stray role costs: on the
+    command line it is a typo (an error), in a shared config file written for
+    several agents it is a role this agent simply does not use (a warning).
+    """
+    if allowed is None:
+        return {}
+    allowed = set(allowed)
+    known = sorted(allowed - {config.default_role})
+    out: dict[str, str] = {}
+    for name in config.roles:
+        if name == config.default_role or name in known:
+            continue
+        if not known and config.default_role in allowed:
+            out[name] = (
+                f"unknown role {name!r} for {owner}; it uses only the "
+                f"{config.default_role!r} role (set it with --model)"
+            )
+        elif not known:
+            out[name] = f"{owner} uses no model, so it has no role {name!r}"
+        else:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            out[name] = (
+                f"unknown role {name!r} for {owner}; its roles are: "
+                f"{', '.join(known)} (or {config.default_role!r} for all)"
+                + (f"; did you mean {close[0]!r}?" if close else "")
+            )
+    return out
 
 
 def _format_validation(source: str, err: ValidationError) -> str:

@@ -84,6 +84,17 @@ class Trajectory:
         return d
 
 
+def final_stop_reason(trajectory: Trajectory) -> str:
+    """Why the episode ended, as the run records it: ``step_cap`` when the
+    env's step cap cut it off (the env marks that step ``truncated``), else
+    the agent's own reason. Agents see the cap's step as ``done`` like any
+    other end, so without this a capped episode read as a finished one."""
+    last = trajectory.steps[-1].info if trajectory.steps else None
+    if not trajectory.success and isinstance(last, dict) and last.get("truncated"):
+        return "step_cap"
+    return trajectory.stop_reason
+
+
 class Episode:
     """An agent's handle on one episode: step the env, keep the trajectory,
     feed the recorder. Acting after the episode is done is refused."""

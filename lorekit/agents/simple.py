@@ -24,6 +24,19 @@ class OracleAgent:
     def __init__(self, max_steps: int = 1000) -> None:
         self.max_steps = max_steps
 
+    def env_defaults(self, env_name: str) -> dict[str, object]:
+        """No env options; refuses, before anything runs, an env that says it
+        has no expert (every episode would play 0 steps)."""
+        from lorekit.envs.registry import env_has_expert, envs_with_expert
+
+        if env_has_expert(env_name) is False:
+            raise ValueError(
+                f"env {env_name!r} has no built-in expert, so the oracle would play 0 steps; "
+                f"envs with one: {', '.join(envs_with_expert())} "
+                "(on this env try --agent random, or an agent with a model)"
+            )
+        return {}
+
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:

@@ -76,17 +76,29 @@ def generate(out: Path, count: int, seed: int, task_types: str, syntax: str, ver
         raise UserError(
             f"--task-types: unknown {', '.join(unknown)}; known: {', '.join(TASK_TYPES)}"
         )
+    from lorekit.progress import stderr_progress
+
     try:
-        games = generate_games(count, seed, task_types=types, syntax=syntax, label="gen")  # type: ignore[arg-type]
+        with stderr_progress("generating games") as progress:
+            games = generate_games(
+                count,
+                seed,
+                task_types=types,
+                syntax=syntax,  # type: ignore[arg-type]
+                label="gen",
+                progress=progress,
+            )
     except GenerationError as exc:
         raise RunFailed(str(exc)) from None
     failures = []
     if verify:
         engine = AlfredEngine()  # one engine (one copy of Fast Downward's library) for all
-        for game in games:
-            problem = play_walkthrough(game.game, engine)
-            if problem is not None:
-                failures.append(f"{game.path}: {problem}")
+        with stderr_progress("verifying walkthroughs") as progress:
+            for done, game in enumerate(games, 1):
+                problem = play_walkthrough(game.game, engine)
+                if problem is not None:
+                    failures.append(f"{game.path}: {problem}")
+                progress(done, len(games))
     if failures:
         raise RunFailed(
             f"{len(failures)} of {len(games)} games failed on the engine; first: {failures[0]}"

@@ -9,20 +9,16 @@ Each check raises :class:`~lorekit.cli.errors.UserError` (exit code 2).
 
 from __future__ import annotations
 
-import difflib
 import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
+import click
+
 from lorekit.cli.errors import UserError
-from lorekit.config import RunConfig, build_roles
+from lorekit.config import RunConfig, build_roles, unknown_roles
 from lorekit.llm.roles import Roles
-
-
-def _did_you_mean(name: str, options: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(options), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def role_names(items: Iterable[str]) -> list[str]:
@@ -38,34 +34,20 @@ def check_roles(
     from_flags: Iterable[str] = (),
     config_path: str | None = None,
 ) -> None:
-    """Every configured role must be one that ``owner`` asks for.
+    """Every role given with ``--role`` must be one that ``owner`` asks for;
+    a config file's other roles get a warning on stderr (one file may serve
+    several agents: README's ``run.yaml`` sets a planner that ReAct never asks for),
+    and are removed from ``config``.
 
-    ``allowed`` are the roles the agent (or graph) uses; None means it does not
-    say, and anything goes. The default role is always valid: it serves every
-    role that is not set. ``from_flags`` are the role names given with
-    ``--role``, so the message can point at the flag or at the config file.
+    ``from_flags`` are the role names given with ``--role``, so the message can
+    point at the flag or at the config file.
     """
-    if allowed is None:
-        return
-    known = sorted(set(allowed) - {config.default_role})
     flagged = set(from_flags)
-    for name in config.roles:
-        if name == config.default_role or name in known:
-            continue
-        where = (
-            "--role" if name in flagged or config_path is None else f"{config_path}: roles.{name}"
-        )
-        if not known and config.default_role in set(allowed):
-            raise UserError(
-                f"{where}: unknown role {name!r} for {owner}; it uses only the "
-                f"{config.default_role!r} role (set it with --model)"
-            )
-        if not known:
-            raise UserError(f"{where}: {owner} uses no model, so it has no role {name!r}")
-        raise UserError(
-            f"{where}: unknown role {name!r} for {owner}; its roles are: "
-            f"{', '.join(known)} (or {config.default_role!r} for all)" + _did_you_mean(name, known)
-        )
+    for name, problem in unknown_roles(config, allowed, owner).items():
+        if name in flagged or config_path is None:
+            raise UserError(f"--role: {problem}")
+        click.echo(f"lorekit: warning: {config_path}: roles.{name}: {problem}; ignored", err=True)
+        del config.roles[name]  # ignored for real: no client, no key check for it
 
 
 def check_api_keys(config: RunConfig, *, config_path: str | None = None) -> None:

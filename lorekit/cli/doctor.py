@@ -15,7 +15,6 @@ import subprocess
 import sys
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -52,9 +51,9 @@ def _tool_version(tool: str) -> str | None:
 )
 def doctor(isolation: str | None) -> None:
     """Check the sandbox's OS isolation, tools and optional extras on this machine."""
+    from lorekit.cli.console import console
     from lorekit.sandbox.pool import memory_cgroup_summary, probe_isolation
 
-    console = Console(width=None if sys.stdout.isatty() else 160)
     console.print(f"python {platform.python_version()} ({sys.executable})")
     for tool in ("bwrap", "setpriv", "chromium", "chromedriver"):
         console.print(f"{tool}: {_tool_version(tool) or 'not installed'}")

@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from lorekit.cli.errors import UserError
@@ -32,7 +31,16 @@ def collect_cmd(successes: int, failures: int, seed: int, max_steps: int, output
     with requires_extra("lorekit laws", "crafter"):
         from lorekit.laws.records import collect_records, write_records
 
-    got = collect_records(successes=successes, failures=failures, seed=seed, max_steps=max_steps)
+    from lorekit.progress import stderr_progress
+
+    with stderr_progress("engine steps") as progress:
+        got = collect_records(
+            successes=successes,
+            failures=failures,
+            seed=seed,
+            max_steps=max_steps,
+            progress=progress,
+        )
     count = write_records(got.records, output)
     short = got.short(successes, failures)
     click.echo(f"{count} records from {got.steps} steps ({got.episodes} episodes) -> {output}")
@@ -88,7 +96,12 @@ def score_cmd(experience: str, records: str | None, json_out: str | None) -> Non
             ", ".join(row.missing),
             ", ".join(row.extra),
         )
-    Console(width=200).print(table)
+    from lorekit.cli.console import console
+    from lorekit.tables import fit_table, say_left_out
+
+    keep = ("achievement", "precision", "recall", "revealed", "costs", "gains")
+    say_left_out(console, fit_table(console, table, keep=keep))
+    console.print(table)
     click.echo("totals: " + json.dumps(result.totals()))
     if json_out:
         Path(json_out).write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")

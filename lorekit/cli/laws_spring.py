@@ -16,6 +16,7 @@ from lorekit.cli.console import console
 from lorekit.cli.errors import UserError
 from lorekit.cli.options import read_store_option
 from lorekit.cli.stores import open_store
+from lorekit.tables import fit_table
 
 
 @click.command("scores")
@@ -44,4 +45,5 @@ def scores(run_ids: tuple[str, ...], store: str) -> None:
                 f"{s.reward:.2f} ± {s.reward_se:.2f}",
                 unlocked or "none",
             )
+    fit_table(console, table, keep=("run", "episodes", "score %", "reward"))
     console.print(table)

@@ -58,6 +58,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "team": LazyCommand(
         "lorekit.cli.team:team", "Teams of agents (S-Agents) in the multi-player Crafter world."
     ),
+    "textcraft": LazyCommand("lorekit.cli.textcraft:textcraft", "TextCraft's optional data."),
     "view": LazyCommand(
         "lorekit.cli.report:view_cmd",
         "Serve the report of RUNs on 127.0.0.1, read-only; a reload shows new episodes.",

@@ -15,6 +15,7 @@ from lorekit.cli.console import console, err_console
 from lorekit.cli.errors import UserError
 from lorekit.cli.options import read_store_option
 from lorekit.cli.stores import open_store
+from lorekit.tables import fit_table
 
 
 @click.group()
@@ -39,6 +40,7 @@ def runs_list(store: str) -> None:
     if not rows:
         console.print(f"no runs in {store}")
         return
+    fit_table(console, table, keep=("run", "episodes", "success"), drop=("created",))
     console.print(table)
 
 

@@ -31,6 +31,7 @@ class _Entry:
     description: str
     execution: Execution | None
     extra: str | None = None
+    expert: bool | None = None
 
 
 _REGISTRY: dict[str, _Entry] = {}
@@ -43,6 +44,7 @@ def register(
     *,
     execution: Execution | None = None,
     extra: str | None = None,
+    expert: bool | None = None,
     replace: bool = False,
 ) -> None:
     """Make ``factory`` available as ``make(name, ...)``.
@@ -52,7 +54,9 @@ def register(
     before anything is built (it builds the env in a child process).
     ``extra`` names the optional dependency group (``pip install
     'lorekit[EXTRA]'``) the env needs, so a missing package is reported as that
-    one command instead of an import traceback. Registering a taken name is
+    one command instead of an import traceback. ``expert`` says whether the
+    env's ``expert_action()`` plays (``--agent oracle``), so an agent that needs
+    it is refused before the run; None: the env does not say. Registering a taken name is
     an error unless ``replace`` is set, so two plugins cannot silently shadow
     each other.
     """
@@ -62,7 +66,7 @@ def register(
         raise ValueError(f"env {name!r} is already registered; pass replace=True to override")
     if execution is not None and execution not in _EXECUTIONS:
         raise ValueError(f"execution must be one of {', '.join(_EXECUTIONS)}, got {execution!r}")
-    _REGISTRY[name] = _Entry(factory, description, execution, extra)
+    _REGISTRY[name] = _Entry(factory, description, execution, extra, expert)
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,17 @@ def env_extra(name: str) -> str | None:
     """The optional extra env ``name`` needs, or None (also for unknown names)."""
     entry = _REGISTRY.get(name)
     return entry.extra if entry is not None else None
+
+
+def env_has_expert(name: str) -> bool | None:
+    """Whether env ``name`` has a built-in expert; None when it does not say (or is unknown)."""
+    entry = _REGISTRY.get(name)
+    return entry.expert if entry is not None else None
+
+
+def envs_with_expert() -> list[str]:
+    """The registered envs whose built-in expert plays, sorted by name."""
+    return sorted(name for name, entry in _REGISTRY.items() if entry.expert)
 
 
 def make(name: str, **kwargs: Any) -> TextEnv:
@@ -178,6 +193,7 @@ register(
     "textcraft",
     _make_textcraft,
     "Minecraft crafting from text recipes (ADaPT's TextCraft); sources: minecraft-data, datapack",
+    expert=True,
 )
 
 
@@ -206,12 +222,14 @@ register(
     _make_crafter,
     "Crafter survival world as text (crafter's engine, 22 achievements)",
     extra="crafter",
+    expert=False,
 )
 register(
     "crafter-party",
     _make_crafter_party,
     "Several players in one Crafter world, collective tasks",
     extra="crafter",
+    expert=False,
 )
 
 
@@ -246,6 +264,7 @@ register(
     "ALFWorld households on the real TextWorld/PDDL engine; generated games or the official data",
     extra="alfworld",
     execution="process",
+    expert=True,
 )
 
 
@@ -279,6 +298,7 @@ register(
     _make_miniwob,
     "MiniWoB++ web tasks in a real headless Chromium (AutoManual's 53 tasks and actions)",
     extra="web",
+    expert=True,
 )
 
 
@@ -310,4 +330,5 @@ register(
     _make_webshop,
     "WebShop online shopping (search, pages, reward as the original); generated catalogue "
     "or WebShop's files via WEBSHOP_DATA",
+    expert=True,
 )

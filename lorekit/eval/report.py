@@ -25,6 +25,7 @@ from rich.table import Table
 
 from lorekit.eval.store_schema import USAGE_KEYS
 from lorekit.llm.accounting import tokens_label
+from lorekit.tables import fit_table, say_left_out
 
 if TYPE_CHECKING:
     from lorekit.eval.store import EpisodeRecord, RunStore
@@ -145,64 +146,92 @@ def render_run(store: RunStore, run_id: str, console: Console) -> None:
     provenance = (run.config or {}).get("tasks_from")
     if provenance:
         console.print(f"tasks: {escape(str(provenance))}")
-    table = Table(
-        "group",
-        "n",
-        "success",
-        "±se",
-        "err",
-        "reward",
-        "steps",
-        "calls",
-        "tokens",
-        "$",
-        "wall s",
-        box=box.SIMPLE_HEAD,
-    )
-    for g, row in s["groups"].items():
-        table.add_row(
-            g,
-            str(row["episodes"]),
-            f"{row['success_rate']:.1%}",
-            f"{row['stderr']:.1%}",
-            str(row["errors"]),
-            f"{row['mean_reward']:.3f}",
-            f"{row['mean_steps']:.1f}",
-            str(row["llm_calls"]),
-            tokens_label(row["tokens"], row.get("estimated_calls", 0) > 0),
-            f"{row['cost_usd']:.4f}",
-            f"{row['mean_wall_s']:.2f}",
-        )
+    groups = s["groups"]
+    columns = _success_columns(groups.values())
+    table = Table(*columns, box=box.SIMPLE_HEAD)
+    for g, row in groups.items():
+        cells = {
+            "group": escape(g),
+            "n": str(row["episodes"]),
+            "success": f"{row['success_rate']:.1%}",
+            "±se": f"{row['stderr']:.1%}",
+            "err": str(row["errors"]),
+            "reward": f"{row['mean_reward']:.3f}",
+            "steps": f"{row['mean_steps']:.1f}",
+            "calls": str(row["llm_calls"]),
+            "tokens": tokens_label(row["tokens"], row.get("estimated_calls", 0) > 0),
+            "$": f"{row['cost_usd']:.4f}",
+            "wall s": f"{row['mean_wall_s']:.2f}",
+        }
+        table.add_row(*(cells[c] for c in columns))
+    left_out = fit_table(console, table, keep=("group", "success", "n"), drop=_DROP_WHEN_NARROW)
     console.print(table)
+    say_left_out(console, left_out)
+    stops = stop_reasons(store.episodes(run_id))
+    if stops:
+        console.print(
+            "stopped: " + ", ".join(f"{escape(k)} {v}" for k, v in stops.items()), highlight=False
+        )
     _render_usage(s["usage_by_role"], console)
+
+
+_COLUMNS = ("group", "n", "success", "±se", "err", "reward", "steps", "calls", "tokens", "$")
+_DROP_WHEN_NARROW = ("wall s", "$", "calls", "tokens", "±se", "reward", "steps", "err")
+"""The summary's columns that give way first when the terminal is too narrow."""
+
+
+def _success_columns(groups: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The summary's columns, less those with nothing to say: no model calls
+    (oracle, random) leaves calls and tokens empty, no prices leaves ``$``."""
+    rows = list(groups)
+    columns = [*_COLUMNS, "wall s"]
+    if not any(r["llm_calls"] or r["tokens"] for r in rows):
+        columns = [c for c in columns if c not in ("calls", "tokens")]
+    if not any(r["cost_usd"] for r in rows):
+        columns.remove("$")
+    return columns
+
+
+def stop_reasons(episodes: Iterable[EpisodeRecord]) -> dict[str, int]:
+    """How many episodes stopped for each reason (``done``, ``step_cap``,
+    ``budget``, ``no_expert``, ``error``, ...), most frequent first."""
+    counts: dict[str, int] = defaultdict(int)
+    for e in episodes:
+        reason = e.info.get("stop_reason") if isinstance(e.info, dict) else None
+        if not reason and e.status == "error":
+            reason = "error"
+        counts[str(reason or "unknown")] += 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _render_usage(usage: Mapping[str, Mapping[str, int]], console: Console) -> None:
     if not usage:
         console.print("no model calls recorded")
         return
-    table = Table(
-        "role",
-        "calls",
-        "prompt tok",
-        "completion tok",
-        "cache hits",
-        "errors",
-        "failed-call tok",
-        box=box.SIMPLE_HEAD,
-    )
+    headers = ["role", "calls", "prompt tok", "completion tok", "cache hits", "errors"]
+    if any(u.get("error_tokens", 0) for u in usage.values()):
+        headers.append("failed-call tok")
+    table = Table(*headers, box=box.SIMPLE_HEAD)
     for role, u in sorted(usage.items()):
         guessed = u.get("estimated_calls", 0) > 0
-        table.add_row(
-            role,
+        cells = [
+            escape(role),
             str(u.get("calls", 0)),
             tokens_label(u.get("prompt_tokens", 0), guessed),
             tokens_label(u.get("completion_tokens", 0), guessed),
             str(u.get("cache_hits", 0)),
             str(u.get("errors", 0)),
             tokens_label(u.get("error_tokens", 0), guessed and u.get("error_tokens", 0) > 0),
-        )
+        ]
+        table.add_row(*cells[: len(headers)])
+    left_out = fit_table(
+        console,
+        table,
+        keep=("role", "calls", "prompt tok", "completion tok"),
+        drop=("failed-call tok", "cache hits", "errors"),
+    )
     console.print(table)
+    say_left_out(console, left_out)
     for note in usage_notes(usage.values()):
         console.print(note, highlight=False)
 

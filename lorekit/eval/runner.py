@@ -26,7 +26,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from lorekit.agents.base import Agent
+from lorekit.agents.base import Agent, final_stop_reason
 from lorekit.envs.base import Task
 from lorekit.eval.abort import EarlyStop
 from lorekit.eval.backend import EpisodeBackend, EpisodeTimeout, LocalBackend
@@ -193,7 +193,7 @@ async def run_eval(
                     reward=traj.reward,
                     info={
                         "initial_observation": traj.initial_observation,
-                        "stop_reason": traj.stop_reason,
+                        "stop_reason": final_stop_reason(traj),
                         "notes": traj.notes,
                         "wall_s": time.perf_counter() - t0,
                         "usage": usage,

@@ -20,6 +20,7 @@ from lorekit.agents.views import NotesView, claiming, mark
 from lorekit.eval.report import usage_notes
 from lorekit.eval.store import EpisodeRecord, RunStore
 from lorekit.llm.accounting import tokens_label
+from lorekit.tables import fit_table, say_left_out
 
 OBSERVATION_CHARS = 100
 
@@ -102,6 +103,7 @@ def _steps(store: RunStore, rec: EpisodeRecord, console: Console) -> None:
         table.add_row(
             str(s.idx), escape(s.action), escape(obs), f"{s.reward:g}", mark(s.info.get("valid"))
         )
+    fit_table(console, table, keep=("#", "reward", "valid"))
     console.print(table)
 
 
@@ -137,7 +139,7 @@ def _calls(store: RunStore, rec: EpisodeRecord, console: Console) -> None:
     for role, r in sorted(rows.items()):
         guessed = r["estimated_calls"] > 0
         table.add_row(
-            role,
+            escape(role),
             str(int(r["calls"])),
             tokens_label(int(r["prompt_tokens"]), guessed),
             tokens_label(int(r["completion_tokens"]), guessed),
@@ -147,7 +149,14 @@ def _calls(store: RunStore, rec: EpisodeRecord, console: Console) -> None:
             str(int(r["cache_hits"])),
         )
     table.title = "model calls"
+    left_out = fit_table(
+        console,
+        table,
+        keep=("role", "calls", "prompt tok", "completion tok"),
+        drop=("failed-call tok", "cache hits", "latency s", "errors"),
+    )
     console.print(table)
+    say_left_out(console, left_out)
     counts = [{k: int(v) for k, v in r.items()} for r in rows.values()]
     for note in usage_notes(counts):
         console.print(note, highlight=False)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -239,6 +239,7 @@ def collect_records(
     pool: int = 10,
     max_steps: int = 200_000,
     episode_length: int = 3_000,
+    progress: Callable[[int, int], None] | None = None,
 ) -> LawCollection:
     """Play seeded episodes until every achievement has ``successes`` and
     ``failures`` records (or ``max_steps`` engine steps pass).
@@ -255,6 +256,9 @@ def collect_records(
     (:func:`lorekit.laws.candidates.diverse`) and the most telling failures
     (:func:`lorekit.laws.candidates.informative`), each missing something
     different. ``pool=1`` keeps uniform samples instead.
+
+    ``progress(steps, max_steps)`` is called every few hundred engine steps
+    (collection usually ends sooner, when every quota is met).
     """
     core = CrafterCore(length=episode_length)
     rng = random.Random(seed)
@@ -274,11 +278,15 @@ def collect_records(
             law, crafter_action = _choose(core, explorer, rng, result, short, probe, successes)
             core.step([crafter_action])
             result.steps += 1
+            if progress is not None and result.steps % 250 == 0:
+                progress(result.steps, max_steps)
             after = structured_state(core)
             _judge(result, before, after, law)
             before = after
             if core.players[0].health <= 0 or core.over:
                 break
+    if progress is not None:
+        progress(result.steps, result.steps)
     result.finish(successes, failures)
     return result
 

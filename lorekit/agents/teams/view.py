@@ -23,6 +23,7 @@ from rich.table import Table
 
 from lorekit.agents.teams.runs import MPT_KEYS, TC_KEYS, metric
 from lorekit.agents.views import NotesView
+from lorekit.tables import fit_table, say_left_out
 
 TEXT_CHARS = 160
 TIMELINE_LINES = 400
@@ -285,7 +286,14 @@ def render_teams(notes: Mapping[str, Any], console: Console) -> None:
                 str(r["messages"]),
                 str(r["refused"]),
             )
+        left_out = fit_table(
+            console,
+            table,
+            keep=("agent", "role", "model calls", "tokens", "actions"),
+            drop=_AGENT_COLUMNS_LAST,
+        )
         console.print(table)
+        say_left_out(console, left_out)
     lines = timeline(team)
     console.print(f"[bold]timeline[/bold] ({len(lines)} entries, clock seconds)")
     for line in lines[:TIMELINE_LINES]:
@@ -301,6 +309,12 @@ def render_teams(notes: Mapping[str, Any], console: Console) -> None:
         )
     if len(lines) > TIMELINE_LINES:
         console.print(f"... {len(lines) - TIMELINE_LINES} more entries (lorekit runs export)")
+
+
+_AGENT_COLUMNS_LAST = (
+    "refused", "messages", "thinking s", "plans", "iterations", "failed", "skills ok", "player"
+)  # fmt: skip
+"""The agents table's columns that give way first in a narrow terminal."""
 
 
 def render_team_run(store: Any, run_id: str, console: Console) -> None:
@@ -326,6 +340,7 @@ def render_team_run(store: Any, run_id: str, console: Console) -> None:
         )
         shown += 1
     if shown:
+        fit_table(console, table, keep=("episode", "status", "TC s", "mPT", "ticks"))
         console.print(table)
 
 

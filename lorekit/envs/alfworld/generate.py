@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,8 +88,10 @@ def generate_games(
     syntax: Syntax = "move",
     floor_plans: Iterable[int] | None = None,
     label: str = "gen",
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[GeneratedGame]:
-    """``n`` games cycling through ``task_types`` (n=12 over six types: two each)."""
+    """``n`` games cycling through ``task_types`` (n=12 over six types: two each);
+    ``progress(done, n)`` after each game."""
     if n < 0:
         raise ValueError(f"n must be at least 0, got {n}")
     unknown = [t for t in task_types if t not in TASK_TYPES]
@@ -98,12 +100,13 @@ def generate_games(
             f"unknown task types {unknown or task_types}; known: {', '.join(TASK_TYPES)}"
         )
     plans = _plans(floor_plans)
-    return [
-        generate_game(
-            seed, task_types[i % len(task_types)], i, syntax=syntax, plans=plans, label=label
-        )
-        for i in range(n)
-    ]
+    games = []
+    for i in range(n):
+        kind = task_types[i % len(task_types)]
+        games.append(generate_game(seed, kind, i, syntax=syntax, plans=plans, label=label))
+        if progress is not None:
+            progress(i + 1, n)
+    return games
 
 
 def _plans(numbers: Iterable[int] | None) -> tuple[rules.FloorPlan, ...]:

@@ -22,10 +22,11 @@ from lorekit.envs.base import Observation, Step, Task, TextEnv
 from lorekit.envs.steplimit import UNCAPPED, check_max_steps, manual_with_limit
 from lorekit.envs.textcraft import solver
 from lorekit.envs.textcraft.compat import OriginalRules, distractor_pool, episode_for, plan_original
+from lorekit.envs.textcraft.datapack import find_datapack
 from lorekit.envs.textcraft.original import NS, Episode, load_original
 from lorekit.envs.textcraft.recipes import RecipeBook, display_name
 from lorekit.envs.textcraft.rules import CACHE_LIMIT, MAX_COUNT, CraftRules, InvalidAction
-from lorekit.envs.textcraft.sources import DEFAULT_DATAPACK_DIR, get_source
+from lorekit.envs.textcraft.sources import get_source
 from lorekit.envs.textcraft.tasks import (
     SPLITS,
     build_original_task_sets,
@@ -58,7 +59,7 @@ def _datapack_folder(source: object) -> Path:
         return source
     if isinstance(source, str) and source not in ("datapack", "json") and Path(source).is_dir():
         return Path(source)
-    return DEFAULT_DATAPACK_DIR
+    return find_datapack()
 
 
 class TextCraftEnv(CraftRules, TextEnv):

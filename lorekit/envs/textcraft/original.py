@@ -33,6 +33,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from lorekit.envs.textcraft.datapack import missing_message
+
 NS = "minecraft:"
 _SHAPED = "minecraft:crafting_shaped"
 _SHAPELESS = "minecraft:crafting_shapeless"
@@ -261,10 +263,7 @@ def _fetchable_tags(
 @functools.cache
 def load_original(directory: Path) -> OriginalBook:
     if not directory.is_dir():
-        raise FileNotFoundError(
-            f"compat mode needs the recipe data pack folder, not found: {directory}; "
-            "set LOREKIT_TEXTCRAFT_DATAPACK or pass source=<folder>"
-        )
+        raise FileNotFoundError(missing_message(directory))
     return OriginalBook(directory)
 
 

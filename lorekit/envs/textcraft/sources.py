@@ -18,23 +18,18 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lorekit import yamlio
+from lorekit.envs.textcraft.datapack import find_datapack, missing_message
 from lorekit.envs.textcraft.recipes import CATEGORY_PREFIX, Recipe, RecipeBook
 
 DATA_FILE = Path(__file__).with_name("data.yaml")
-DATAPACK_ENV_VAR = "LOREKIT_TEXTCRAFT_DATAPACK"
-# The project's shared/ folder sits beside the repository (repo/../shared), so
-# the default is found relative to this file, not by an absolute path.
-DEFAULT_DATAPACK_DIR = Path(
-    os.environ.get(DATAPACK_ENV_VAR)
-    or Path(__file__).resolve().parents[4] / "shared" / "data" / "textcraft-recipes-1.16.5"
-)
+DEFAULT_DATAPACK_DIR = find_datapack()
+"""Where the ``datapack`` source read at import (see :mod:`lorekit.envs.textcraft.datapack`)."""
 _CRAFTING_TYPES = frozenset({"minecraft:crafting_shaped", "minecraft:crafting_shapeless"})
 _NS = "minecraft:"
 
@@ -67,11 +62,12 @@ def _strip(ident: str) -> str:
 class DataPackSource:
     """Minecraft's recipe JSON files, one recipe per file (the original source)."""
 
-    directory: Path = DEFAULT_DATAPACK_DIR
+    directory: Path | None = None
+    """None: wherever the pack is found now (:func:`find_datapack`)."""
     name: str = "datapack"
 
     def load(self) -> RecipeBook:
-        return _load_datapack(Path(self.directory).resolve())
+        return _load_datapack(Path(self.directory or find_datapack()).resolve())
 
 
 @dataclass(frozen=True)
@@ -116,7 +112,7 @@ def get_source(source: str | Path | RecipeBook | Any) -> RecipeBook:
 @functools.cache
 def _load_datapack(directory: Path) -> RecipeBook:
     if not directory.is_dir():
-        raise FileNotFoundError(f"recipe folder not found: {directory}")
+        raise FileNotFoundError(missing_message(directory))
     families = _families()
     tags = {CATEGORY_PREFIX + name for name in game_data()["tags"]}
     by_members: dict[frozenset[str], str] = {}
