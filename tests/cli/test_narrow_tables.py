@@ -19,7 +19,7 @@ from lorekit.llm import CallRecord, Completion, Message, Usage
 from lorekit.llm.base import make_params
 from lorekit.tables import fit_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def lorekit(*args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
