@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from lorekit.envs.asyncenv import AsyncEnv, Worker, open_env
+from lorekit.envs.asyncenv import AsyncEnv, Worker
+from lorekit.envs.opening import open_env
 from lorekit.envs.base import Execution, TextEnv
 from lorekit.envs.registry import EnvSpec
 
