@@ -13,8 +13,8 @@ import asyncio
 from collections.abc import Callable
 
 from lorekit.envs.asyncenv import AsyncEnv, Worker
-from lorekit.envs.opening import open_env
 from lorekit.envs.base import Execution, TextEnv
+from lorekit.envs.opening import open_env
 from lorekit.envs.registry import EnvSpec
 
 EnvSource = EnvSpec | Callable[[], TextEnv]
