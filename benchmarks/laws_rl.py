@@ -29,6 +29,7 @@ Usage: python benchmarks/laws_rl.py [--steps 250000] [--seeds 2]
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import tempfile
 import time
@@ -37,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from lorekit.eval.store import RunStore
 from lorekit.laws.rl import TrainConfig, train
 from lorekit.laws.rl_env import REWARD_VARIANTS, RewardUnavailable, make_env
 
@@ -140,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
                 out,
                 resume=args.resume,
                 device=args.device,
-                store_path=store,
+                open_store=functools.partial(RunStore, store),
                 report=lambda line: print("  " + line, file=sys.stderr),
             )
         except RewardUnavailable as exc:

@@ -5,13 +5,11 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
-from lorekit.agents.adapt import AdaptAgent, PlanExecuteAgent, ReflexionAgent, TryAgainAgent
-from lorekit.agents.agentkit import AgentKitCrafterAgent, AgentKitWebShopAgent
-from lorekit.agents.automanual import AutoManualAgent
 from lorekit.agents.base import (
     Agent,
     Episode,
@@ -21,45 +19,85 @@ from lorekit.agents.base import (
     TrajectoryStep,
     declared_roles,
 )
-from lorekit.agents.react import ReActAgent, parse_react
-from lorekit.agents.simple import OracleAgent, RandomAgent
-from lorekit.agents.spring import SpringAgent
+from lorekit.agents.react_grammar import parse_react
 from lorekit.extras import requires_extra
 
 AgentFactory = Callable[..., Agent]
 
-AGENTS: dict[str, tuple[AgentFactory, str, bool]] = {
-    "react": (ReActAgent, "reason-then-act turns: ADaPT's executor alone, d_max x its turns", True),
-    "oracle": (OracleAgent, "follows the environment's built-in expert (no model)", False),
-    "random": (RandomAgent, "uniform over the environment's candidate actions (no model)", False),
-    "adapt": (AdaptAgent, "ADaPT: executor first, AND/OR decomposition only on failure", True),
-    "plan-execute": (PlanExecuteAgent, "one plan up front, each step executed once", True),
-    "try-again": (TryAgainAgent, "up to d_max fresh executor trials on the whole task", True),
-    "reflexion": (ReflexionAgent, "executor trials with a lesson kept after each failure", True),
+AGENTS: dict[str, tuple[AgentFactory | str, str, bool]] = {
+    "react": (
+        "lorekit.agents.react:ReActAgent",
+        "reason-then-act turns: ADaPT's executor alone, d_max x its turns",
+        True,
+    ),
+    "oracle": (
+        "lorekit.agents.simple:OracleAgent",
+        "follows the environment's built-in expert (no model)",
+        False,
+    ),
+    "random": (
+        "lorekit.agents.simple:RandomAgent",
+        "uniform over the environment's candidate actions (no model)",
+        False,
+    ),
+    "adapt": (
+        "lorekit.agents.adapt:AdaptAgent",
+        "ADaPT: executor first, AND/OR decomposition only on failure",
+        True,
+    ),
+    "plan-execute": (
+        "lorekit.agents.adapt:PlanExecuteAgent",
+        "one plan up front, each step executed once",
+        True,
+    ),
+    "try-again": (
+        "lorekit.agents.adapt:TryAgainAgent",
+        "up to d_max fresh executor trials on the whole task",
+        True,
+    ),
+    "reflexion": (
+        "lorekit.agents.adapt:ReflexionAgent",
+        "executor trials with a lesson kept after each failure",
+        True,
+    ),
     "automanual": (
-        AutoManualAgent,
+        "lorekit.agents.automanual:AutoManualAgent",
         "AutoManual's planner: Python in the sandbox, guided by a build's manual "
         "(--agent-opt manual=BUILD)",
         True,
     ),
     "agentkit-crafter": (
-        AgentKitCrafterAgent,
+        "lorekit.agents.agentkit:AgentKitCrafterAgent",
         "AgentKit's 29-node Crafter agent: gated planning, reflection, knowledge base, skills",
         True,
     ),
     "agentkit-webshop": (
-        AgentKitWebShopAgent,
+        "lorekit.agents.agentkit:AgentKitWebShopAgent",
         "AgentKit's 6-node zero-shot WebShop agent",
         True,
     ),
     "spring": (
-        SpringAgent,
+        "lorekit.agents.spring:SpringAgent",
         "SPRING's question graph on Crafter, told the game by --agent-opt "
         "context=paper|actions|experience:FILE",
         True,
     ),
 }
-"""name -> (factory, description, needs a model)."""
+"""name -> (factory, description, needs a model).
+
+The factory is a callable or an import string ``"package.module:attribute"``;
+built-in agents are named by import string, so ``import lorekit.agents``
+imports no specific agent (and none of its dependencies) until one is made."""
+
+_LAZY_NAMES = {
+    name: target
+    for name, target in (
+        (entry[0].rpartition(":")[2], entry[0])
+        for entry in AGENTS.values()
+        if isinstance(entry[0], str)
+    )
+}
+"""Agent classes ``from lorekit.agents import AdaptAgent`` still finds (imported on access)."""
 
 AGENT_EXTRAS: dict[str, str] = {}
 """name -> the optional extra (``pip install 'lorekit[EXTRA]'``) an agent needs.
@@ -79,7 +117,8 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
         raise UnknownAgentError(
             f"unknown agent {name!r}; known agents: {', '.join(sorted(AGENTS))}"
         )
-    factory = entry[0]
+    with requires_extra(f"the {name!r} agent", AGENT_EXTRAS.get(name)):
+        factory = _factory(entry[0])
     params = inspect.signature(factory).parameters
     bad = sorted(set(kwargs) - set(params))
     if bad:
@@ -94,11 +133,31 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
 def agent_parameters(name: str) -> tuple[str, ...]:
     """The keyword arguments agent ``name`` takes (empty for an unknown name)."""
     entry = AGENTS.get(name)
-    return tuple(inspect.signature(entry[0]).parameters) if entry else ()
+    return tuple(inspect.signature(_factory(entry[0])).parameters) if entry else ()
 
 
 def needs_model(name: str) -> bool:
     return name in AGENTS and AGENTS[name][2]
+
+
+def _resolve(target: str) -> Any:
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def _factory(factory: AgentFactory | str) -> AgentFactory:
+    """The callable behind a registry entry (an import string is imported now)."""
+    return cast(AgentFactory, _resolve(factory)) if isinstance(factory, str) else factory
+
+
+def __getattr__(name: str) -> Any:
+    """The built-in agent classes, imported on first access."""
+    target = _LAZY_NAMES.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = _resolve(target)
+    globals()[name] = value
+    return value
 
 
 __all__ = [

@@ -10,6 +10,7 @@ come from the ``rl`` extra and are imported only when the command runs, so
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +112,7 @@ def train(
     store: str,
 ) -> None:
     """Train PPO with a reward variant and report crafter's score over seeds."""
+    from lorekit.eval.store import RunStore
     from lorekit.laws.rl import TrainConfig, TrainError
     from lorekit.laws.rl import train as run_training
     from lorekit.laws.rl_env import RewardUnavailable
@@ -135,7 +137,7 @@ def train(
             Path(out),
             resume=resume,
             device=device,
-            store_path=store,
+            open_store=functools.partial(RunStore, store),
             report=report,
             tensorboard=tensorboard,
         )

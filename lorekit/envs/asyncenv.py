@@ -16,6 +16,9 @@ follows the env's :data:`~lorekit.envs.base.Execution`:
 - ``process``: in a child process (:mod:`lorekit.envs.procenv`); an abandoned
   call kills the process.
 
+Building an env where it will run (:func:`~lorekit.envs.opening.open_env`)
+lives above this module and the process env, in :mod:`lorekit.envs.opening`.
+
 ``AsyncEnv.call(fn, *args)`` runs ``fn(env, *args)`` where the env lives, for
 agent-side helpers that read env-specific state (ADaPT's bridges).
 """
@@ -31,12 +34,9 @@ import time
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from lorekit.envs.base import Execution, Observation, Step, Task, TextEnv
-
-if TYPE_CHECKING:
-    from lorekit.envs.registry import EnvSpec
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -298,45 +298,6 @@ def as_async(env: TextEnv | AsyncEnv) -> AsyncEnv:
     return LocalEnv(env, type(env).execution)
 
 
-async def open_env(
-    source: EnvSpec | Callable[[], TextEnv], *, builder: Worker | None = None
-) -> AsyncEnv:
-    """Build an env from a registry spec or a factory, where it will run.
-
-    A spec whose execution is ``process`` (declared at registration or in the
-    spec) gets a child process. Otherwise the env is built off the loop
-    (construction may block too): on ``builder`` if given, else on a fresh
-    thread. A ``thread`` env keeps the thread it was built on (some objects
-    only work on the thread that made them), ``builder`` included; an
-    ``inline`` env leaves ``builder`` to the caller, for the next build. A
-    factory's env decides by its class's ``execution``.
-    """
-    from lorekit.envs.registry import EnvSpec
-
-    declared = source.declared_execution if isinstance(source, EnvSpec) else None
-    if declared == "process":
-        from lorekit.envs.procenv import ProcessEnv
-
-        assert isinstance(source, EnvSpec)
-        return await ProcessEnv.open(source)
-    build = source.make if isinstance(source, EnvSpec) else source
-    worker = builder or Worker("env")
-    try:
-        env = await asyncio.wrap_future(worker.submit(build))
-        if not isinstance(env, TextEnv):
-            raise TypeError(f"env factory returned {type(env).__name__}, not a TextEnv")
-    except BaseException:
-        if builder is None:
-            worker.stop()
-        raise
-    execution = declared or type(env).execution
-    if execution == "inline":
-        if builder is None:
-            worker.stop()
-        return LocalEnv(env, "inline", owned=True)
-    return LocalEnv(env, execution, worker=worker, owned=True)
-
-
 EnvLike = TextEnv | AsyncEnv
 """What agents accept: a plain env (wrapped by :func:`as_async`) or a handle."""
 
@@ -384,3 +345,20 @@ def call_blocking(
             "run the code with run_code_async (or from another thread)"
         )
     return asyncio.run_coroutine_threadsafe(env.call(fn, *args), loop).result()
+
+
+def __getattr__(name: str) -> Any:
+    """``open_env`` moved to :mod:`lorekit.envs.opening` (deprecated here, removed
+    in the next release): import it from ``lorekit.envs``."""
+    if name == "open_env":
+        import importlib
+        import warnings
+
+        warnings.warn(
+            "lorekit.envs.asyncenv.open_env moved: import it from lorekit.envs "
+            "(lorekit.envs.asyncenv.open_env is removed in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return importlib.import_module("lorekit.envs.opening").open_env
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

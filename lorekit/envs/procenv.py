@@ -29,7 +29,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from lorekit.envs.asyncenv import AsyncEnv, EnvBrokenError, Worker
-from lorekit.envs.registry import EnvSpec
+from lorekit.envs.base import TextEnv
+from lorekit.envs.registry import EnvSpec, make
 
 _SPAWN = mp.get_context("spawn")
 _MAIN_MODULES = frozenset({"__main__", "__mp_main__"})
@@ -173,9 +174,6 @@ def serve(
     with contextlib.suppress(OSError):
         os.setpgrp()  # lead a group, so that killing it takes whatever the env started
     try:
-        from lorekit.envs.base import TextEnv
-        from lorekit.envs.registry import make
-
         if callable(factory):
             env = factory(**kwargs)
             if not isinstance(env, TextEnv):

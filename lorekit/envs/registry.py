@@ -1,16 +1,20 @@
 """Name -> factory registry, so configs and the CLI can say ``textcraft``.
 
-Factories are plain callables, imported lazily for built-in envs, so importing
-``lorekit.envs`` stays cheap and an env with heavy optional dependencies only
-costs something when it is made.
+A factory is a callable or an import string (``"package.module:attribute"``).
+Built-in envs are named by import string (their factories live in
+:mod:`lorekit.envs.builtin`), so this module imports no env package:
+``import lorekit.envs`` stays cheap, listing envs imports nothing, and an env
+with heavy optional dependencies only costs something when it is made. Plugins
+may register either form.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from lorekit.envs.base import Execution, TextEnv
 from lorekit.extras import requires_extra
@@ -25,13 +29,39 @@ class UnknownEnvError(LookupError):
 _EXECUTIONS = ("inline", "thread", "process")
 
 
-@dataclass(frozen=True)
 class _Entry:
-    factory: EnvFactory
-    description: str
-    execution: Execution | None
-    extra: str | None = None
-    expert: bool | None = None
+    """One registered env; an import-string factory is imported on first use."""
+
+    __slots__ = ("_factory", "description", "execution", "expert", "extra")
+
+    def __init__(
+        self,
+        factory: EnvFactory | str,
+        description: str,
+        execution: Execution | None,
+        extra: str | None = None,
+        expert: bool | None = None,
+    ) -> None:
+        self._factory = factory
+        self.description = description
+        self.execution = execution
+        self.extra = extra
+        self.expert = expert
+
+    @property
+    def factory(self) -> EnvFactory:
+        if isinstance(self._factory, str):
+            self._factory = _resolve(self._factory)
+        return self._factory
+
+
+def _resolve(target: str) -> EnvFactory:
+    """The callable an import string ``"package.module:attribute"`` names."""
+    module, _, attribute = target.partition(":")
+    found = getattr(importlib.import_module(module), attribute)
+    if not callable(found):
+        raise TypeError(f"env factory {target!r} is not callable")
+    return cast(EnvFactory, found)
 
 
 _REGISTRY: dict[str, _Entry] = {}
@@ -39,7 +69,7 @@ _REGISTRY: dict[str, _Entry] = {}
 
 def register(
     name: str,
-    factory: EnvFactory,
+    factory: EnvFactory | str,
     description: str,
     *,
     execution: Execution | None = None,
@@ -48,6 +78,9 @@ def register(
     replace: bool = False,
 ) -> None:
     """Make ``factory`` available as ``make(name, ...)``.
+
+    ``factory`` is a callable or an import string ``"package.module:attribute"``
+    naming one, imported the first time the env is made or its arguments checked.
 
     ``execution`` overrides the env class's own ``execution`` declaration;
     ``"process"`` must be declared here, because the harness has to know it
@@ -66,6 +99,8 @@ def register(
         raise ValueError(f"env {name!r} is already registered; pass replace=True to override")
     if execution is not None and execution not in _EXECUTIONS:
         raise ValueError(f"execution must be one of {', '.join(_EXECUTIONS)}, got {execution!r}")
+    if isinstance(factory, str) and (":" not in factory or factory.startswith(":")):
+        raise ValueError(f"an import string factory is 'package.module:attribute', got {factory!r}")
     _REGISTRY[name] = _Entry(factory, description, execution, extra, expert)
 
 
@@ -147,8 +182,10 @@ def _check_arguments(name: str, kwargs: dict[str, Any]) -> _Entry:
     if entry is None:
         known = ", ".join(sorted(_REGISTRY)) or "(none)"
         raise UnknownEnvError(f"unknown env {name!r}; known envs: {known}")
+    with requires_extra(f"the {name!r} environment", entry.extra):
+        factory = entry.factory
     try:
-        signature = inspect.signature(entry.factory)
+        signature = inspect.signature(factory)
     except (TypeError, ValueError):  # builtins without a signature: let the call decide
         signature = None
     if signature is not None:
@@ -166,168 +203,46 @@ def _check_arguments(name: str, kwargs: dict[str, Any]) -> _Entry:
     return entry
 
 
-def _make_textcraft(
-    source: Any = "minecraft-data",
-    *,
-    compat: bool = False,
-    max_steps: int | None = 40,
-    seed: int = 0,
-    distractors: int = 10,
-    test_size: int = 200,
-    dev_size: int = 100,
-) -> TextEnv:
-    from lorekit.envs.textcraft import TextCraftEnv
-
-    return TextCraftEnv(
-        source,
-        compat=compat,
-        max_steps=max_steps,
-        seed=seed,
-        distractors=distractors,
-        test_size=test_size,
-        dev_size=dev_size,
-    )
-
+_BUILTIN = "lorekit.envs.builtin:"
 
 register(
     "textcraft",
-    _make_textcraft,
+    _BUILTIN + "make_textcraft",
     "Minecraft crafting from text recipes (ADaPT's TextCraft); sources: minecraft-data, datapack",
     expert=True,
 )
-
-
-def _make_crafter(
-    *,
-    length: int = 10_000,
-    expanded: bool = False,
-    tasks: str = "all",
-    observation: str = "standard",
-) -> TextEnv:
-    from lorekit.envs.crafter import CrafterTextEnv
-
-    return CrafterTextEnv(length=length, expanded=expanded, tasks=tasks, observation=observation)
-
-
-def _make_crafter_party(
-    players: int = 2, *, length: int = 2_000, peaceful: bool = False
-) -> TextEnv:
-    from lorekit.envs.crafter import CrafterParty
-
-    return CrafterParty(players, length=length, peaceful=peaceful)
-
-
 register(
     "crafter",
-    _make_crafter,
+    _BUILTIN + "make_crafter",
     "Crafter survival world as text (crafter's engine, 22 achievements)",
     extra="crafter",
     expert=False,
 )
 register(
     "crafter-party",
-    _make_crafter_party,
+    _BUILTIN + "make_crafter_party",
     "Several players in one Crafter world, collective tasks",
     extra="crafter",
     expert=False,
 )
-
-
-def _make_alfworld(
-    source: str = "generated",
-    *,
-    split: str | None = None,
-    data_dir: str | None = None,
-    syntax: str = "move",
-    strip_arrival: bool = False,
-    object_ids: bool = False,
-    banner: bool = True,
-    max_steps: int | None = 50,
-) -> TextEnv:
-    from lorekit.envs.alfworld import AlfWorldEnv
-
-    return AlfWorldEnv(
-        source,
-        split=split,
-        data_dir=data_dir,
-        syntax=syntax,  # type: ignore[arg-type]
-        strip_arrival=strip_arrival,
-        object_ids=object_ids,
-        banner=banner,
-        max_steps=max_steps,
-    )
-
-
 register(
     "alfworld",
-    _make_alfworld,
+    _BUILTIN + "make_alfworld",
     "ALFWorld households on the real TextWorld/PDDL engine; generated games or the official data",
     extra="alfworld",
     execution="process",
     expert=True,
 )
-
-
-def _make_miniwob(
-    tasks: str = "automanual-53",
-    *,
-    episodes_per_task: int = 6,
-    seed: int = 0,
-    success: str = "strict",
-    html: str = "clean",
-    page_time_ms: int | None = 1_000_000,
-    max_steps: int | None = 20,
-    pool_size: int | None = None,
-) -> TextEnv:
-    from lorekit.envs.miniwob import MiniWoBEnv
-
-    return MiniWoBEnv(
-        tasks,
-        episodes_per_task=episodes_per_task,
-        seed=seed,
-        success=success,  # type: ignore[arg-type]
-        html=html,  # type: ignore[arg-type]
-        page_time_ms=page_time_ms,
-        max_steps=max_steps,
-        pool_size=pool_size,
-    )
-
-
 register(
     "miniwob",
-    _make_miniwob,
+    _BUILTIN + "make_miniwob",
     "MiniWoB++ web tasks in a real headless Chromium (AutoManual's 53 tasks and actions)",
     extra="web",
     expert=True,
 )
-
-
-def _make_webshop(
-    *,
-    size: int = 1000,
-    goals: int = 2000,
-    seed: int = 0,
-    data_dir: str | None = None,
-    search: str = "fts5",
-    max_steps: int | None = 15,
-    style: str = "plain",
-) -> TextEnv:
-    from lorekit.envs.webshop import WebShopEnv
-
-    return WebShopEnv(
-        size=size,
-        goals=goals,
-        seed=seed,
-        data_dir=data_dir,
-        search=search,
-        max_steps=max_steps,
-        style=style,
-    )
-
-
 register(
     "webshop",
-    _make_webshop,
+    _BUILTIN + "make_webshop",
     "WebShop online shopping (search, pages, reward as the original); generated catalogue "
     "or WebShop's files via WEBSHOP_DATA",
     expert=True,

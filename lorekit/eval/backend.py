@@ -16,17 +16,28 @@ message says which phase), or the exception that ended the episode.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from lorekit.agents.base import Agent, Trajectory
 from lorekit.envs.asyncenv import AsyncEnv
+from lorekit.envs.base import Task
 from lorekit.eval.envpool import EnvPool, EnvSource
 from lorekit.llm.accounting import UsageLedger
 from lorekit.llm.roles import Roles
 
 if TYPE_CHECKING:
-    from lorekit.eval.runner import EpisodeSpec
     from lorekit.eval.store import EpisodeWriter
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeSpec:
+    """One episode to play: its key in the store, task, seed and index."""
+
+    key: str
+    index: int
+    task: Task
+    seed: int
 
 
 class EpisodeTimeout(TimeoutError):

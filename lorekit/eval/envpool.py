@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from lorekit.envs.asyncenv import AsyncEnv, Worker, open_env
+from lorekit.envs.asyncenv import AsyncEnv, Worker
 from lorekit.envs.base import Execution, TextEnv
+from lorekit.envs.opening import open_env
 from lorekit.envs.registry import EnvSpec
 
 EnvSource = EnvSpec | Callable[[], TextEnv]

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lorekit.agents.base import Trajectory
-from lorekit.eval.backend import EpisodeTimeout
+from lorekit.eval.backend import EpisodeSpec, EpisodeTimeout
 from lorekit.eval.remote import (
     EpisodeHost,
     HostRecipe,
@@ -53,7 +53,6 @@ from lorekit.llm.accounting import UsageLedger
 
 if TYPE_CHECKING:
     from lorekit.config import LimitKey, ModelSettings
-    from lorekit.eval.runner import EpisodeSpec
     from lorekit.eval.store import EpisodeWriter
     from lorekit.llm.limits import SlotLimiter
 

@@ -23,14 +23,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lorekit.agents.base import Agent, Trajectory
-from lorekit.eval.backend import EpisodeTimeout, play_with_pool
+from lorekit.eval.backend import EpisodeSpec, EpisodeTimeout, play_with_pool
 from lorekit.eval.envpool import EnvPool, EnvSource
 from lorekit.llm.accounting import PriceTable, UsageLedger
 from lorekit.llm.calls import CallRecord
 from lorekit.llm.roles import Roles
 
 if TYPE_CHECKING:
-    from lorekit.eval.runner import EpisodeSpec
     from lorekit.eval.store import EpisodeWriter
 
 

@@ -29,22 +29,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from lorekit.agents.base import Agent, final_stop_reason
 from lorekit.envs.base import Task
 from lorekit.eval.abort import EarlyStop
-from lorekit.eval.backend import EpisodeBackend, EpisodeTimeout, LocalBackend
+from lorekit.eval.backend import EpisodeBackend, EpisodeSpec, EpisodeTimeout, LocalBackend
 from lorekit.eval.envpool import EnvSource
 from lorekit.eval.report import run_summary
 from lorekit.eval.store import RunStore
 from lorekit.llm.accounting import PriceTable, UsageLedger
 from lorekit.llm.roles import Roles
-
-
-@dataclass(frozen=True, slots=True)
-class EpisodeSpec:
-    """One episode to play: its key in the store, task, seed and index."""
-
-    key: str
-    index: int
-    task: Task
-    seed: int
 
 
 def plan_episodes(tasks: Sequence[Task], *, seed: int = 0, repeats: int = 1) -> list[EpisodeSpec]:

@@ -46,10 +46,10 @@ from lorekit.eval.store_schema import (
     UnknownRunError,
     call_row,
     call_select,
-    new_run_id,
     to_json,
 )
 from lorekit.eval.store_writer import EpisodeWriter
+from lorekit.ids import new_run_id
 from lorekit.llm.calls import CallRecord
 
 __all__ = [

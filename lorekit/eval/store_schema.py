@@ -9,8 +9,6 @@ names from :mod:`lorekit.eval.store`, which re-exports them.
 from __future__ import annotations
 
 import json
-import secrets
-import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -200,11 +198,6 @@ def info_json(info: Mapping[str, Any] | None) -> str:
 def loads_or_none(text: str | None) -> Any:
     """Parse a stored JSON column; SQL NULL (a run without a summary) stays None."""
     return None if text is None else json.loads(text)
-
-
-def new_run_id() -> str:
-    """A sortable id a person can read and type: local time plus a random suffix."""
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
 
 
 @dataclass(frozen=True, slots=True)

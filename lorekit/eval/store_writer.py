@@ -12,7 +12,7 @@ import json
 import time
 from collections.abc import Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from lorekit.eval.store_schema import (
     EPISODE_STATUSES,
@@ -24,8 +24,15 @@ from lorekit.eval.store_schema import (
 )
 from lorekit.llm.calls import CallRecord
 
-if TYPE_CHECKING:
-    from lorekit.eval.store import RunStore
+
+class EpisodeCommitter(Protocol):
+    """Where a finished episode goes: the run store (:class:`~lorekit.eval.store.RunStore`),
+    which writes it and its rows in one transaction. A protocol, so this module
+    stays below the store that builds writers."""
+
+    def _commit_episode(
+        self, ep: EpisodeRecord, steps: list[tuple[Any, ...]], calls: list[tuple[Any, ...]]
+    ) -> None: ...
 
 
 class EpisodeWriter:
@@ -40,7 +47,7 @@ class EpisodeWriter:
 
     def __init__(
         self,
-        store: RunStore,
+        store: EpisodeCommitter,
         run_id: str,
         episode_key: str,
         *,

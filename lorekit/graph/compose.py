@@ -10,20 +10,23 @@ A placeholder names a database path (``{goal}``, ``{state.inventory}``) or,
 with ``@``, a dependency's result (``{@plan}``, ``{@plan.steps}``). A missing
 or ``None`` value raises :class:`MissingValueError` naming the node and the
 key: a prompt is never sent with a hole in it.
+
+The compose function's input (:class:`ComposeInput`, :class:`DepView`) lives
+with the node (:mod:`lorekit.graph.node`), whose ``compose`` field takes it;
+value rendering lives in :mod:`lorekit.graph.values`. Both are re-exported here.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
 
 from lorekit import yamlio
 from lorekit.graph.errors import GraphError, MissingValueError
-from lorekit.graph.node import DepMode, Node, Ref, substitute
+from lorekit.graph.node import ComposeInput as ComposeInput
+from lorekit.graph.node import DepView as DepView
+from lorekit.graph.values import lookup as lookup
+from lorekit.graph.values import render_value as render_value
 from lorekit.llm.base import Message
 
 
@@ -35,80 +38,6 @@ def layout() -> dict[str, str]:
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise GraphError("lorekit/graph/compose.yaml must map names to strings")
     return data
-
-
-def render_value(value: Any) -> str:
-    """How a value appears in a prompt: text as is, anything else as compact JSON."""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def lookup(root: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
-    """Follow a dotted path through mappings and lists; (found, value)."""
-    value = root
-    for part in path:
-        if isinstance(value, Mapping) and part in value:
-            value = value[part]
-        elif isinstance(value, list | tuple) and part.isdigit() and int(part) < len(value):
-            value = value[int(part)]
-        else:
-            return False, None
-    return True, value
-
-
-@dataclass(frozen=True, slots=True)
-class DepView:
-    """A dependency as the composing node sees it."""
-
-    key: str
-    question: str
-    result: Any
-    mode: DepMode
-    shown: str | None = None
-    """The answer as shortened for this node (``max_dep_chars``), if it was too long."""
-
-    @property
-    def answer(self) -> str:
-        return self.shown if self.shown is not None else render_value(self.result)
-
-
-@dataclass(frozen=True, slots=True)
-class ComposeInput:
-    """Everything a compose function may use. ``db`` is a read-only view of the
-    database holding exactly the keys the node declares (its placeholders,
-    ``context`` and ``hook_reads``); reading another key raises ``AccessError``,
-    and nested values are read-only copies. Writes belong in after-query hooks,
-    which run in order."""
-
-    node: Node
-    db: Mapping[str, Any]
-    deps: tuple[DepView, ...]
-    system: str | None = None
-
-    def fill(self, template: str) -> str:
-        """``template`` with its placeholders filled (same rules as the node prompt)."""
-        results = {d.key: d.result for d in self.deps}
-        key = self.node.key
-
-        def value_of(ref: Ref) -> str:
-            if ref.node:
-                if ref.name not in results:
-                    raise MissingValueError(key, ref.text, "is not a dependency with a result")
-                found, value = lookup(results[ref.name], ref.path)
-            else:
-                found, value = lookup(self.db, (ref.name, *ref.path))
-            if not found:
-                why = "is not in the database" if not ref.node else "is not in that result"
-                raise MissingValueError(key, ref.text, why)
-            if value is None:
-                raise MissingValueError(key, ref.text, "is None in the database")
-            return render_value(value)
-
-        return substitute(template, value_of)
 
 
 def default_compose(inp: ComposeInput) -> list[Message]:

@@ -5,17 +5,26 @@ built or edited (a cycle, an unknown node, an edit that would race); it is
 raised before anything changes, so the graph is left as it was. The others
 describe a pass that ran: :class:`AfterQueryError` is how a parser or hook
 tells the model what was wrong with its answer, and :class:`NodeFailedError`
-reports nodes that still failed after their retries.
+reports nodes that still failed after their retries (each a
+:class:`NodeFailure`, the typed result a failed node leaves). The bottom of
+the graph engine: it imports no other graph module at run time.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from lorekit.graph.node import NodeFailure
     from lorekit.graph.trace import PassReport
+
+FailureKind = Literal["after_query", "model", "upstream", "hook"]
+
+HOOK_FILE_MODULE = "lorekit_spec_hooks_"
+"""Prefix of the module names a spec's file hooks are loaded under (see :mod:`.hooks`)."""
 
 
 class GraphError(ValueError):
@@ -113,3 +122,44 @@ class NodeFailedError(RuntimeError):
         first = self.failures[0]
         more = f" (and {len(self.failures) - 1} more)" if len(self.failures) > 1 else ""
         super().__init__(f"node {first.key!r} failed: {first.error}{more}")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFailure:
+    """A node that produced no usable result in a pass: typed, never a placeholder string.
+
+    ``kind`` is ``after_query`` (answers kept failing the parser or hook),
+    ``model`` (the model call itself failed) or ``upstream`` (a dependency failed,
+    so the node did not run).
+    """
+
+    key: str
+    kind: FailureKind
+    error: str
+    attempts: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "failure": self.kind,
+            "key": self.key,
+            "error": self.error,
+            "attempts": self.attempts,
+        }
+
+
+def hook_name(fn: Any) -> str:
+    """How errors name a hook: ``hooks.py:learn`` for a spec's file hook, else
+    ``module.qualname`` (the gate of a branch names its inner hook, if any)."""
+    inner = getattr(fn, "inner", None)
+    if getattr(fn, "branch_gate", False):
+        return hook_name(inner) if inner is not None else "branch gate"
+    qual = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    module = getattr(fn, "__module__", None) or ""
+    if module.startswith(HOOK_FILE_MODULE):
+        file = getattr(sys.modules.get(module), "__file__", None)
+        return f"{Path(file).name if file else module}:{qual}"
+    return f"{module}.{qual}" if module else qual

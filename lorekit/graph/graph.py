@@ -14,68 +14,27 @@ only nodes downstream of its own node (or nodes it added): those have not
 started in either mode, so an edit can never race with a running node. Edits
 are temporary: they are reverted when the pass ends. Temporary edits made
 outside a pass apply to the next pass.
+
+The pass itself runs in :mod:`lorekit.graph.run`, below this module: the
+runner sees the graph through the small :class:`~lorekit.graph.run.PassHost`
+protocol. :class:`NodeContext` lives with the node (:mod:`lorekit.graph.node`)
+and is re-exported here.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from lorekit.graph.errors import GraphError
 from lorekit.graph.layout import Layout
 from lorekit.graph.node import DepMode, Node, template_refs
+from lorekit.graph.node import NodeContext as NodeContext
+from lorekit.graph.run import PassRunner, PassState
 from lorekit.graph.trace import PassReport
 from lorekit.llm.base import LLM
 from lorekit.llm.roles import Roles
-
-
-@dataclass(slots=True)
-class _PassState:
-    layout: Layout
-    committed: dict[str, int] = field(default_factory=dict)
-    results: dict[str, Any] = field(default_factory=dict)
-    questions: dict[str, str] = field(default_factory=dict)
-    editor: str | None = None
-    added_by_editor: set[str] = field(default_factory=set)
-
-
-@dataclass(slots=True)
-class NodeContext:
-    """What an after-query hook gets besides the parsed output.
-
-    ``db`` is a view of the shared database holding exactly the keys the node
-    declares (:class:`~lorekit.graph.access.DbView`): undeclared reads and
-    writes raise ``AccessError``; writes take effect only if the hook returns
-    (hooks run one at a time, in the sequential order). ``results`` are this
-    pass's results so far.
-    The edit helpers are the graph's dynamic API.
-    """
-
-    key: str
-    node: Node
-    db: MutableMapping[str, Any]
-    graph: Graph
-    answer: str
-    attempt: int
-    results: Mapping[str, Any]
-
-    def skip(self, keys: Iterable[str]) -> None:
-        self.graph.skip_temporary(keys)
-
-    def add_node(
-        self, node: Node, *, dependents: Sequence[str] = (), prepend: bool = False
-    ) -> None:
-        self.graph.add_temporary_node(node, dependents=dependents, prepend=prepend)
-
-    def add_edge(
-        self, src: str, dst: str, *, mode: DepMode | None = None, prepend: bool = False
-    ) -> None:
-        self.graph.add_temporary_edge(src, dst, mode=mode, prepend=prepend)
-
-    def remove_edge(self, src: str, dst: str) -> None:
-        self.graph.remove_temporary_edge(src, dst)
 
 
 def as_roles(models: Roles | LLM | Mapping[str, LLM]) -> Roles:
@@ -106,7 +65,7 @@ class Graph:
         self.roles = as_roles(roles) if roles is not None else None
         self._base = Layout()
         self._next: Layout | None = None
-        self._pass: _PassState | None = None
+        self._pass: PassState | None = None
         self._last: dict[str, tuple[str, Any]] = {}
         self._checked_version = -1
         self._version = 0
@@ -318,8 +277,6 @@ class Graph:
         that does not depend on a failure, then raises :class:`NodeFailedError`.
         The trace of the pass is ``self.last_report``.
         """
-        from lorekit.graph.run import PassRunner
-
         if self._pass is not None:
             raise GraphError(f"graph {self.name!r} is already evaluating a pass")
         models = as_roles(roles) if roles is not None else self.roles
@@ -331,7 +288,7 @@ class Graph:
                 self._checked_version = self._version
         layout = (self._next or self._base).copy()
         self._next = None
-        state = _PassState(layout)
+        state = PassState(layout)
         self._pass = state
         report = PassReport(self.name, sequential)
         t0 = time.perf_counter()

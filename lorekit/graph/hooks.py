@@ -21,25 +21,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lorekit.graph.graph import Graph, NodeContext
-from lorekit.graph.node import AfterQuery
+from lorekit.graph.errors import HOOK_FILE_MODULE
+from lorekit.graph.errors import hook_name as hook_name
+from lorekit.graph.graph import Graph
+from lorekit.graph.node import AfterQuery, NodeContext
 
 _STAMP = "__lorekit_hook_digest__"
-_FILE_MODULE = "lorekit_spec_hooks_"
-
-
-def hook_name(fn: Any) -> str:
-    """How errors name a hook: ``hooks.py:learn`` for a spec's file hook, else
-    ``module.qualname`` (the gate of a branch names its inner hook, if any)."""
-    inner = getattr(fn, "inner", None)
-    if isinstance(fn, BranchHook):
-        return hook_name(inner) if inner is not None else "branch gate"
-    qual = getattr(fn, "__qualname__", None) or type(fn).__qualname__
-    module = getattr(fn, "__module__", None) or ""
-    if module.startswith(_FILE_MODULE):
-        file = getattr(sys.modules.get(module), "__file__", None)
-        return f"{Path(file).name if file else module}:{qual}"
-    return f"{module}.{qual}" if module else qual
+_FILE_MODULE = HOOK_FILE_MODULE
 
 
 class HookError(ImportError):
@@ -125,6 +113,9 @@ class BranchHook:
     gets a plan made, without the spec having to trick it into saying "yes".
     """
 
+    branch_gate = True
+    """Marks a gate for :func:`~lorekit.graph.errors.hook_name`, which names its inner hook."""
+
     def __init__(
         self,
         branches: Sequence[tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]],
@@ -139,8 +130,11 @@ class BranchHook:
             out = self.inner(ctx, output)
             result = await out if inspect.isawaitable(out) else out
         value = str(result).strip().lower()
+        graph = ctx.graph
+        if not isinstance(graph, Graph):
+            raise TypeError(f"a branch gate needs a Graph, got {type(graph).__name__}")
         for values, run, otherwise in self.branches:
-            skip = skippable(ctx.graph, otherwise if value in values else run)
+            skip = skippable(graph, otherwise if value in values else run)
             if skip:
                 ctx.skip(skip)
         return result

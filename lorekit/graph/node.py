@@ -5,21 +5,29 @@ rendered and rebuilt from a YAML spec without surprises. What it does at run
 time is decided by a few optional callables: ``compose`` (build the messages),
 ``parser`` (turn the answer into a value, or reject it) and ``after_query``
 (update the database or the graph once the value is accepted).
+
+What those callables receive lives here too, since the node's fields name
+them: :class:`ComposeInput` for ``compose`` and :class:`NodeContext` for
+``after_query``, whose ``graph`` is seen through the :class:`PassGraph`
+protocol (the graph module builds on this one, not the other way round).
+:class:`NodeFailure` is defined in :mod:`lorekit.graph.errors` and re-exported.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from lorekit.graph.errors import GraphError
+from lorekit.graph.errors import FailureKind as FailureKind
+from lorekit.graph.errors import GraphError, MissingValueError
+from lorekit.graph.errors import NodeFailure as NodeFailure
+from lorekit.graph.schema import check_schema
+from lorekit.graph.values import lookup, render_value
 
 if TYPE_CHECKING:
-    from lorekit.graph.compose import ComposeInput
-    from lorekit.graph.graph import NodeContext
     from lorekit.llm.base import MessageLike
 
 DepMode = Literal["qa", "short", "hidden"]
@@ -29,7 +37,6 @@ an ordering constraint only, e.g. a gate before the nodes it controls)."""
 
 OutputKind = Literal["text", "json", "choice", "regex"]
 WriteMode = Literal["set", "append", "extend", "merge"]
-FailureKind = Literal["after_query", "model", "upstream", "hook"]
 DepOverflow = Literal["keep_end", "keep_start", "keep_both", "summarize"]
 """What to do with a dependency answer longer than ``max_dep_chars``: keep its end
 (what AgentKit's shrinking keeps), its start, both ends, or have a model summarise it."""
@@ -140,33 +147,6 @@ class Write:
 
 
 @dataclass(frozen=True, slots=True)
-class NodeFailure:
-    """A node that produced no usable result in a pass: typed, never a placeholder string.
-
-    ``kind`` is ``after_query`` (answers kept failing the parser or hook),
-    ``model`` (the model call itself failed) or ``upstream`` (a dependency failed,
-    so the node did not run).
-    """
-
-    key: str
-    kind: FailureKind
-    error: str
-    attempts: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "failure": self.kind,
-            "key": self.key,
-            "error": self.error,
-            "attempts": self.attempts,
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class Node:
     """One prompt node. See the module docstring; fields are keyword-friendly.
 
@@ -259,8 +239,6 @@ class Node:
             except re.error as exc:
                 raise bad("pattern", f"pattern is not a valid regex: {exc}") from None
         if self.schema is not None:
-            from lorekit.graph.parsers import check_schema  # parsers import this module
-
             try:
                 check_schema(self.schema)
             except GraphError as exc:
@@ -302,3 +280,111 @@ class Node:
         if mode is not None:
             return mode
         return "short" if self.shorthand else "qa"
+
+
+class PassGraph(Protocol):
+    """The graph as a hook sees it during a pass: its name and its temporary edits
+    (:class:`~lorekit.graph.graph.Graph` implements it)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def skip_temporary(self, keys: Iterable[str]) -> None: ...
+
+    def add_temporary_node(
+        self, node: Node, *, dependents: Sequence[str] = (), prepend: bool = False
+    ) -> None: ...
+
+    def add_temporary_edge(
+        self, src: str, dst: str, *, mode: DepMode | None = None, prepend: bool = False
+    ) -> None: ...
+
+    def remove_temporary_edge(self, src: str, dst: str) -> None: ...
+
+
+@dataclass(slots=True)
+class NodeContext:
+    """What an after-query hook gets besides the parsed output.
+
+    ``db`` is a view of the shared database holding exactly the keys the node
+    declares (:class:`~lorekit.graph.access.DbView`): undeclared reads and
+    writes raise ``AccessError``; writes take effect only if the hook returns
+    (hooks run one at a time, in the sequential order). ``results`` are this
+    pass's results so far.
+    The edit helpers are the graph's dynamic API.
+    """
+
+    key: str
+    node: Node
+    db: MutableMapping[str, Any]
+    graph: PassGraph
+    answer: str
+    attempt: int
+    results: Mapping[str, Any]
+
+    def skip(self, keys: Iterable[str]) -> None:
+        self.graph.skip_temporary(keys)
+
+    def add_node(
+        self, node: Node, *, dependents: Sequence[str] = (), prepend: bool = False
+    ) -> None:
+        self.graph.add_temporary_node(node, dependents=dependents, prepend=prepend)
+
+    def add_edge(
+        self, src: str, dst: str, *, mode: DepMode | None = None, prepend: bool = False
+    ) -> None:
+        self.graph.add_temporary_edge(src, dst, mode=mode, prepend=prepend)
+
+    def remove_edge(self, src: str, dst: str) -> None:
+        self.graph.remove_temporary_edge(src, dst)
+
+
+@dataclass(frozen=True, slots=True)
+class DepView:
+    """A dependency as the composing node sees it."""
+
+    key: str
+    question: str
+    result: Any
+    mode: DepMode
+    shown: str | None = None
+    """The answer as shortened for this node (``max_dep_chars``), if it was too long."""
+
+    @property
+    def answer(self) -> str:
+        return self.shown if self.shown is not None else render_value(self.result)
+
+
+@dataclass(frozen=True, slots=True)
+class ComposeInput:
+    """Everything a compose function may use. ``db`` is a read-only view of the
+    database holding exactly the keys the node declares (its placeholders,
+    ``context`` and ``hook_reads``); reading another key raises ``AccessError``,
+    and nested values are read-only copies. Writes belong in after-query hooks,
+    which run in order."""
+
+    node: Node
+    db: Mapping[str, Any]
+    deps: tuple[DepView, ...]
+    system: str | None = None
+
+    def fill(self, template: str) -> str:
+        """``template`` with its placeholders filled (same rules as the node prompt)."""
+        results = {d.key: d.result for d in self.deps}
+        key = self.node.key
+
+        def value_of(ref: Ref) -> str:
+            if ref.node:
+                if ref.name not in results:
+                    raise MissingValueError(key, ref.text, "is not a dependency with a result")
+                found, value = lookup(results[ref.name], ref.path)
+            else:
+                found, value = lookup(self.db, (ref.name, *ref.path))
+            if not found:
+                why = "is not in the database" if not ref.node else "is not in that result"
+                raise MissingValueError(key, ref.text, why)
+            if value is None:
+                raise MissingValueError(key, ref.text, "is None in the database")
+            return render_value(value)
+
+        return substitute(template, value_of)

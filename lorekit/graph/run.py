@@ -12,22 +12,56 @@ import asyncio
 import inspect
 import time
 from collections.abc import MutableMapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from lorekit.graph.access import DbView, FrozenResults, freeze
-from lorekit.graph.compose import ComposeInput, DepView, default_compose, feedback_message
-from lorekit.graph.errors import AfterQueryError, GraphError, MissingValueError, NodeFailedError
-from lorekit.graph.hooks import hook_name
-from lorekit.graph.node import FailureKind, Node, NodeFailure, Parser
+from lorekit.graph.compose import default_compose, feedback_message
+from lorekit.graph.errors import (
+    AfterQueryError,
+    FailureKind,
+    GraphError,
+    MissingValueError,
+    NodeFailedError,
+    NodeFailure,
+    hook_name,
+)
+from lorekit.graph.layout import Layout
+from lorekit.graph.node import ComposeInput, DepView, Node, NodeContext, Parser, PassGraph
 from lorekit.graph.parsers import parser_for
-from lorekit.graph.shrink import shrink_answer
+from lorekit.graph.shrink import Summaries, shrink_answer
 from lorekit.graph.trace import AttemptTrace, NodeTrace, PassReport, node_model
 from lorekit.llm.base import Message, as_messages
 from lorekit.llm.errors import LLMError
 from lorekit.llm.roles import Roles
 
-if TYPE_CHECKING:
-    from lorekit.graph.graph import Graph, _PassState
+
+@dataclass(slots=True)
+class PassState:
+    """One pass in progress: its layout (temporary edits included) and what it produced."""
+
+    layout: Layout
+    committed: dict[str, int] = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)
+    questions: dict[str, str] = field(default_factory=dict)
+    editor: str | None = None
+    added_by_editor: set[str] = field(default_factory=set)
+
+
+class PassHost(PassGraph, Protocol):
+    """What the runner needs of the graph it runs (:class:`~lorekit.graph.graph.Graph`):
+    its settings, its memory of last results, and the edits hooks may make. A
+    protocol, so the runner sits below the graph that starts it."""
+
+    @property
+    def system(self) -> str | None: ...
+
+    @property
+    def max_retries(self) -> int: ...
+
+    def _last_entry(self, key: str) -> tuple[str, Any] | None: ...
+
+    def _remember(self, key: str, question: str, result: Any) -> None: ...
 
 
 class _NodeRun:
@@ -56,7 +90,9 @@ class _NodeRun:
             mode = lay.mode(d, node.key)
             shown = None
             if node.max_dep_chars is not None and mode != "hidden":
-                shown = await shrink_answer(r, node, d, result)
+                shown = await shrink_answer(
+                    node, d, result, roles=r.roles, graph=r.graph.name, summaries=r.summaries
+                )
             if node.compose is not None:  # Python code: a result it cannot change in place
                 result = freeze(result, f"compose of node {node.key!r}", f"@{d}")
             deps.append(DepView(d, question, result, mode, shown))
@@ -140,8 +176,8 @@ class PassRunner:
 
     def __init__(
         self,
-        graph: Graph,
-        state: _PassState,
+        graph: PassHost,
+        state: PassState,
         db: MutableMapping[str, Any],
         roles: Roles,
         report: PassReport,
@@ -152,7 +188,7 @@ class PassRunner:
         self.roles = roles
         self.report = report
         self.failures: list[NodeFailure] = []
-        self.summaries: dict[tuple[str, int, str], asyncio.Future[str]] = {}
+        self.summaries: Summaries = {}
         self.t0 = time.perf_counter()
 
     def dep_value(self, key: str) -> tuple[str, Any]:
@@ -289,9 +325,7 @@ class PassRunner:
             return result
         return None
 
-    def _context(self, run: _NodeRun, db: DbView) -> Any:
-        from lorekit.graph.graph import NodeContext
-
+    def _context(self, run: _NodeRun, db: DbView) -> NodeContext:
         return NodeContext(
             run.node.key,
             run.node,

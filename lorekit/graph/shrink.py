@@ -15,16 +15,17 @@ Only the answer shown in the prompt changes; the dependency's result, which
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lorekit.graph.compose import layout, render_value
 from lorekit.graph.node import DepOverflow, Node
 from lorekit.graph.trace import node_model
 from lorekit.llm.base import Message
 from lorekit.llm.errors import LLMError
+from lorekit.llm.roles import Roles
 
-if TYPE_CHECKING:
-    from lorekit.graph.run import PassRunner
+Summaries = dict[tuple[str, int, str], "asyncio.Future[str]"]
+"""One pass's summary calls by (dependency, limit, role), shared by its dependents."""
 
 
 def cut(text: str, limit: int, how: DepOverflow) -> str:
@@ -44,8 +45,14 @@ def cut(text: str, limit: int, how: DepOverflow) -> str:
     return mark.lstrip() + text[len(text) - keep :]
 
 
-async def shrink_answer(runner: PassRunner, node: Node, dep: str, result: Any) -> str | None:
-    """The shortened answer of ``dep`` for ``node``, or None when it already fits."""
+async def shrink_answer(
+    node: Node, dep: str, result: Any, *, roles: Roles, graph: str, summaries: Summaries
+) -> str | None:
+    """The shortened answer of ``dep`` for ``node``, or None when it already fits.
+
+    ``roles`` give the summarising model, ``graph`` names the graph in its call
+    records, and ``summaries`` is the pass's cache of summary calls.
+    """
     limit = node.max_dep_chars
     text = render_value(result)
     if limit is None or len(text) <= limit:
@@ -54,20 +61,20 @@ async def shrink_answer(runner: PassRunner, node: Node, dep: str, result: Any) -
         return cut(text, limit, node.dep_overflow)
     role = node.summary_role or node.role
     key = (dep, limit, role)
-    task = runner.summaries.get(key)
+    task = summaries.get(key)
     if task is None:  # dependents of one answer share one summary call
-        task = asyncio.ensure_future(_summarize(runner, node, dep, text, limit, role))
-        runner.summaries[key] = task
+        task = asyncio.ensure_future(_summarize(roles, graph, node, dep, text, limit, role))
+        summaries[key] = task
     summary = await asyncio.shield(task)
     return cut(summary, limit, "keep_end")
 
 
 async def _summarize(
-    runner: PassRunner, node: Node, dep: str, text: str, limit: int, role: str
+    roles: Roles, graph: str, node: Node, dep: str, text: str, limit: int, role: str
 ) -> str:
     prompt = layout()["summarize"].format(key=dep, limit=limit, answer=text)
-    meta = {"graph": runner.graph.name, "node": node.key, "attempt": f"summary:{dep}"}
-    llm = node_model(runner.roles[role], meta)
+    meta = {"graph": graph, "node": node.key, "attempt": f"summary:{dep}"}
+    llm = node_model(roles[role], meta)
     try:
         out = await llm.complete([Message("user", prompt)], temperature=0.0)
     except LLMError:

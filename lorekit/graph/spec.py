@@ -46,7 +46,7 @@ from lorekit.graph.hooks import BranchHook, HookError, resolve_hook
 from lorekit.graph.layout import Layout
 from lorekit.graph.locate import Locator
 from lorekit.graph.node import DepMode, Node, Write
-from lorekit.graph.parsers import check_schema
+from lorekit.graph.schema import check_schema
 from lorekit.graph.spec_model import GraphSpecModel, NodeSpec, SpecError
 from lorekit.llm.base import LLM
 from lorekit.llm.roles import Roles

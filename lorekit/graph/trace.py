@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from lorekit.graph.compose import render_value
+from lorekit.graph.values import render_value
 from lorekit.llm.accounting import MeteredLLM
 from lorekit.llm.base import LLM, Completion, Usage
 from lorekit.llm.calls import CallRecord, CallSink

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lorekit.envs.crafter.records import MATERIALS, TOOLS
-from lorekit.laws.records import LawRecord
+from lorekit.laws.record_format import LawRecord
 
 Atom = tuple[str, str]  # ("requires", item) | ("nearby", name) | ("faced", "")
 FACED: Atom = ("faced", "")

@@ -15,125 +15,51 @@ One record per line: ``{"achievement", "action", "success", "before",
 "nearby"}`` (``nearby`` is the 3x3 area around the player, player in the
 middle, the area where crafter looks for tables and furnaces). Things keep
 crafter's names, so a ``ripe plant`` is told apart from a ``plant``.
+
+The format itself (:class:`LawRecord`, reading and writing) lives in
+:mod:`lorekit.laws.record_format`; this module re-exports it.
 """
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from lorekit.envs.crafter.core import ACHIEVEMENTS, CrafterCore, world_seed
 from lorekit.envs.crafter.data import data
 from lorekit.envs.crafter.expanded import DO_TARGETS, faced_kind, to_standard
 from lorekit.envs.crafter.explorer import Explorer
-from lorekit.envs.crafter.records import structured_state, write_jsonl
+from lorekit.envs.crafter.records import structured_state
+from lorekit.laws.candidates import diverse, informative
 from lorekit.laws.experience import ACHIEVEMENT_OF_ACTION, LAW_ACTIONS
+from lorekit.laws.record_format import (
+    STATE_KEYS,
+    LawRecord,
+    RecordError,
+    iter_attempts,
+    kind,
+    paper_state,
+    read_records,
+    write_records,
+)
 
-STATE_KEYS = ("attributes", "tools", "materials", "face", "nearby")
+__all__ = [
+    "STATE_KEYS",
+    "LawCollection",
+    "LawRecord",
+    "RecordError",
+    "collect_records",
+    "iter_attempts",
+    "kind",
+    "paper_state",
+    "read_records",
+    "write_records",
+]
+
 _ACTION_OF_TARGET = {target: action for action, target in DO_TARGETS.items()}
-
-
-class RecordError(ValueError):
-    """A records file line that does not follow the record format."""
-
-
-def kind(name: str) -> str:
-    """The kind a thing name belongs to: a ripe plant is a plant (as ``do`` sees it)."""
-    return "plant" if name == "ripe plant" else name
-
-
-def paper_state(state: Mapping[str, Any]) -> dict[str, Any]:
-    """The record's view of a :func:`structured_state`: vitals, inventory, faced, 3x3."""
-    return {
-        "attributes": dict(state["attributes"]),
-        "tools": dict(state["tools"]),
-        "materials": dict(state["materials"]),
-        "face": str(state["faced"]),
-        "nearby": [[str(cell) for cell in row] for row in state["neighbourhood"]],
-    }
-
-
-@dataclass(frozen=True)
-class LawRecord:
-    """One attempt at an achievement: its action, the states around it, the outcome."""
-
-    achievement: str
-    action: str
-    success: bool
-    before: Mapping[str, Any]
-    after: Mapping[str, Any]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "achievement": self.achievement,
-            "action": self.action,
-            "success": self.success,
-            "before": self.before,
-            "after": self.after,
-        }
-
-    @classmethod
-    def from_json(cls, raw: Any, where: str = "record") -> LawRecord:
-        if not isinstance(raw, Mapping):
-            raise RecordError(f"{where}: expected an object")
-        missing = [
-            k for k in ("achievement", "action", "success", "before", "after") if k not in raw
-        ]
-        if missing:
-            raise RecordError(f"{where}: missing field(s) {', '.join(missing)}")
-        achievement = raw["achievement"]
-        if achievement not in LAW_ACTIONS:
-            raise RecordError(f"{where}.achievement: {achievement!r} is not a crafter achievement")
-        if not isinstance(raw["success"], bool):
-            raise RecordError(f"{where}.success: expected true or false")
-        for side in ("before", "after"):
-            state = raw[side]
-            if not isinstance(state, Mapping) or any(k not in state for k in STATE_KEYS):
-                raise RecordError(
-                    f"{where}.{side}: expected an object with {', '.join(STATE_KEYS)}"
-                )
-        return cls(achievement, str(raw["action"]), raw["success"], raw["before"], raw["after"])
-
-    def inventory(self, side: str = "before") -> dict[str, int]:
-        """Vitals, tools and materials of one side as a single item -> count map."""
-        state = self.before if side == "before" else self.after
-        return {**state["attributes"], **state["tools"], **state["materials"]}
-
-    def nearby(self) -> set[str]:
-        """Names in the 3x3 area before the attempt, the player left out."""
-        return {cell for row in self.before["nearby"] for cell in row if cell != "player"}
-
-
-def write_records(records: Iterable[LawRecord], path: str | Path) -> int:
-    """One JSON object per line; returns how many were written."""
-    return write_jsonl(records, path)
-
-
-def read_records(path: str | Path) -> list[LawRecord]:
-    """All records of a JSONL file; a bad line raises RecordError naming its number."""
-    file = Path(path)
-    if not file.exists():
-        raise RecordError(f"{file}: no such records file (make one with `lorekit laws collect`)")
-    out: list[LawRecord] = []
-    with file.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RecordError(f"{file}:{number}: not valid JSON ({exc.msg})") from None
-            out.append(LawRecord.from_json(raw, f"{file}:{number}"))
-    return out
-
-
-def iter_attempts(records: Iterable[LawRecord], achievement: str) -> Iterator[LawRecord]:
-    return (r for r in records if r.achievement == achievement)
 
 
 @dataclass
@@ -202,8 +128,6 @@ class LawCollection:
 
     def finish(self, successes: int, failures: int) -> None:
         """Keep ``successes`` and ``failures`` per achievement, in collection order."""
-        from lorekit.laws.candidates import diverse, informative
-
         chosen: list[tuple[int, LawRecord]] = []
         for name in ACHIEVEMENTS:
             won = self.won.get(name, [])

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from lorekit.laws.experience import LAW_ACTIONS, Experience, Law
-from lorekit.laws.records import LawRecord
+from lorekit.laws.record_format import LawRecord
 from lorekit.laws.rewards import (
     Check,
     PredicateEntry,

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from lorekit.laws.experience import LAW_ACTIONS, Experience, Law
-from lorekit.laws.records import LawRecord
+from lorekit.laws.record_format import LawRecord
 from lorekit.laws.state_api import LawState, state_from_record
 from lorekit.sandbox import PredicateError, compile_predicate
 

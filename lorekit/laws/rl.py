@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from lorekit.extras import MissingExtraError, requires_extra
+from lorekit.ids import new_run_id
 from lorekit.laws.rl_config import (
     NET_ARCH,
     PPO_DEFAULTS,
@@ -64,6 +65,7 @@ from lorekit.laws.rl_callbacks import (
     write_json_atomic,
 )
 from lorekit.laws.rl_eval import aggregate, evaluate, score_episodes
+from lorekit.laws.rl_record import EpisodeRecorder, RunRecorder
 
 __all__ = [
     "NET_ARCH",
@@ -238,7 +240,7 @@ def evaluate_seed(
     run_dir: Path,
     *,
     device: str = "auto",
-    store: Any = None,
+    store: RunRecorder | None = None,
     run_id: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate the trained policy of one seed; writes ``summary.json`` in ``run_dir``."""
@@ -260,7 +262,7 @@ def evaluate_seed(
             builder=builder,
         )
 
-    def writer(index: int, world: int) -> Any:
+    def writer(index: int, world: int) -> EpisodeRecorder | None:
         if store is None or run_id is None:
             return None
         key = f"seed{seed}/ep{index:03d}"
@@ -297,7 +299,7 @@ def train(
     *,
     resume: bool = False,
     device: str = "auto",
-    store_path: str | Path | None = None,
+    open_store: Callable[[], RunRecorder] | None = None,
     report: Callable[[str], None] | None = None,
     callbacks: Sequence[BaseCallback] = (),
     tensorboard: bool = False,
@@ -306,12 +308,13 @@ def train(
 
     Files go to ``out/<reward>/`` (``run.json``, ``summary.json`` and one
     ``seed-<k>/`` folder per seed); the evaluation episodes go to the run
-    store at ``store_path`` (skipped when None). With ``resume`` a killed or
+    store that ``open_store()`` opens (skipped when None), e.g.
+    ``functools.partial(RunStore, path)``: the caller picks the store, so this
+    module stays below the harness. It is opened once the arguments are known
+    to be good, and closed before returning. With ``resume`` a killed or
     interrupted call continues where it stopped: seeds already evaluated are
     kept, a seed in training restarts from its last checkpoint.
     """
-    from lorekit.eval.store import RunStore, new_run_id
-
     if not seeds:
         raise TrainError("give at least one seed")
     if tensorboard and importlib.util.find_spec("tensorboard") is None:
@@ -336,7 +339,7 @@ def train(
         out_dir.mkdir(parents=True, exist_ok=True)
         run = {"run_id": new_run_id(), "seeds": list(seeds), "config": config.to_json()}
         write_json_atomic(run_file, run)
-    store = RunStore(store_path) if store_path is not None else None
+    store = open_store() if open_store is not None else None
     run_id: str = run["run_id"]
     try:
         if store is not None:
@@ -375,7 +378,7 @@ def train(
             **aggregate(config.reward, summaries),
             "run_id": run_id,
             "out": str(out_dir),
-            "store": None if store_path is None else str(store_path),
+            "store": None if store is None else str(store.path),
             "config": config.to_json(),
         }
         write_json_atomic(out_dir / "summary.json", result)

@@ -19,7 +19,7 @@ import numpy as np
 
 from lorekit.envs.crafter.expanded import EXPANDED_ACTIONS
 from lorekit.envs.crafter.scoring import crafter_score, episode_summary, success_rates
-from lorekit.eval.store import EpisodeWriter
+from lorekit.laws.rl_record import EpisodeRecorder
 
 # Training envs use seeds seed * 1000 + i; evaluation stays clear of them.
 _EVAL_BASE = 1_000_000
@@ -34,7 +34,7 @@ def eval_seed(seed: int, episode: int) -> int:
 class _Episode:
     index: int
     seed: int
-    writer: EpisodeWriter | None
+    writer: EpisodeRecorder | None
     rewards: list[float] = field(default_factory=list)
     unlocked: set[str] = field(default_factory=set)
 
@@ -46,13 +46,14 @@ def evaluate(
     seed: int,
     episodes: int,
     slots: int = 4,
-    writer: Callable[[int, int], EpisodeWriter | None] | None = None,
+    writer: Callable[[int, int], EpisodeRecorder | None] | None = None,
 ) -> list[dict[str, Any]]:
     """Play ``episodes`` episodes and return crafter's summary of each, in order.
 
     ``predict(batch)`` maps a batch of observations to actions; ``make(slot)``
     builds an env (the trainer's :func:`~lorekit.laws.rl_env.make_env`);
-    ``writer(index, world_seed)`` opens the run store's episode (or None).
+    ``writer(index, world_seed)`` opens the run store's episode (or None); see
+    :mod:`lorekit.laws.rl_record`.
     """
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")

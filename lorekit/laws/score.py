@@ -23,8 +23,8 @@ from typing import Any
 
 from lorekit.envs.crafter.core import ACHIEVEMENTS
 from lorekit.laws.experience import Experience, Law, oracle_experience
-from lorekit.laws.records import LawRecord
-from lorekit.laws.records import kind as thing_kind
+from lorekit.laws.record_format import LawRecord
+from lorekit.laws.record_format import kind as thing_kind
 
 
 def atoms(law: Law | None) -> set[str]:

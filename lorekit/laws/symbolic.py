@@ -40,7 +40,7 @@ from collections.abc import Callable, Sequence
 from lorekit.envs.crafter.core import ACHIEVEMENTS
 from lorekit.laws.candidates import FACED, Atom, Candidates
 from lorekit.laws.experience import LAW_ACTIONS, Experience, Law
-from lorekit.laws.records import LawRecord
+from lorekit.laws.record_format import LawRecord
 
 CAP = 9
 

@@ -15,12 +15,19 @@ import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 from lorekit.llm.testing_faults import RecordedRequest
 
-if TYPE_CHECKING:
-    from lorekit.llm.testing import OpenAICompatServer
+
+class RequestOwner(Protocol):
+    """What the handler hands requests to: the server that decides the answers
+    (:class:`~lorekit.llm.testing.OpenAICompatServer`). A protocol, so the
+    plumbing stays below the server that uses it."""
+
+    def _record(self, request: RecordedRequest) -> None: ...
+
+    def _handle(self, handler: ChatHandler, body: dict[str, Any] | None) -> None: ...
 
 
 class ChatHTTPServer(ThreadingHTTPServer):
@@ -34,7 +41,7 @@ class ChatHTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128  # the default of 5 resets connections in concurrent bursts
 
-    def __init__(self, owner: OpenAICompatServer) -> None:
+    def __init__(self, owner: RequestOwner) -> None:
         self.owner = owner
         self.open_sockets: set[socket.socket] = set()
         self.sockets_lock = threading.Lock()
@@ -73,7 +80,7 @@ class ChatHandler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True  # headers and body go out as separate writes; no 40 ms stalls
 
     @property
-    def owner(self) -> OpenAICompatServer:
+    def owner(self) -> RequestOwner:
         return cast(ChatHTTPServer, self.server).owner
 
     def log_message(self, format: str, *args: Any) -> None:

@@ -1,5 +1,7 @@
 """Oracle and random agents on TextCraft."""
 
+import pytest
+
 from lorekit.agents import NullRecorder, OracleAgent, RandomAgent
 from lorekit.envs import make
 from lorekit.llm import Roles, ScriptedLLM
@@ -25,3 +27,14 @@ async def test_random_agent_is_seeded_and_weak() -> None:
     rate = sum(x.success for x in a) / len(a)
     assert rate < 0.5  # a floor, not a solver
     assert all(x.steps for x in a)
+
+
+def test_agents_registry_is_lazy_but_complete() -> None:
+    import lorekit.agents as agents
+
+    assert all(isinstance(entry[0], str) for entry in agents.AGENTS.values())
+    assert agents.AdaptAgent.__name__ == "AdaptAgent"  # imported on access
+    assert agents.agent_parameters("react")[:2] == ("role", "max_turns")
+    assert isinstance(agents.make_agent("oracle"), agents.OracleAgent)
+    with pytest.raises(AttributeError, match="NoSuchAgent"):
+        _ = agents.NoSuchAgent

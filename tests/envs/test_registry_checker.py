@@ -51,6 +51,37 @@ def test_register_refuses_duplicates() -> None:
         register("textcraft", lambda: make("textcraft"), "dup")
 
 
+def test_register_by_import_string_imports_only_when_needed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lorekit.envs import registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    register("toy-lazy", f"{__name__}:_ToyEnv", "a toy named by import string")
+    assert ("toy-lazy", "a toy named by import string") in list_envs()
+    assert isinstance(make("toy-lazy"), _ToyEnv)
+    with pytest.raises(TypeError, match=r"'toy-lazy'.*colour.*accepted: raise_on_junk"):
+        make("toy-lazy", colour="blue")
+    register("toy-gone", "lorekit_test_absent_package.envs:Gone", "missing", extra="gone")
+    with pytest.raises(ImportError, match=r"'toy-gone' environment needs the gone extra"):
+        make("toy-gone")
+
+
+@pytest.mark.parametrize("target", ["no_colon_here", ":attribute"])
+def test_register_refuses_a_malformed_import_string(target: str) -> None:
+    with pytest.raises(ValueError, match=r"package\.module:attribute"):
+        register("toy-bad", target, "bad")
+
+
+def test_open_env_at_its_old_path_warns() -> None:
+    import lorekit.envs
+    from lorekit.envs import asyncenv
+
+    with pytest.warns(DeprecationWarning, match="removed in the next release"):
+        moved = asyncenv.open_env
+    assert moved is lorekit.envs.open_env
+
+
 class _ToyEnv(TextEnv):
     """A tiny env whose flaws tests switch on to see check_env catch them."""
 

@@ -8,6 +8,7 @@ skipped. The envs and evaluation are tested without torch in ``test_rl_env.py``.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import os
 import signal
@@ -103,7 +104,12 @@ def test_training_seeds_play_their_own_worlds() -> None:
 
 def test_a_tiny_run_trains_evaluates_and_records(tmp_path: Path) -> None:
     store = tmp_path / "runs.sqlite3"
-    result = train(tiny(reward="health"), [0, 1], tmp_path / "out", store_path=store)
+    result = train(
+        tiny(reward="health"),
+        [0, 1],
+        tmp_path / "out",
+        open_store=functools.partial(RunStore, store),
+    )
     folder = tmp_path / "out" / "health"
     assert result["seeds"] == [0, 1] and len(result["scores"]) == 2
     assert result["score_se"] is not None and 0 <= result["score_mean"] <= 100
@@ -224,7 +230,9 @@ def test_training_resumes_after_sigkill_and_stops_at_the_same_total(tmp_path: Pa
 
     config = TrainConfig(**fields, ppo=TINY_PPO)
     store = tmp_path / "runs.sqlite3"
-    result = train(config, [0], tmp_path, resume=True, store_path=store)
+    result = train(
+        config, [0], tmp_path, resume=True, open_store=functools.partial(RunStore, store)
+    )
     final = json.loads(state.read_text())
     assert final["steps_done"] == 2048
     assert final["resumed_from"] == [killed_at]
@@ -244,10 +252,18 @@ class _Stop(BaseCallback):
 def test_an_interrupted_run_is_marked_and_resumes(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite3"
     with pytest.raises(KeyboardInterrupt):
-        train(tiny(), [0], tmp_path, store_path=store, callbacks=[_Stop()])
+        train(
+            tiny(),
+            [0],
+            tmp_path,
+            open_store=functools.partial(RunStore, store),
+            callbacks=[_Stop()],
+        )
     with RunStore.open_readonly(store) as db:
         assert db.list_runs()[0].status == "interrupted"
-    result = train(tiny(), [0], tmp_path, store_path=store, resume=True)
+    result = train(
+        tiny(), [0], tmp_path, open_store=functools.partial(RunStore, store), resume=True
+    )
     with RunStore.open_readonly(store) as db:
         (run,) = db.list_runs()
         assert (run.run_id, run.status) == (result["run_id"], "finished")

@@ -22,6 +22,7 @@ from lorekit.envs.base import Observation, Step, Task, TextEnv, pick_task
 from lorekit.envs.steplimit import UNCAPPED, check_max_steps, manual_with_limit
 from lorekit.envs.webshop.catalog import Product
 from lorekit.envs.webshop.data import DATA_ENV, ShopData, generated_shop, load_shop
+from lorekit.envs.webshop.expert import next_action
 from lorekit.envs.webshop.goals import SPLITS, Goal
 from lorekit.envs.webshop.pages import (
     BACK_TO_SEARCH,
@@ -270,8 +271,6 @@ class WebShopEnv(TextEnv):
     def expert_action(self) -> str | None:
         if self._goal is None or self._done:
             return None
-        from lorekit.envs.webshop.expert import next_action
-
         return next_action(self)
 
 

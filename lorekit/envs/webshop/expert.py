@@ -9,22 +9,38 @@ results while the target is not shown.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
-from lorekit.envs.webshop.pages import BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE
+from lorekit.envs.webshop.catalog import Product
+from lorekit.envs.webshop.goals import Goal
+from lorekit.envs.webshop.pages import BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE, Browser
 
-if TYPE_CHECKING:
-    from lorekit.envs.webshop.env import WebShopEnv
+
+class ShopState(Protocol):
+    """What the expert reads of the env (:class:`~lorekit.envs.webshop.env.WebShopEnv`):
+    a protocol, so the env can ask the expert without the two importing each other."""
+
+    @property
+    def goal(self) -> Goal | None: ...
+
+    @property
+    def browser(self) -> Browser: ...
+
+    @property
+    def products(self) -> Sequence[Product]: ...
+
+    def product(self, asin: str) -> Product: ...
 
 
-def search_query(env: WebShopEnv) -> str:
+def search_query(env: ShopState) -> str:
     """The target's key terms: its title, lower case, without punctuation."""
     assert env.goal is not None
     title = env.product(env.goal.asin).title.lower()
     return " ".join("".join(ch if ch.isalnum() else " " for ch in title).split())
 
 
-def next_action(env: WebShopEnv) -> str | None:
+def next_action(env: ShopState) -> str | None:
     goal = env.goal
     if goal is None:
         return None

@@ -305,7 +305,7 @@ async def test_the_latest_definition_of_a_function_is_carried(pool: WorkerPool) 
 
 async def test_under_the_harness_env_in_its_own_process(pool: WorkerPool) -> None:
     """As the harness runs ALFWorld: the env in a child process, an awaitable handle."""
-    from lorekit.envs.asyncenv import open_env
+    from lorekit.envs import open_env
     from lorekit.envs.registry import EnvSpec
 
     spec = EnvSpec("alfworld", {"split": "dev", **PROFILE.env_options}, execution="process")

@@ -356,7 +356,7 @@ SIMPLE_TASK = "pick_and_place_simple-Pencil-None-CoffeeTable-315/trial_dev_1012_
 
 
 async def test_code_drives_the_harness_process_env(pool: WorkerPool) -> None:
-    from lorekit.envs.asyncenv import open_env
+    from lorekit.envs import open_env
     from lorekit.envs.registry import EnvSpec
     from lorekit.sandbox import run_code_async
 

@@ -154,7 +154,7 @@ def test_the_gate_rejects_wrong_argument_types(browsers: TrackedPool, sandbox: W
 async def test_code_drives_the_harness_thread_env(
     browsers: TrackedPool, sandbox: WorkerPool
 ) -> None:
-    from lorekit.envs.asyncenv import open_env
+    from lorekit.envs import open_env
     from lorekit.sandbox import run_code_async
 
     handle = await open_env(lambda: MiniWoBEnv("click-button", pool=browsers))
