@@ -105,6 +105,27 @@ No built-in agent needs one yet; plugins that do register it here, so a
 missing package is reported as the install command."""
 
 
+def register_agent(
+    name: str,
+    factory: AgentFactory | str,
+    description: str,
+    *,
+    needs_model: bool = True,
+    replace: bool = False,
+) -> None:
+    """Make an agent available to ``make_agent`` and ``lorekit run --agent NAME``:
+    the one registration line a new method outside this package writes.
+    ``factory`` is a callable or an import string ``"package.module:attribute"``.
+    Taking a used name is an error unless ``replace`` is set."""
+    if not name or name != name.strip():
+        raise ValueError(f"agent name must be non-empty without spaces around it: {name!r}")
+    if name in AGENTS and not replace:
+        raise ValueError(f"agent {name!r} is already registered; pass replace=True to override")
+    if isinstance(factory, str) and (":" not in factory or factory.startswith(":")):
+        raise ValueError(f"an import string factory is 'package.module:attribute', got {factory!r}")
+    AGENTS[name] = (factory, description, needs_model)
+
+
 class UnknownAgentError(KeyError):
     def __str__(self) -> str:
         return str(self.args[0])
@@ -184,6 +205,7 @@ __all__ = [
     "agent_parameters",
     "declared_roles",
     "make_agent",
+    "register_agent",
     "needs_model",
     "parse_react",
 ]

@@ -62,6 +62,16 @@ class NotesView(Protocol):
         ...
 
 
+def register_view(spec: str) -> None:
+    """Add a view (``"module:attribute"``) after the built-in ones: the one line a
+    plugin or a new method outside this package writes. Registering twice is a no-op."""
+    global NOTES_VIEWS
+    if ":" not in spec or spec.startswith(":"):
+        raise ValueError(f"a view is named 'package.module:attribute', got {spec!r}")
+    if spec not in NOTES_VIEWS:
+        NOTES_VIEWS = (*NOTES_VIEWS, spec)
+
+
 def load_view(spec: str) -> NotesView:
     """The view a ``module:attribute`` string names; ``TypeError`` if it is not one."""
     module, _, attr = spec.partition(":")
