@@ -71,5 +71,5 @@ def test_a_new_agent_and_its_view_run_through_the_cli(
 def test_registering_refuses_a_taken_name_and_a_bad_view(tiny_agent: object) -> None:
     with pytest.raises(ValueError, match="already registered"):
         agents.register_agent("react", "x.y:Z", "a second react")
-    with pytest.raises(ValueError, match="package.module:attribute"):
+    with pytest.raises(ValueError, match=r"package\.module:attribute"):
         views.register_view("no-colon")

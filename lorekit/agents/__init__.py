@@ -205,7 +205,7 @@ __all__ = [
     "agent_parameters",
     "declared_roles",
     "make_agent",
-    "register_agent",
     "needs_model",
     "parse_react",
+    "register_agent",
 ]
