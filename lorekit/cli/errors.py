@@ -11,7 +11,7 @@ well.
 Anything else is a bug in LoreKit. It also ends as one line (exit 1), which
 names the file its traceback was saved to; ``--debug`` or ``LOREKIT_DEBUG=1``
 print the traceback of every error raised as an exception instead (usage
-errors detected by the commands stay one line).
+errors detected by the commands stay one line), with the same exit code.
 """
 
 from __future__ import annotations
@@ -214,9 +214,12 @@ def run_cli(group: click.Group, argv: Sequence[str] | None) -> None:
     except BrokenPipeError:
         _broken_pipe()
     except Exception as exc:
-        if debug_enabled():
-            raise
         known = _known(exc)
+        if debug_enabled():
+            # The traceback replaces the line, not the exit code: a script sees
+            # the same code with and without --debug (2 for a path error).
+            traceback.print_exception(exc, file=sys.stderr)
+            sys.exit(known[1] if known is not None else EXIT_RUN_FAILED)
         if known is None:
             _internal(exc)
         fail(*known)

@@ -16,9 +16,7 @@ def doctor(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(LAUNCH, env=env, capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.skipif(
-    shutil.which("bwrap") is None and not os.environ.get("CI"), reason="bubblewrap not installed"
-)
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 def test_doctor_reports_every_layer_active() -> None:
     done = doctor({**os.environ, "LOREKIT_SANDBOX_ISOLATION": "auto"})
     assert done.returncode == 0, done.stdout + done.stderr

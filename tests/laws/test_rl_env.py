@@ -1,7 +1,7 @@
 """The PPO envs and evaluation helpers that need no torch (run everywhere, CI included).
 
 The training itself (torch and stable-baselines3, the ``rl`` extra) is tested in
-``test_rl.py``, which is skipped where that extra is not installed.
+``test_rl.py`` (CI installs that extra; elsewhere it skips where the extra is missing).
 """
 
 from __future__ import annotations
@@ -126,13 +126,7 @@ def test_a_registered_builder_replaces_a_variant(monkeypatch: pytest.MonkeyPatch
 
 
 def test_law_variants_are_the_wrappers_law_reward() -> None:
-    """Before lorekit.laws.wrapper is merged: a one-line error; after: its LawReward."""
-    try:
-        importlib.import_module("lorekit.laws.wrapper")
-    except ModuleNotFoundError:
-        with pytest.raises(RewardUnavailable, match=r"needs lorekit\.laws\.wrapper"):
-            reward_builder("oracle")
-        return
+    """The law variants build lorekit.laws.wrapper's LawReward."""
     env = make_env("oracle", seed=0, length=50)
     env.reset()
     _, _, _, _, info = env.step(EXPANDED_ACTIONS.index("collect_wood"))

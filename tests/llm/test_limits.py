@@ -48,7 +48,8 @@ async def test_slot_released_on_error() -> None:
 
 
 async def test_rate_limit_spaces_request_starts() -> None:
-    limiter = Limiter(rpm=3, window_s=0.2)  # 3 starts per 0.2 s window
+    # 3 starts per 0.5 s window: half a window of slack for "at once" on a loaded machine
+    limiter = Limiter(rpm=3, window_s=0.5)
     starts: list[float] = []
 
     async def one() -> None:
@@ -58,8 +59,8 @@ async def test_rate_limit_spaces_request_starts() -> None:
     t0 = time.monotonic()
     await asyncio.gather(*(one() for _ in range(7)))
     offsets = sorted(s - t0 for s in starts)
-    assert offsets[2] < 0.1  # first three at once
-    assert offsets[3] >= 0.19 and offsets[6] >= 0.39  # then one window per three
+    assert offsets[2] < 0.25  # first three at once
+    assert offsets[3] >= 0.49 and offsets[6] >= 0.99  # then one window per three
 
 
 def test_bad_limits() -> None:

@@ -34,7 +34,8 @@ def _installed() -> bool:
 
 
 needs_local = pytest.mark.skipif(
-    not _installed(), reason="needs the local extra: pip install -e '.[local]'"
+    not _installed(),
+    reason="needs the local extra: pip install -e '.[local]' (CI opts in: LOREKIT_CI_LOCAL=1)",
 )
 
 
@@ -57,7 +58,10 @@ def test_the_server_is_started_to_queue_requests_on_loopback(tmp_path: Path) -> 
     assert flags["--n_threads"] == "3"
 
 
-@pytest.mark.skipif(_installed(), reason="checks the message shown without the local extra")
+@pytest.mark.skipif(
+    _installed(),
+    reason="checks the message shown without the local extra (installed: LOREKIT_CI_LOCAL=1)",
+)
 def test_serve_local_without_the_extra_names_the_install(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "lorekit.cli", "serve", "local"],

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from lorekit.envs.clock import VirtualClock, join
 from lorekit.llm import LLM, LLMServerError, Message, ScriptedLLM, ScriptExhausted
 from lorekit.llm.scripted import Latency
 
@@ -85,11 +86,16 @@ async def test_latency_is_seeded_and_slept() -> None:
     la = [(await a.complete("q")).latency_s for _ in range(3)]
     lb = [(await b.complete("q")).latency_s for _ in range(3)]
     assert la == lb and all(0.01 <= x <= 0.03 for x in la)
-    fixed = ScriptedLLM(default="x", latency=0.05)
+    # the default sleep really sleeps (a lower bound: safe on a slow machine)
     t0 = time.perf_counter()
-    await asyncio.gather(*(fixed.complete("q") for _ in range(10)))
-    elapsed = time.perf_counter() - t0
-    assert 0.05 <= elapsed < 0.4  # slept concurrently, not ten times in a row
+    await ScriptedLLM(default="x", latency=0.05).complete("q")
+    assert time.perf_counter() - t0 >= 0.05
+    # ten calls sleep concurrently, measured on a virtual clock: 0.05 s, not 0.5 s
+    clock = VirtualClock()
+    fixed = ScriptedLLM(default="x", latency=0.05, sleep=clock.sleep)
+    with clock.participate():
+        await join(clock, *(clock.spawn(fixed.complete("q")) for _ in range(10)))
+    assert clock.now() == pytest.approx(0.05) and len(fixed.calls) == 10
 
 
 def test_bad_construction_is_rejected() -> None:

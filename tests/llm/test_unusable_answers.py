@@ -280,14 +280,18 @@ async def test_x_should_retry_header_overrides_the_status(srv: OpenAICompatServe
 async def test_trickling_answer_hits_the_whole_request_deadline(
     srv: OpenAICompatServer,
 ) -> None:
-    # Each piece arrives well within the timeout; the whole answer does not.
-    srv.inject(Fault.trickle(0.2, pieces=6))
+    # Each piece arrives well within the timeout; the whole answer (20 x 0.2 s
+    # = 4 s) does not. A per-read timeout would wait all 4 s; the deadline
+    # ends it at 0.5 s. The 2.5 s bound leaves 2 s for a loaded machine and
+    # still tells the two apart.
+    srv.inject(Fault.trickle(0.2, pieces=20))
     async with client(srv, retry=None, timeout_s=0.5) as llm:
         loop = asyncio.get_running_loop()
         t0 = loop.time()
         with pytest.raises(LLMTimeoutError, match=r"within 0\.5s"):
             await llm.complete(PROMPT)
-        assert loop.time() - t0 < 0.9
+        assert loop.time() - t0 < 2.5
+    assert srv.count(CHAT) == 1  # one request: the deadline is not retried here
 
 
 async def test_quick_trickle_within_the_deadline_is_fine(srv: OpenAICompatServer) -> None:

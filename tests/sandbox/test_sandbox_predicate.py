@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import threading
+from typing import Any
 
 import predicate_examples as examples
 import pytest
@@ -256,7 +257,10 @@ def test_loops_that_keep_their_nesting_compile(body: str) -> None:
         "def f(path):\n    pos, best, acc, seen = (0, 0), None, [], set()\n"
         f"    for step in path:\n        {body}\n    return pos, best, acc, seen"
     )
-    compile_predicate(source)([(1, 2), (3, 4)])
+    plain: dict[str, Any] = {}
+    exec(source, plain)  # the same function as ordinary Python
+    path = [(1, 2), (3, 4)]
+    assert compile_predicate(source)(path) == plain["f"](path)
 
 
 @pytest.mark.parametrize(

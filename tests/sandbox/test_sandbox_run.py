@@ -142,9 +142,17 @@ def test_raise_for_error_raises_the_typed_error(pool: WorkerPool, fast: Limits) 
     assert info.value is result.error
 
 
-def test_oversized_code_is_refused_without_a_worker(pool: WorkerPool) -> None:
+def test_oversized_code_is_refused_without_a_worker(
+    pool: WorkerPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken: list[object] = []
+    acquire = pool.acquire
+    monkeypatch.setattr(pool, "acquire", lambda: taken.append(acquire()) or taken[-1])
     result = run_code("x = 1\n" * 100, pool=pool, limits=Limits(max_code_chars=50))
-    assert isinstance(result.error, LimitExceeded)
+    assert isinstance(result.error, LimitExceeded) and "limit 50" in str(result.error)
+    assert taken == []  # refused before a worker was taken
+    assert run_code("x = 1\n", pool=pool, limits=Limits(max_code_chars=50)).ok
+    assert len(taken) == 1  # code within the limit does take one
 
 
 async def test_async_wrapper_runs_concurrently(pool: WorkerPool, fast: Limits) -> None:

@@ -21,8 +21,19 @@ def shop() -> WebShopEnv:
     return WebShopEnv()
 
 
-def test_bridge_is_registered() -> None:
-    assert isinstance(bridge_for("webshop"), WebShopBridge)
+def test_bridge_is_registered(shop: WebShopEnv) -> None:
+    """What the controller gets for "webshop" answers from the shop's state;
+    an env without a bridge gets one that can never tell."""
+    bridge, unknown = bridge_for("webshop"), bridge_for("no-such-env")
+    task = shop.tasks("test")[0]
+    opening = shop.reset(task)
+    assert "Instruction:" in opening.text
+    assert "Instruction:" not in bridge.describe_setting(opening.text, task.goal)
+    assert bridge.check_subtask(shop, "search[anything]") is False
+    shop.step(f"search[{task.data['query']}]")
+    assert bridge.check_subtask(shop, "search[anything]") is True
+    assert unknown.check_subtask(shop, "search[anything]") is None
+    assert "Last search:" in bridge.describe_state(shop) and unknown.describe_state(shop) == ""
 
 
 def test_executor_example_replays_in_the_env(shop: WebShopEnv) -> None:

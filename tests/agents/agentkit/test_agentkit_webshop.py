@@ -11,7 +11,7 @@ from lorekit.agents.agentkit import AgentKitPassError, AgentKitWebShopAgent
 from lorekit.agents.agentkit.simulation import WEBSHOP_QUESTIONS, webshop_model, which
 from lorekit.agents.agentkit.webshop import SPEC_PATH, page_options
 from lorekit.agents.base import NullRecorder
-from lorekit.envs.base import TextEnv
+from lorekit.envs import make
 from lorekit.graph.spec import load_spec
 from lorekit.llm import Message, Roles, ScriptedLLM
 from lorekit.llm.errors import LLMError
@@ -106,19 +106,9 @@ def test_options_and_env_are_checked() -> None:
     assert page_options(["search[x]", "click[Buy Now]"]) == (["Buy Now"], True)
 
 
-def _real_webshop() -> TextEnv:
-    from lorekit.envs.registry import list_envs
-
-    if "webshop" not in dict(list_envs()):
-        pytest.skip("make('webshop') is not in this tree yet")
-    from lorekit.envs import make
-
-    return make("webshop")
-
-
 async def test_twenty_episodes_through_the_real_webshop() -> None:
-    """The same agent on ``make("webshop")`` (skipped until that env is merged)."""
-    env = _real_webshop()
+    """The same agent on ``make("webshop")``."""
+    env = make("webshop")
     llm = ScriptedLLM(fn=webshop_model())
     rewards = []
     for task in env.tasks()[:20]:

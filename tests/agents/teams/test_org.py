@@ -35,12 +35,13 @@ def test_tree_rejects_two_commanders_for_one_agent() -> None:
 
 
 def test_tree_rejects_a_cycle() -> None:
+    # one root (r) and one commander each, so only the cycle check can refuse it
     spec = {
         "org": "tree",
-        "agents": [{"name": "a"}, {"name": "b"}],
-        "commands": {"a": ["b"], "b": ["a"]},
+        "agents": [{"name": "r"}, {"name": "a"}, {"name": "b"}, {"name": "c"}],
+        "commands": {"r": ["a"], "b": ["c"], "c": ["b"]},
     }
-    with pytest.raises(OrgError, match="exactly one root"):
+    with pytest.raises(OrgError, match="cannot have a command cycle"):
         org_from_spec(spec)
 
 

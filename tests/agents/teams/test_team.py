@@ -7,9 +7,6 @@ import math
 
 import pytest
 
-pytest.importorskip("lorekit.agents.teams.modes", reason="needs the team world (helper B)")
-pytest.importorskip("lorekit.envs.crafter.skills", reason="needs the skills (helper A)")
-
 from lorekit.agents.teams.org import build_org
 from lorekit.agents.teams.team import run_team
 from lorekit.envs.base import Task

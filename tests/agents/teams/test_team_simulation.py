@@ -6,11 +6,7 @@ import asyncio
 import statistics
 from typing import Any
 
-import pytest
 from _teams_fakes import FakeSkills, FakeWorld, Result, validate
-
-# ScriptedLLM's ``sleep`` comes with the clocks (helper B).
-pytest.importorskip("lorekit.envs.clock", reason="needs ScriptedLLM(sleep=...) from helper B")
 
 from lorekit.agents.teams.hourglass import HourglassAgent
 from lorekit.agents.teams.org import build_org

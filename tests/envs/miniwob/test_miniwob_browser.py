@@ -57,7 +57,7 @@ def test_hung_call_is_killed_at_its_deadline_and_the_pool_starts_a_fresh_browser
         started = time.monotonic()
         with pytest.raises(BrowserCrashed, match="more than 1 s"):
             first.call(lambda d: d.execute_script("while (true) {}"), timeout=1.0)
-        assert time.monotonic() - started < 4.0
+        assert time.monotonic() - started < 10.0  # the loop never ends: only the kill stops it
         assert not first.alive
         with pytest.raises(BrowserCrashed, match="killed earlier"):
             one_plus_one(first)

@@ -14,15 +14,9 @@ import pytest
 from _cli import run_cli
 
 from lorekit.envs.miniwob.actions import parse_action
-from lorekit.envs.miniwob.browser import BrowserMissing, find_browser
 from lorekit.envs.miniwob.env import MiniWoBEnv, task_lists
 from lorekit.envs.miniwob.pool import BrowserPool, shared_pool
 from lorekit.envs.miniwob.solvers import SOLVERS
-
-try:
-    find_browser()
-except BrowserMissing as missing:  # pragma: no cover - depends on the machine
-    pytest.skip(str(missing), allow_module_level=True)
 
 SEEDS_PER_TASK = 4
 
