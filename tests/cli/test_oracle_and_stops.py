@@ -25,10 +25,10 @@ def test_oracle_on_an_env_without_expert_is_refused_before_the_run(
 
 
 def test_every_env_says_whether_it_has_an_expert() -> None:
-    assert {name for name, _ in list_envs()} == {
-        "alfworld", "crafter", "crafter-party", "miniwob", "textcraft", "webshop"
-    }  # fmt: skip
-    assert all(env_has_expert(name) is not None for name, _ in list_envs())
+    builtin = {"alfworld", "crafter", "crafter-party", "miniwob", "textcraft", "webshop"}
+    # other tests may register envs of their own in this process: check the built-in ones
+    assert builtin <= {name for name, _ in list_envs()}
+    assert all(env_has_expert(name) is not None for name in builtin)
     # The flag matches the code: the envs that need no extra show it by playing.
     for name in ("textcraft", "webshop"):
         env = make(name)
