@@ -8,7 +8,23 @@ import random
 from lorekit.envs.webshop.search import build_index
 
 # Words the Porter stemmer leaves as they are and Lucene's stop list keeps.
-WORDS = "red cat dog box tin cup pen hat bag jar mat rug fan lid mop".split()
+WORDS = [
+    "red",
+    "cat",
+    "dog",
+    "box",
+    "tin",
+    "cup",
+    "pen",
+    "hat",
+    "bag",
+    "jar",
+    "mat",
+    "rug",
+    "fan",
+    "lid",
+    "mop",
+]
 
 
 def lucene_bm25(docs: list[list[str]], query: list[str], k1: float, b: float) -> list[int]:

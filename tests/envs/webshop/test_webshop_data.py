@@ -123,8 +123,11 @@ def test_human_goal_options_keep_every_value(data_dir: Path) -> None:
     product = next(p for p in shop.products if any(len(v) > 1 for v in p.options.values()))
     values = next(v for v in product.options.values() if len(v) > 1)
     human[product.asin] = [
-        {"instruction": "two of one group", "instruction_attributes": ["x"],
-         "instruction_options": [values[0], values[1]]}  # fmt: skip
+        {
+            "instruction": "two of one group",
+            "instruction_attributes": ["x"],
+            "instruction_options": [values[0], values[1]],
+        }
     ]
     path.write_text(json.dumps(human))
     shop = load_shop(data_dir)
