@@ -77,14 +77,22 @@ class Fts5Index:
         db.execute("CREATE VIRTUAL TABLE docs_hits USING fts5vocab(docs, instance)")
         db.execute(f"CREATE VIRTUAL TABLE query USING fts5(body, {tokenizer})")
         db.execute("CREATE VIRTUAL TABLE query_hits USING fts5vocab(query, instance)")
-        db.execute("CREATE TABLE lengths(id INTEGER PRIMARY KEY, n INTEGER)")
         db.executemany("INSERT INTO docs(rowid, body) VALUES (?, ?)", enumerate(documents))
-        db.execute("INSERT INTO lengths SELECT doc, count(*) FROM docs_hits GROUP BY doc")
-        db.commit()
+        # Term counts per document in a plain B-tree: looking a term up there is several
+        # times faster than through FTS5's vocabulary table at query time.
+        db.execute(
+            "CREATE TABLE postings(term TEXT, doc INTEGER, n INTEGER, PRIMARY KEY (term, doc))"
+            " WITHOUT ROWID"
+        )
+        db.execute("INSERT INTO postings SELECT term, doc, count(*) FROM docs_hits GROUP BY 1, 2")
+        db.execute("CREATE TABLE lengths(id INTEGER PRIMARY KEY, n INTEGER, norm REAL)")
+        db.execute("INSERT INTO lengths SELECT doc, sum(n), 0 FROM postings GROUP BY doc")
         self._size = len(documents)
         total = db.execute("SELECT coalesce(sum(n), 0) FROM lengths").fetchone()[0]
-        self._avgdl = total / self._size if self._size else 1.0
-        self._k1, self._b = k1, b
+        avgdl = total / self._size if self._size else 1.0
+        # The length part of BM25's denominator, once per document.
+        db.execute("UPDATE lengths SET norm = ? * (1 - ? + ? * n / ?)", (k1, b, b, avgdl))
+        db.commit()
         self._lock = threading.Lock()
 
     def _stems(self, terms: Sequence[str]) -> list[str]:
@@ -113,22 +121,11 @@ class Fts5Index:
                 return []
             values = ", ".join("(?, ?)" for _ in weights)
             rows = self._db.execute(
-                f"""WITH q(term, idf) AS (VALUES {values}),
-                tf AS (SELECT doc, term, count(*) AS n FROM docs_hits
-                       WHERE term IN (SELECT term FROM q) GROUP BY doc, term)
-                SELECT tf.doc FROM tf JOIN q ON q.term = tf.term
-                JOIN lengths ON lengths.id = tf.doc
-                GROUP BY tf.doc
-                ORDER BY -sum(q.idf * tf.n / (tf.n + ? * (1 - ? + ? * lengths.n / ?))), tf.doc
-                LIMIT ?""",
-                [
-                    *(x for pair in weights for x in pair),
-                    self._k1,
-                    self._b,
-                    self._b,
-                    self._avgdl,
-                    k,
-                ],
+                f"""WITH q(term, idf) AS (VALUES {values})
+                SELECT p.doc FROM q JOIN postings AS p ON p.term = q.term
+                JOIN lengths AS l ON l.id = p.doc
+                GROUP BY p.doc ORDER BY -sum(q.idf * p.n / (p.n + l.norm)), p.doc LIMIT ?""",
+                [*(x for pair in weights for x in pair), k],
             ).fetchall()
         return [int(r[0]) for r in rows]
 
