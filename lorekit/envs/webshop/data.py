@@ -1,9 +1,13 @@
 """Where a shop's products and goals come from: the generator, or WebShop's own files.
 
 With ``WEBSHOP_DATA`` (or ``data_dir=``) pointing at a folder laid out like
-WebShop's ``data/`` (``items_shuffle_1000.json``, ``items_ins_v2_1000.json``,
-``items_human_ins.json``, optionally ``reviews.json``), the shop loads those
-products and the human instructions; otherwise it generates a catalogue.
+WebShop's ``data/`` (the 1,000-product ``items_shuffle_1000.json`` and
+``items_ins_v2_1000.json``, or the full set's ``items_shuffle.json`` and
+``items_ins_v2.json``; ``items_human_ins.json``; optionally ``reviews.json``),
+the shop loads those products and the human instructions; otherwise it
+generates a catalogue. Goals come out in the original's order: products in
+file order, each product's instructions in the human file's order, then the
+original's shuffle with seed 233, so ``test-0`` is the original's goal 0.
 :func:`write_webshop_files` writes a generated catalogue in that layout, which
 is how the loader is tested (the real files cannot be downloaded here).
 """
@@ -24,6 +28,14 @@ from lorekit.envs.webshop.goals import Goal, make_goals, price_bound, split_goal
 
 PRODUCTS_FILE = "items_shuffle_1000.json"
 ATTRIBUTES_FILE = "items_ins_v2_1000.json"
+FULL_PRODUCTS_FILE = "items_shuffle.json"
+FULL_ATTRIBUTES_FILE = "items_ins_v2.json"
+FILE_SETS: tuple[tuple[str, str], ...] = (
+    (PRODUCTS_FILE, ATTRIBUTES_FILE),
+    (FULL_PRODUCTS_FILE, FULL_ATTRIBUTES_FILE),
+)
+"""(products, attributes) file names: the 1,000-product subset (the original's default,
+used when present) and the full set."""
 HUMAN_FILE = "items_human_ins.json"
 REVIEWS_FILE = "reviews.json"
 DATA_ENV = "WEBSHOP_DATA"
@@ -54,14 +66,20 @@ def load_shop(data_dir: str | Path | None = None, seed: int = 0) -> ShopData | N
     if not folder:
         return None
     root = Path(folder)
-    missing = [n for n in (PRODUCTS_FILE, ATTRIBUTES_FILE, HUMAN_FILE) if not (root / n).is_file()]
+    products_file, attributes_file = next(
+        (pair for pair in FILE_SETS if (root / pair[0]).is_file()), FILE_SETS[0]
+    )
+    needed = (products_file, attributes_file, HUMAN_FILE)
+    missing = [n for n in needed if not (root / n).is_file()]
     if missing:
         raise FileNotFoundError(
-            f"WebShop data folder {root} lacks {', '.join(missing)}; point {DATA_ENV} at "
-            "WebShop's data/ folder or unset it to use the generated catalogue"
+            f"WebShop data folder {root} lacks {', '.join(missing)} (products and attributes "
+            f"may also be the full set's {FULL_PRODUCTS_FILE} and {FULL_ATTRIBUTES_FILE}); "
+            f"point {DATA_ENV} at WebShop's data/ folder or unset it to use the generated "
+            "catalogue"
         )
-    raw = json.loads((root / PRODUCTS_FILE).read_text(encoding="utf-8"))
-    attributes = json.loads((root / ATTRIBUTES_FILE).read_text(encoding="utf-8"))
+    raw = json.loads((root / products_file).read_text(encoding="utf-8"))
+    attributes = json.loads((root / attributes_file).read_text(encoding="utf-8"))
     reviews_path = root / REVIEWS_FILE
     reviews = json.loads(reviews_path.read_text(encoding="utf-8")) if reviews_path.is_file() else []
     by_asin_reviews = {r["asin"]: r for r in reviews}
@@ -69,7 +87,10 @@ def load_shop(data_dir: str | Path | None = None, seed: int = 0) -> ShopData | N
     human = json.loads((root / HUMAN_FILE).read_text(encoding="utf-8"))
     goals = _human_goals(products, human, seed)
     random.Random(233).shuffle(goals)  # the original shuffles its goals with seed 233
-    note = f"WebShop's data files ({len(products)} products, {len(goals)} human goals, {root})"
+    note = (
+        f"WebShop's data files ({len(products)} products from {products_file}, "
+        f"{len(goals)} human goals, {root})"
+    )
     return ShopData(products, split_goals(goals), note)
 
 
@@ -98,7 +119,7 @@ def _products(
         price = pricing[0] if len(pricing) == 1 else round(rng.uniform(*pricing), 2)
         options: dict[str, tuple[str, ...]] = {}
         for name, contents in (item.get("customization_options") or {}).items():
-            if contents:
+            if contents is not None:  # an empty group stays, as in the original
                 values = (str(c["value"]).strip().replace("/", " | ").lower() for c in contents)
                 options[str(name).lower()] = tuple(values)
         bullets = item.get("small_description") or []
@@ -112,7 +133,7 @@ def _products(
                 product_category=str(item.get("product_category", "")),
                 description=str(item.get("full_description") or ""),
                 bullet_points=tuple(bullets) if isinstance(bullets, list) else (str(bullets),),
-                attributes=tuple(attributes.get(asin, {}).get("attributes") or ["DUMMY_ATTR"]),
+                attributes=_attributes(attributes.get(asin)),
                 options=options,
                 pricing=pricing,
                 price=price,
@@ -128,26 +149,34 @@ def _products(
     return out
 
 
+def _attributes(entry: Any) -> tuple[str, ...]:
+    """A product's attributes: the file's list as it is, even empty (an empty list
+    scores no attribute by fuzzy match); the original's placeholder only when the
+    product has no entry."""
+    if not isinstance(entry, Mapping) or "attributes" not in entry:
+        return ("DUMMY_ATTR",)
+    return tuple(str(a) for a in entry["attributes"] or ())
+
+
 def _human_goals(products: Sequence[Product], human: Mapping[str, Any], seed: int) -> list[Goal]:
-    by_asin = {p.asin: p for p in products}
+    """The human goals in the original's order: products in file order, then each
+    product's instructions in order (the caller shuffles, as the original does)."""
     rng = random.Random(f"webshop-bounds/{seed}")
     goals: list[Goal] = []
-    for asin, entries in human.items():
-        product = by_asin.get(asin)
-        if product is None:
-            continue
-        for entry in entries:
-            attrs = tuple(entry.get("instruction_attributes") or ())
+    for product in products:
+        for entry in human.get(product.asin) or ():
+            attrs = tuple(str(a) for a in entry.get("instruction_attributes") or ())
             if not attrs:
                 continue  # the original skips instructions without attributes
             upper, price_text = price_bound(product.price, rng)
+            values = tuple(str(v) for v in entry.get("instruction_options") or ())
             options: dict[str, str] = {}
-            for n, value in enumerate(entry.get("instruction_options") or []):
+            for n, value in enumerate(values):
                 group = next((g for g, vs in product.options.items() if value in vs), f"option {n}")
-                options[group] = str(value)
+                options.setdefault(group, value)
             goals.append(
                 Goal(
-                    asin=asin,
+                    asin=product.asin,
                     category=product.category,
                     query=product.query,
                     name=product.title,
@@ -156,6 +185,7 @@ def _human_goals(products: Sequence[Product], human: Mapping[str, Any], seed: in
                     attributes=attrs,
                     goal_options=options,
                     price_upper=upper,
+                    option_values=values,
                 )
             )
     return goals
@@ -192,7 +222,7 @@ def write_webshop_files(
             {
                 "instruction": text,
                 "instruction_attributes": list(goal.attributes),
-                "instruction_options": list(goal.goal_options.values()),
+                "instruction_options": goal.option_list(),
             }
         )
     reviews = [

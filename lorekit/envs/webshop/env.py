@@ -35,7 +35,7 @@ from lorekit.envs.webshop.pages import (
     option_group,
     render,
 )
-from lorekit.envs.webshop.reward import RewardParts, score_purchase
+from lorekit.envs.webshop.reward import VARIANTS, RewardParts, score_purchase
 from lorekit.envs.webshop.search import SEARCH_RETURN_N, SearchIndex, build_index
 
 MESSAGES_FILE = Path(__file__).with_name("messages.yaml")
@@ -68,8 +68,17 @@ class WebShopEnv(TextEnv):
         search: str = "fts5",
         max_steps: int | None = 15,
         style: str = "plain",
+        reward: str = "original",
+        search_anywhere: bool = True,
     ) -> None:
+        """``reward``: ``original`` (WebShop's published reward), ``synthetic`` or
+        ``strict`` (reward.yaml). ``search_anywhere``: a search works from every page, as
+        in the original's text env; False allows it on the search page only."""
         check_max_steps(max_steps)
+        if reward not in VARIANTS:
+            raise ValueError(f"unknown reward {reward!r}; choose one of {', '.join(VARIANTS)}")
+        self.reward_variant = reward
+        self.search_anywhere = search_anywhere
         self.step_limit = max_steps
         self.max_steps = max_steps if max_steps is not None else UNCAPPED
         folder = data_dir if data_dir is not None else os.environ.get(DATA_ENV) or None
@@ -191,12 +200,15 @@ class WebShopEnv(TextEnv):
     def _purchase(self) -> RewardParts:
         assert self._goal is not None and self._browser.product is not None
         product = self.products[self._browser.product]
-        parts = score_purchase(product, self._goal, product.price, self._browser.options)
+        parts = score_purchase(
+            product, self._goal, product.price, self._browser.options, self.reward_variant
+        )
         self._reward = parts.reward
         return parts
 
     def _invalid(self, key: str, **fields: str) -> str:
-        valid = ["search[<query>]"] if self._browser.page == "search" else []
+        searchable = self.search_anywhere or self._browser.page == "search"
+        valid = ["search[<query>]"] if searchable else []
         valid += [f"click[{c}]" for c in self.valid_clicks()]
         return str(self._msg[key]).format(valid=", ".join(valid), **fields)
 
@@ -212,7 +224,7 @@ class WebShopEnv(TextEnv):
         self._clicked_option = None
         browser = self._browser
         if verb == "search":
-            if browser.page != "search":
+            if browser.page != "search" and not self.search_anywhere:
                 return self._invalid("no_search_bar")
             if not argument:
                 assert self._goal is not None

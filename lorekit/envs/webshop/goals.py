@@ -28,6 +28,8 @@ PRICE_STEPS = tuple(10.0 * i for i in range(1, 100))
 NO_BOUND = 1_000_000.0
 _ARTICLE = re.compile(r"(^|\s)a ([aeiou])")
 SPLITS: tuple[str, ...] = ("test", "eval", "train")
+GoalOption = str | tuple[str, str]
+"""One goal option as the reward reads it: a plain value, or a (group, value) pair."""
 
 
 @dataclass(frozen=True)
@@ -43,9 +45,19 @@ class Goal:
     attributes: tuple[str, ...]
     goal_options: Mapping[str, str]
     price_upper: float
+    option_values: tuple[str, ...] | None = None
+    """The options as the plain list WebShop's human goals hold (two values may share a
+    group, so ``goal_options`` cannot hold them all); None when ``goal_options`` has
+    them all (generated goals)."""
+
+    def option_list(self) -> list[str]:
+        """The goal's option values, as the original's human goals list them."""
+        if self.option_values is not None:
+            return list(self.option_values)
+        return list(self.goal_options.values())
 
     def as_data(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "asin": self.asin,
             "category": self.category,
             "query": self.query,
@@ -56,6 +68,9 @@ class Goal:
             "goal_options": dict(self.goal_options),
             "price_upper": self.price_upper,
         }
+        if self.option_values is not None:
+            data["option_values"] = list(self.option_values)
+        return data
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Goal:
@@ -69,6 +84,11 @@ class Goal:
             attributes=tuple(str(a) for a in data["attributes"]),
             goal_options={str(k): str(v) for k, v in dict(data["goal_options"]).items()},
             price_upper=float(data["price_upper"]),
+            option_values=(
+                tuple(str(v) for v in data["option_values"])
+                if data.get("option_values") is not None
+                else None
+            ),
         )
 
 

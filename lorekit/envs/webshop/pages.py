@@ -40,6 +40,8 @@ class Browser:
         return self.results[start : start + PRODUCT_WINDOW]
 
     def has_next(self) -> bool:
+        """Whether a later page has results ("Next >" is shown on every results page,
+        as in the original, even the last)."""
         return self.page_number * PRODUCT_WINDOW < len(self.results)
 
 
@@ -49,8 +51,7 @@ def clickables(browser: Browser, products: Sequence[Product]) -> list[str]:
         out = [BACK_TO_SEARCH]
         if browser.page_number > 1:
             out.append(PREV_PAGE)
-        if browser.has_next():
-            out.append(NEXT_PAGE)
+        out.append(NEXT_PAGE)  # always, as the original: past the last page it shows none
         return out + [products[i].asin for i in browser.shown_results()]
     if browser.page == "item" and browser.product is not None:
         product = products[browser.product]
@@ -81,8 +82,7 @@ def render(
         parts.append(f"Page {browser.page_number} (Total results: {len(browser.results)})")
         if browser.page_number > 1:
             parts.append(PREV_PAGE)
-        if browser.has_next():
-            parts.append(NEXT_PAGE)
+        parts.append(NEXT_PAGE)
         for i in browser.shown_results():
             parts += [products[i].asin, products[i].title, products[i].price_tag]
         return SEP.join(parts)

@@ -6,13 +6,24 @@ reward = (attribute matches + option matches + [price <= bound])
 - An attribute matches when one of the product's attributes is a fuzzy match
   (token-set ratio > 85), or when it appears in the title, bullet points or
   description.
-- Each chosen option counts when it matches a goal option (exactly for a
-  ``size`` group, fuzzily otherwise; colours reduced to their base colour
-  first) or appears in the title, bullet points or description.
+- Each *goal* option counts once, when some chosen option value is a fuzzy
+  match of it (token-set ratio > 85) after both are reduced by the colour
+  words of ``reward.yaml`` (the first listed word inside a value stands for
+  it). The product's text gives no option credit, so the reward never
+  exceeds 1. Goal options are a list of values, as in WebShop's human goals
+  (the ones every published score uses); generated goals are scored the same.
 - The type factor is 1 when the purchased product shares the goal's query,
   two levels of its category path, or more than 20% of the title's nouns;
   0.5 when none of those hold; 0.1 when under 10% of the nouns are shared;
   0 when none are.
+
+Two opt-in variants (``WebShopEnv(reward=...)``, ``reward.yaml``) change only
+the option part. ``synthetic``: the original's reward on its *synthetic*
+goals, whose options are a dict; it hands each (group, value) pair to the
+matcher, which reads the pair's printed form, so the group name takes part
+and a value holding a colour word can miss itself ("peppered" is reduced to
+"red" on the chosen side only). ``strict``: a goal option counts when exactly
+that value was chosen (in its group, for a generated goal).
 
 WebShop tags nouns with a spaCy model, which is not installable from a
 registry under its own name; :func:`title_nouns` stands in with a heuristic
@@ -23,17 +34,21 @@ of common adjectives (docs/webshop.md).
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
-from lorekit.envs.webshop.catalog import SEP_CATEGORY, Product, vocab
+from lorekit import yamlio
+from lorekit.envs.webshop.catalog import SEP_CATEGORY, Product
 from lorekit.envs.webshop.fuzzy import token_set_ratio
-from lorekit.envs.webshop.goals import Goal
+from lorekit.envs.webshop.goals import Goal, GoalOption
 
+REWARD_FILE = Path(__file__).with_name("reward.yaml")
 MATCH_THRESHOLD = 85
-EXACT_GROUPS = frozenset({"size"})
+VARIANTS: tuple[str, ...] = ("original", "synthetic", "strict")
 _WORD = re.compile(r"[a-z][a-z'-]*")
 _NOT_NOUNS = frozenset(
     " ".join(
@@ -47,17 +62,38 @@ _NOT_NOUNS = frozenset(
 )
 
 
+@functools.cache
+def reward_data() -> Mapping[str, Any]:
+    """``reward.yaml``: the colour words and the variants' descriptions."""
+    with REWARD_FILE.open(encoding="utf-8") as fh:
+        data: dict[str, Any] = yamlio.safe_load(fh)
+    return data
+
+
+def color_words() -> tuple[str, ...]:
+    return tuple(str(c) for c in reward_data()["color_words"])
+
+
 def title_nouns(title: str) -> set[str]:
     """The heuristic noun set of a product title (see the module docstring)."""
     return {w for w in _WORD.findall(title.lower()) if len(w) > 1 and w not in _NOT_NOUNS}
 
 
-def normalize_color(value: str) -> str:
-    """The first known colour inside ``value`` (``"dark navy"`` -> ``"navy"``), else ``value``."""
-    for color in vocab()["colors"]:
+def normalize_color(value: GoalOption) -> GoalOption:
+    """The first colour word found in ``value`` (``"dark navy"`` -> ``"dark"``), else ``value``.
+
+    A value is searched for the word inside it; a (group, value) pair only for a part
+    that *is* the word, which is what the original's ``in`` test does on a pair."""
+    for color in color_words():
         if color in value:
-            return str(color)
+            return color
     return value
+
+
+def _fuzzy_text(option: GoalOption) -> str:
+    """What the fuzzy matcher reads: a value itself, a pair as printed (``"('size', 'l')"``;
+    the matcher keeps only its letters and digits, so the group name counts as words)."""
+    return option if isinstance(option, str) else str(option)
 
 
 @dataclass(frozen=True)
@@ -115,36 +151,63 @@ def attribute_matches(product: Product, wanted: Iterable[str]) -> int:
     return count
 
 
-def option_matches(product: Product, wanted: Iterable[str], chosen: Mapping[str, str]) -> int:
-    goal_values = [normalize_color(v) for v in wanted]
+def option_matches(wanted: Sequence[GoalOption], chosen: Mapping[str, str]) -> int:
+    """Goal options matched by a chosen value (the original's rule): each counts once."""
+    bought = [_fuzzy_text(normalize_color(v)) for v in chosen.values()]
     count = 0
-    for group, raw in chosen.items():
-        value = normalize_color(raw)
-        if group.lower() in EXACT_GROUPS:
-            matched = value in goal_values
-        else:
-            matched = any(token_set_ratio(g, value) > MATCH_THRESHOLD for g in goal_values)
-        if matched or _in_text(value, product):
+    for option in wanted:
+        target = _fuzzy_text(normalize_color(option))
+        if any(token_set_ratio(b, target) > MATCH_THRESHOLD for b in bought):
             count += 1
     return count
 
 
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+def strict_option_matches(wanted: Sequence[GoalOption], chosen: Mapping[str, str]) -> int:
+    """Goal options chosen exactly (in their group, for a pair): each counts once."""
+    count = 0
+    for option in wanted:
+        if isinstance(option, str):
+            hit = any(_same(option, v) for v in chosen.values())
+        else:
+            group, value = option
+            hit = any(_same(group, g) and _same(value, v) for g, v in chosen.items())
+        count += hit
+    return count
+
+
 def score_purchase(
-    product: Product, goal: Goal, price: float, chosen: Mapping[str, str]
+    product: Product,
+    goal: Goal,
+    price: float,
+    chosen: Mapping[str, str],
+    variant: str = "original",
 ) -> RewardParts:
-    """The reward for buying ``product`` at ``price`` with options ``chosen``."""
+    """The reward for buying ``product`` at ``price`` with options ``chosen``
+    (``variant``: one of :data:`VARIANTS`, see ``reward.yaml``)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown reward variant {variant!r}; choose one of {', '.join(VARIANTS)}")
     factor, query_match, category_match, title_score = type_factor(product, goal)
     attrs = attribute_matches(product, goal.attributes)
-    opts = option_matches(product, goal.goal_options.values(), chosen)
+    wanted: list[GoalOption] = list(goal.option_list())
+    if variant == "synthetic" or (variant == "strict" and goal.option_values is None):
+        wanted = list(goal.goal_options.items())
+    if variant == "strict":
+        opts = strict_option_matches(wanted, chosen)
+    else:
+        opts = option_matches(wanted, chosen)
     price_ok = price <= goal.price_upper
-    total = (attrs + opts + int(price_ok)) / (len(goal.attributes) + len(goal.goal_options) + 1)
+    total = (attrs + opts + int(price_ok)) / (len(goal.attributes) + len(wanted) + 1)
     return RewardParts(
         reward=total * factor,
         r_type=factor,
         attribute_matches=attrs,
         attributes=len(goal.attributes),
         option_matches=opts,
-        options=len(goal.goal_options),
+        options=len(wanted),
         price_ok=price_ok,
         query_match=query_match,
         category_match=category_match,

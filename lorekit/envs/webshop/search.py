@@ -6,8 +6,10 @@ LoreKit offers three real BM25 engines (measurements in docs/webshop.md and
 ``benchmarks/webshop_env.py``):
 
 - ``fts5`` (default): SQLite's FTS5 with the Porter stemmer, in the standard
-  library, so the core install searches with no extra package. Its BM25 uses
-  fixed k1 1.2, b 0.75.
+  library, so the core install searches with no extra package. FTS5's own
+  ``bm25()`` fixes k1 1.2 and b 0.75, so LoreKit scores the matches itself,
+  in SQL over FTS5's term statistics, with Lucene's BM25 and the original's
+  k1 0.9, b 0.4 (pyserini's defaults).
 - ``bm25s``: bm25s in Lucene mode with k1 0.9, b 0.4 and the Snowball English
   stemmer (PyStemmer), the closest to the original's scoring; ``webshop`` extra.
 - ``tantivy``: tantivy (Lucene's design in Rust), k1 1.2, b 0.75; ``webshop``
@@ -21,6 +23,7 @@ threads at once: each index serializes its own queries.
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 import threading
@@ -30,6 +33,8 @@ from typing import Any, Protocol
 from lorekit.extras import requires_extra
 
 SEARCH_RETURN_N = 50
+K1, B = 0.9, 0.4
+"""BM25's parameters in the original (pyserini's defaults)."""
 BACKENDS: tuple[str, ...] = ("fts5", "bm25s", "tantivy")
 _TERM = re.compile(r"[0-9a-z]+")
 STOPWORDS = frozenset(
@@ -59,24 +64,68 @@ class SearchIndex(Protocol):
 
 
 class Fts5Index:
-    """SQLite FTS5 in memory; ``bm25()`` ranks, rowid breaks ties."""
+    """SQLite FTS5 in memory: FTS5 stems, finds and counts; the score is Lucene's BM25,
+    idf = ln(1 + (N - df + 0.5) / (df + 0.5)) times tf / (tf + k1 (1 - b + b dl / avgdl)),
+    summed over the query's terms; catalogue order breaks ties."""
 
-    def __init__(self, documents: Sequence[str]) -> None:
-        self._db = sqlite3.connect(":memory:", check_same_thread=False)
-        self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize='porter unicode61')")
-        self._db.executemany("INSERT INTO docs(rowid, body) VALUES (?, ?)", enumerate(documents))
-        self._db.commit()
+    def __init__(self, documents: Sequence[str], *, k1: float = K1, b: float = B) -> None:
+        db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db = db
+        tokenizer = "tokenize='porter unicode61'"
+        db.execute(f"CREATE VIRTUAL TABLE docs USING fts5(body, {tokenizer})")
+        db.execute("CREATE VIRTUAL TABLE docs_terms USING fts5vocab(docs, row)")
+        db.execute("CREATE VIRTUAL TABLE docs_hits USING fts5vocab(docs, instance)")
+        db.execute(f"CREATE VIRTUAL TABLE query USING fts5(body, {tokenizer})")
+        db.execute("CREATE VIRTUAL TABLE query_hits USING fts5vocab(query, instance)")
+        db.executemany("INSERT INTO docs(rowid, body) VALUES (?, ?)", enumerate(documents))
+        # Term counts per document in a plain B-tree: looking a term up there is several
+        # times faster than through FTS5's vocabulary table at query time.
+        db.execute(
+            "CREATE TABLE postings(term TEXT, doc INTEGER, n INTEGER, PRIMARY KEY (term, doc))"
+            " WITHOUT ROWID"
+        )
+        db.execute("INSERT INTO postings SELECT term, doc, count(*) FROM docs_hits GROUP BY 1, 2")
+        db.execute("CREATE TABLE lengths(id INTEGER PRIMARY KEY, n INTEGER, norm REAL)")
+        db.execute("INSERT INTO lengths SELECT doc, sum(n), 0 FROM postings GROUP BY doc")
+        self._size = len(documents)
+        total = db.execute("SELECT coalesce(sum(n), 0) FROM lengths").fetchone()[0]
+        avgdl = total / self._size if self._size else 1.0
+        # The length part of BM25's denominator, once per document.
+        db.execute("UPDATE lengths SET norm = ? * (1 - ? + ? * n / ?)", (k1, b, b, avgdl))
+        db.commit()
         self._lock = threading.Lock()
+
+    def _stems(self, terms: Sequence[str]) -> list[str]:
+        """The query's terms as FTS5 indexes them (stemmed, one per token, in order)."""
+        self._db.execute("INSERT INTO query(rowid, body) VALUES (1, ?)", (" ".join(terms),))
+        rows = self._db.execute("SELECT term FROM query_hits ORDER BY offset").fetchall()
+        self._db.execute("DELETE FROM query")
+        return [str(r[0]) for r in rows]
 
     def search(self, query: str, k: int = SEARCH_RETURN_N) -> list[int]:
         terms = query_terms(query)
-        if not terms:
+        if not terms or not self._size:
             return []
-        match = " OR ".join(f'"{t}"' for t in terms)
         with self._lock:
+            stems = self._stems(terms)
+            weights: list[tuple[str, float]] = []
+            for stem in stems:
+                row = self._db.execute(
+                    "SELECT doc FROM docs_terms WHERE term = ?", (stem,)
+                ).fetchone()
+                df = int(row[0]) if row else 0
+                if df:
+                    idf = math.log(1 + (self._size - df + 0.5) / (df + 0.5))
+                    weights.append((stem, idf))
+            if not weights:
+                return []
+            values = ", ".join("(?, ?)" for _ in weights)
             rows = self._db.execute(
-                "SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY bm25(docs), rowid LIMIT ?",
-                (match, k),
+                f"""WITH q(term, idf) AS (VALUES {values})
+                SELECT p.doc FROM q JOIN postings AS p ON p.term = q.term
+                JOIN lengths AS l ON l.id = p.doc
+                GROUP BY p.doc ORDER BY -sum(q.idf * p.n / (p.n + l.norm)), p.doc LIMIT ?""",
+                [*(x for pair in weights for x in pair), k],
             ).fetchall()
         return [int(r[0]) for r in rows]
 
@@ -84,7 +133,7 @@ class Fts5Index:
 class Bm25sIndex:
     """bm25s, Lucene variant, k1 0.9 and b 0.4 as in WebShop, English stemming."""
 
-    def __init__(self, documents: Sequence[str], *, k1: float = 0.9, b: float = 0.4) -> None:
+    def __init__(self, documents: Sequence[str], *, k1: float = K1, b: float = B) -> None:
         import bm25s
         import Stemmer
 

@@ -79,8 +79,6 @@ def test_invalid_actions_explain_and_change_nothing(env: WebShopEnv) -> None:
         assert not step.info["valid"] and step.reward == 0 and step.observation.strip()
         assert env.browser.page == "search"
     open_results(env)
-    step = env.step("search[more]")
-    assert not step.info["valid"] and "click[Back to Search]" in step.observation
     step = env.step("click[B0NOTHERE1]")
     assert "no button 'B0NOTHERE1'" in step.observation and env.browser.page == "results"
     step = env.step("search[" + "shoes " * 200 + "]")
@@ -128,5 +126,35 @@ def test_a_search_that_finds_nothing_shows_an_empty_results_page(env: WebShopEnv
     env.reset("test-0")
     step = env.step("search[the and of]")  # stop words only: no query terms left
     assert step.info["valid"] and "Page 1 (Total results: 0)" in step.observation
-    assert "Next >" not in step.observation
-    assert env.candidate_actions() == ["click[Back to Search]"]
+    assert env.candidate_actions() == ["click[Back to Search]", "click[Next >]"]
+
+
+def test_next_is_shown_on_the_last_results_page_as_in_the_original(env: WebShopEnv) -> None:
+    open_results(env)
+    last = ""
+    for _ in range(4):
+        last = env.step("click[Next >]").observation
+    assert "Page 5 (Total results: 50)" in last and "Next >" in last
+    assert env.products[env.browser.results[-1]].asin in last
+    beyond = env.step("click[Next >]")
+    assert beyond.info["valid"] and "Page 6 (Total results: 50)" in beyond.observation
+    assert env.browser.shown_results() == [] and "click[Next >]" in env.candidate_actions()
+
+
+def test_search_works_from_any_page_as_in_the_original_text_env(env: WebShopEnv) -> None:
+    open_results(env)
+    product = next(env.products[i] for i in env.browser.shown_results() if env.products[i].options)
+    env.step(f"click[{product.asin}]")
+    env.step(f"click[{next(iter(product.options.values()))[0]}]")
+    step = env.step("search[made]")
+    assert step.info["valid"] and env.browser.page == "results"
+    assert env.browser.product is None and env.browser.options == {}
+    assert "Page 1 (Total results: 50)" in step.observation
+
+
+def test_search_only_on_the_search_page_is_an_option() -> None:
+    env = WebShopEnv(search_anywhere=False)
+    open_results(env)
+    step = env.step("search[more]")
+    assert not step.info["valid"] and "click[Back to Search]" in step.observation
+    assert "search[<query>]" not in step.observation and env.browser.page == "results"
