@@ -38,7 +38,7 @@ from lorekit.envs.alfworld.scene import Scene, display_names
 from lorekit.envs.alfworld.text import Syntax, grammar_for_syntax, render
 from lorekit.envs.alfworld.world import TASK_TYPES, Goal
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 """Bumped whenever the same seed would give different games."""
 
 MAX_ATTEMPTS = 200
