@@ -31,10 +31,14 @@ them the way ALFWorld's data is laid out (``json_2.1.1/valid_unseen/<task>/
 3. the memory each game keeps in the per-process caches (translation, parsed
    grammar, command texts; ``TRANSLATION_CACHE_SIZE`` games at most), by
    tracemalloc, and what that comes to at the bound.
+4. how full the rooms of the generated ``test`` split are, beside the official
+   games' figures (issue 28: empty views, objects per view, distinct objects
+   seen), as a searcher for each task's object sees them
+   (``lorekit/envs/alfworld/stats.py``).
 
 Timings on a shared machine are noisy: read the ratios, not the milliseconds.
 
-    python benchmarks/alfworld_env.py [--games 36] [--rounds 2] [--quick]
+    python benchmarks/alfworld_env.py [--games 36] [--rounds 2] [--quick] [--rooms]
 """
 
 from __future__ import annotations
@@ -60,8 +64,9 @@ from alfworld.agents.environment.alfred_tw_env import AlfredTWEnv
 
 from lorekit.agents import OracleAgent
 from lorekit.envs import EnvSpec
-from lorekit.envs.alfworld import engine
+from lorekit.envs.alfworld import engine, rules, stats
 from lorekit.envs.alfworld.env import AlfWorldEnv
+from lorekit.envs.alfworld.games import generated_split
 from lorekit.envs.alfworld.generate import GeneratedGame, generate_games
 from lorekit.envs.base import Execution
 from lorekit.eval.runner import plan_episodes, run_eval
@@ -317,12 +322,26 @@ def cache_memory(games: list[GeneratedGame]) -> str:
     )
 
 
+def report_rooms() -> None:
+    games = generated_split("test", "move")
+    fig = stats.figures(
+        (str(g.game["pddl_problem"]), str(g.traj_data["pddl_params"]["object_target"]))
+        for g in games
+    )
+    print(f"rooms of the generated test split ({fig.games} games, {fig.views} searcher views):")
+    print("\n".join(stats.report(fig, rules.settings()["official_figures"])))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=36, help="games generated (6 task types)")
     parser.add_argument("--rounds", type=int, default=2, help="harness runs per concurrency")
     parser.add_argument("--quick", action="store_true", help="12 games, one harness round")
+    parser.add_argument("--rooms", action="store_true", help="only the rooms' figures")
     args = parser.parse_args()
+    report_rooms()
+    if args.rooms:
+        return
     n = 12 if args.quick else args.games
     rounds = 1 if args.quick else args.rounds
     if not 1 <= n <= engine.TRANSLATION_CACHE_SIZE - 8:

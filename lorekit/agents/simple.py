@@ -7,7 +7,11 @@ import random
 from lorekit.agents.base import Episode, Recorder, Trajectory
 from lorekit.envs.asyncenv import EnvLike
 from lorekit.envs.base import Task
+from lorekit.envs.steplimit import follow_env_cap
 from lorekit.llm.roles import Roles
+
+UNCAPPED_FALLBACK = 1000
+"""Steps per episode for an agent without a cap of its own, in an env without one."""
 
 
 class OracleAgent:
@@ -21,8 +25,9 @@ class OracleAgent:
     name = "oracle"
     model_roles: tuple[str, ...] = ()
 
-    def __init__(self, max_steps: int = 1000) -> None:
+    def __init__(self, max_steps: int | None = None) -> None:
         self.max_steps = max_steps
+        """Steps per episode; None: the env's cap (1000 where the env has none)."""
 
     def env_defaults(self, env_name: str) -> dict[str, object]:
         """No env options; refuses, before anything runs, an env that says it
@@ -41,7 +46,7 @@ class OracleAgent:
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
         ep = await Episode.start(env, task, recorder, seed)
-        for _ in range(self.max_steps):
+        for _ in range(follow_env_cap(self.max_steps, env.max_steps, UNCAPPED_FALLBACK)):
             action = await ep.env.expert_action()
             if action is None:
                 return ep.stop("no_expert" if not ep.trajectory.steps else "gave_up")
@@ -60,15 +65,16 @@ class RandomAgent:
     name = "random"
     model_roles: tuple[str, ...] = ()
 
-    def __init__(self, max_steps: int = 40) -> None:
+    def __init__(self, max_steps: int | None = None) -> None:
         self.max_steps = max_steps
+        """Steps per episode; None: the env's cap (1000 where the env has none)."""
 
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
         ep = await Episode.start(env, task, recorder, seed)
         rng = random.Random(f"random-agent/{task.id}/{seed}")
-        for _ in range(self.max_steps):
+        for _ in range(follow_env_cap(self.max_steps, env.max_steps, UNCAPPED_FALLBACK)):
             options = await ep.env.candidate_actions()
             if not options:
                 return ep.stop("gave_up")

@@ -26,3 +26,11 @@ def manual_with_limit(text: Mapping[str, Any], limit: int | None) -> str:
         else str(text["limit_capped"]).format(steps=limit)
     )
     return str(text["manual"]).format(limit=phrase)
+
+
+def follow_env_cap(own: int | None, env_cap: int, fallback: int) -> int:
+    """An agent's step cap: its own when set, else the env's, so an agent never
+    stops before the env would; ``fallback`` when the env has no cap."""
+    if own is not None:
+        return own
+    return env_cap if env_cap < UNCAPPED else fallback

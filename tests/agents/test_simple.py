@@ -38,3 +38,18 @@ def test_agents_registry_is_lazy_but_complete() -> None:
     assert isinstance(agents.make_agent("oracle"), agents.OracleAgent)
     with pytest.raises(AttributeError, match="NoSuchAgent"):
         _ = agents.NoSuchAgent
+
+
+async def test_step_caps_follow_the_envs_unless_set() -> None:
+    env = make("textcraft", max_steps=45)
+    tasks = env.tasks("test")[:6]
+    runs = [await RandomAgent().run(env, t, ROLES, NullRecorder(), seed=1) for t in tasks]
+    failed = [r for r in runs if not r.success]
+    assert failed and all(len(r.steps) == 45 for r in failed)  # the env's cap, not 40
+    mine = await RandomAgent(max_steps=3).run(env, tasks[0], ROLES, NullRecorder(), seed=1)
+    assert len(mine.steps) <= 3
+    uncapped = make("textcraft", max_steps=None)
+    traj = await OracleAgent().run(
+        uncapped, uncapped.tasks("test")[0], ROLES, NullRecorder(), seed=0
+    )
+    assert traj.success

@@ -18,9 +18,12 @@ from lorekit.agents.agentkit.common import HERE, NOTE_STEPS, text_of, texts
 from lorekit.agents.base import Episode, Recorder, Trajectory
 from lorekit.envs.asyncenv import EnvLike
 from lorekit.envs.base import Task
+from lorekit.envs.steplimit import follow_env_cap
 from lorekit.llm.roles import Roles
 
 SPEC_PATH = HERE / "webshop.yaml"
+PAPER_STEPS = 25
+"""The paper's guidance ("buy within 25 steps"), for an env without a cap."""
 FINAL = "action"
 SEARCH_BOX = "(search box)"
 PER_STEP_KEYS = (
@@ -41,8 +44,9 @@ def page_options(candidates: list[str]) -> tuple[list[str], bool]:
 
 
 class AgentKitWebShopAgent:
-    """See the module docstring. ``max_steps``: actions per episode (the paper's
-    guidance: buy within 25). ``sequential``: one model call at a time."""
+    """See the module docstring. ``max_steps``: actions per episode, and the
+    number the guidance names; None: the env's cap (the paper's 25 where the
+    env has none). ``sequential``: one model call at a time."""
 
     name = "agentkit-webshop"
 
@@ -50,11 +54,12 @@ class AgentKitWebShopAgent:
         self,
         *,
         spec: str | None = None,
-        max_steps: int = 25,
+        max_steps: int | None = None,
         sequential: bool = False,
         note_steps: int = NOTE_STEPS,
     ) -> None:
-        graph_pass.check_counts(max_steps=(max_steps, 1))
+        if max_steps is not None:
+            graph_pass.check_counts(max_steps=(max_steps, 1))
         self.spec = graph_pass.load_checked(
             spec if spec is not None else SPEC_PATH, FINAL, PER_STEP_KEYS
         )
@@ -74,13 +79,14 @@ class AgentKitWebShopAgent:
         ep, graph, log = await graph_pass.start(
             self.spec, env, task, roles, recorder, seed, note_key="agentkit"
         )
-        guidance = texts()["webshop_guidance"].format(max_steps=self.max_steps).strip()
+        steps = follow_env_cap(self.max_steps, env.max_steps, PAPER_STEPS)
+        guidance = texts()["webshop_guidance"].format(max_steps=steps).strip()
         page = await self._page(ep)
         db = self.spec.initial_db(
             {"guidance": guidance, "task": task.goal, "history": texts()["no_history"], **page}
         )
         lines: list[str] = []
-        for number in range(1, self.max_steps + 1):
+        for number in range(1, steps + 1):
             if ep.done:
                 break
             if number > 1:

@@ -10,8 +10,9 @@ files), so it crosses to a process env inside a :class:`~lorekit.envs.Task`.
   made in memory by the generator (about 2 ms a game) the first time a split
   is asked for; ``splits.sha256`` pins their bytes.
 - a directory (``lorekit alfworld generate --out DIR``, or any folder of
-  games): each sub-folder holding games is a split; games directly under it
-  form the split ``all``.
+  games): each sub-folder holding games is a split (``DIR/train/...``,
+  ``DIR/test/...``); games and task folders (named ``<task type>-...``)
+  directly under it form the split ``all``.
 - ``official``: ALFWorld's data (``$ALFWORLD_DATA/json_2.1.1/{train,
   valid_seen,valid_unseen}``), read the way ``AlfredTWEnv`` reads it: games
   marked unsolvable, sliced or movable-receptacle games and task types other
@@ -35,6 +36,8 @@ from lorekit.envs.alfworld.world import TASK_TYPES
 OFFICIAL_SPLITS = ("train", "valid_seen", "valid_unseen")
 OFFICIAL_ALIASES = {"dev": "valid_seen", "test": "valid_unseen"}
 GENERATED_SPLITS = ("dev", "test")
+ALL_SPLIT = "all"
+"""The split of the games right under a games directory (not in a split folder)."""
 _TASK_LINE = re.compile(r'"rhs": "Your task is to: (.*?)"')
 
 
@@ -87,21 +90,40 @@ class GameRef:
 def generated_split(split: str, syntax: str) -> tuple[Any, ...]:
     """The shipped split ``split`` as :class:`GeneratedGame` objects (cached per process)."""
     from lorekit.envs.alfworld import rules
-    from lorekit.envs.alfworld.generate import generate_games
+    from lorekit.envs.alfworld.generate import GENERATOR_VERSION, generate_games
 
     specs = rules.settings()["splits"]
     if split not in specs:
         raise GameSourceError(f"unknown generated split {split!r}; known: {', '.join(specs)}")
     spec = specs[split]
     plans = split_floor_plans(int(spec["floor_plan_parity"]))
+    counts = {str(t): int(n) for t, n in spec["task_counts"].items()}
     games = generate_games(
-        int(spec["per_type"]) * len(TASK_TYPES),
+        sum(counts.values()),
         int(spec["seed"]),
+        task_types=task_sequence(counts),
         syntax=syntax,  # type: ignore[arg-type]
         floor_plans=plans,
         label=split,
+        version=int(spec.get("generator_version", GENERATOR_VERSION)),
     )
     return tuple(games)
+
+
+def task_sequence(counts: Mapping[str, int]) -> list[str]:
+    """One task type per game: round-robin in ALFWorld's order while each type
+    has games left, so any first part of a split mixes every type."""
+    left = {t: counts.get(t, 0) for t in TASK_TYPES}
+    unknown = set(counts) - set(TASK_TYPES)
+    if unknown:
+        raise GameSourceError(f"unknown task types {sorted(unknown)} in a split's task_counts")
+    out: list[str] = []
+    while any(left.values()):
+        for task_type in TASK_TYPES:
+            if left[task_type] > 0:
+                out.append(task_type)
+                left[task_type] -= 1
+    return out
 
 
 def split_floor_plans(parity: int) -> list[int]:
@@ -169,21 +191,38 @@ def directory_splits(root: Path, official: bool) -> dict[str, Path]:
     """Split name -> folder, for a games directory."""
     if not root.is_dir():
         raise GameSourceError(f"games directory {root} does not exist")
+    found: dict[str, Path] = {}
     if official:
         found = {s: root / s for s in OFFICIAL_SPLITS if (root / s).is_dir()}
         for alias, real in OFFICIAL_ALIASES.items():
             if real in found:
                 found[alias] = found[real]
         return found
-    subdirs = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and _holds_games(p, depth=3)}
-    if any(_is_game_dir(p) or _holds_games(p, depth=1) for p in root.iterdir() if p.is_dir()):
-        # Task folders right under root: the whole directory is one split.
-        return {"all": root}
-    if not subdirs:
+    direct = False
+    for child in sorted(p for p in root.iterdir() if p.is_dir()):
+        if _is_direct(child):
+            direct = True
+        elif _holds_games(child, depth=3):
+            found[child.name] = child
+    if direct:
+        if ALL_SPLIT in found:
+            raise GameSourceError(
+                f"{root}: games right under it form the split {ALL_SPLIT!r}, and so does its "
+                f"folder {ALL_SPLIT!r}; rename that folder"
+            )
+        found[ALL_SPLIT] = root
+    if not found:
         raise GameSourceError(
             f"{root} holds no ALFWorld games (folders with traj_data.json and game.tw-pddl)"
         )
-    return subdirs
+    return found
+
+
+def _is_direct(child: Path) -> bool:
+    """A game folder, or a task folder (``pick_and_place_simple-Mug-None-Desk-301``),
+    right under a games directory: its games belong to the split ``all``."""
+    task_type = child.name.split("-", 1)[0]
+    return _is_game_dir(child) or (task_type in TASK_TYPES and _holds_games(child, depth=1))
 
 
 def _is_game_dir(path: Path) -> bool:
@@ -197,11 +236,16 @@ def _holds_games(path: Path, depth: int) -> bool:
 
 
 def scan(folder: Path, split: str) -> list[GameRef]:
-    """Every playable game under ``folder``, in path order (AlfredTWEnv's filters)."""
+    """Every playable game under ``folder``, in path order (AlfredTWEnv's filters).
+
+    For the split ``all`` only the games and task folders right under
+    ``folder`` count: its other sub-folders are splits of their own."""
     refs = []
     for traj_file in sorted(folder.rglob("traj_data.json")):
         game_dir = traj_file.parent
         rel = game_dir.relative_to(folder).as_posix()
+        if split == ALL_SPLIT and not _is_direct(folder / rel.split("/", 1)[0]):
+            continue
         if "movable" in rel or "Sliced" in rel or not (game_dir / "game.tw-pddl").is_file():
             continue
         traj = _read_json(traj_file)

@@ -32,14 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lorekit.envs.alfworld import rules
+from lorekit.envs.alfworld import rules, scene_v1
 from lorekit.envs.alfworld.planner import Unsolvable, plan
 from lorekit.envs.alfworld.scene import Scene, display_names
 from lorekit.envs.alfworld.text import Syntax, grammar_for_syntax, render
 from lorekit.envs.alfworld.world import TASK_TYPES, Goal
 
-GENERATOR_VERSION = 1
-"""Bumped whenever the same seed would give different games."""
+GENERATOR_VERSION = 2
+"""Bumped whenever the same seed would give different games (2: rooms as full as
+the official games'; 1: the sparse rooms of ``scene_v1``, kept for the dev split)."""
+VERSIONS = (1, 2)
 
 MAX_ATTEMPTS = 200
 
@@ -88,6 +90,7 @@ def generate_games(
     syntax: Syntax = "move",
     floor_plans: Iterable[int] | None = None,
     label: str = "gen",
+    version: int = GENERATOR_VERSION,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[GeneratedGame]:
     """``n`` games cycling through ``task_types`` (n=12 over six types: two each);
@@ -103,7 +106,9 @@ def generate_games(
     games = []
     for i in range(n):
         kind = task_types[i % len(task_types)]
-        games.append(generate_game(seed, kind, i, syntax=syntax, plans=plans, label=label))
+        games.append(
+            generate_game(seed, kind, i, syntax=syntax, plans=plans, label=label, version=version)
+        )
         if progress is not None:
             progress(i + 1, n)
     return games
@@ -129,26 +134,36 @@ def generate_game(
     syntax: Syntax = "move",
     plans: Sequence[rules.FloorPlan] | None = None,
     label: str = "gen",
+    version: int = GENERATOR_VERSION,
 ) -> GeneratedGame:
     """Game number ``index`` of ``task_type`` for ``seed`` (tries up to MAX_ATTEMPTS rooms)."""
     plans = tuple(plans) if plans is not None else rules.floor_plans()
     rooms = [p for p in plans if p.room in rules.valid_rooms(task_type)]
     if not rooms:
         raise GenerationError(f"none of the chosen floor plans suits {task_type}")
-    rng = rng_for("alfworld", GENERATOR_VERSION, seed, label, task_type, index)
+    if version not in VERSIONS:
+        raise ValueError(f"generator version must be one of {VERSIONS}, got {version}")
+    sample = Scene.sample if version == GENERATOR_VERSION else scene_v1.Scene.sample
+    rng = rng_for("alfworld", version, seed, label, task_type, index)
     for _attempt in range(MAX_ATTEMPTS):
-        scene = Scene.sample(rng, rng.choice(rooms), task_type)
+        scene = sample(rng, rng.choice(rooms), task_type)
         if scene is None:
             continue
         try:
-            return _finish(scene, rng, seed, index, syntax, label)
+            return _finish(scene, rng, seed, index, syntax, label, version)
         except Unsolvable:
             continue
     raise GenerationError(f"no solvable {task_type} game after {MAX_ATTEMPTS} rooms (seed {seed})")
 
 
 def _finish(
-    scene: Scene, rng: random.Random, seed: int, index: int, syntax: Syntax, label: str
+    scene: Scene | scene_v1.Scene,
+    rng: random.Random,
+    seed: int,
+    index: int,
+    syntax: Syntax,
+    label: str,
+    version: int,
 ) -> GeneratedGame:
     """Name, plan and write down a sampled room; Unsolvable if no plan wins."""
     names = display_names([*scene.receptacles, *scene.objects])
@@ -185,7 +200,7 @@ def _finish(
         "turk_annotations": {"anns": [{"task_desc": task_text}]},
         "lorekit": {
             "generated": True,
-            "generator_version": GENERATOR_VERSION,
+            "generator_version": version,
             "seed": seed,
             "index": index,
             "split_label": label,

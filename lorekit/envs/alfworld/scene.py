@@ -1,10 +1,13 @@
 """One sampled room for a generated ALFWorld game: receptacles, objects, task.
 
-The layout's receptacles, objects only where the rule tables allow, the task's
-object, target and lamp, then the problem in the PDDL form ALFRED wrote
-(AI2-THOR ids such as ``Mug|+00.32|+00.91|-02.71`` mangled to PDDL names) and
-a :class:`~lorekit.envs.alfworld.world.World` for the planner, named the way
-alfworld's ``Demangler`` will name things in the engine.
+The room is filled the way ALFRED set up its scenes before ALFWorld wrote
+them down: every object type of the floor plan that can be carried, one to
+three times (the task's object up to four), each where the rule tables allow,
+some inside a bowl, mug or pot standing there; the floor plan's lamps and
+house plants in their usual places. Then the problem in the PDDL form ALFRED
+wrote (AI2-THOR ids such as ``Mug|+00.32|+00.91|-02.71`` mangled to PDDL
+names) and a :class:`~lorekit.envs.alfworld.world.World` for the planner,
+named the way alfworld's ``Demangler`` will name things in the engine.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ class Scene:
         self.points: dict[str, str] = {}  # receptacle id -> location id
         self.objects: dict[str, str] = {}  # id -> type
         self.inside: dict[str, str] = {}  # object id -> receptacle id
+        self.nested: dict[str, str] = {}  # object id -> the movable receptacle it is in
+        self.fixed: set[str] = set()  # objects that cannot be carried (lamps, plants)
         self.agent_at = ""
 
     @classmethod
@@ -50,41 +55,68 @@ class Scene:
     def _place_objects(self, rng: random.Random) -> bool:
         cfg = rules.settings()
         taken: set[str] = set()
+        empty = set(cfg["empty_receptacles"].get(self.task_type, []))
+        # The task's object never starts where the task wants it, nor in its appliance.
+        avoid = {self.recep, *empty}
         change = STATE_CHANGE.get(self.task_type)
-        avoid = {self.recep}
         if change is not None:
             avoid.add(_APPLIANCE[change[0]])
-        spots = self._spots(self.obj, avoid)
-        if not spots:
+        if not self._spots(self.obj, avoid):
             return False
-        key = (
-            "target_instances_two"
-            if self.task_type == "pick_two_obj_and_place"
-            else "target_instances"
-        )
-        for _ in range(rng.randint(*cfg[key])):
-            self._add(rng, self.obj, rng.choice(spots), taken)
-        if self.toggle:
-            lamp_spots = [
-                r
-                for r in sorted(self.receptacles)
-                if self.receptacles[r] in cfg["lamp_receptacles"]
+        two = self.task_type == "pick_two_obj_and_place"
+        counts = {
+            self.obj: rng.randint(*cfg["target_instances_two" if two else "target_instances"])
+        }
+        for otype in sorted(self.plan.object_types & rules.pickupable() - {self.obj}):
+            counts[otype] = rng.randint(*cfg["other_instances"])
+        # Movable receptacles first, so smaller things can go inside them.
+        order = sorted(counts, key=lambda t: (not rules.movable(t), t))
+        room = int(cfg["receptacle_capacity"])
+        for otype in order:
+            spots = self._spots(otype, avoid if otype == self.obj else empty)
+            for _ in range(counts[otype]):
+                spots = [r for r in spots if self._count(r) < room]
+                if spots:
+                    self._add(rng, otype, _weighted(rng, spots, self.receptacles), taken)
+        self._nest(rng, set(counts) - {self.obj}, empty, avoid)
+        return self._place_fixed(rng, taken)
+
+    def _nest(self, rng: random.Random, others: set[str], empty: set[str], avoid: set[str]) -> None:
+        """Move some small objects into a bowl, mug, ... that accepts them; they stay
+        in that one's receptacle too, as AI2-THOR lists every parent."""
+        share = float(rules.settings()["nested_share"])
+        holders = sorted(o for o, t in self.objects.items() if rules.movable(t))
+        for ident in sorted(self.objects):
+            otype = self.objects[ident]
+            if rules.movable(otype) or rng.random() >= share:
+                continue
+            banned = empty if otype in others else avoid
+            options = [
+                h
+                for h in holders
+                if rules.accepts(self.objects[h], otype)
+                and self.receptacles[self.inside[h]] not in banned
             ]
-            if not lamp_spots:
-                return False
-            self._add(rng, self.toggle, rng.choice(lamp_spots), taken)
-        others = sorted(
-            t
-            for t in self.plan.object_types & rules.pickupable()
-            if t not in (self.obj, self.toggle)
-        )
-        rng.shuffle(others)
-        low, high = cfg["clutter_types"]
-        for otype in others[: rng.randint(low, high)]:
-            options = self._spots(otype, set())
-            for _ in range(rng.randint(*cfg["clutter_instances"])) if options else ():
-                self._add(rng, otype, rng.choice(options), taken)
+            if options:
+                holder = rng.choice(options)
+                self.nested[ident] = holder
+                self.inside[ident] = self.inside[holder]
+
+    def _place_fixed(self, rng: random.Random, taken: set[str]) -> bool:
+        """Lamps and plants: in every game where the floor plan has them."""
+        cfg = rules.settings()
+        fixed = {**cfg["fixtures"], **cfg["lamps"]}
+        for otype in sorted(self.plan.object_types & set(fixed)):
+            spots = [r for r in sorted(self.receptacles) if self.receptacles[r] in fixed[otype]]
+            if not spots:
+                if otype == self.toggle:
+                    return False
+                continue
+            self.fixed.add(self._add(rng, otype, rng.choice(spots), taken))
         return True
+
+    def _count(self, recep: str) -> int:
+        return sum(1 for r in self.inside.values() if r == recep)
 
     def _spots(self, otype: str, avoid: set[str]) -> list[str]:
         return [
@@ -93,13 +125,16 @@ class Scene:
             if self.receptacles[r] not in avoid and rules.accepts(self.receptacles[r], otype)
         ]
 
-    def _add(self, rng: random.Random, otype: str, recep: str, taken: set[str]) -> None:
+    def _add(self, rng: random.Random, otype: str, recep: str, taken: set[str]) -> str:
         ident = _new_id(rng, otype, taken)
         self.objects[ident] = otype
         self.inside[ident] = recep
+        return ident
 
     def world(self, names: Mapping[str, str]) -> World:
-        cfg_lamp = self.toggle
+        def having(prop: str) -> set[str]:
+            return {names[o] for o, t in self.objects.items() if rules.has_property(t, prop)}
+
         return World(
             recep_type={names[r]: t.lower() for r, t in self.receptacles.items()},
             obj_type={names[o]: t.lower() for o, t in self.objects.items()},
@@ -110,17 +145,11 @@ class Scene:
                 t.lower(): {o.lower() for o in set(self.objects.values()) if rules.accepts(t, o)}
                 for t in set(self.receptacles.values())
             },
-            pickupable={names[o] for o, t in self.objects.items() if t != cfg_lamp},
-            cleanable={
-                names[o] for o, t in self.objects.items() if rules.has_property(t, "Cleanable")
-            },
-            heatable={
-                names[o] for o, t in self.objects.items() if rules.has_property(t, "Heatable")
-            },
-            coolable={
-                names[o] for o, t in self.objects.items() if rules.has_property(t, "Coolable")
-            },
-            toggleable={names[o] for o, t in self.objects.items() if t == cfg_lamp},
+            pickupable={names[o] for o in self.objects if o not in self.fixed},
+            cleanable=having("Cleanable"),
+            heatable=having("Heatable"),
+            coolable=having("Coolable"),
+            toggleable=having("Toggleable"),
             agent_at=self.agent_at,
         )
 
@@ -154,8 +183,10 @@ class Scene:
             lines.append(f"    (objectType {mangle(o)} {otype}Type)")
             lines.append(f"    (inReceptacle {mangle(o)} {mangle(recep)})")
             lines.append(f"    (objectAtLocation {mangle(o)} {mangle(self.points[recep])})")
-            facts = _object_facts(otype, self.toggle)
+            facts = _object_facts(otype, o in self.fixed)
             lines += [f"    ({fact} {mangle(o)})" for fact in facts]
+            if o in self.nested:
+                lines.append(f"    (inReceptacleObject {mangle(o)} {mangle(self.nested[o])})")
         for rtype in recep_types:
             lines += [
                 f"    (canContain {rtype}Type {otype}Type)"
@@ -167,20 +198,20 @@ class Scene:
         return "\n".join(lines) + "\n" + goal.strip() + "\n"
 
 
-def _object_facts(otype: str, lamp: str) -> list[str]:
-    facts = [] if otype == lamp else ["pickupable"]
-    for prop, fact in (
-        ("Cleanable", "cleanable"),
-        ("Heatable", "heatable"),
-        ("Coolable", "coolable"),
-    ):
+def _object_facts(otype: str, fixed: bool) -> list[str]:
+    facts = [] if fixed else ["pickupable"]
+    for prop in ("Cleanable", "Heatable", "Coolable", "Toggleable", "Sliceable"):
         if rules.has_property(otype, prop):
-            facts.append(fact)
-    if rules.has_property(otype, "Toggleable"):
-        facts.append("toggleable")
+            facts.append(prop.lower())
     if rules.movable(otype):
         facts.append("isReceptacleObject")
     return facts
+
+
+def _weighted(rng: random.Random, spots: list[str], types: Mapping[str, str]) -> str:
+    """One of ``spots``, wide tops (countertops, tables) more often than shelves and drawers."""
+    weights = rules.settings()["placement_weight"]
+    return rng.choices(spots, weights=[float(weights.get(types[r], 1)) for r in spots])[0]
 
 
 def _choose_goal(
@@ -198,10 +229,11 @@ def _choose_goal(
         return None
     obj = rng.choice(objects)
     if task_type == "look_at_obj_in_light":
-        lamp = str(cfg["lamp_type"])
-        if lamp not in plan_.object_types or not present & set(cfg["lamp_receptacles"]):
+        lamps = cfg["lamps"]
+        usable = sorted(t for t in plan_.object_types & set(lamps) if present & set(lamps[t]))
+        if not usable:
             return None
-        return obj, "", lamp
+        return obj, "", rng.choice(usable)
     excluded = set(cfg["excluded_targets"].get(task_type, [])) | set(cfg["excluded_targets"]["all"])
     targets = sorted(t for t in present if t not in excluded and rules.accepts(t, obj))
     if not targets:
@@ -225,7 +257,9 @@ def _receptacles(
     counts = rules.settings()["synthesized_receptacles"]
     taken = set(types)
     used = set(points.values())
-    for rtype in sorted((plan_.object_types & static) - have):
+    implied = rules.settings()["implied_receptacles"]
+    listed = plan_.object_types | {implied[t] for t in plan_.object_types if t in implied}
+    for rtype in sorted((listed & static) - have):
         low, high = counts.get(rtype, counts["default"])
         for _ in range(rng.randint(low, high)):
             ident = _new_id(rng, rtype, taken)

@@ -36,7 +36,7 @@ def test_catalogue_groups_by_task_type_and_says_generated() -> None:
     env = make("alfworld")
     assert env.splits() == ("dev", "test")
     tasks = env.tasks("test")
-    assert len(tasks) == 150 and {t.group for t in tasks} == set(TASK_TYPES)
+    assert len(tasks) == 134 and {t.group for t in tasks} == set(TASK_TYPES)
     assert tasks == env.tasks("test")
     assert "generated games" in env.describe_split("test")
     assert "not ALFWorld's official" in env.describe_split("test")
@@ -199,6 +199,25 @@ def test_a_directory_of_generated_games_is_a_source(tmp_path: Path) -> None:
         make("alfworld", source=str(tmp_path / "nowhere"))
 
 
+def test_each_sub_folder_of_games_is_a_split(tmp_path: Path) -> None:
+    """DIR/train/<trial> and DIR/test/<trial>: two splits, not one split 'all';
+    task folders right under DIR still form 'all', apart from the splits."""
+    games = generate_games(5, seed=4)
+    for split, chosen in (("train", games[:2]), ("test", games[2:4])):
+        for game in chosen:
+            folder = game.write(tmp_path / "staging")
+            shutil.copytree(folder, tmp_path / "data" / split / folder.name)
+    env = make("alfworld", source=str(tmp_path / "data"))
+    assert env.splits() == ("test", "train")
+    assert [t.id for t in env.tasks("train")] == [g.path.split("/")[1] for g in games[:2]]
+    assert len(env.tasks("test")) == 2
+    games[4].write(tmp_path / "data")  # <task dir>/<trial> right under DIR
+    env = make("alfworld", source=str(tmp_path / "data"))
+    assert env.splits() == ("test", "train", "all")
+    assert [t.id for t in env.tasks("all")] == [games[4].path]
+    assert len(env.tasks("train")) == 2
+
+
 def test_oracle_and_random_through_the_cli(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -226,7 +245,7 @@ def test_oracle_and_random_through_the_cli(
         capsys,
     )
     assert code == 0, err
-    assert "tasks: 150 generated games" in out
+    assert "tasks: 134 generated games" in out
 
 
 def test_engines_on_threads_of_one_process_take_turns(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import re
@@ -18,11 +19,10 @@ from lorekit.envs.alfworld.generate import (
     dump_json,
     generate_games,
 )
+from lorekit.envs.alfworld.pins import read_pins, split_pins
 from lorekit.envs.alfworld.scene import display_names
 from lorekit.envs.alfworld.verify import play_walkthrough
 from lorekit.envs.alfworld.world import TASK_TYPES
-
-PINS = Path(rules.__file__).with_name("splits.sha256")
 
 
 def _digest(game: GeneratedGame) -> str:
@@ -78,50 +78,80 @@ def test_same_seed_gives_byte_identical_games_under_any_hash_seed() -> None:
 _FACT = re.compile(r"\((\w+) ([^\s()]+)(?: ([^\s()]+))?\)")
 
 
+def _init_facts(game: GeneratedGame) -> list[tuple[str, str, str]]:
+    problem = str(game.game["pddl_problem"])
+    return _FACT.findall(problem[problem.index("(:init") : problem.index("(:goal")])
+
+
 @pytest.mark.parametrize("split", GENERATED_SPLITS)
 def test_objects_stand_only_where_the_rule_tables_allow(split: str) -> None:
-    lamp_places = set(rules.settings()["lamp_receptacles"])
+    cfg = rules.settings()
+    fixed_places = {**cfg["fixtures"], **cfg["lamps"]}
+    if cfg["splits"][split].get("generator_version") == 1:  # the sparse rooms dev keeps
+        fixed_places = {"DeskLamp": cfg["v1_rooms"]["lamp_receptacles"]}
     for game in generated_split(split, "move"):
-        problem = str(game.game["pddl_problem"])
-        init = problem[problem.index("(:init") : problem.index("(:goal")]
+        facts = _init_facts(game)
         types: dict[str, str] = {}
         pickable: set[str] = set()
         inside: list[tuple[str, str]] = []
-        for predicate, first, second in _FACT.findall(init):
+        holder: dict[str, str] = {}
+        for predicate, first, second in facts:
             if predicate in ("objectType", "receptacleType"):
                 types[first] = second.removesuffix("Type")
             elif predicate == "pickupable":
                 pickable.add(first)
             elif predicate == "inReceptacle":
                 inside.append((first, second))
+            elif predicate == "inReceptacleObject":
+                holder[first] = second
         assert inside, game.path
+        where = dict(inside)
         for obj, recep in inside:
-            if obj in pickable:
+            if obj in holder:  # in a bowl, mug, ...: the bowl takes it, and stands there
+                outer = holder[obj]
+                assert rules.accepts(types[outer], types[obj]), (game.path, obj, outer)
+                assert where[outer] == recep and rules.movable(types[outer]), (game.path, obj)
+            elif obj in pickable:
                 assert rules.accepts(types[recep], types[obj]), (game.path, obj, recep)
             else:
-                assert types[obj] == "DeskLamp" and types[recep] in lamp_places, (game.path, obj)
-        assert "(canContain" in init and "(atLocation agent1" in init
+                assert types[recep] in fixed_places[types[obj]], (game.path, obj)
+        assert "(canContain" in str(game.game["pddl_problem"])
 
 
 def test_shipped_splits_are_pinned_and_shaped_like_alfworld() -> None:
-    pins = dict(
-        line.split() for line in PINS.read_text(encoding="utf-8").splitlines() if line.strip()
+    pins = read_pins()
+    assert pins == split_pins(), (
+        "the shipped splits changed: rewrite the pins on purpose "
+        "(python -m lorekit.envs.alfworld.pins --write)"
     )
     seen_plans: dict[str, set[str]] = {}
-    for split, per_type in (("dev", 20), ("test", 25)):
+    for split in GENERATED_SPLITS:
         games = generated_split(split, "move")
-        assert len(games) == per_type * 6
-        counts = {t: sum(g.traj_data["task_type"] == t for g in games) for t in TASK_TYPES}
-        assert set(counts.values()) == {per_type}
-        for game in games:
-            key = f"{split}/{game.path}"
-            assert pins.get(key) == _digest(game), (
-                f"{key} changed: regenerate {PINS.name} on purpose"
-            )
         seen_plans[split] = {g.traj_data["scene"]["floor_plan"] for g in games}
     assert not seen_plans["dev"] & seen_plans["test"]
     assert set(split_floor_plans(0)).isdisjoint(split_floor_plans(1))
-    assert len(pins) == 270
+    assert len(pins) == 120 + 134
+
+
+#: ALFWorld's unseen test split (valid_unseen, 134 games), per task type.
+OFFICIAL_TEST_MIX = {
+    "pick_and_place_simple": 24,
+    "pick_clean_then_place_in_recep": 31,
+    "pick_heat_then_place_in_recep": 23,
+    "pick_cool_then_place_in_recep": 21,
+    "look_at_obj_in_light": 18,
+    "pick_two_obj_and_place": 17,
+}
+
+
+def test_the_test_split_has_the_official_task_mix() -> None:
+    games = generated_split("test", "move")
+    counts = collections.Counter(str(g.traj_data["task_type"]) for g in games)
+    assert counts == OFFICIAL_TEST_MIX
+    # Any first part of the split mixes every type (round-robin while each lasts).
+    assert {g.traj_data["task_type"] for g in games[:6]} == set(TASK_TYPES)
+    dev = collections.Counter(str(g.traj_data["task_type"]) for g in generated_split("dev", "move"))
+    assert set(dev.values()) == {20}
 
 
 def test_bad_arguments_fail_clearly() -> None:
@@ -218,7 +248,7 @@ def _play_split_part(split: str, part: int, parts: int) -> list[str]:
 
 @pytest.mark.slow
 def test_every_shipped_test_game_is_won_by_its_walkthrough_on_the_engine() -> None:
-    """The split results are reported on, all 150 games, on two processes (~1 min)."""
+    """The split results are reported on, all 134 games, on two processes (~2 min)."""
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(2) as pool:
