@@ -159,7 +159,7 @@ def load_experiment(path: Path) -> Experiment:
     try:
         data = yamlio.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise ExperimentError(f"{path.name}: {yamlio.describe_error(exc)}") from None
+        raise ExperimentError(yamlio.describe_error(exc, path.name)) from None
     except OSError as exc:
         raise ExperimentError(f"{path}: {exc.strerror or exc}") from None
     where = _Where(path.name)
@@ -323,6 +323,8 @@ def build_check(experiment: Experiment, rows: Sequence[Row] | None = None) -> di
     from lorekit.envs import make
 
     problems: dict[str, str] = {}
+    if not experiment.runnable:
+        return problems  # its env may not exist here at all (the file says why)
     for row in experiment.runnable_rows if rows is None else rows:
         try:
             make_agent(row.agent, **dict(row.options))
