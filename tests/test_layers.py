@@ -39,6 +39,7 @@ RANKS: dict[str, int] = {
     "ids": 0,
     "tables": 0,  # rich tables that fit the terminal (any layer prints them)
     "progress": 0,  # progress bars on stderr for long library calls
+    "experiments": 0,  # data only: the published tables as YAML (lorekit reproduce)
     "config": 1,  # model settings: builds llm objects from YAML
     "envs": 2,
     "graph": 3,

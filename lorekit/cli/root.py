@@ -43,6 +43,10 @@ COMMANDS: dict[str, LazyCommand] = {
         "lorekit.cli.report:report_cmd",
         "Write one self-contained HTML file comparing RUNs, with their episodes to page through.",
     ),
+    "reproduce": LazyCommand(
+        "lorekit.cli.reproduce:reproduce",
+        "Rerun a paper's table with your model; see ours beside the published figures.",
+    ),
     "run": LazyCommand(
         "lorekit.cli.run:run_cmd",
         "Evaluate an agent on an environment; results go to the run store.",

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -67,6 +68,58 @@ def run_cmd(
     """Evaluate an agent on an environment; results go to the run store.
 
     Exits 1 when the run stopped early or any episode ended in an error."""
+    played = play(
+        env_name,
+        agent_name,
+        agent_opt,
+        models,
+        tasks,
+        harness,
+        max_initial_failures,
+        backend,
+    )
+    if played.errored:
+        raise RunFailed(played.errored_message())
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """What :func:`play` recorded: the run, its size, its first errored episode."""
+
+    run_id: str
+    episodes: int
+    errored: int = 0
+    first_error: str | None = None
+    first_errored_key: str | None = None
+
+    def errored_message(self) -> str:
+        first = (self.first_error or "").strip().splitlines()
+        return (
+            f"{self.errored} of {self.episodes} episodes ended in an error"
+            + (f" (first: {first[-1]})" if first else "")
+            + f"; see `lorekit show {self.run_id} {self.first_errored_key}`, "
+            f"or replay them with --run-id {self.run_id} --retry-errors"
+        )
+
+
+def play(
+    env_name: str,
+    agent_name: str,
+    agent_opt: tuple[str, ...],
+    models: ModelChoice,
+    tasks: TaskChoice,
+    harness: HarnessOptions,
+    max_initial_failures: int,
+    backend: BackendChoice,
+    *,
+    agent_kwargs: dict[str, Any] | None = None,
+) -> Played:
+    """Prepare, check and play one run as ``lorekit run`` does; print its summary.
+
+    ``agent_kwargs`` (options as values, e.g. from an experiment file) replaces
+    parsing ``agent_opt``, which then only names the options in messages.
+    Raises the CLI's errors (:class:`UserError`, :class:`RunFailed`, ...); an
+    errored episode is reported in the result, not raised."""
     from lorekit.agents import agent_parameters, declared_roles, make_agent, needs_model
     from lorekit.cli.checks import (
         build_models,
@@ -86,7 +139,7 @@ def run_cmd(
         raise UserError(f"--timeout: expected a finite number of seconds, got {harness.timeout_s}")
     cfg, store_setting = prepare_config(models, cache=harness.cache, store=harness.store)
     config_path = models.config_path
-    agent_kwargs = kv(agent_opt, "--agent-opt")
+    agent_kwargs = kv(agent_opt, "--agent-opt") if agent_kwargs is None else dict(agent_kwargs)
     if "store" in agent_parameters(agent_name) and "store" not in agent_kwargs:
         agent_kwargs["store"] = str(cfg.store)  # agents that read earlier runs (automanual)
     try:
@@ -176,14 +229,11 @@ def run_cmd(
         render_run(db, result.run_id, console)
         console.print(f"store: {cfg.store}   run: {result.run_id}")
         errored = [e for e in db.episodes(result.run_id) if e.status == "error"]
-    if errored:
-        first = (errored[0].error or "").strip().splitlines()
-        raise RunFailed(
-            f"{len(errored)} of {len(chosen)} episodes ended in an error"
-            + (f" (first: {first[-1]})" if first else "")
-            + f"; see `lorekit show {result.run_id} {errored[0].episode_key}`, "
-            f"or replay them with --run-id {result.run_id} --retry-errors"
-        )
+    if not errored:
+        return Played(result.run_id, len(chosen))
+    return Played(
+        result.run_id, len(chosen), len(errored), errored[0].error, errored[0].episode_key
+    )
 
 
 @contextlib.contextmanager

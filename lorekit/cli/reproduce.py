@@ -1,0 +1,261 @@
+"""``lorekit reproduce``: a paper's table as one command, our figures beside the published.
+
+The tables are data (:mod:`lorekit.experiments`, read by
+:mod:`lorekit.eval.reproduce`); each row plays as one ``lorekit run`` would
+(:func:`lorekit.cli.run.play`: the same checks, store, cache, resume and
+backends), named ``RUN_ID.ROW`` so that rerunning with the same ``--run-id``
+resumes every row. The comparison is printed and saved as JSON and Markdown.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lorekit.cli.console import console, err_console
+from lorekit.cli.errors import RunFailed, UserError
+from lorekit.cli.options import (
+    BackendChoice,
+    HarnessOptions,
+    ModelChoice,
+    TaskChoice,
+    backend_options,
+    harness_options,
+    model_options,
+)
+
+
+@click.group("reproduce")
+def reproduce() -> None:
+    """Rerun a paper's table with your model; see ours beside the published figures."""
+
+
+@reproduce.command("list")
+def list_cmd() -> None:
+    """The experiments: paper and table, env, the paper's models, and our cost estimate."""
+    from lorekit.eval.reproduce import estimate, load_all
+
+    rows = []
+    for exp in _loaded(load_all):
+        models = sorted({m for r in exp.rows for m in r.paper_models.values()})
+        if exp.runnable:
+            cost = estimate(exp, exp.runnable_rows, exp.episodes or 1)
+            calls = sum(c.calls for c in cost)
+            tokens = sum(c.tokens for c in cost)
+            state = f"yes ({len(exp.runnable_rows)}/{len(exp.rows)} rows)"
+            est = (
+                f"{exp.episodes} ep/row: ~{calls:,.0f} calls, ~{tokens / 1e6:.1f}M tokens"
+                if exp.episodes
+                else f"whole split; per episode of all rows: ~{calls:,.0f} calls, "
+                f"~{tokens / 1e3:,.0f}k tokens"
+            )
+        else:
+            state, est = f"no: {exp.reason}", "-"
+        rows.append(
+            [
+                exp.id,
+                f"{exp.paper}, {exp.source}",
+                f"{exp.env} {exp.split}",
+                ", ".join(models),
+                state,
+                est,
+            ]
+        )
+    headers = ["experiment", "paper", "env", "paper's models", "runnable", "our estimate"]
+    _print_table(headers, rows)
+
+
+def _print_table(headers: list[str], rows: list[list[str]]) -> None:
+    """A table that fits the terminal without cutting a cell short."""
+    from rich.table import Table
+
+    from lorekit.tables import fit_table
+
+    table = Table(*headers)
+    for row in rows:
+        table.add_row(*row)
+    fit_table(console, table)
+    console.print(table)
+
+
+def _loaded(load: Any) -> Any:
+    from lorekit.eval.reproduce import ExperimentError
+
+    try:
+        return load()
+    except ExperimentError as exc:
+        raise UserError(str(exc)) from None
+
+
+@reproduce.command("run")
+@click.argument("experiment")
+@click.option(
+    "--rows", "rows_opt", default=None, help="Row ids, comma-separated (default: all runnable)."
+)
+@click.option(
+    "--episodes",
+    "-n",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Play the first N tasks of the split (default: the experiment's).",
+)
+@click.option("--split", default=None, help="Another split than the experiment's.")
+@click.option("--env-opt", multiple=True, help="KEY=VALUE over the experiment's env options.")
+@model_options
+@harness_options(
+    concurrency=8,
+    timeout_s=600.0,
+    run_id_help="Name the reproduction (rows run as RUN_ID.ROW); an existing id resumes it.",
+)
+@click.option(
+    "--max-initial-failures",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Stop a row when its first N episodes all fail with the same error (0: never).",
+)
+@backend_options
+@click.option("--dry-run", is_flag=True, help="Print the plan and our cost estimate; play nothing.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Folder for the saved comparison (default: reproduce/ beside the run store).",
+)
+def run_cmd(
+    experiment: str,
+    rows_opt: str | None,
+    episodes: int | None,
+    split: str | None,
+    env_opt: tuple[str, ...],
+    models: ModelChoice,
+    harness: HarnessOptions,
+    max_initial_failures: int,
+    backend: BackendChoice,
+    dry_run: bool,
+    out: str | None,
+) -> None:
+    """Play each row of EXPERIMENT (an id from `reproduce list`, or a YAML file) and print
+    a table: the published figure, ours with a 95% interval, the difference, and whether
+    they are compatible. Exits 1 when an episode ended in an error."""
+    from lorekit.agents import needs_model
+    from lorekit.cli.prepare import prepare_config
+    from lorekit.cli.run import Played, play
+    from lorekit.eval.reproduce import find_experiment
+    from lorekit.ids import new_run_id
+
+    exp = _loaded(lambda: find_experiment(experiment))
+    if not exp.runnable:
+        raise UserError(f"experiment {exp.id!r} cannot run here: {exp.reason}")
+    rows = _pick_rows(exp, rows_opt)
+    n = episodes or exp.episodes
+    if dry_run:
+        _print_plan(exp, rows, n or 0, split or exp.split)
+        return
+    base_opts = tuple(f"{k}={_opt_text(v)}" for k, v in exp.env_options.items())
+    tasks = TaskChoice(split or exp.split, n, (*base_opts, *env_opt), None)
+    prefix = harness.run_id or new_run_id()
+    played: dict[str, Played] = {}
+    for row in rows:
+        err_console.print(f"[bold]{exp.id}[/]: row {row.id} ({row.label})")
+        played[row.id] = play(
+            exp.env,
+            row.agent,
+            tuple(f"{k}={_opt_text(v)}" for k, v in row.options.items()),
+            models,
+            tasks,
+            dataclasses.replace(harness, run_id=f"{prefix}.{row.id}"),
+            max_initial_failures,
+            backend,
+            agent_kwargs=dict(row.options),
+        )
+    cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store)
+    answered = (
+        ", ".join(f"{role}={s.provider}:{s.model}" for role, s in cfg.roles.items())
+        if any(needs_model(r.agent) for r in rows)
+        else "none (agents without a model)"
+    )
+    _compare_and_save(exp, played, cfg.store, answered, prefix, out)
+    errored = [p for p in played.values() if p.errored]
+    if errored:
+        raise RunFailed(errored[0].errored_message())
+
+
+def _pick_rows(exp: Any, rows_opt: str | None) -> list[Any]:
+    from lorekit.eval.reproduce import ExperimentError
+
+    if rows_opt is None:
+        return list(exp.runnable_rows)
+    picked = []
+    for name in (r.strip() for r in rows_opt.split(",") if r.strip()):
+        try:
+            row = exp.row(name)
+        except ExperimentError as exc:
+            raise UserError(f"--rows: {exc}") from None
+        if not row.runnable:
+            raise UserError(f"--rows: row {name!r} cannot run here: {row.reason}")
+        picked.append(row)
+    if not picked:
+        raise UserError("--rows: name at least one row")
+    return picked
+
+
+def _opt_text(value: Any) -> str:
+    """An option value as the ``KEY=VALUE`` text the preparation reads back as YAML."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _print_plan(exp: Any, rows: list[Any], n: int, split: str) -> None:
+    from lorekit.eval.reproduce import estimate
+
+    console.print(f"{exp.paper}, {exp.source}: {exp.title}")
+    console.print(f"env {exp.env}, split {split}, options {dict(exp.env_options)}")
+    if exp.needs_data:
+        console.print(f"needs data: {exp.needs_data}")
+    cost = {c.row: c for c in estimate(exp, rows, n)}
+    lines = []
+    for row in rows:
+        c = cost[row.id]
+        models = ", ".join(f"{k}={v}" for k, v in row.paper_models.items()) or "-"
+        opts = " ".join(f"{k}={_opt_text(v)}" for k, v in row.options.items()) or "-"
+        lines.append(
+            [row.id, row.agent, opts, models, str(n), f"{c.calls:,.0f}", f"{c.tokens:,.0f}"]
+        )
+    headers = ["row", "agent", "options", "paper's models", "episodes", "calls", "tokens"]
+    _print_table(headers, lines)
+    total = sum(c.tokens for c in cost.values())
+    console.print(
+        f"estimate: {sum(c.calls for c in cost.values()):,.0f} calls, {total:,.0f} tokens "
+        "(from lorekit/experiments/costs.yaml, per agent; not measured)"
+    )
+
+
+def _compare_and_save(
+    exp: Any, played: dict[str, Any], store: str, answered: str, prefix: str, out: str | None
+) -> None:
+    from lorekit.eval.reproduce_compare import HEADERS, cell_texts, compare, markdown
+    from lorekit.eval.store import RunStore
+
+    with RunStore(store) as db:
+        episodes = {row: db.episodes(p.run_id) for row, p in played.items()}
+    cells = compare(exp, episodes, {row: p.run_id for row, p in played.items()})
+    console.print(f"{exp.paper}, {exp.source}; models that answered here: {answered}")
+    _print_table(HEADERS, [cell_texts(c) for c in cells])
+    folder = Path(out) if out else Path(store).parent / "reproduce"
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = folder / f"{exp.id}-{prefix}"
+    record = {
+        "experiment": exp.id,
+        "paper": exp.paper,
+        "source": exp.source,
+        "models": answered,
+        "runs": {row: p.run_id for row, p in played.items()},
+        "cells": [c.to_dict() for c in cells],
+    }
+    Path(f"{stem}.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
+    Path(f"{stem}.md").write_text(markdown(exp, cells, answered), encoding="utf-8")
+    console.print(f"saved: {stem}.md and .json")

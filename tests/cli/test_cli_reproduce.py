@@ -1,0 +1,104 @@
+"""``lorekit reproduce``: list, a run of a tiny experiment with oracle and random rows
+(recorded runs, the side-by-side table, the saved comparison), and clean errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from _cli import run_cli
+
+TINY = """\
+paper: Test paper
+source: Table 9
+title: tiny
+env: textcraft
+split: test
+metric: success_rate
+aggregation: one run
+runnable: true
+columns:
+  - {name: all}
+rows:
+  - {id: oracle, label: Oracle, agent: oracle, published: {all: {value: 97.0, spread: 2.0}}}
+  - {id: random, label: Random, agent: random, published: {all: 80.0}}
+  - {id: lats, label: LATS, agent: lats, runnable: false, reason: not here,
+     published: {all: 38.0}}
+"""
+
+
+@pytest.fixture
+def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LOREKIT_STORE", raising=False)
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY, encoding="utf-8")
+    return path
+
+
+def test_list_names_each_paper_and_what_cannot_run(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["reproduce", "list"], capsys)
+    assert code == 0, err
+    for name in (
+        "adapt-table2-textcraft",
+        "automanual-table1",
+        "agentkit-table1",
+        "sagents-fig7",
+        "laws-table2",
+    ):
+        assert name in out
+    assert out.count("no: the") == 3 and "PPO" in out  # AutoManual, Laws, S-Agents say why
+
+
+def test_run_records_each_row_and_prints_the_comparison(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "s.sqlite3"
+    args = ["reproduce", "run", str(tiny), "-n", "2", "--store", str(store), "--run-id", "r"]
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "models that answered here: none (agents without a model)" in flat
+    assert "Oracle │ all │ 97.0 ± 2.0 │ 100.0 [34.2, 100.0] │ 2 │ +3.0 │ compatible" in flat
+    assert "Random │ all │ 80.0 │ 0.0 [0.0, 65.8] │ 2 │ -80.0 │ differs" in flat
+    saved = json.loads((tmp_path / "reproduce" / "tiny-r.json").read_text(encoding="utf-8"))
+    assert saved["runs"] == {"oracle": "r.oracle", "random": "r.random"}
+    assert [c["compatible"] for c in saved["cells"]] == [True, False]
+    assert "| Oracle | all |" in (tmp_path / "reproduce" / "tiny-r.md").read_text()
+    # the same id resumes: nothing is played again
+    code, out, err = run_cli(args, capsys)
+    assert code == 0 and "2 episodes already done, 0 played now" in err
+
+
+def test_dry_run_plays_nothing_and_prints_the_plan(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_cli(["reproduce", "run", str(tiny), "-n", "2", "--dry-run"], capsys)
+    assert code == 0, err
+    assert "estimate: 0 calls, 0 tokens" in out and "oracle" in out
+    assert not (tmp_path / "runs").exists()
+    code, out, err = run_cli(["reproduce", "run", "adapt-table2-textcraft", "--dry-run"], capsys)
+    assert code == 0, err
+    assert "estimate: 38,000 calls" in out  # 200 episodes x the per-agent table
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope"], "unknown experiment 'nope'; known: adapt-"),
+        (["TINY", "--rows", "zzz"], "--rows: experiment 'tiny' has no row 'zzz'"),
+        (["TINY", "--rows", "lats"], "--rows: row 'lats' cannot run here: not here"),
+        (["laws-table2-rewards"], "experiment 'laws-table2-rewards' cannot run here: the rows"),
+        (["BAD"], "bad.yaml: metric: expected one of success_rate, mean_reward"),
+    ],
+)
+def test_errors_are_one_line_with_exit_2(
+    tiny: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    bad = tiny.with_name("bad.yaml")
+    bad.write_text(TINY.replace("success_rate", "accuracy"), encoding="utf-8")
+    args = [{"TINY": str(tiny), "BAD": str(bad)}.get(a, a) for a in args]
+    code, _out, err = run_cli(["reproduce", "run", *args], capsys)
+    assert code == 2
+    assert err.startswith("lorekit: error: " + message) and err.count("\n") == 1
