@@ -27,7 +27,15 @@ from lorekit.graph.errors import (
     hook_name,
 )
 from lorekit.graph.layout import Layout
-from lorekit.graph.node import ComposeInput, DepView, Node, NodeContext, Parser, PassGraph
+from lorekit.graph.node import (
+    ComposeInput,
+    DepView,
+    Node,
+    NodeContext,
+    Parser,
+    PassGraph,
+    present,
+)
 from lorekit.graph.parsers import parser_for
 from lorekit.graph.shrink import Summaries, shrink_answer
 from lorekit.graph.trace import AttemptTrace, NodeTrace, PassReport, node_model
@@ -200,9 +208,14 @@ class PassRunner:
             raise GraphError(f"node {key!r} has no result to give its dependents")
         return last
 
+    def _absent(self, key: str) -> bool:
+        """A node whose ``when`` key holds nothing right now (see :class:`Node`)."""
+        when = self.state.layout.nodes[key].when
+        return when is not None and not present(self.db.get(when))
+
     def _runnable(self, key: str) -> bool:
         st = self.state
-        if key in st.layout.skipped:
+        if key in st.layout.skipped or self._absent(key):
             return False
         return not any(isinstance(st.results.get(d), NodeFailure) for d in st.layout.deps[key])
 
@@ -256,6 +269,14 @@ class PassRunner:
             if last is not None:
                 st.questions[key], st.results[key] = last
                 trace.output = last[1]
+        elif self._absent(key):
+            # left out of this pass: its dependents (none has started, since they wait
+            # for this commit) are asked without it
+            trace = NodeTrace(key, node.role, "skipped", temporary=key in lay.temporary)
+            trace.error = f"left out: {node.when!r} holds nothing"
+            for dep_list in lay.deps.values():
+                if key in dep_list:
+                    dep_list.remove(key)
         elif not self._runnable(key):
             bad = [d for d in lay.deps[key] if isinstance(st.results.get(d), NodeFailure)]
             error = f"dependency {bad[0]!r} failed"

@@ -34,16 +34,38 @@ def _entries(output: Any, what: str) -> dict[str, Mapping[str, Any]]:
 # -- crafter -------------------------------------------------------------------
 
 
+GATE_FLAGS = (
+    "unexpected",
+    "mistake",
+    "correction_planned",
+    "confused",
+    "subgoal_done",
+    "subgoal_changed",
+    "replan",
+)
+"""The gate's seven questions, as the published agent asks them."""
+
+
 def gate_decision(ctx: NodeContext, output: Any) -> str:
     """``replan`` (the planner nodes run) or ``keep`` (they reuse their last answers).
+
+    As in the published agent, the plan is kept only when all seven answers are
+    no: an unexpected encounter, a mistake, a planned correction or confusion
+    alone re-plans too. An answer missing one of the seven is asked again (the
+    original refuses it as well) rather than read as no.
 
     On the very first pass there is nothing to keep: the spec's branch then runs
     the planner nodes the actor needs whatever this says (see
     :class:`lorekit.graph.hooks.BranchHook`)."""
     if not isinstance(output, Mapping):
         raise AfterQueryError('Answer with one JSON object such as {"replan": "no", ...}.')
-    flags = ("replan", "subgoal_done", "subgoal_changed")
-    return "replan" if any(yes(output.get(f)) for f in flags) else "keep"
+    missing = [f for f in GATE_FLAGS if f not in output]
+    if missing:
+        raise AfterQueryError(
+            f"Answer all seven questions; missing: {', '.join(map(repr, missing))}. "
+            'Each value is "yes" or "no".'
+        )
+    return "replan" if any(yes(output[f]) for f in GATE_FLAGS) else "keep"
 
 
 def choose_skill(ctx: NodeContext, output: Any) -> dict[str, Any]:

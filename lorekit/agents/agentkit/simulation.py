@@ -28,6 +28,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 
+from lorekit.agents.agentkit.hooks import GATE_FLAGS
 from lorekit.agents.spring.simulation import next_move
 from lorekit.llm.base import Message
 
@@ -122,7 +123,8 @@ def crafter_model(
             gates[0] += 1
             fresh = first_replan and "(none yet" in prompt
             replan = "yes" if fresh or gates[0] % replan_every == 0 else "no"
-            return "Reasoning first.\n" + json.dumps({"mistake": "no", "replan": replan})
+            flags = dict.fromkeys(GATE_FLAGS, "no")
+            return "Reasoning first.\n" + json.dumps({**flags, "replan": replan})
         if node == "kb_add":
             if UNKNOWN_NAME in prompt.rpartition("Open questions the manual")[2]:
                 found = {"discovered": "yes", "discovery": "one wood per do on a tree"}

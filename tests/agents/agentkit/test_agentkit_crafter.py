@@ -26,7 +26,15 @@ from lorekit.graph.spec import load_spec
 from lorekit.llm import Message, Roles, ScriptedLLM
 from lorekit.llm.errors import LLMError
 
-PLANNER = {"subgoals", "top_subgoal", "subgoal_analysis", "skill", "adaptive", "unknown"}
+PLANNER = {
+    "subgoals",
+    "top_subgoal",
+    "subgoal_analysis",
+    "skill",
+    "adaptive",
+    "kb_add",
+    "unknown",
+}
 
 
 def env_and_task(task_id: str = "score/seed-0") -> tuple[CrafterTextEnv, Task]:
@@ -103,12 +111,12 @@ async def test_knowledge_skills_and_feedback_live_in_the_database() -> None:
     agent = AgentKitCrafterAgent(max_steps=7, feed_every=3)
     traj = await agent.run(env, task, Roles(llm), NullRecorder(), seed=0)
     log = traj.notes["agentkit"]
-    # step 1 opens a question (unknown), step 2 answers it (kb_add)
+    # step 1 opens a question (unknown), the next re-plan (step 4) answers it (kb_add)
     unknown_1 = next(n for n in log["steps"][0]["nodes"] if n["key"] == "unknown")
     assert UNKNOWN_NAME in unknown_1["output"]
-    kb_2 = next(n for n in log["steps"][1]["nodes"] if n["key"] == "kb_add")
-    assert "one wood per do" in kb_2["output"]
-    later = [c for c in llm.calls if which(c.messages, CRAFTER_QUESTIONS) == "subgoal_analysis"]
+    kb_4 = next(n for n in log["steps"][3]["nodes"] if n["key"] == "kb_add")
+    assert "one wood per do" in kb_4["output"]
+    later = [c for c in llm.calls if which(c.messages, CRAFTER_QUESTIONS) == "plan_check"]
     assert "one wood per do" in later[-1].messages[-1].content  # knowledge as context
     # long-term reflection: after 3 steps under the skill, then after 6
     fed = [s["step"] for s in log["steps"] if _status(s, "feed") == "ok"]
@@ -225,6 +233,7 @@ async def test_a_gate_that_keeps_on_the_first_pass_still_gets_a_plan() -> None:
         **{k: "ok" for k in PLANNER},
         "unknown": "skipped",
         "skill": "skipped",
+        "kb_add": "skipped",
     }
     assert {_status(two, k) for k in PLANNER} == {"skipped"}
     assert len(traj.actions) == 2 and traj.notes["agentkit"]["fallbacks"] == 0

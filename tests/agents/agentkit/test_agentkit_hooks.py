@@ -43,8 +43,12 @@ def test_unknowns_merge_filter_and_stay_bounded() -> None:
 
 
 def test_gate_and_skill() -> None:
-    assert hooks.gate_decision(ctx(), {"replan": "No", "subgoal_done": "Yes, wood 1"}) == "replan"
-    assert hooks.gate_decision(ctx(), {"replan": "no", "mistake": "yes"}) == "keep"
+    with pytest.raises(AfterQueryError, match="missing: 'unexpected'"):
+        hooks.gate_decision(ctx(), {"replan": "No", "subgoal_done": "Yes, wood 1"})
+    seven = dict.fromkeys(hooks.GATE_FLAGS, "no")
+    assert hooks.gate_decision(ctx(), {**seven, "subgoal_done": "Yes, wood 1"}) == "replan"
+    assert hooks.gate_decision(ctx(), {**seven, "mistake": "yes"}) == "replan"
+    assert hooks.gate_decision(ctx(), seven) == "keep"
     c = ctx()
     assert hooks.choose_skill(c, {"Mine": ["dig", "tool", "face and do"], "x": 1}) == {
         "Mine": ["dig", "tool", "face and do"]

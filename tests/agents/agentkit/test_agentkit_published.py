@@ -1,0 +1,80 @@
+"""agentkit-crafter against the published agent (issue 27), on the real Crafter env
+with scripted models that answer like a model would, wrong and malformed answers
+included: the plan gate, adaptive questions, the knowledge base, action repeats,
+long-term reflection, dependencies and the world."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from test_agentkit_crafter import env_and_task
+
+from lorekit.agents.agentkit import AgentKitCrafterAgent
+from lorekit.agents.agentkit.hooks import GATE_FLAGS
+from lorekit.agents.agentkit.simulation import CRAFTER_QUESTIONS, crafter_model, which
+from lorekit.agents.base import NullRecorder
+from lorekit.llm import Message, Roles, ScriptedLLM
+
+Answer = Callable[[tuple[Message, ...]], str]
+
+
+def _status(step: dict[str, Any], key: str) -> str:
+    return next((n["status"] for n in step["nodes"] if n["key"] == key), "absent")
+
+
+def _node(step: dict[str, Any], key: str) -> dict[str, Any]:
+    return next(n for n in step["nodes"] if n["key"] == key)
+
+
+def with_gate(per_pass: list[dict[str, str] | str], base: Answer | None = None) -> Answer:
+    """The gate answers ``per_pass[i]`` at pass i+1 (a str is a raw, malformed answer
+    given once before a well-formed all-no one); other nodes as ``crafter_model``."""
+    inner = base or crafter_model(replan_every=999)
+    passes = [0]
+
+    def answer(messages: tuple[Message, ...]) -> str:
+        if which(messages, CRAFTER_QUESTIONS) != "gate":
+            return inner(messages)
+        retry = any(m.role == "assistant" for m in messages)
+        if not retry:
+            passes[0] += 1
+        script = per_pass[min(passes[0], len(per_pass)) - 1]
+        if isinstance(script, str):
+            return json.dumps(dict.fromkeys(GATE_FLAGS, "no")) if retry else script
+        return "Thinking it over.\n" + json.dumps({**dict.fromkeys(GATE_FLAGS, "no"), **script})
+
+    return answer
+
+
+async def run(answer: Answer, steps: int, **options: Any) -> tuple[Any, ScriptedLLM]:
+    env, task = env_and_task()
+    llm = ScriptedLLM(fn=answer)
+    agent = AgentKitCrafterAgent(max_steps=steps, **options)
+    traj = await agent.run(env, task, Roles(llm), NullRecorder(), seed=0)
+    return traj, llm
+
+
+# -- 1. the plan gate ------------------------------------------------------------
+
+
+async def test_any_of_the_seven_gate_answers_replans_and_keeping_skips_kb_add() -> None:
+    gate = with_gate(
+        [
+            {"replan": "yes"},
+            {"mistake": "Yes, it walked into the water."},  # a mistake alone re-plans
+            {},  # all seven no: keep
+            '{"replan": "no"}',  # six answers missing: asked again, then all no
+            {"confused": "yes"},
+            {"unexpected": "yes"},
+        ]
+    )
+    traj, _ = await run(gate, 6)
+    steps = traj.notes["agentkit"]["steps"]
+    planned = [s["step"] for s in steps if _status(s, "subgoals") == "ok"]
+    assert planned == [1, 2, 5, 6]
+    assert [_status(s, "kb_add") for s in steps] == ["ok", "ok", "skipped", "skipped", "ok", "ok"]
+    rejected = _node(steps[3], "gate")["rejected"]
+    assert len(rejected) == 1 and "'unexpected'" in rejected[0]["why"]
+    assert traj.notes["agentkit"]["fallbacks"] == 0
