@@ -1,4 +1,4 @@
-"""AgentKit's Crafter agent: each game step is one pass of the 29-node ``crafter.yaml``.
+"""AgentKit's Crafter agent: each game step is one pass of the 30-node ``crafter.yaml``.
 
 After Wu et al. 2024 (section 3, figure 3). What the graph cannot hold by
 itself, the agent keeps between passes in the graph's database:
@@ -53,7 +53,7 @@ PER_STEP_KEYS = (
 class AgentKitCrafterAgent:
     """See the module docstring.
 
-    ``max_steps``: graph passes per episode (each is 29 model calls at most).
+    ``max_steps``: graph passes per episode (each is 30 model calls at most).
     ``max_repeats``: the largest repeat count accepted from ``actor_final``.
     ``history_steps``: steps the short-term reflection sees (the paper: 25).
     ``feed_every``: steps under one skill between long-term reflections (3).

@@ -84,6 +84,16 @@ def choose_skill(ctx: NodeContext, output: Any) -> dict[str, Any]:
     return {name: entry}
 
 
+def store_questions(ctx: NodeContext, output: Any) -> str:
+    """The planner's adaptive questions into ``adaptive_questions``, or "" for NA (no
+    questions): the dynamic node ``adaptive_answers`` joins the passes only while
+    there are some."""
+    text = str(output).strip()
+    none = not text or text.strip(" .\"'`").upper() in ("NA", "N/A", "NONE")
+    ctx.db["adaptive_questions"] = "" if none else text
+    return text
+
+
 def learn(ctx: NodeContext, output: Any) -> dict[str, Any]:
     """Move each open question the last step answered for good (discovered, general
     and observed) into ``knowledge``; the result is what was learned."""

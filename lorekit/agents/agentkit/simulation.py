@@ -53,7 +53,8 @@ CRAFTER_QUESTIONS: dict[str, str] = {
     "top_subgoal": "Write the most urgent subgoal",
     "subgoal_analysis": "what the subgoal above requires",
     "skill": "Pick the skill of the library",
-    "adaptive": "Ask and answer at most three questions",
+    "adaptive": "List at most three questions that make",
+    "adaptive_answers": "Answer the planner's current questions",
     "kb_add": "say whether the last step answered it",
     "unknown": "Merge the missing information",
     "actor_reflect": "Name up to two kinds of information",
@@ -156,6 +157,10 @@ def crafter_model(
         }
         if node in canned:
             return json.dumps(canned[node])
+        if node == "adaptive":
+            return f"1. How many steps away is the nearest {seek}?\n2. What blocks the way?"
+        if node == "adaptive_answers":
+            return f"1. The nearest {seek} is a few steps away. 2. Nothing blocks the way."
         return f"({node}) Everything looks as expected; keep working on the {seek}."
 
     return answer

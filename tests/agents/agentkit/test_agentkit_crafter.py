@@ -56,9 +56,9 @@ class Steps:
         self.repeats.append(int(info.get("repeats", 0)))
 
 
-def test_the_spec_has_29_nodes_and_each_question_one_marker() -> None:
+def test_the_spec_has_30_nodes_and_each_question_one_marker() -> None:
     spec = load_spec(SPEC_PATH)
-    assert len(spec.nodes) == 29
+    assert len(spec.nodes) == 30
     assert set(CRAFTER_QUESTIONS) == {n.key for n in spec.nodes}
     for key, phrase in CRAFTER_QUESTIONS.items():
         holders = [n.key for n in spec.nodes if phrase in " ".join(n.prompt.split())]
@@ -81,7 +81,7 @@ async def test_twenty_steps_with_every_node_answered() -> None:
     statuses: dict[str, set[str]] = {}
     for step, action in zip(log["steps"], traj.actions, strict=True):
         assert step["action"] == action and step["prompt_tokens"] > 0
-        assert len(step["nodes"]) == 29
+        assert len(step["nodes"]) == 30
         for n in step["nodes"]:
             statuses.setdefault(n["key"], set()).add(n["status"])
             assert n["status"] in ("ok", "skipped")
@@ -219,8 +219,8 @@ def test_options_and_env_are_checked() -> None:
 
 async def test_a_gate_that_keeps_on_the_first_pass_still_gets_a_plan() -> None:
     """Nothing to keep yet: the branch runs the planner nodes the actor needs (the
-    engine's rule for never-run branch nodes) and skips `unknown` and `skill`, which
-    only skipped nodes read (`feed` is off this pass); the next "keep" reuses the
+    engine's rule for never-run branch nodes, kb_add included since the adaptive
+    answers wait for it) and skips `unknown` and `skill`, which only skipped nodes read (`feed` is off this pass); the next "keep" reuses the
     plan."""
     env, task = env_and_task()
     llm = ScriptedLLM(fn=crafter_model(first_replan=False, replan_every=99))
@@ -233,7 +233,6 @@ async def test_a_gate_that_keeps_on_the_first_pass_still_gets_a_plan() -> None:
         **{k: "ok" for k in PLANNER},
         "unknown": "skipped",
         "skill": "skipped",
-        "kb_add": "skipped",
     }
     assert {_status(two, k) for k in PLANNER} == {"skipped"}
     assert len(traj.actions) == 2 and traj.notes["agentkit"]["fallbacks"] == 0

@@ -78,3 +78,41 @@ async def test_any_of_the_seven_gate_answers_replans_and_keeping_skips_kb_add() 
     rejected = _node(steps[3], "gate")["rejected"]
     assert len(rejected) == 1 and "'unexpected'" in rejected[0]["why"]
     assert traj.notes["agentkit"]["fallbacks"] == 0
+
+
+# -- 2. adaptive questions: a dynamic node ---------------------------------------
+
+
+async def test_adaptive_questions_are_a_node_answered_every_step_while_they_last() -> None:
+    base = with_gate([{"replan": "yes"}, {}, {"mistake": "yes"}, {}])
+    answered = [0]
+
+    def answer(messages: tuple[Message, ...]) -> str:
+        node = which(messages, CRAFTER_QUESTIONS)
+        if node == "adaptive" and answered[0] >= 2:
+            return "N/A"  # the planner has nothing to ask any more
+        if node == "adaptive_answers":
+            answered[0] += 1
+            return f"Answer #{answered[0]}: the tree is north, nothing in the way."
+        return base(messages)
+
+    traj, llm = await run(answer, 4)
+    steps = traj.notes["agentkit"]["steps"]
+    assert [_status(s, "adaptive_answers") for s in steps] == ["ok", "ok", "skipped", "skipped"]
+    assert [_status(s, "adaptive") for s in steps] == ["ok", "skipped", "ok", "skipped"]
+
+    def prompts(node: str) -> list[str]:
+        return [
+            c.messages[-1].content
+            for c in llm.calls
+            if which(c.messages, CRAFTER_QUESTIONS) == node
+        ]
+
+    assert "How many steps away" in prompts("adaptive_answers")[1]  # the stored questions
+    for actor in ("actor_reflect", "actor_plan", "actor_actions"):
+        shown = prompts(actor)
+        assert "Answer #1" in shown[0] and "Answer #2" in shown[1], actor
+        assert "Answer #" not in shown[2], actor  # questions gone: asked without the node
+    # the gate's plan check and the top subgoal read the last step's answers
+    assert "Answer #1" in prompts("plan_check")[1]
+    assert "Answer #2" in prompts("top_subgoal")[1]  # the re-plan at step 3
