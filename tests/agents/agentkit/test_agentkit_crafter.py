@@ -220,8 +220,8 @@ def test_options_and_env_are_checked() -> None:
 async def test_a_gate_that_keeps_on_the_first_pass_still_gets_a_plan() -> None:
     """Nothing to keep yet: the branch runs the planner nodes the actor needs (the
     engine's rule for never-run branch nodes, kb_add included since the adaptive
-    answers wait for it) and skips `unknown` and `skill`, which only skipped nodes read (`feed` is off this pass); the next "keep" reuses the
-    plan."""
+    answers wait for it) and skips `unknown` and `skill`, which only skipped nodes
+    read (`feed` is off this pass); the next "keep" reuses the plan."""
     env, task = env_and_task()
     llm = ScriptedLLM(fn=crafter_model(first_replan=False, replan_every=99))
     traj = await AgentKitCrafterAgent(max_steps=2).run(
