@@ -1,4 +1,4 @@
-"""AgentKit's Crafter agent: each game step is one pass of the 30-node ``crafter.yaml``.
+"""AgentKit's Crafter agent: each game step is one pass of the 31-node ``crafter.yaml``.
 
 After Wu et al. 2024 (section 3, figure 3). What the graph cannot hold by
 itself, the agent keeps between passes in the graph's database:
@@ -53,10 +53,11 @@ PER_STEP_KEYS = (
 class AgentKitCrafterAgent:
     """See the module docstring.
 
-    ``max_steps``: graph passes per episode (each is 30 model calls at most).
+    ``max_steps``: graph passes per episode (each is 31 model calls at most).
     ``max_repeats``: the largest repeat count accepted from ``actor_final``.
     ``history_steps``: steps the short-term reflection sees (the paper: 25).
     ``feed_every``: steps under one skill between long-term reflections (3).
+    ``kb_refine_every``: steps between reviews of the knowledge (``kb_refine``; 50).
     ``spec``: another spec (it must keep ``actor_final`` and ``feed``).
     ``sequential``: one model call at a time. ``skip_asleep``: play ``noop``
     without asking while the player sleeps (crafter ignores actions then).
@@ -72,6 +73,7 @@ class AgentKitCrafterAgent:
         max_repeats: int = 6,
         history_steps: int = 25,
         feed_every: int = 3,
+        kb_refine_every: int = 50,
         sequential: bool = False,
         skip_asleep: bool = True,
         note_steps: int = NOTE_STEPS,
@@ -81,6 +83,7 @@ class AgentKitCrafterAgent:
             max_repeats=(max_repeats, 1),
             history_steps=(history_steps, 1),
             feed_every=(feed_every, 1),
+            kb_refine_every=(kb_refine_every, 1),
             note_steps=(note_steps, 0),
         )
         self.spec = graph_pass.load_checked(
@@ -92,6 +95,7 @@ class AgentKitCrafterAgent:
         self.max_repeats = max_repeats
         self.history_steps = history_steps
         self.feed_every = feed_every
+        self.kb_refine_every = kb_refine_every
         self.sequential = bool(sequential)
         self.skip_asleep = bool(skip_asleep)
         self.note_steps = note_steps
@@ -142,6 +146,8 @@ class AgentKitCrafterAgent:
                 feed = under.get(skill, 0) > 0 and under[skill] % self.feed_every == 0
                 if not feed:
                     graph.skip_temporary([FEED])
+                review = number % self.kb_refine_every == 0 and bool(db["knowledge"])
+                db["kb_review"] = "yes" if review else ""
                 action = await self._decide(graph, db, number, log)
                 log["feeds"] += int(feed)
                 skill = str(db["current_skill"])

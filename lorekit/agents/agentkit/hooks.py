@@ -94,14 +94,26 @@ def store_questions(ctx: NodeContext, output: Any) -> str:
     return text
 
 
+FINDING_CHECKS = ("discovered", "general", "unknown", "concrete", "solid")
+"""kb_add: a finding enters the knowledge only when all five are yes."""
+QUESTION_CHECKS = ("unknown", "novel", "general", "relevant", "correct")
+"""unknown: an open question is kept only when all five are yes."""
+
+
+def _all_yes(item: Mapping[str, Any], checks: tuple[str, ...]) -> bool:
+    """All ``checks`` answered yes; a missing field is not a yes (the published agent
+    refuses such an item too)."""
+    return all(f in item and yes(item[f]) for f in checks)
+
+
 def learn(ctx: NodeContext, output: Any) -> dict[str, Any]:
-    """Move each open question the last step answered for good (discovered, general
-    and observed) into ``knowledge``; the result is what was learned."""
+    """Move each open question the last step answered for good (the five checks of
+    ``FINDING_CHECKS``) into ``knowledge``; the result is what was learned."""
     found = _entries(output, "open question")
     learned = {
         name: str(item.get("discovery", "")).strip()
         for name, item in found.items()
-        if yes(item.get("discovered")) and yes(item.get("general")) and yes(item.get("solid"))
+        if _all_yes(item, FINDING_CHECKS)
     }
     learned = {k: v for k, v in learned.items() if v and v.upper() != "NA"}
     if learned:
@@ -113,23 +125,42 @@ def learn(ctx: NodeContext, output: Any) -> dict[str, Any]:
 
 
 def remember_unknowns(ctx: NodeContext, output: Any) -> dict[str, Any]:
-    """Add the new open questions (missing from the manual, not yet known, relevant)
-    to ``unknowns``, keeping the newest ``MAX_UNKNOWNS``; the result is the list."""
+    """Add the new open questions that pass the five checks of ``QUESTION_CHECKS`` to
+    ``unknowns``, keeping the newest ``MAX_UNKNOWNS``; the result is the list."""
     found = _entries(output, "open question")
     merged = dict(ctx.db["unknowns"])
     for name, item in found.items():
-        keep = (
-            yes(item.get("missing_from_manual", "yes"))
-            and not yes(item.get("already_known", "no"))
-            and yes(item.get("relevant", "yes"))
-        )
-        if keep:
+        if _all_yes(item, QUESTION_CHECKS):
             merged.pop(name, None)
             merged[name] = str(item.get("info", "")).strip() or name
     while len(merged) > MAX_UNKNOWNS:
         merged.pop(next(iter(merged)))
     ctx.db["unknowns"] = merged
     return merged
+
+
+def refine_knowledge(ctx: NodeContext, output: Any) -> dict[str, Any]:
+    """Drop the known items that repeat another, add nothing to the manual or
+    contradict it; the result is what was dropped (name -> why)."""
+    found = _entries(output, "known item")
+    fields = ("duplicate", "addition", "contradiction")
+    for name, item in found.items():
+        missing = [f for f in fields if f not in item]
+        if missing:
+            raise AfterQueryError(f"Item {name!r} lacks {', '.join(map(repr, missing))}.")
+    knowledge = dict(ctx.db["knowledge"])
+    dropped: dict[str, Any] = {}
+    for name, item in found.items():
+        if name not in knowledge:
+            continue
+        if yes(item["duplicate"]):
+            dropped[name] = "duplicate"
+        elif yes(item["contradiction"]):
+            dropped[name] = "contradicts the manual"
+        elif not yes(item["addition"]):
+            dropped[name] = "adds nothing to the manual"
+    ctx.db["knowledge"] = {k: v for k, v in knowledge.items() if k not in dropped}
+    return dropped
 
 
 def _norm(name: str) -> str:

@@ -57,6 +57,7 @@ CRAFTER_QUESTIONS: dict[str, str] = {
     "adaptive_answers": "Answer the planner's current questions",
     "kb_add": "say whether the last step answered it",
     "unknown": "Merge the missing information",
+    "kb_refine": "should add to the manual, never repeat it",
     "actor_reflect": "Name up to two kinds of information",
     "actor_plan": "Which objects that matter for the subgoal",
     "actor_actions": "choose the actions for at most the next six steps",
@@ -129,13 +130,15 @@ def crafter_model(
         if node == "kb_add":
             if UNKNOWN_NAME in prompt.rpartition("Open questions the manual")[2]:
                 found = {"discovered": "yes", "discovery": "one wood per do on a tree"}
-                return json.dumps({UNKNOWN_NAME: {**found, "general": "yes", "solid": "yes"}})
+                checks = dict.fromkeys(("general", "unknown", "concrete", "solid"), "yes")
+                return json.dumps({UNKNOWN_NAME: {**found, **checks}})
             return "{}"
         if node == "unknown":
             if UNKNOWN_NAME in prompt.partition("Open questions so far")[0]:
                 return "{}"  # already in the knowledge base
-            item = {"info": "how much wood one do on a tree gives", "relevant": "yes"}
-            return json.dumps({UNKNOWN_NAME: {**item, "missing_from_manual": "yes"}})
+            item = {"info": "how much wood one do on a tree gives", "known": "NA"}
+            checks = dict.fromkeys(("unknown", "novel", "general", "relevant", "correct"), "yes")
+            return json.dumps({UNKNOWN_NAME: {**item, **checks}})
         canned: dict[str, object] = {
             "obs_inventory": {"wood": 0},
             "obs_vitals": {"health": "9/9", "food": "9/9", "drink": "9/9", "energy": "9/9"},

@@ -38,8 +38,9 @@ def test_run_crafter_with_a_model_per_role(
     spec = {n.key: n.role for n in load_spec(CRAFTER_SPEC).nodes}
     for call in calls:
         assert call["role"] == spec[call["meta"]["node"]]
-    # every node but the long-term reflection, which first runs after 3 steps under a skill
-    assert {c["meta"]["node"] for c in calls} == set(spec) - {"feed"}
+    # every node but the long-term reflection (after mistakes under a skill) and the
+    # knowledge review (every 50 steps)
+    assert {c["meta"]["node"] for c in calls} == set(spec) - {"feed", "kb_refine"}
     notes = episode.info["notes"]["agentkit"]
     assert len(notes["steps"]) == 3 and notes["fallbacks"] == 0
     code, out, _ = run_cli(["show", "ak", "0", "--store", str(store)], capsys)

@@ -17,10 +17,11 @@ def ctx(**db: Any) -> Any:
 
 def test_learn_keeps_only_general_observed_discoveries() -> None:
     c = ctx(knowledge={"old": "x"}, unknowns={"a": "?", "b": "?", "c": "?"})
+    five = dict.fromkeys(hooks.FINDING_CHECKS, "yes")
     answer = {
-        "a": {"discovered": "yes", "discovery": "2 wood", "general": "yes", "solid": "yes"},
-        "b": {"discovered": "yes", "discovery": "maybe 3", "general": "yes", "solid": "no"},
-        "c": {"discovered": "no", "discovery": "NA", "general": "yes", "solid": "yes"},
+        "a": {**five, "discovery": "2 wood"},
+        "b": {**five, "discovery": "maybe 3", "solid": "no"},
+        "c": {**five, "discovered": "no", "discovery": "NA"},
         "junk": "not an object",
     }
     assert hooks.learn(c, answer) == {"a": "2 wood"}
@@ -32,10 +33,11 @@ def test_learn_keeps_only_general_observed_discoveries() -> None:
 
 def test_unknowns_merge_filter_and_stay_bounded() -> None:
     c = ctx(unknowns={f"q{i}": "?" for i in range(hooks.MAX_UNKNOWNS)})
+    five = dict.fromkeys(hooks.QUESTION_CHECKS, "yes")
     new = {
-        "fresh": {"info": "how far arrows fly", "missing_from_manual": "yes", "relevant": "yes"},
-        "known": {"info": "x", "already_known": "yes"},
-        "useless": {"info": "y", "relevant": "no"},
+        "fresh": {"info": "how far arrows fly", **five},
+        "known": {"info": "x", **five, "novel": "no"},
+        "useless": {"info": "y", **five, "relevant": "no"},
     }
     kept = hooks.remember_unknowns(c, new)
     assert "fresh" in kept and "known" not in kept and "useless" not in kept

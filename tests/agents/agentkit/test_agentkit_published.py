@@ -116,3 +116,62 @@ async def test_adaptive_questions_are_a_node_answered_every_step_while_they_last
     # the gate's plan check and the top subgoal read the last step's answers
     assert "Answer #1" in prompts("plan_check")[1]
     assert "Answer #2" in prompts("top_subgoal")[1]  # the re-plan at step 3
+
+
+# -- 3. the knowledge base --------------------------------------------------------
+
+
+async def test_knowledge_enters_under_five_checks_is_shown_widely_and_is_refined() -> None:
+    base = with_gate([{"replan": "yes"}, {"unexpected": "yes"}, {}, {}])
+    yes5 = dict.fromkeys(("unknown", "novel", "general", "relevant", "correct"), "Yes.")
+    found5 = dict.fromkeys(("discovered", "general", "unknown", "concrete", "solid"), "yes")
+    reviews = [0]
+
+    def answer(messages: tuple[Message, ...]) -> str:
+        node = which(messages, CRAFTER_QUESTIONS)
+        if node == "unknown":
+            without_correct = {k: v for k, v in yes5.items() if k != "correct"}
+            return "Here is the merged list:\n" + json.dumps(
+                {
+                    "wood_per_hit": {"info": "wood per do", **yes5},
+                    "sapling_odds": {"info": "how often grass gives a sapling", **without_correct},
+                    "table_cost": {"info": "wood for a table", **yes5, "novel": "no"},
+                }
+            )
+        if node == "kb_add":
+            if "wood_per_hit" not in messages[-1].content.rpartition("Open questions")[2]:
+                return "{}"
+            guessed = {k: v for k, v in found5.items() if k != "concrete"}
+            return json.dumps(
+                {
+                    "wood_per_hit": {**found5, "discovery": "one do on a tree gives one wood"},
+                    "tree_regrowth": {**guessed, "discovery": "trees grow back"},
+                }
+            )
+        if node == "kb_refine":
+            reviews[0] += 1
+            if reviews[0] == 1:
+                return '{"wood_per_hit": {"duplicate": "no"}}'  # fields missing: asked again
+            item = {"summary": "the manual says do collects", "duplicate": "no"}
+            return json.dumps({"wood_per_hit": {**item, "addition": "no", "contradiction": "no"}})
+        return base(messages)
+
+    traj, llm = await run(answer, 4, kb_refine_every=3)
+    steps = traj.notes["agentkit"]["steps"]
+    unknowns = _node(steps[0], "unknown")["output"]
+    assert "wood_per_hit" in unknowns and "sapling_odds" not in unknowns
+    assert "table_cost" not in unknowns
+    learned = _node(steps[1], "kb_add")["output"]
+    assert "wood_per_hit" in learned and "tree_regrowth" not in learned
+    # shown to every planner node and to the actor at step 3
+    shown = "one do on a tree gives one wood"
+    for key in ("reflect", "unexpected", "challenge", "gate", "actor_reflect", "actor_final"):
+        third = [c for c in llm.calls if which(c.messages, CRAFTER_QUESTIONS) == key][2]
+        assert shown in third.messages[-1].content, key
+    # the review at step 3 drops it (it adds nothing to the manual); not before
+    assert [_status(s, "kb_refine") for s in steps] == ["skipped", "skipped", "ok", "skipped"]
+    review = _node(steps[2], "kb_refine")
+    assert len(review["rejected"]) == 1 and "'addition'" in review["rejected"][0]["why"]
+    assert "adds nothing to the manual" in review["output"]
+    reflects = [c for c in llm.calls if which(c.messages, CRAFTER_QUESTIONS) == "reflect"]
+    assert shown not in reflects[3].messages[-1].content
