@@ -54,7 +54,8 @@ class AgentKitCrafterAgent:
     """See the module docstring.
 
     ``max_steps``: graph passes per episode (each is 31 model calls at most).
-    ``max_repeats``: the largest repeat count accepted from ``actor_final``.
+    ``max_repeats``: a cap on the repeat rule of ``actor_final``'s hook (4 for a
+    move with nothing in the way, 3 for ``do``, 1 otherwise, as published).
     ``history_steps``: steps the short-term reflection sees (the paper: 25).
     ``feed_every``: steps under one skill between long-term reflections (3).
     ``kb_refine_every``: steps between reviews of the knowledge (``kb_refine``; 50).
@@ -70,7 +71,7 @@ class AgentKitCrafterAgent:
         *,
         spec: str | None = None,
         max_steps: int = 100,
-        max_repeats: int = 6,
+        max_repeats: int = 4,
         history_steps: int = 25,
         feed_every: int = 3,
         kb_refine_every: int = 50,

@@ -167,26 +167,49 @@ def _norm(name: str) -> str:
     return re.sub(r"[\s\-]+", "_", name.strip().strip("`'\".").lower())
 
 
+MOVE_REPEATS = 4
+"""Most repeats of a move, and only when neither a hazard nor an obstacle is reported."""
+DO_REPEATS = 3
+"""Most repeats of ``do``; any other action is played once."""
+
+
 def choose_action(ctx: NodeContext, output: Any) -> dict[str, Any]:
-    """``{"action": name, "repeats": n}`` with an allowed name and 1 <= n <= max."""
+    """``{"action": name, "repeats": n}`` with an allowed name and the published
+    agent's repeat rule: a move up to ``MOVE_REPEATS`` times when no hazard or
+    obstacle is reported, ``do`` up to ``DO_REPEATS``, anything else once (a larger
+    count is cut down, as there; ``max_repeats`` caps them all). A count that is
+    no whole number >= 1, or a missing hazard/obstacle answer, is asked again."""
     if not isinstance(output, Mapping):
-        raise AfterQueryError('Answer with one JSON object: {"action": "...", "repeats": 1}.')
+        raise AfterQueryError(
+            'Answer with one JSON object: {"action": "...", "repeats": 1, '
+            '"obstacles": "no", "hazards": "no"}.'
+        )
     allowed = [a.strip() for a in str(ctx.db["actions"]).split(",") if a.strip()]
-    limit = int(ctx.db["max_repeats"])
     name = _norm(str(output.get("action", "")))
     if name not in allowed:
         shown = str(output.get("action", ""))[:60] or "(nothing)"
         raise AfterQueryError(
             f"{shown!r} is not an allowed action. Use exactly one of: {', '.join(allowed)}."
         )
-    raw = output.get("repeats", 1)
+    missing = [f for f in ("repeats", "obstacles", "hazards") if f not in output]
+    if missing:
+        raise AfterQueryError(f"Give {', '.join(map(repr, missing))} as well.")
+    raw = output["repeats"]
     try:
-        repeats = int(str(raw).strip()) if not isinstance(raw, bool) else 0
+        asked = int(str(raw).strip()) if not isinstance(raw, bool) else 0
     except ValueError:
-        repeats = 0
-    if not 1 <= repeats <= limit:
-        raise AfterQueryError(f"'repeats' must be a whole number from 1 to {limit}, got {raw!r}.")
-    return {"action": name, "repeats": repeats, "hazard": yes(output.get("hazard", "no"))}
+        asked = 0
+    if asked < 1:
+        raise AfterQueryError(f"'repeats' must be a whole number of at least 1, got {raw!r}.")
+    danger = yes(output["hazards"]) or yes(output["obstacles"])
+    if name.startswith("move_"):
+        rule = 1 if danger else MOVE_REPEATS
+    elif name == "do":
+        rule = DO_REPEATS
+    else:
+        rule = 1
+    repeats = min(asked, rule, int(ctx.db["max_repeats"]))
+    return {"action": name, "repeats": repeats, "hazard": danger}
 
 
 # -- webshop -------------------------------------------------------------------

@@ -77,6 +77,7 @@ WEBSHOP_QUESTIONS: dict[str, str] = {
 }
 
 UNKNOWN_NAME = "wood_per_hit"
+_CLEAR = {"obstacles": "no", "hazards": "no"}
 _BEST = re.compile(r"best: (\w+)(?: x(\d+))?")
 _FAR = r"^\s*{kind}: .*?\((\d+) steps?\)"
 _OBSERVATION = "using this observation:"
@@ -120,7 +121,8 @@ def crafter_model(
                 return _bad(refused)
             picks = _BEST.findall(prompt)
             action, count = picks[-1] if picks else ("noop", "1")
-            return json.dumps({"action": action, "repeats": int(count or 1), "hazard": "no"})
+            repeats = int(count or 1)
+            return json.dumps({"action": action, "repeats": repeats, **_CLEAR})
         if node == "gate":
             gates[0] += 1
             fresh = first_replan and "(none yet" in prompt

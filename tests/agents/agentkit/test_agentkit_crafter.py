@@ -178,7 +178,7 @@ async def test_a_bad_repeat_count_is_refused() -> None:
         if which(messages, CRAFTER_QUESTIONS) == "actor_final":
             refused = sum(1 for m in messages if m.role == "assistant")
             if refused == 0:
-                return '{"action": "move_west", "repeats": 40}'
+                return '{"action": "move_west", "repeats": -2, "obstacles": "no", "hazards": "no"}'
         return base(messages)
 
     env, task = env_and_task()
@@ -186,7 +186,7 @@ async def test_a_bad_repeat_count_is_refused() -> None:
         env, task, Roles(ScriptedLLM(fn=answer)), NullRecorder(), seed=0
     )
     node = next(n for n in traj.notes["agentkit"]["steps"][0]["nodes"] if n["key"] == "actor_final")
-    assert "from 1 to 6, got 40" in node["rejected"][0]["why"]
+    assert "at least 1, got -2" in node["rejected"][0]["why"]
 
 
 async def test_a_failed_model_call_ends_the_episode_with_an_error() -> None:

@@ -62,16 +62,19 @@ def test_gate_and_skill() -> None:
 
 def test_crafter_action_names_and_repeats() -> None:
     c = ctx(actions="noop, move_west, do", max_repeats=4)
-    assert hooks.choose_action(c, {"action": "Move West", "repeats": "3"}) == {
+    clear = {"obstacles": "no", "hazards": "no"}
+    assert hooks.choose_action(c, {"action": "Move West", "repeats": "3", **clear}) == {
         "action": "move_west",
         "repeats": 3,
         "hazard": False,
     }
+    assert hooks.choose_action(c, {"action": "do", "repeats": 5, **clear})["repeats"] == 3
     for bad, why in (
         ({"action": "jump"}, "not an allowed action"),
-        ({"action": "do", "repeats": 5}, "from 1 to 4"),
-        ({"action": "do", "repeats": True}, "from 1 to 4"),
-        ({"action": "do", "repeats": "two"}, "from 1 to 4"),
+        ({"action": "do", "repeats": 2}, "'obstacles', 'hazards'"),
+        ({"action": "do", "repeats": True, **clear}, "at least 1"),
+        ({"action": "do", "repeats": "two", **clear}, "at least 1"),
+        ({"action": "do", "repeats": 0, **clear}, "at least 1"),
     ):
         with pytest.raises(AfterQueryError, match=why):
             hooks.choose_action(c, bad)

@@ -175,3 +175,39 @@ async def test_knowledge_enters_under_five_checks_is_shown_widely_and_is_refined
     assert "adds nothing to the manual" in review["output"]
     reflects = [c for c in llm.calls if which(c.messages, CRAFTER_QUESTIONS) == "reflect"]
     assert shown not in reflects[3].messages[-1].content
+
+
+# -- 4. action repeats ------------------------------------------------------------
+
+
+async def test_repeats_follow_the_published_rule() -> None:
+    base = crafter_model(replan_every=999)
+    clear = {"obstacles": "no", "hazards": "no"}
+    finals = [
+        [{"action": "move_north", "repeats": 6, **clear}],
+        [{"action": "move_north", "repeats": 3, "obstacles": "no", "hazards": "Yes, a zombie"}],
+        [{"action": "move_west", "repeats": "2", "obstacles": "yes", "hazards": "no"}],
+        [{"action": "do", "repeats": 5, **clear}],
+        [{"action": "noop", "repeats": 3, **clear}],
+        [
+            {"action": "do", "repeats": 2},  # hazards and obstacles missing
+            {"action": "do", "repeats": "a few", **clear},
+            {"action": "do", "repeats": 2, **clear},
+        ],
+    ]
+    step = [0]
+
+    def answer(messages: tuple[Message, ...]) -> str:
+        if which(messages, CRAFTER_QUESTIONS) != "actor_final":
+            return base(messages)
+        tries = sum(1 for m in messages if m.role == "assistant")
+        if tries == 0:
+            step[0] += 1
+        script = finals[step[0] - 1]
+        return "The first action is clear.\n" + json.dumps(script[min(tries, len(script) - 1)])
+
+    traj, _ = await run(answer, 6)
+    assert traj.actions == ["move_north 4", "move_north", "move_west", "do 3", "noop", "do 2"]
+    rejected = _node(traj.notes["agentkit"]["steps"][5], "actor_final")["rejected"]
+    assert "'obstacles', 'hazards'" in rejected[0]["why"]
+    assert "got 'a few'" in rejected[1]["why"]
