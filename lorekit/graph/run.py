@@ -54,6 +54,7 @@ class PassState:
     questions: dict[str, str] = field(default_factory=dict)
     editor: str | None = None
     added_by_editor: set[str] = field(default_factory=set)
+    absent: set[str] = field(default_factory=set)  # `when` nodes left out of this pass
 
 
 class PassHost(PassGraph, Protocol):
@@ -94,6 +95,8 @@ class _NodeRun:
         lay = r.state.layout
         deps = []
         for d in lay.deps[node.key]:
+            if d in r.state.absent:
+                continue
             question, result = r.dep_value(d)
             mode = lay.mode(d, node.key)
             shown = None
@@ -270,13 +273,11 @@ class PassRunner:
                 st.questions[key], st.results[key] = last
                 trace.output = last[1]
         elif self._absent(key):
-            # left out of this pass: its dependents (none has started, since they wait
-            # for this commit) are asked without it
+            # left out of this pass: its edges stay (they order the pass), but its
+            # dependents are asked without it
             trace = NodeTrace(key, node.role, "skipped", temporary=key in lay.temporary)
             trace.error = f"left out: {node.when!r} holds nothing"
-            for dep_list in lay.deps.values():
-                if key in dep_list:
-                    dep_list.remove(key)
+            st.absent.add(key)
         elif not self._runnable(key):
             bad = [d for d in lay.deps[key] if isinstance(st.results.get(d), NodeFailure)]
             error = f"dependency {bad[0]!r} failed"

@@ -1,4 +1,4 @@
-"""AgentKit's Crafter agent: each game step is one pass of the 31-node ``crafter.yaml``.
+"""AgentKit's Crafter agent: each game step is one pass of the 32-node ``crafter.yaml``.
 
 After Wu et al. 2024 (section 3, figure 3). What the graph cannot hold by
 itself, the agent keeps between passes in the graph's database:
@@ -6,11 +6,13 @@ itself, the agent keeps between passes in the graph's database:
 * ``history``: one line per step (surroundings, vitals, plan, action and how
   the previous action went), the last ``history_steps`` (25) of them, for the
   short-term reflection (``reflect``) and the actor;
-* ``skill_history``: the lines of the steps played under the current skill,
-  for the long-term reflection ``feed``. The agent runs ``feed`` once every
-  ``feed_every`` (3) steps under one skill and skips it otherwise (a skip set
-  between passes, :meth:`Graph.skip_temporary`); its advice is written to
-  ``feedback``, which the next step's planner and actor read;
+* ``skill_history``: the lines of the steps flagged by the gate (a mistake or
+  confusion) under the current skill, with their mistakes summary
+  (``s_mistakes``), for the long-term reflection ``feed``. After every
+  ``feed_every``-th (3rd) such step the agent sets ``feed_due``, so ``feed`` (a
+  ``when`` node) runs first in the next pass; its advice is kept per skill and
+  shown as ``feedback`` to the planner and the plan sketch while that skill is
+  current;
 * ``knowledge``, ``unknowns``, ``skills``, ``subgoal`` and ``plan`` are written
   by the graph's own nodes and hooks and simply live on in the database.
 
@@ -53,11 +55,11 @@ PER_STEP_KEYS = (
 class AgentKitCrafterAgent:
     """See the module docstring.
 
-    ``max_steps``: graph passes per episode (each is 31 model calls at most).
+    ``max_steps``: graph passes per episode (each is 32 model calls at most).
     ``max_repeats``: a cap on the repeat rule of ``actor_final``'s hook (4 for a
     move with nothing in the way, 3 for ``do``, 1 otherwise, as published).
     ``history_steps``: steps the short-term reflection sees (the paper: 25).
-    ``feed_every``: steps under one skill between long-term reflections (3).
+    ``feed_every``: flagged steps under one skill between long-term reflections (3).
     ``kb_refine_every``: steps between reviews of the knowledge (``kb_refine``; 50).
     ``spec``: another spec (it must keep ``actor_final`` and ``feed``).
     ``sequential``: one model call at a time. ``skip_asleep``: play ``noop``
@@ -130,8 +132,9 @@ class AgentKitCrafterAgent:
             }
         )
         log.update(feeds=0, skills={})
-        lines: list[tuple[str, str]] = []  # (skill, history line)
+        lines: list[tuple[str, bool, str]] = []  # (skill, flagged, history line)
         under: dict[str, int] = {}  # steps played under each skill
+        feedbacks: dict[str, str] = {}  # one long-term reflection per skill
         for number in range(1, self.max_steps + 1):
             if ep.done:
                 break
@@ -144,19 +147,28 @@ class AgentKitCrafterAgent:
                 action = asleep
             else:
                 skill = str(db["current_skill"])
-                feed = under.get(skill, 0) > 0 and under[skill] % self.feed_every == 0
-                if not feed:
-                    graph.skip_temporary([FEED])
+                flagged = [line for s, f, line in lines if s == skill and f]
+                feed = (
+                    bool(lines)
+                    and lines[-1][:2] == (skill, True)
+                    and len(flagged) % self.feed_every == 0
+                )
+                db["feed_due"] = "yes" if feed else ""
+                db["skill_history"] = "\n".join(flagged) or words["no_history"]
+                db["feedback"] = feedbacks.get(skill, words["no_feedback"])
                 review = number % self.kb_refine_every == 0 and bool(db["knowledge"])
                 db["kb_review"] = "yes" if review else ""
+                db["step_flagged"] = "no"
                 action = await self._decide(graph, db, number, log)
-                log["feeds"] += int(feed)
+                if feed:
+                    feedbacks[skill] = str(db["feedback"])
+                    log["feeds"] += 1
                 skill = str(db["current_skill"])
                 under[skill] = under.get(skill, 0) + 1
                 log["skills"] = dict(under)
-                lines.append((skill, self._line(number, graph, action)))
-                db["history"] = "\n".join(line for _, line in lines[-self.history_steps :])
-                db["skill_history"] = "\n".join(line for s, line in lines if s == skill)
+                flag = db["step_flagged"] == "yes"
+                lines.append((skill, flag, self._line(number, graph, action, flag)))
+                db["history"] = "\n".join(line for _, _, line in lines[-self.history_steps :])
             previous = ep.observation
             await ep.act(action)
             db.update(last_action=action, previous_observation=previous, observation=ep.observation)
@@ -183,7 +195,7 @@ class AgentKitCrafterAgent:
         return FALLBACK
 
     @staticmethod
-    def _line(number: int, graph: Graph, action: str) -> str:
+    def _line(number: int, graph: Graph, action: str, flagged: bool) -> str:
         """This step in the history: the summary nodes' latest answers and the action."""
 
         def last(key: str) -> str:
@@ -192,7 +204,8 @@ class AgentKitCrafterAgent:
             except KeyError:
                 return text_of(None)
 
-        return (
+        line = (
             f"Step {number}: saw {last('s_obs')} {last('s_vitals')} | "
             f"last action: {last('s_action')} | plan: {last('s_plan')} | did: {action}"
         )
+        return f"{line} | mistakes: {last('s_mistakes')}" if flagged else line

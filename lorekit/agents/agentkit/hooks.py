@@ -65,6 +65,8 @@ def gate_decision(ctx: NodeContext, output: Any) -> str:
             f"Answer all seven questions; missing: {', '.join(map(repr, missing))}. "
             'Each value is "yes" or "no".'
         )
+    flagged = yes(output["mistake"]) or yes(output["confused"])
+    ctx.db["step_flagged"] = "yes" if flagged else "no"  # long-term reflection counts these
     return "replan" if any(yes(output[f]) for f in GATE_FLAGS) else "keep"
 
 

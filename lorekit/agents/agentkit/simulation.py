@@ -63,7 +63,8 @@ CRAFTER_QUESTIONS: dict[str, str] = {
     "actor_actions": "choose the actions for at most the next six steps",
     "actor_final": "Take the first action of the plan above",
     "s_plan": "state the current subgoals and why",
-    "feed": "Reflect on them: what keeps going wrong",
+    "s_mistakes": "explain briefly any unexpected situation or mistake",
+    "feed": "List at most three significant mistakes or dangerous",
 }
 """Node -> a phrase only its prompt holds."""
 

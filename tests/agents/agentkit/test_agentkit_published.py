@@ -211,3 +211,56 @@ async def test_repeats_follow_the_published_rule() -> None:
     rejected = _node(traj.notes["agentkit"]["steps"][5], "actor_final")["rejected"]
     assert "'obstacles', 'hazards'" in rejected[0]["why"]
     assert "got 'a few'" in rejected[1]["why"]
+
+
+# -- 5. long-term reflection -------------------------------------------------------
+
+
+async def test_reflection_after_every_third_flagged_step_one_feedback_per_skill() -> None:
+    base = with_gate(
+        [
+            {"replan": "yes"},
+            {"mistake": "Yes: walked into water"},  # flagged 1
+            {"unexpected": "yes"},  # re-plans, but no mistake or confusion
+            {"confused": "yes"},  # flagged 2
+            {},
+            {"mistake": "yes"},  # flagged 3: the reflection runs first next step
+            {},
+            {"replan": "yes"},  # and the skill changes here
+            {},
+        ]
+    )
+    skills = [0]
+
+    def answer(messages: tuple[Message, ...]) -> str:
+        node = which(messages, CRAFTER_QUESTIONS)
+        if node == "skill":
+            skills[0] += 1
+            name = "CollectResource" if skills[0] < 6 else "FindWater"
+            return json.dumps({name: ["a skill", "none", "a guide"]})
+        if node == "feed":
+            return "1. Walked into water twice. Advice A: look before you step."
+        if node == "s_mistakes":
+            return "The player walked into water."
+        return base(messages)
+
+    traj, llm = await run(answer, 9)
+    steps = traj.notes["agentkit"]["steps"]
+    assert [s["step"] for s in steps if _status(s, "feed") == "ok"] == [7]
+    assert traj.notes["agentkit"]["feeds"] == 1
+
+    def prompts(node: str) -> list[str]:
+        return [
+            c.messages[-1].content
+            for c in llm.calls
+            if which(c.messages, CRAFTER_QUESTIONS) == node
+        ]
+
+    (fed,) = prompts("feed")
+    assert all(f"Step {n}:" in fed for n in (2, 4, 6)), fed
+    assert not any(f"Step {n}:" in fed for n in (1, 3, 5))
+    assert fed.count("mistakes: The player walked into water.") == 3
+    # shown to the planner and the plan sketch while the skill lasts, not after
+    for node in ("challenge", "plan_check", "reflect", "actor_plan"):
+        seen = ["Advice A" in p for p in prompts(node)]
+        assert seen == [False] * 6 + [True, True, False], node
