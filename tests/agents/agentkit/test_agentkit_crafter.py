@@ -219,7 +219,7 @@ async def test_a_gate_that_keeps_on_the_first_pass_still_gets_a_plan() -> None:
     """Nothing to keep yet: the branch runs the planner nodes the actor needs (the
     engine's rule for never-run branch nodes, kb_add included since the adaptive
     answers wait for it, `unknown` too since the knowledge review waits for it) and
-    skips `skill` and `s_mistakes`, which only skipped nodes read (`feed` is off this pass); the next
+    skips `skill` and `s_mistakes`, which only skipped nodes read (`feed` is off); the next
     "keep" reuses the plan."""
     env, task = env_and_task()
     llm = ScriptedLLM(fn=crafter_model(first_replan=False, replan_every=99))
