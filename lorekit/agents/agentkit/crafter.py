@@ -39,6 +39,10 @@ SPEC_PATH = HERE / "crafter.yaml"
 FINAL = "actor_final"
 FEED = "feed"
 FALLBACK = "noop"
+RECENT_STEPS = 3
+"""Steps the unexpected and mistake questions see, as published."""
+ACTOR_STEPS = (3, 5)
+"""The actor sees the steps under the current skill, at least 3 and at most 5."""
 PER_STEP_KEYS = (
     "manual",
     "goal",
@@ -47,6 +51,8 @@ PER_STEP_KEYS = (
     "last_action",
     "actions",
     "history",
+    "recent_history",
+    "actor_history",
     "skill_history",
     "max_repeats",
 )
@@ -127,6 +133,8 @@ class AgentKitCrafterAgent:
                 "previous_observation": words["no_previous_observation"],
                 "last_action": words["no_last_action"],
                 "history": words["no_history"],
+                "recent_history": words["no_history"],
+                "actor_history": words["no_history"],
                 "skill_history": words["no_history"],
                 "max_repeats": self.max_repeats,
             }
@@ -168,7 +176,7 @@ class AgentKitCrafterAgent:
                 log["skills"] = dict(under)
                 flag = db["step_flagged"] == "yes"
                 lines.append((skill, flag, self._line(number, graph, action, flag)))
-                db["history"] = "\n".join(line for _, _, line in lines[-self.history_steps :])
+                self._windows(db, lines, skill)
             previous = ep.observation
             await ep.act(action)
             db.update(last_action=action, previous_observation=previous, observation=ep.observation)
@@ -193,6 +201,20 @@ class AgentKitCrafterAgent:
         reason = chosen.error if isinstance(chosen, NodeFailure) else f"{chosen!r} is no action"
         graph_pass.fell_back(log, note, FALLBACK, f"{FINAL}: {reason}")
         return FALLBACK
+
+    def _windows(self, db: dict[str, Any], lines: list[tuple[str, bool, str]], skill: str) -> None:
+        """The history windows of the published agent: ``history_steps`` (25) for the
+        reflection, 3 for the unexpected and mistake questions, and for the actor as
+        many as were played under the current skill, at least 3 and at most 5."""
+        run = 0
+        for s, _, _ in reversed(lines):
+            if s != skill:
+                break
+            run += 1
+        texts_ = [line for _, _, line in lines]
+        db["history"] = "\n".join(texts_[-self.history_steps :])
+        db["recent_history"] = "\n".join(texts_[-RECENT_STEPS:])
+        db["actor_history"] = "\n".join(texts_[-min(ACTOR_STEPS[1], max(ACTOR_STEPS[0], run)) :])
 
     @staticmethod
     def _line(number: int, graph: Graph, action: str, flagged: bool) -> str:

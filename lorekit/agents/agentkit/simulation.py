@@ -42,7 +42,7 @@ CRAFTER_QUESTIONS: dict[str, str] = {
     "s_vitals": "Summarise the vitals in one sentence",
     "s_action": "Report the last action as a JSON object",
     "obs_actions": "decide from the surroundings and the manual whether it can",
-    "achievements": "Which achievements are still locked",
+    "achievements": "List the locked achievements that are easy",
     "reflect": "summarise how the player got",
     "unexpected": "Did the player meet an obstacle",
     "mistake": "Did the player make a mistake",

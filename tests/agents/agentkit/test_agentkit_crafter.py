@@ -66,7 +66,13 @@ def test_the_spec_has_32_nodes_and_each_question_one_marker() -> None:
         assert holders == [key], (key, holders)
     assert {g for g, _, _ in spec.gate_edges} == {"gate"}
     assert {d for _, d, _ in spec.gate_edges} == PLANNER
-    assert AgentKitCrafterAgent().model_roles == ("observer", "planner", "actor")
+    assert AgentKitCrafterAgent().model_roles == (
+        "fast_accurate",
+        "fast",
+        "reason",
+        "spatial",
+        "plan_accurate",
+    )
 
 
 async def test_twenty_steps_with_every_node_answered() -> None:
@@ -200,7 +206,8 @@ async def test_a_failed_model_call_ends_the_episode_with_an_error() -> None:
 
 async def test_each_role_gets_its_own_model() -> None:
     env, task = env_and_task()
-    models = {r: ScriptedLLM(fn=crafter_model()) for r in ("observer", "planner", "actor")}
+    roles = ("fast", "fast_accurate", "reason", "plan_accurate", "spatial")
+    models = {r: ScriptedLLM(fn=crafter_model()) for r in roles}
     await AgentKitCrafterAgent(max_steps=1).run(env, task, Roles(models), NullRecorder(), seed=0)
     spec = load_spec(SPEC_PATH)
     for role, llm in models.items():

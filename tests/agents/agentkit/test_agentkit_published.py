@@ -264,3 +264,47 @@ async def test_reflection_after_every_third_flagged_step_one_feedback_per_skill(
     for node in ("challenge", "plan_check", "reflect", "actor_plan"):
         seen = ["Advice A" in p for p in prompts(node)]
         assert seen == [False] * 6 + [True, True, False], node
+
+
+# -- 6. dependencies, history windows, the observation, the five query types ------
+
+
+async def test_inputs_windows_observation_and_query_types_follow_the_published_graph() -> None:
+    env, task = env_and_task()
+    names = ("fast", "fast_accurate", "reason", "plan_accurate", "spatial")
+    models = {r: ScriptedLLM(fn=crafter_model(replan_every=3)) for r in names}
+    traj = await AgentKitCrafterAgent(max_steps=7).run(
+        env, task, Roles(models), NullRecorder(), seed=0
+    )
+    assert len(traj.actions) == 7
+
+    def asked(role: str) -> set[str | None]:
+        return {which(c.messages, CRAFTER_QUESTIONS) for c in models[role].calls}
+
+    assert asked("spatial") == {"obs_last_action", "actor_reflect", "actor_plan", "actor_actions"}
+    assert asked("fast_accurate") == {"obs_objects"}
+    assert asked("plan_accurate") == {"obs_actions"}
+    assert {"s_obs", "s_vitals", "s_action", "s_plan", "s_mistakes"} <= asked("fast")
+    assert {"achievements", "gate", "actor_final", "obs_changes"} <= asked("reason")
+
+    def last_prompt(node: str) -> str:
+        calls = [c for m in models.values() for c in m.calls]
+        found = [c for c in calls if which(c.messages, CRAFTER_QUESTIONS) == node]
+        return found[-1].messages[-1].content
+
+    # inputs: the actions the observer judged possible reach the achievements and the
+    # plan check; the actor's reflection reaches its action choice
+    judged = '"do": {"allowed": "yes"}'
+    assert judged in last_prompt("achievements") and judged in last_prompt("plan_check")
+    assert "(actor_reflect) Everything looks" in last_prompt("actor_actions")
+    assert "(obs_objects) Everything looks" in last_prompt("unexpected")
+    # history windows at step 7: 3 steps for unexpected and mistake, 5 for the actor
+    # (6 steps under one skill), 25 for the reflection
+    for node, first in (("unexpected", 4), ("mistake", 4), ("actor_reflect", 2)):
+        text = last_prompt(node)
+        assert f"Step {first}:" in text and f"Step {first - 1}:" not in text, node
+        assert "Step 6:" in text, node
+    assert "Step 1:" in last_prompt("reflect")
+    # the observation's line about what lies further ahead, and its question
+    objects = last_prompt("obs_objects")
+    assert "Further to the " in objects and "further to the front" in objects
