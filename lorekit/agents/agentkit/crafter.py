@@ -39,6 +39,8 @@ SPEC_PATH = HERE / "crafter.yaml"
 FINAL = "actor_final"
 FEED = "feed"
 FALLBACK = "noop"
+ENV_DEFAULTS: dict[str, Any] = {"observation": "detailed", "area": 256, "length": 0}
+"""What the published agent played: a 256x256 world, no step limit."""
 RECENT_STEPS = 3
 """Steps the unexpected and mistake questions see, as published."""
 ACTOR_STEPS = (3, 5)
@@ -111,10 +113,12 @@ class AgentKitCrafterAgent:
         self.model_roles: tuple[str, ...] = graph_pass.model_roles(self.spec)
 
     def env_defaults(self, env_name: str) -> dict[str, Any]:
-        """The detailed observation (surroundings, two of each kind) the spec reads."""
+        """The detailed observation the spec reads, and the published agent's world:
+        ``crafter.Env(area=(256, 256))`` with episodes that end only on death
+        (``--env-opt area=64 --env-opt length=10000`` plays crafter's own)."""
         if env_name != "crafter":
             raise ValueError("agentkit-crafter's questions are written for crafter only")
-        return {"observation": "detailed"}
+        return dict(ENV_DEFAULTS)
 
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None

@@ -15,6 +15,7 @@ from lorekit.agents.agentkit import AgentKitCrafterAgent
 from lorekit.agents.agentkit.hooks import GATE_FLAGS
 from lorekit.agents.agentkit.simulation import CRAFTER_QUESTIONS, crafter_model, which
 from lorekit.agents.base import NullRecorder
+from lorekit.envs.crafter import CrafterTextEnv
 from lorekit.llm import Message, Roles, ScriptedLLM
 
 Answer = Callable[[tuple[Message, ...]], str]
@@ -308,3 +309,40 @@ async def test_inputs_windows_observation_and_query_types_follow_the_published_g
     # the observation's line about what lies further ahead, and its question
     objects = last_prompt("obs_objects")
     assert "Further to the " in objects and "further to the front" in objects
+
+
+# -- 7. the world -------------------------------------------------------------------
+
+
+async def test_the_agent_plays_the_published_world_by_default() -> None:
+    import crafter
+
+    from lorekit.agents import AGENTS
+    from lorekit.envs.crafter.env import NO_LIMIT_STEPS
+
+    env, task = env_and_task()
+    assert env.core.area == (256, 256) and env.core.length is None
+    assert env.max_steps == NO_LIMIT_STEPS
+    assert "256x256" in AGENTS["agentkit-crafter"][1] and "death" in AGENTS["agentkit-crafter"][1]
+    traj, _ = await run(crafter_model(), 2)
+    assert len(traj.actions) == 2
+    # the world is crafter.Env(area=(256, 256), seed=s)'s
+    env.reset(task, seed=5)
+    ref = crafter.Env(area=(256, 256), seed=5)
+    ref.reset()
+    assert (ref._world._mat_map == env.core.world._mat_map).all()
+    assert "Step 0 of unlimited" in env.reset(task, seed=5).text
+
+
+def test_area_and_no_limit_are_env_options() -> None:
+    import pytest
+
+    from lorekit.envs import make
+
+    small = make("crafter", area=64, length=50)
+    assert isinstance(small, CrafterTextEnv)
+    assert small.core.area == (64, 64) and small.max_steps == 50
+    with pytest.raises(ValueError, match="area must be at least 16"):
+        make("crafter", area=8)
+    with pytest.raises(ValueError, match="or 0: no limit"):
+        make("crafter", length=-1)
