@@ -5,7 +5,11 @@ itself, the agent keeps between passes in the graph's database:
 
 * ``history``: one line per step (surroundings, vitals, plan, action and how
   the previous action went), the last ``history_steps`` (25) of them, for the
-  short-term reflection (``reflect``) and the actor;
+  short-term reflection (``reflect``); ``recent_history`` (the last 3) for the
+  unexpected and mistake questions, and ``actor_history`` (3 to 5: the steps
+  under the current skill) for the actor, the published agent's windows;
+* ``kb_review``: set every ``kb_refine_every`` (50) steps while something is
+  known, so the ``when`` node ``kb_refine`` prunes the knowledge;
 * ``skill_history``: the lines of the steps flagged by the gate (a mistake or
   confusion) under the current skill, with their mistakes summary
   (``s_mistakes``), for the long-term reflection ``feed``. After every
