@@ -92,18 +92,6 @@ def substitute(template: str, value_of: Callable[[Ref], str]) -> str:
     return _REF.sub(one, template)
 
 
-def present(value: Any) -> bool:
-    """Whether a database value counts as set for a node's ``when``: not null, not an
-    empty text or collection (whitespace counts as empty)."""
-    if value is None:
-        return False
-    if isinstance(value, str):
-        return bool(value.strip())
-    if isinstance(value, (Mapping, list, tuple, set, frozenset)):
-        return len(value) > 0
-    return True
-
-
 @dataclass(frozen=True, slots=True)
 class Write:
     """A declared database write: after the node succeeds, put ``value`` at ``key``.

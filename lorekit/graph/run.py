@@ -34,11 +34,11 @@ from lorekit.graph.node import (
     NodeContext,
     Parser,
     PassGraph,
-    present,
 )
 from lorekit.graph.parsers import parser_for
 from lorekit.graph.shrink import Summaries, shrink_answer
 from lorekit.graph.trace import AttemptTrace, NodeTrace, PassReport, node_model
+from lorekit.graph.values import present
 from lorekit.llm.base import Message, as_messages
 from lorekit.llm.errors import LLMError
 from lorekit.llm.roles import Roles
