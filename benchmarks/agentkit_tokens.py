@@ -13,7 +13,7 @@ a real model's answers are longer and are shown again in the prompts of the
 nodes that depend on them, so a real run's prompts are larger and its
 completion tokens come on top.
 
-    python benchmarks/agentkit_tokens.py [--steps 20] [--episodes 20]
+    python benchmarks/agentkit_tokens.py [--steps 20] [--episodes 20] [--replan-every 5]
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ def per_pass(log: dict[str, Any], roles: dict[str, str]) -> tuple[list[int], dic
     return totals, {r: t / n for r, t in by_role.items()}
 
 
-async def crafter(steps: int) -> None:
+async def crafter(steps: int, replan_every: int = 5) -> None:
     agent = AgentKitCrafterAgent(max_steps=steps)
     env = make("crafter", **agent.env_defaults("crafter"))
     task = next(t for t in env.tasks() if t.data.get("kind") == "score")
-    llm = ScriptedLLM(fn=crafter_model())
+    llm = ScriptedLLM(fn=crafter_model(replan_every=replan_every))
     traj = await agent.run(env, task, Roles(llm), NullRecorder(), seed=0)
     log = traj.notes["agentkit"]
     roles = {n.key: n.role for n in agent.spec.nodes}
@@ -57,7 +57,10 @@ async def crafter(steps: int) -> None:
         any(n["key"] == "subgoals" and n["status"] == "ok" for n in s["nodes"])
         for s in log["steps"]
     )
-    print(f"agentkit-crafter: {len(totals)} passes, {len(llm.calls)} model calls")
+    print(
+        f"agentkit-crafter: {len(totals)} passes, {len(llm.calls)} model calls "
+        f"({len(llm.calls) / max(len(totals), 1):.1f} a pass)"
+    )
     print(
         f"  prompt tokens per pass: mean {statistics.mean(totals):,.0f}, "
         f"first {totals[0]:,}, last {totals[-1]:,} (history grows to its 25 steps)"
@@ -70,6 +73,8 @@ async def crafter(steps: int) -> None:
 
 
 async def webshop(episodes: int) -> None:
+    if episodes < 1:
+        return
     if "webshop" not in dict(list_envs()):
         print("agentkit-webshop: make('webshop') is not available here; skipped")
         return
@@ -92,8 +97,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--episodes", type=int, default=20)
+    parser.add_argument(
+        "--replan-every",
+        type=int,
+        default=5,
+        help="the scripted gate asks for a new plan every N passes (1: every pass)",
+    )
     args = parser.parse_args()
-    asyncio.run(crafter(args.steps))
+    asyncio.run(crafter(args.steps, args.replan_every))
     asyncio.run(webshop(args.episodes))
 
 

@@ -68,7 +68,8 @@ AGENTS: dict[str, tuple[AgentFactory | str, str, bool]] = {
     ),
     "agentkit-crafter": (
         "lorekit.agents.agentkit:AgentKitCrafterAgent",
-        "AgentKit's 29-node Crafter agent: gated planning, reflection, knowledge base, skills",
+        "AgentKit's 32-node Crafter agent: gated planning, reflection, knowledge base, "
+        "skills; plays as published (a 256x256 world, episodes end only on death)",
         True,
     ),
     "agentkit-webshop": (

@@ -52,10 +52,15 @@ def make_crafter(
     expanded: bool = False,
     tasks: str = "all",
     observation: str = "standard",
+    area: int = 64,
 ) -> TextEnv:
+    """``length=0``: no step limit (an episode ends on death); ``area``: the world's
+    side in cells (AgentKit played 256)."""
     from lorekit.envs.crafter import CrafterTextEnv
 
-    return CrafterTextEnv(length=length, expanded=expanded, tasks=tasks, observation=observation)
+    return CrafterTextEnv(
+        length=length, expanded=expanded, tasks=tasks, observation=observation, area=area
+    )
 
 
 def make_crafter_party(players: int = 2, *, length: int = 2_000, peaceful: bool = False) -> TextEnv:

@@ -163,6 +163,10 @@ class Node:
     shows (``dep_overflow`` says how to shorten it; ``summarize`` asks the
     ``summary_role`` model, default the node's role). ``json_take="last"`` makes
     a JSON output take the last JSON value of an answer that holds several.
+    ``when`` names a database key: the node joins a pass only while that key holds
+    something (see :func:`present`); otherwise it is left out of the pass, edges and
+    all, so its dependents are asked without it. This is how a spec declares a
+    dynamic node, one that exists only while an earlier answer asks for it.
     """
 
     key: str
@@ -191,6 +195,7 @@ class Node:
     dep_overflow: DepOverflow = "keep_end"
     summary_role: str | None = None
     json_take: JsonTake = "whole"
+    when: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.key, str) or not _KEY.match(self.key):
@@ -219,6 +224,8 @@ class Node:
             for k in getattr(self, name):
                 if not isinstance(k, str) or not _KEY.match(k):
                     raise bad(name, f"{k!r} is not a plain database key")
+        if self.when is not None and (not isinstance(self.when, str) or not _KEY.match(self.when)):
+            raise bad("when", f"when must name a plain database key, got {self.when!r}")
         if self.max_retries is not None and self.max_retries < 0:
             raise bad("max_retries", f"max_retries must be >= 0, got {self.max_retries}")
         if self.max_dep_chars is not None and self.max_dep_chars < 100:
@@ -261,7 +268,8 @@ class Node:
         """Top-level database keys read while composing: the prompt's placeholders,
         ``context`` and ``hook_reads`` (what the race check orders)."""
         prompt = frozenset(r.name for r in self.refs if not r.node)
-        return prompt | frozenset(self.context) | frozenset(self.hook_reads)
+        when = frozenset([self.when]) if self.when else frozenset()
+        return prompt | frozenset(self.context) | frozenset(self.hook_reads) | when
 
     def reads_with(self, system: str | None) -> frozenset[str]:
         """:attr:`reads` plus the placeholders of the graph's ``system`` text, which

@@ -27,10 +27,18 @@ from lorekit.graph.errors import (
     hook_name,
 )
 from lorekit.graph.layout import Layout
-from lorekit.graph.node import ComposeInput, DepView, Node, NodeContext, Parser, PassGraph
+from lorekit.graph.node import (
+    ComposeInput,
+    DepView,
+    Node,
+    NodeContext,
+    Parser,
+    PassGraph,
+)
 from lorekit.graph.parsers import parser_for
 from lorekit.graph.shrink import Summaries, shrink_answer
 from lorekit.graph.trace import AttemptTrace, NodeTrace, PassReport, node_model
+from lorekit.graph.values import present
 from lorekit.llm.base import Message, as_messages
 from lorekit.llm.errors import LLMError
 from lorekit.llm.roles import Roles
@@ -46,6 +54,7 @@ class PassState:
     questions: dict[str, str] = field(default_factory=dict)
     editor: str | None = None
     added_by_editor: set[str] = field(default_factory=set)
+    absent: set[str] = field(default_factory=set)  # `when` nodes left out of this pass
 
 
 class PassHost(PassGraph, Protocol):
@@ -86,6 +95,8 @@ class _NodeRun:
         lay = r.state.layout
         deps = []
         for d in lay.deps[node.key]:
+            if d in r.state.absent:
+                continue
             question, result = r.dep_value(d)
             mode = lay.mode(d, node.key)
             shown = None
@@ -200,9 +211,14 @@ class PassRunner:
             raise GraphError(f"node {key!r} has no result to give its dependents")
         return last
 
+    def _absent(self, key: str) -> bool:
+        """A node whose ``when`` key holds nothing right now (see :class:`Node`)."""
+        when = self.state.layout.nodes[key].when
+        return when is not None and not present(self.db.get(when))
+
     def _runnable(self, key: str) -> bool:
         st = self.state
-        if key in st.layout.skipped:
+        if key in st.layout.skipped or self._absent(key):
             return False
         return not any(isinstance(st.results.get(d), NodeFailure) for d in st.layout.deps[key])
 
@@ -256,6 +272,12 @@ class PassRunner:
             if last is not None:
                 st.questions[key], st.results[key] = last
                 trace.output = last[1]
+        elif self._absent(key):
+            # left out of this pass: its edges stay (they order the pass), but its
+            # dependents are asked without it
+            trace = NodeTrace(key, node.role, "skipped", temporary=key in lay.temporary)
+            trace.error = f"left out: {node.when!r} holds nothing"
+            st.absent.add(key)
         elif not self._runnable(key):
             bad = [d for d in lay.deps[key] if isinstance(st.results.get(d), NodeFailure)]
             error = f"dependency {bad[0]!r} failed"

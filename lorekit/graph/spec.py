@@ -196,6 +196,14 @@ class _Builder:
         built = {key: self._node(key, ns, branches.get(key)) for key, ns in m.nodes.items()}
         nodes = {k: n for k, n in built.items() if n is not None}
         self._check_reads(nodes)
+        for key, node in nodes.items():
+            for ref in node.refs:
+                if ref.node and ref.name in nodes and nodes[ref.name].when:
+                    self.error(
+                        ("nodes", key, "prompt"),
+                        f"reads '@{ref.name}', a node with 'when' that may be left out of a "
+                        "pass; list it under deps instead",
+                    )
         self.raise_errors()
         edges = self._gate_edges()
         lay = Layout()
@@ -314,6 +322,7 @@ class _Builder:
                 dep_overflow=ns.dep_overflow,
                 summary_role=ns.summary_role,
                 json_take=ns.json_take,
+                when=ns.when,
             )
         except GraphError as exc:
             text = str(exc).removeprefix(f"node {key!r}: ")

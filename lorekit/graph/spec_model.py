@@ -69,6 +69,7 @@ class NodeSpec(_Strict):
     dep_overflow: Literal["keep_end", "keep_start", "keep_both", "summarize"] = "keep_end"
     summary_role: str | None = Field(None, min_length=1)
     json_take: Literal["whole", "last"] = "whole"
+    when: str | None = None
 
     _choices = field_validator("choices", mode="before")(_yes_no)
 

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["lookup", "render_value"]
+__all__ = ["lookup", "present", "render_value"]
 
 
 def render_value(value: Any) -> str:
@@ -34,3 +34,15 @@ def lookup(root: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
         else:
             return False, None
     return True, value
+
+
+def present(value: Any) -> bool:
+    """Whether a database value counts as set for a node's ``when``: not null, not an
+    empty text or collection (whitespace counts as empty)."""
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, (Mapping, list, tuple, set, frozenset)):
+        return len(value) > 0
+    return True

@@ -222,3 +222,57 @@ async def test_temporary_node_may_be_edited_by_its_creator() -> None:
     await g.evaluate()
     assert g.last_report is not None
     assert g.last_report.order.index("b") < g.last_report.order.index("t")
+
+
+# -- `when`: a node declared in a spec that joins a pass only while a key holds something
+
+
+WHEN_SPEC = """\
+name: asks
+database:
+  questions: ""
+nodes:
+  ask:
+    prompt: "Any questions? [node ask]"
+    output: json
+    writes: [{key: questions, value: output.q}]
+  answers:
+    when: questions
+    hidden: [ask]
+    prompt: "Answer these: {questions} [node answers]"
+  act:
+    deps: [answers]
+    prompt: "Act now. [node act]"
+"""
+
+
+async def test_a_when_node_joins_only_while_its_key_holds_something() -> None:
+    from lorekit.graph.spec import parse_spec
+
+    spec = parse_spec(WHEN_SPEC)
+    graph = spec.build()
+    llm = per_node(
+        {"ask": ['{"q": ""}', '{"q": "Where?"}', '{"q": " "}'], "answers": "North.", "act": "go"}
+    )
+    db = spec.initial_db()
+    first = await graph.evaluate(db, roles=llm)
+    # nothing asked: left out, and `act` is asked without it (no stale answer either)
+    assert "answers" not in first and first["act"] == "go"
+    trace = {t.key: t for t in graph.last_report.traces}
+    assert trace["answers"].status == "skipped" and "left out" in (trace["answers"].error or "")
+    second = await graph.evaluate(db, roles=llm)
+    assert second["answers"] == "North."
+    act_prompt = llm.calls[-1].messages[-1].content
+    assert "North." in act_prompt
+    third = await graph.evaluate(db, roles=llm)  # the questions are gone again
+    assert "answers" not in third and "North." not in llm.calls[-1].messages[-1].content
+
+
+def test_a_when_node_cannot_be_read_by_name() -> None:
+    from lorekit.graph.spec import SpecError, parse_spec
+
+    bad = WHEN_SPEC.replace('prompt: "Act now. [node act]"', 'prompt: "Act: {@answers} [node act]"')
+    with pytest.raises(SpecError, match="a node with 'when'"):
+        parse_spec(bad)
+    with pytest.raises(SpecError, match="neither declared"):
+        parse_spec(WHEN_SPEC.replace("when: questions", "when: nothing_here"))

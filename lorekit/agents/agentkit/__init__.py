@@ -1,7 +1,7 @@
 """AgentKit's two published agents as shipped graph specs (Wu et al. 2024).
 
 * :class:`AgentKitCrafterAgent` (``--agent agentkit-crafter``): ``crafter.yaml``,
-  29 nodes with planning behind a gate, short- and long-term reflection, a
+  32 nodes with planning behind a gate, short- and long-term reflection, a
   knowledge base, a skill library and action repeats.
 * :class:`AgentKitWebShopAgent` (``--agent agentkit-webshop``): ``webshop.yaml``,
   the 6-node zero-shot shopper.

@@ -34,16 +34,40 @@ def _entries(output: Any, what: str) -> dict[str, Mapping[str, Any]]:
 # -- crafter -------------------------------------------------------------------
 
 
+GATE_FLAGS = (
+    "unexpected",
+    "mistake",
+    "correction_planned",
+    "confused",
+    "subgoal_done",
+    "subgoal_changed",
+    "replan",
+)
+"""The gate's seven questions, as the published agent asks them."""
+
+
 def gate_decision(ctx: NodeContext, output: Any) -> str:
     """``replan`` (the planner nodes run) or ``keep`` (they reuse their last answers).
+
+    As in the published agent, the plan is kept only when all seven answers are
+    no: an unexpected encounter, a mistake, a planned correction or confusion
+    alone re-plans too. An answer missing one of the seven is asked again (the
+    original refuses it as well) rather than read as no.
 
     On the very first pass there is nothing to keep: the spec's branch then runs
     the planner nodes the actor needs whatever this says (see
     :class:`lorekit.graph.hooks.BranchHook`)."""
     if not isinstance(output, Mapping):
         raise AfterQueryError('Answer with one JSON object such as {"replan": "no", ...}.')
-    flags = ("replan", "subgoal_done", "subgoal_changed")
-    return "replan" if any(yes(output.get(f)) for f in flags) else "keep"
+    missing = [f for f in GATE_FLAGS if f not in output]
+    if missing:
+        raise AfterQueryError(
+            f"Answer all seven questions; missing: {', '.join(map(repr, missing))}. "
+            'Each value is "yes" or "no".'
+        )
+    flagged = yes(output["mistake"]) or yes(output["confused"])
+    ctx.db["step_flagged"] = "yes" if flagged else "no"  # long-term reflection counts these
+    return "replan" if any(yes(output[f]) for f in GATE_FLAGS) else "keep"
 
 
 def choose_skill(ctx: NodeContext, output: Any) -> dict[str, Any]:
@@ -62,14 +86,36 @@ def choose_skill(ctx: NodeContext, output: Any) -> dict[str, Any]:
     return {name: entry}
 
 
+def store_questions(ctx: NodeContext, output: Any) -> str:
+    """The planner's adaptive questions into ``adaptive_questions``, or "" for NA (no
+    questions): the dynamic node ``adaptive_answers`` joins the passes only while
+    there are some."""
+    text = str(output).strip()
+    none = not text or text.strip(" .\"'`").upper() in ("NA", "N/A", "NONE")
+    ctx.db["adaptive_questions"] = "" if none else text
+    return text
+
+
+FINDING_CHECKS = ("discovered", "general", "unknown", "concrete", "solid")
+"""kb_add: a finding enters the knowledge only when all five are yes."""
+QUESTION_CHECKS = ("unknown", "novel", "general", "relevant", "correct")
+"""unknown: an open question is kept only when all five are yes."""
+
+
+def _all_yes(item: Mapping[str, Any], checks: tuple[str, ...]) -> bool:
+    """All ``checks`` answered yes; a missing field is not a yes (the published agent
+    refuses such an item too)."""
+    return all(f in item and yes(item[f]) for f in checks)
+
+
 def learn(ctx: NodeContext, output: Any) -> dict[str, Any]:
-    """Move each open question the last step answered for good (discovered, general
-    and observed) into ``knowledge``; the result is what was learned."""
+    """Move each open question the last step answered for good (the five checks of
+    ``FINDING_CHECKS``) into ``knowledge``; the result is what was learned."""
     found = _entries(output, "open question")
     learned = {
         name: str(item.get("discovery", "")).strip()
         for name, item in found.items()
-        if yes(item.get("discovered")) and yes(item.get("general")) and yes(item.get("solid"))
+        if _all_yes(item, FINDING_CHECKS)
     }
     learned = {k: v for k, v in learned.items() if v and v.upper() != "NA"}
     if learned:
@@ -81,17 +127,12 @@ def learn(ctx: NodeContext, output: Any) -> dict[str, Any]:
 
 
 def remember_unknowns(ctx: NodeContext, output: Any) -> dict[str, Any]:
-    """Add the new open questions (missing from the manual, not yet known, relevant)
-    to ``unknowns``, keeping the newest ``MAX_UNKNOWNS``; the result is the list."""
+    """Add the new open questions that pass the five checks of ``QUESTION_CHECKS`` to
+    ``unknowns``, keeping the newest ``MAX_UNKNOWNS``; the result is the list."""
     found = _entries(output, "open question")
     merged = dict(ctx.db["unknowns"])
     for name, item in found.items():
-        keep = (
-            yes(item.get("missing_from_manual", "yes"))
-            and not yes(item.get("already_known", "no"))
-            and yes(item.get("relevant", "yes"))
-        )
-        if keep:
+        if _all_yes(item, QUESTION_CHECKS):
             merged.pop(name, None)
             merged[name] = str(item.get("info", "")).strip() or name
     while len(merged) > MAX_UNKNOWNS:
@@ -100,30 +141,77 @@ def remember_unknowns(ctx: NodeContext, output: Any) -> dict[str, Any]:
     return merged
 
 
+def refine_knowledge(ctx: NodeContext, output: Any) -> dict[str, Any]:
+    """Drop the known items that repeat another, add nothing to the manual or
+    contradict it; the result is what was dropped (name -> why)."""
+    found = _entries(output, "known item")
+    fields = ("duplicate", "addition", "contradiction")
+    for name, item in found.items():
+        missing = [f for f in fields if f not in item]
+        if missing:
+            raise AfterQueryError(f"Item {name!r} lacks {', '.join(map(repr, missing))}.")
+    knowledge = dict(ctx.db["knowledge"])
+    dropped: dict[str, Any] = {}
+    for name, item in found.items():
+        if name not in knowledge:
+            continue
+        if yes(item["duplicate"]):
+            dropped[name] = "duplicate"
+        elif yes(item["contradiction"]):
+            dropped[name] = "contradicts the manual"
+        elif not yes(item["addition"]):
+            dropped[name] = "adds nothing to the manual"
+    ctx.db["knowledge"] = {k: v for k, v in knowledge.items() if k not in dropped}
+    return dropped
+
+
 def _norm(name: str) -> str:
     return re.sub(r"[\s\-]+", "_", name.strip().strip("`'\".").lower())
 
 
+MOVE_REPEATS = 4
+"""Most repeats of a move, and only when neither a hazard nor an obstacle is reported."""
+DO_REPEATS = 3
+"""Most repeats of ``do``; any other action is played once."""
+
+
 def choose_action(ctx: NodeContext, output: Any) -> dict[str, Any]:
-    """``{"action": name, "repeats": n}`` with an allowed name and 1 <= n <= max."""
+    """``{"action": name, "repeats": n}`` with an allowed name and the published
+    agent's repeat rule: a move up to ``MOVE_REPEATS`` times when no hazard or
+    obstacle is reported, ``do`` up to ``DO_REPEATS``, anything else once (a larger
+    count is cut down, as there; ``max_repeats`` caps them all). A count that is
+    no whole number >= 1, or a missing hazard/obstacle answer, is asked again."""
     if not isinstance(output, Mapping):
-        raise AfterQueryError('Answer with one JSON object: {"action": "...", "repeats": 1}.')
+        raise AfterQueryError(
+            'Answer with one JSON object: {"action": "...", "repeats": 1, '
+            '"obstacles": "no", "hazards": "no"}.'
+        )
     allowed = [a.strip() for a in str(ctx.db["actions"]).split(",") if a.strip()]
-    limit = int(ctx.db["max_repeats"])
     name = _norm(str(output.get("action", "")))
     if name not in allowed:
         shown = str(output.get("action", ""))[:60] or "(nothing)"
         raise AfterQueryError(
             f"{shown!r} is not an allowed action. Use exactly one of: {', '.join(allowed)}."
         )
-    raw = output.get("repeats", 1)
+    missing = [f for f in ("repeats", "obstacles", "hazards") if f not in output]
+    if missing:
+        raise AfterQueryError(f"Give {', '.join(map(repr, missing))} as well.")
+    raw = output["repeats"]
     try:
-        repeats = int(str(raw).strip()) if not isinstance(raw, bool) else 0
+        asked = int(str(raw).strip()) if not isinstance(raw, bool) else 0
     except ValueError:
-        repeats = 0
-    if not 1 <= repeats <= limit:
-        raise AfterQueryError(f"'repeats' must be a whole number from 1 to {limit}, got {raw!r}.")
-    return {"action": name, "repeats": repeats, "hazard": yes(output.get("hazard", "no"))}
+        asked = 0
+    if asked < 1:
+        raise AfterQueryError(f"'repeats' must be a whole number of at least 1, got {raw!r}.")
+    danger = yes(output["hazards"]) or yes(output["obstacles"])
+    if name.startswith("move_"):
+        rule = 1 if danger else MOVE_REPEATS
+    elif name == "do":
+        rule = DO_REPEATS
+    else:
+        rule = 1
+    repeats = min(asked, rule, int(ctx.db["max_repeats"]))
+    return {"action": name, "repeats": repeats, "hazard": danger}
 
 
 # -- webshop -------------------------------------------------------------------

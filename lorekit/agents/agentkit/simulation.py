@@ -28,6 +28,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 
+from lorekit.agents.agentkit.hooks import GATE_FLAGS
 from lorekit.agents.spring.simulation import next_move
 from lorekit.llm.base import Message
 
@@ -41,7 +42,7 @@ CRAFTER_QUESTIONS: dict[str, str] = {
     "s_vitals": "Summarise the vitals in one sentence",
     "s_action": "Report the last action as a JSON object",
     "obs_actions": "decide from the surroundings and the manual whether it can",
-    "achievements": "Which achievements are still locked",
+    "achievements": "List the locked achievements that are easy",
     "reflect": "summarise how the player got",
     "unexpected": "Did the player meet an obstacle",
     "mistake": "Did the player make a mistake",
@@ -52,15 +53,18 @@ CRAFTER_QUESTIONS: dict[str, str] = {
     "top_subgoal": "Write the most urgent subgoal",
     "subgoal_analysis": "what the subgoal above requires",
     "skill": "Pick the skill of the library",
-    "adaptive": "Ask and answer at most three questions",
+    "adaptive": "List at most three questions that make",
+    "adaptive_answers": "Answer the planner's current questions",
     "kb_add": "say whether the last step answered it",
     "unknown": "Merge the missing information",
+    "kb_refine": "should add to the manual, never repeat it",
     "actor_reflect": "Name up to two kinds of information",
     "actor_plan": "Which objects that matter for the subgoal",
     "actor_actions": "choose the actions for at most the next six steps",
     "actor_final": "Take the first action of the plan above",
     "s_plan": "state the current subgoals and why",
-    "feed": "Reflect on them: what keeps going wrong",
+    "s_mistakes": "explain briefly any unexpected situation or mistake",
+    "feed": "List at most three significant mistakes or dangerous",
 }
 """Node -> a phrase only its prompt holds."""
 
@@ -74,6 +78,7 @@ WEBSHOP_QUESTIONS: dict[str, str] = {
 }
 
 UNKNOWN_NAME = "wood_per_hit"
+_CLEAR = {"obstacles": "no", "hazards": "no"}
 _BEST = re.compile(r"best: (\w+)(?: x(\d+))?")
 _FAR = r"^\s*{kind}: .*?\((\d+) steps?\)"
 _OBSERVATION = "using this observation:"
@@ -117,22 +122,26 @@ def crafter_model(
                 return _bad(refused)
             picks = _BEST.findall(prompt)
             action, count = picks[-1] if picks else ("noop", "1")
-            return json.dumps({"action": action, "repeats": int(count or 1), "hazard": "no"})
+            repeats = int(count or 1)
+            return json.dumps({"action": action, "repeats": repeats, **_CLEAR})
         if node == "gate":
             gates[0] += 1
             fresh = first_replan and "(none yet" in prompt
             replan = "yes" if fresh or gates[0] % replan_every == 0 else "no"
-            return "Reasoning first.\n" + json.dumps({"mistake": "no", "replan": replan})
+            flags = dict.fromkeys(GATE_FLAGS, "no")
+            return "Reasoning first.\n" + json.dumps({**flags, "replan": replan})
         if node == "kb_add":
             if UNKNOWN_NAME in prompt.rpartition("Open questions the manual")[2]:
                 found = {"discovered": "yes", "discovery": "one wood per do on a tree"}
-                return json.dumps({UNKNOWN_NAME: {**found, "general": "yes", "solid": "yes"}})
+                checks = dict.fromkeys(("general", "unknown", "concrete", "solid"), "yes")
+                return json.dumps({UNKNOWN_NAME: {**found, **checks}})
             return "{}"
         if node == "unknown":
             if UNKNOWN_NAME in prompt.partition("Open questions so far")[0]:
                 return "{}"  # already in the knowledge base
-            item = {"info": "how much wood one do on a tree gives", "relevant": "yes"}
-            return json.dumps({UNKNOWN_NAME: {**item, "missing_from_manual": "yes"}})
+            item = {"info": "how much wood one do on a tree gives", "known": "NA"}
+            checks = dict.fromkeys(("unknown", "novel", "general", "relevant", "correct"), "yes")
+            return json.dumps({UNKNOWN_NAME: {**item, **checks}})
         canned: dict[str, object] = {
             "obs_inventory": {"wood": 0},
             "obs_vitals": {"health": "9/9", "food": "9/9", "drink": "9/9", "energy": "9/9"},
@@ -154,6 +163,10 @@ def crafter_model(
         }
         if node in canned:
             return json.dumps(canned[node])
+        if node == "adaptive":
+            return f"1. How many steps away is the nearest {seek}?\n2. What blocks the way?"
+        if node == "adaptive_answers":
+            return f"1. The nearest {seek} is a few steps away. 2. Nothing blocks the way."
         return f"({node}) Everything looks as expected; keep working on the {seek}."
 
     return answer

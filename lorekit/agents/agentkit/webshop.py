@@ -69,9 +69,11 @@ class AgentKitWebShopAgent:
         self.model_roles: tuple[str, ...] = graph_pass.model_roles(self.spec)
 
     def env_defaults(self, env_name: str) -> dict[str, Any]:
+        """The agent's step budget, which its guidance states, as the env's limit (an
+        env option given on the command line still wins; see :meth:`run`)."""
         if env_name != "webshop":
             raise ValueError("agentkit-webshop's questions are written for webshop only")
-        return {}
+        return {} if self.max_steps is None else {"max_steps": self.max_steps}
 
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
@@ -79,14 +81,16 @@ class AgentKitWebShopAgent:
         ep, graph, log = await graph_pass.start(
             self.spec, env, task, roles, recorder, seed, note_key="agentkit"
         )
-        steps = follow_env_cap(self.max_steps, env.max_steps, PAPER_STEPS)
-        guidance = texts()["webshop_guidance"].format(max_steps=steps).strip()
+        # the budget the model is told is the one that binds: its own (or the env's cap,
+        # the paper's 25 where there is none), and never more than the env allows
+        budget = min(follow_env_cap(self.max_steps, env.max_steps, PAPER_STEPS), int(env.max_steps))
+        guidance = texts()["webshop_guidance"].format(max_steps=budget).strip()
         page = await self._page(ep)
         db = self.spec.initial_db(
             {"guidance": guidance, "task": task.goal, "history": texts()["no_history"], **page}
         )
         lines: list[str] = []
-        for number in range(1, steps + 1):
+        for number in range(1, budget + 1):
             if ep.done:
                 break
             if number > 1:

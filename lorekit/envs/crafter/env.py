@@ -9,6 +9,10 @@ passes in crafter whatever the agent types) and is reported as invalid.
 ``crafter.Env(seed=s).reset()``. ``observation="detailed"`` adds the four
 cells next to the player and two things of each kind in view (what AgentKit's
 Crafter agent reads; :func:`~lorekit.envs.crafter.textobs.describe`).
+``area=256`` plays a 256x256 world (crafter's default is 64x64) and
+``length=0`` lets an episode end only on death: AgentKit's
+``crafter.Env(area=(256, 256))`` with no step limit; ``reset(seed=s)`` then
+gives the world of ``crafter.Env(area=(256, 256), seed=s)``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ from lorekit.envs.crafter.textobs import OBSERVATIONS, canonical_actions, descri
 
 _ACTION = re.compile(r"^\s*([a-z_][a-z_ \-]*?)(?:\s+([+-]?\d+))?\s*$")
 MAX_ACTION_CHARS = 200
+NO_LIMIT_STEPS = 1_000_000
+"""``max_steps`` of an env made with ``length=0``: the episode ends only on death
+(AgentKit's setting), so the harness is given a bound that is never the limit."""
 TASK_KINDS = ("all", "achievement", "score")
 """``tasks=``: every task, only the achievement tasks, or only the score episodes."""
 
@@ -43,9 +50,12 @@ class CrafterTextEnv(TextEnv):
         rng_parity: bool = True,
         tasks: str = "all",
         observation: str = "standard",
+        area: int = 64,
     ) -> None:
-        if length < 1:
-            raise ValueError(f"length must be at least 1, got {length}")
+        if length < 0:
+            raise ValueError(f"length must be at least 1 (or 0: no limit), got {length}")
+        if area < 16:
+            raise ValueError(f"area must be at least 16 (cells a side), got {area}")
         if tasks not in TASK_KINDS:
             raise ValueError(f"tasks must be one of {', '.join(TASK_KINDS)}, got {tasks!r}")
         if observation not in OBSERVATIONS:
@@ -53,9 +63,12 @@ class CrafterTextEnv(TextEnv):
                 f"observation must be one of {', '.join(OBSERVATIONS)}, got {observation!r}"
             )
         self.detailed = observation == "detailed"
-        self.max_steps = length
+        self.max_steps = length or NO_LIMIT_STEPS
         self.expanded = expanded
-        self.core = CrafterCore(length=length, rng_parity=rng_parity)
+        self.area = int(area)
+        self.core = CrafterCore(
+            area=(self.area, self.area), length=length or None, rng_parity=rng_parity
+        )
         self._names = canonical_actions()
         if expanded:
             self._names = {k: v for k, v in self._names.items() if v != "do"}

@@ -7,8 +7,9 @@ vitals, inventory, sleep/death status and achievement progress.
 
 ``describe(..., detailed=True)`` (the env's ``observation="detailed"``) adds
 what AgentKit's Crafter agent reads (Wu et al. 2024, appendix E.1): the four
-cells next to the player, and up to two things of each kind in view instead
-of one. The standard text is unchanged by it.
+cells next to the player, up to two things of each kind in view instead of
+one, and what lies further to the front (the commonest materials in the half
+of the view ahead). The standard text is unchanged by it.
 """
 
 from __future__ import annotations
@@ -145,6 +146,25 @@ def surroundings(core: CrafterCore, player: Any) -> list[tuple[str, str]]:
     return out
 
 
+def further_ahead(core: CrafterCore, player: Any, top: int = 3) -> tuple[str, list[str]]:
+    """The facing direction and the ``top`` most common materials in the half of the
+    9x7 view that lies ahead of the player ("12 grass", ...), most common first."""
+    fx, fy = int(player.facing[0]), int(player.facing[1])
+    px, py = int(player.pos[0]), int(player.pos[1])
+    half_w, half_h = VIEW[0] // 2, VIEW[1] // 2
+    width, height = core.area
+    names = core.world._mat_names
+    counts: dict[str, int] = {}
+    for x in range(max(px - half_w, 0), min(px + half_w + 1, width)):
+        for y in range(max(py - half_h, 0), min(py + half_h + 1, height)):
+            ahead = (x - px) * fx > 0 if fx else (y - py) * fy > 0
+            if ahead:
+                kind = str(names[core.world._mat_map[x, y]])
+                counts[kind] = counts.get(kind, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    return _FACING.get((fx, fy), "south"), [f"{n} {kind}" for kind, n in ranked]
+
+
 def _names(items: Iterable[str]) -> str:
     listed = ", ".join(items)
     return listed or text("none")
@@ -185,6 +205,9 @@ def describe(core: CrafterCore, index: int = 0, *, detailed: bool = False) -> st
         lines.append(
             text("view_item").format(thing=kind, where=_where(dx, dy), steps=abs(dx) + abs(dy))
         )
+    if detailed:
+        direction, ahead = further_ahead(core, player)
+        lines.append(text("further").format(direction=direction, things=_names(ahead)))
     if not core.alive(player):
         lines.append(text("status_dead"))
     elif player.sleeping:

@@ -16,7 +16,7 @@ from lorekit.graph.spec import load_spec
 from lorekit.llm import Roles, ScriptedLLM
 
 SIM = ("--model", "sim", "--base-url", "http://127.0.0.1:9/v1")
-ROLES = ("observer", "planner", "actor")
+ROLES = ("fast", "fast_accurate", "reason", "plan_accurate", "spatial")
 
 
 def test_run_crafter_with_a_model_per_role(
@@ -38,8 +38,9 @@ def test_run_crafter_with_a_model_per_role(
     spec = {n.key: n.role for n in load_spec(CRAFTER_SPEC).nodes}
     for call in calls:
         assert call["role"] == spec[call["meta"]["node"]]
-    # every node but the long-term reflection, which first runs after 3 steps under a skill
-    assert {c["meta"]["node"] for c in calls} == set(spec) - {"feed"}
+    # every node but the long-term reflection (after mistakes under a skill) and the
+    # knowledge review (every 50 steps)
+    assert {c["meta"]["node"] for c in calls} == set(spec) - {"feed", "kb_refine"}
     notes = episode.info["notes"]["agentkit"]
     assert len(notes["steps"]) == 3 and notes["fallbacks"] == 0
     code, out, _ = run_cli(["show", "ak", "0", "--store", str(store)], capsys)
@@ -51,7 +52,7 @@ def test_run_crafter_with_a_model_per_role(
 def test_an_unknown_role_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["run", "crafter", "--agent", "agentkit-crafter", "--role", "critic=x", *SIM]
     code, _, err = run_cli([*args, "--store", str(tmp_path / "r.db")], capsys)
-    assert code == 2 and "unknown role 'critic'" in err and "observer" in err
+    assert code == 2 and "unknown role 'critic'" in err and "spatial" in err
 
 
 @pytest.mark.parametrize(("spec", "edge"), [(CRAFTER_SPEC, "if replan"), (WEBSHOP_SPEC, "")])

@@ -17,10 +17,11 @@ def ctx(**db: Any) -> Any:
 
 def test_learn_keeps_only_general_observed_discoveries() -> None:
     c = ctx(knowledge={"old": "x"}, unknowns={"a": "?", "b": "?", "c": "?"})
+    five = dict.fromkeys(hooks.FINDING_CHECKS, "yes")
     answer = {
-        "a": {"discovered": "yes", "discovery": "2 wood", "general": "yes", "solid": "yes"},
-        "b": {"discovered": "yes", "discovery": "maybe 3", "general": "yes", "solid": "no"},
-        "c": {"discovered": "no", "discovery": "NA", "general": "yes", "solid": "yes"},
+        "a": {**five, "discovery": "2 wood"},
+        "b": {**five, "discovery": "maybe 3", "solid": "no"},
+        "c": {**five, "discovered": "no", "discovery": "NA"},
         "junk": "not an object",
     }
     assert hooks.learn(c, answer) == {"a": "2 wood"}
@@ -32,10 +33,11 @@ def test_learn_keeps_only_general_observed_discoveries() -> None:
 
 def test_unknowns_merge_filter_and_stay_bounded() -> None:
     c = ctx(unknowns={f"q{i}": "?" for i in range(hooks.MAX_UNKNOWNS)})
+    five = dict.fromkeys(hooks.QUESTION_CHECKS, "yes")
     new = {
-        "fresh": {"info": "how far arrows fly", "missing_from_manual": "yes", "relevant": "yes"},
-        "known": {"info": "x", "already_known": "yes"},
-        "useless": {"info": "y", "relevant": "no"},
+        "fresh": {"info": "how far arrows fly", **five},
+        "known": {"info": "x", **five, "novel": "no"},
+        "useless": {"info": "y", **five, "relevant": "no"},
     }
     kept = hooks.remember_unknowns(c, new)
     assert "fresh" in kept and "known" not in kept and "useless" not in kept
@@ -43,8 +45,12 @@ def test_unknowns_merge_filter_and_stay_bounded() -> None:
 
 
 def test_gate_and_skill() -> None:
-    assert hooks.gate_decision(ctx(), {"replan": "No", "subgoal_done": "Yes, wood 1"}) == "replan"
-    assert hooks.gate_decision(ctx(), {"replan": "no", "mistake": "yes"}) == "keep"
+    with pytest.raises(AfterQueryError, match="missing: 'unexpected'"):
+        hooks.gate_decision(ctx(), {"replan": "No", "subgoal_done": "Yes, wood 1"})
+    seven = dict.fromkeys(hooks.GATE_FLAGS, "no")
+    assert hooks.gate_decision(ctx(), {**seven, "subgoal_done": "Yes, wood 1"}) == "replan"
+    assert hooks.gate_decision(ctx(), {**seven, "mistake": "yes"}) == "replan"
+    assert hooks.gate_decision(ctx(), seven) == "keep"
     c = ctx()
     assert hooks.choose_skill(c, {"Mine": ["dig", "tool", "face and do"], "x": 1}) == {
         "Mine": ["dig", "tool", "face and do"]
@@ -56,16 +62,19 @@ def test_gate_and_skill() -> None:
 
 def test_crafter_action_names_and_repeats() -> None:
     c = ctx(actions="noop, move_west, do", max_repeats=4)
-    assert hooks.choose_action(c, {"action": "Move West", "repeats": "3"}) == {
+    clear = {"obstacles": "no", "hazards": "no"}
+    assert hooks.choose_action(c, {"action": "Move West", "repeats": "3", **clear}) == {
         "action": "move_west",
         "repeats": 3,
         "hazard": False,
     }
+    assert hooks.choose_action(c, {"action": "do", "repeats": 5, **clear})["repeats"] == 3
     for bad, why in (
         ({"action": "jump"}, "not an allowed action"),
-        ({"action": "do", "repeats": 5}, "from 1 to 4"),
-        ({"action": "do", "repeats": True}, "from 1 to 4"),
-        ({"action": "do", "repeats": "two"}, "from 1 to 4"),
+        ({"action": "do", "repeats": 2}, "'obstacles', 'hazards'"),
+        ({"action": "do", "repeats": True, **clear}, "at least 1"),
+        ({"action": "do", "repeats": "two", **clear}, "at least 1"),
+        ({"action": "do", "repeats": 0, **clear}, "at least 1"),
     ):
         with pytest.raises(AfterQueryError, match=why):
             hooks.choose_action(c, bad)

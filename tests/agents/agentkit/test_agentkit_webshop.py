@@ -123,3 +123,21 @@ async def test_twenty_episodes_through_the_real_webshop() -> None:
             assert all(n["status"] == "ok" and n["answer"] for n in step["nodes"])
         rewards.append(traj.reward)
     assert len(rewards) == 20 and min(rewards) > 0
+
+
+async def test_the_stated_budget_is_the_one_that_binds() -> None:
+    agent = AgentKitWebShopAgent()  # 25 steps
+    assert agent.env_defaults("webshop") == {"max_steps": 25}  # the budget reaches the env
+    env = FakeShop(episodes=1)
+    env.max_steps = 15  # an env that stops sooner (webshop's own default)
+    llm = ScriptedLLM(fn=webshop_model())
+    await agent.run(env, env.tasks()[0], Roles(llm), NullRecorder())
+    told = llm.calls[0].messages[0].content + llm.calls[0].messages[-1].content
+    assert "within 15 steps" in told and "within 25" not in told
+    roomy = FakeShop(episodes=1)
+    roomy.max_steps = 40
+    llm = ScriptedLLM(fn=webshop_model())
+    await AgentKitWebShopAgent(max_steps=10).run(
+        roomy, roomy.tasks()[0], Roles(llm), NullRecorder()
+    )
+    assert "within 10 steps" in llm.calls[0].messages[0].content + llm.calls[0].messages[-1].content

@@ -9,7 +9,12 @@ import pytest
 
 from lorekit.envs import check_env, make
 from lorekit.envs.crafter import CrafterTextEnv
-from lorekit.envs.crafter.textobs import nearest_in_view, surroundings, things_in_view
+from lorekit.envs.crafter.textobs import (
+    further_ahead,
+    nearest_in_view,
+    surroundings,
+    things_in_view,
+)
 
 ACTIONS = ["move_west 2", "move_north 3", "do", "move_east 4", "move_south 2", "noop"]
 
@@ -21,7 +26,9 @@ def test_detailed_adds_lines_and_keeps_the_rest() -> None:
     for standard, detailed in texts:
         assert "Next to you:" not in standard and "up to two nearest" not in standard
         kept = [line for line in detailed.splitlines() if not line.startswith("  ")]
-        kept = [line for line in kept if not line.startswith(("Next to you:", "In view"))]
+        kept = [
+            line for line in kept if not line.startswith(("Next to you:", "In view", "Further to"))
+        ]
         base = [line for line in standard.splitlines() if not line.startswith("  ")]
         assert kept == [line for line in base if not line.startswith("In view")]
         assert re.search(
@@ -49,6 +56,16 @@ def test_surroundings_and_two_of_each_kind_match_the_world() -> None:
             first.setdefault(kind, abs(dx) + abs(dy))
         assert {k: abs(dx) + abs(dy) for k, dx, dy in nearest_in_view(core, player)} == first
         assert things_in_view(core, player, 1) == nearest_in_view(core, player)
+        # further ahead: the commonest materials of the 4x7 (or 9x3) half ahead
+        direction, ahead = further_ahead(core, player)
+        fx, fy = int(player.facing[0]), int(player.facing[1])
+        assert direction == {(-1, 0): "west", (1, 0): "east", (0, -1): "north"}.get(
+            (fx, fy), "south"
+        )
+        assert f"Further to the {direction}: {', '.join(ahead)}." in env.step("noop").observation
+        assert 1 <= len(ahead) <= 3
+        counts = [int(a.split()[0]) for a in ahead]
+        assert counts == sorted(counts, reverse=True) and sum(counts) <= 28
 
 
 def test_bad_observation_is_refused_and_the_env_still_checks() -> None:
