@@ -126,8 +126,10 @@ async def test_twenty_episodes_through_the_real_webshop() -> None:
 
 
 async def test_the_stated_budget_is_the_one_that_binds() -> None:
-    agent = AgentKitWebShopAgent()  # 25 steps
-    assert agent.env_defaults("webshop") == {"max_steps": 25}  # the budget reaches the env
+    # a budget given to the agent reaches the env; without one the agent follows the env's cap
+    assert AgentKitWebShopAgent(max_steps=25).env_defaults("webshop") == {"max_steps": 25}
+    agent = AgentKitWebShopAgent(max_steps=25)
+    assert AgentKitWebShopAgent().env_defaults("webshop") == {}
     env = FakeShop(episodes=1)
     env.max_steps = 15  # an env that stops sooner (webshop's own default)
     llm = ScriptedLLM(fn=webshop_model())
