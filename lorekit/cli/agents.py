@@ -16,7 +16,7 @@ from lorekit.cli.console import console
 
 @click.group()
 def agents() -> None:
-    """Agents."""
+    """Agents: list them with their model roles and what they need."""
 
 
 @agents.command("list")

@@ -31,12 +31,10 @@ def progress_path(out: str | Path) -> Path:
 
 
 def _read(records_path: str) -> list[Any]:
-    from lorekit.laws.records import RecordError, read_records
+    from lorekit.laws.records import read_records
 
     try:
         rows = list(read_records(records_path))
-    except RecordError as exc:
-        raise UserError(f"{exc}; make one with `lorekit laws collect`") from None
     except (ValueError, KeyError, TypeError) as exc:
         raise UserError(
             f"{records_path}: not a file of law records ({type(exc).__name__}: {exc}); "
