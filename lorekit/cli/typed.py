@@ -39,7 +39,7 @@ def _hints(target: Callable[..., Any]) -> dict[str, Any]:
 
     An annotation that cannot be evaluated (a name only imported for type
     checking) is left out, so it accepts any value."""
-    func = target.__init__ if inspect.isclass(target) else target  # type: ignore[misc]
+    func = target.__init__ if inspect.isclass(target) else target
     try:
         return typing.get_type_hints(func)
     except Exception:

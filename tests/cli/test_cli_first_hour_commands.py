@@ -133,11 +133,3 @@ def test_agent_options_are_typed_before_the_run(
     code, _, err = _run(capsys, "textcraft", "-a", "react", "-m", "echo", "--agent-opt", opt)
     assert code == 2 and err.strip() == f"lorekit: error: {says}"
     assert not Path("runs/lorekit.sqlite3").exists()  # checked before the store is touched
-
-
-def test_a_text_option_keeps_what_was_typed(capsys: pytest.CaptureFixture[str]) -> None:
-    # prompts is text: "2024" is a name, not a number (the prompt file does not exist)
-    code, _, err = _run(
-        capsys, "textcraft", "-a", "react", "-m", "echo", "--agent-opt", "prompts=2024"
-    )
-    assert code == 2 and "2024.yaml" in err
