@@ -181,7 +181,10 @@ def load_config(path: str | Path) -> RunConfig:
     except yaml.YAMLError as err:
         raise ConfigError(yamlio.describe_error(err, str(p))) from None
     if data is None:
-        data = {}
+        raise ConfigError(
+            f"{p}: the config file is empty; give at least one setting (docs/models.md), "
+            "or leave out --config"
+        )
     if not isinstance(data, dict):
         raise ConfigError(f"{p}: expected a mapping at the top level, got {type(data).__name__}")
     return parse_config(data, str(p))

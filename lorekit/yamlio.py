@@ -57,6 +57,14 @@ def _check_duplicates(loader: StrictLoader, node: yaml.MappingNode) -> None:
         seen[key] = mark
 
 
+class TooDeepError(yaml.YAMLError):
+    """YAML nested deeper than the parser can follow (``[[[[...``): a YAMLError,
+    so every caller reports it as a bad file instead of crashing."""
+
+
+_TOO_DEEP = "nested too deeply to read (thousands of levels of [ or {)"
+
+
 def safe_load(stream: str | bytes | IO[str] | IO[bytes], *, source: str | None = None) -> Any:
     """Like ``yaml.safe_load``, but duplicate keys raise :class:`DuplicateKeyError`.
 
@@ -68,6 +76,8 @@ def safe_load(stream: str | bytes | IO[str] | IO[bytes], *, source: str | None =
         loader.name = source
     try:
         return loader.get_single_data()
+    except RecursionError:
+        raise TooDeepError(_TOO_DEEP) from None
     finally:
         loader.dispose()
 
@@ -81,6 +91,8 @@ def compose_and_load(text: str, *, source: str | None = None) -> tuple[yaml.Node
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None
         return root, data
+    except RecursionError:
+        raise TooDeepError(_TOO_DEEP) from None
     finally:
         loader.dispose()
 

@@ -6,7 +6,8 @@ command group is a module of its own (``run``, ``runs``, ``report``, ``graph``,
 shared pieces import no command: :mod:`~lorekit.cli.console`,
 :mod:`~lorekit.cli.errors`, :mod:`~lorekit.cli.checks` (pre-flight checks),
 :mod:`~lorekit.cli.options` (option sets parsed into typed objects),
-:mod:`~lorekit.cli.prepare` (run preparation), :mod:`~lorekit.cli.stores` and
+:mod:`~lorekit.cli.prepare` (run preparation), :mod:`~lorekit.cli.typed` (typed
+``KEY=VALUE`` options), :mod:`~lorekit.cli.stores` and
 :mod:`~lorekit.cli.local_model`.
 """
 

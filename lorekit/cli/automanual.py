@@ -23,6 +23,7 @@ from lorekit.cli.errors import RunFailed, UserError
 from lorekit.cli.options import (
     ModelChoice,
     cache_option,
+    lookup_run_ids,
     model_options,
     read_store_option,
     store_option,
@@ -66,7 +67,7 @@ def _world(store: str, build: str) -> str:
 
 
 @automanual.command("formulate")
-@click.argument("build", metavar="BUILD")
+@click.argument("build", metavar="BUILD", callback=lookup_run_ids)
 @model_options
 @cache_option
 @store_option
@@ -135,7 +136,7 @@ def formulate_cmd(
 
 
 @automanual.command("rules")
-@click.argument("build", metavar="BUILD")
+@click.argument("build", metavar="BUILD", callback=lookup_run_ids)
 @click.option(
     "--at",
     "at_version",
@@ -213,7 +214,7 @@ def manual() -> None:
 
 
 @manual.command("export")
-@click.argument("build", metavar="BUILD")
+@click.argument("build", metavar="BUILD", callback=lookup_run_ids)
 @click.option("-o", "--out", "out", required=True, help="Markdown file to write ('-': stdout).")
 @read_store_option
 def export_cmd(build: str, out: str, store: str) -> None:

@@ -2,16 +2,22 @@
 
 Piped output (files, CI logs) gets a wide fixed width so tables never fold.
 Every command prints through these two, so a test that captures stdout sees
-what a person would.
+what a person would. Both escape control characters in what they print
+(:mod:`lorekit.textsafe`): model and env text never acts on the terminal.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import TextIO
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 from rich.console import Console
+from rich.segment import Segment
+from rich.text import Text
+
+from lorekit.textsafe import is_safe, safe_text
 
 PIPED_WIDTH = 160
 
@@ -26,8 +32,26 @@ def width(stream: TextIO) -> int | None:
     return wanted if wanted > 0 else PIPED_WIDTH
 
 
-console = Console(width=width(sys.stdout))
-err_console = Console(stderr=True, width=width(sys.stderr))
+class SafeConsole(Console):
+    """A rich console that prints control characters of its text as escapes.
+
+    Strings are escaped before layout (``render_str``: a cell's width is that
+    of what is shown); any other renderable (a ``Text`` or ``Syntax`` built
+    from model text) is escaped as its segments are written. Styles and rich's
+    own control codes are untouched."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(safe_text(text), **kwargs)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            seg if seg.control or is_safe(seg.text) else Segment(safe_text(seg.text), seg.style)
+            for seg in buffer
+        )
+
+
+console = SafeConsole(width=width(sys.stdout))
+err_console = SafeConsole(stderr=True, width=width(sys.stderr))
 
 
 def show_progress(flag: bool | None) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from lorekit.cli.console import console
@@ -28,5 +29,5 @@ def envs_list() -> None:
             installed = extra_installed(extra)
             missing = "" if installed is not False else f": {install_command(extra)}"
             needs = f"{extra} extra{missing}"
-        table.add_row(name, desc, needs)
+        table.add_row(escape(name), escape(desc), escape(needs))  # "lorekit[crafter]"
     console.print(table)

@@ -116,8 +116,11 @@ attempt count and the hint are) with the middle elided."""
 def _one_line(message: str) -> str:
     """Any message as one line: whitespace runs (newlines of a server's HTML
     error page, say) become single spaces, and the middle of a very long
-    message is elided."""
-    text = " ".join(message.split()) or "error"
+    message is elided. Control characters (a model's escape sequences quoted in
+    a message) are printed as escapes."""
+    from lorekit.textsafe import safe_line
+
+    text = safe_line(" ".join(message.split())) or "error"
     if len(text) > MAX_LINE:
         text = f"{text[: MAX_LINE // 2]} ... {text[-(MAX_LINE // 2 - 5) :]}"
     return text

@@ -26,6 +26,7 @@ from lorekit.graph.errors import GraphError, NodeFailedError
 from lorekit.graph.node import NodeFailure
 from lorekit.graph.render import GraphvizMissing, to_mermaid, write_image
 from lorekit.graph.spec import GraphSpec, load_spec
+from lorekit.textsafe import safe_json, safe_text
 
 
 class GraphUsageError(click.ClickException):
@@ -34,9 +35,11 @@ class GraphUsageError(click.ClickException):
     exit_code = 2
 
 
-def _spec(path: str, all_errors: bool = False) -> GraphSpec:
+def _spec(
+    path: str, all_errors: bool = False, *, allow: Sequence[str] = (), load: bool = True
+) -> GraphSpec:
     try:
-        return load_spec(path)
+        return load_spec(path, allow_hooks=allow, load_hooks=load)
     except GraphError as exc:
         raise GraphUsageError(_report(str(exc), all_errors)) from None
 
@@ -93,8 +96,10 @@ def graph() -> None:
 )
 @all_errors_option
 def show(spec_path: str, image: str | None, all_errors: bool) -> None:
-    """Print the graph of SPEC as Mermaid text."""
-    graph_ = _spec(spec_path, all_errors).build()
+    """Print the graph of SPEC as Mermaid text.
+
+    Only draws: the spec's hooks are checked but never imported."""
+    graph_ = _spec(spec_path, all_errors, load=False).build()
     if image is not None and not Path(image).resolve().parent.is_dir():
         raise GraphUsageError(f"--image: no folder {Path(image).parent} to write {image} into")
     click.echo(to_mermaid(graph_), nl=False)
@@ -116,6 +121,14 @@ def show(spec_path: str, image: str | None, all_errors: bool) -> None:
 @click.option("--set", "sets", multiple=True, help="KEY=VALUE database value, repeatable.")
 @click.option("--sequential", is_flag=True, help="Evaluate one node at a time.")
 @click.option("--json", "as_json", is_flag=True, help="Print results, database and traces as JSON.")
+@click.option(
+    "--allow-hooks",
+    "allow_hooks",
+    multiple=True,
+    metavar="DIR|PACKAGE",
+    help="Also load hooks from this folder or package (default: only the spec's folder "
+    "and LoreKit); repeatable.",
+)
 @all_errors_option
 def run(
     spec_path: str,
@@ -123,9 +136,12 @@ def run(
     sets: tuple[str, ...],
     sequential: bool,
     as_json: bool,
+    allow_hooks: tuple[str, ...],
     all_errors: bool,
 ) -> None:
-    """Run one pass of SPEC and print each node's output."""
+    """Run one pass of SPEC and print each node's output.
+
+    Hooks load only from the spec's folder, LoreKit, and --allow-hooks."""
     from lorekit.cli.checks import (
         build_models,
         check_api_keys,
@@ -138,7 +154,7 @@ def run(
     config_path = models.config_path
     if models.model is None and config_path is None and not models.roles:
         raise GraphUsageError("graph run needs a model: pass --model (and --base-url) or --config")
-    spec = _spec(spec_path, all_errors)
+    spec = _spec(spec_path, all_errors, allow=allow_hooks)
     try:
         db = spec.initial_db(_values(sets))
         cfg = load_config(config_path) if config_path else RunConfig()
@@ -175,7 +191,7 @@ def run(
             "database": db,
             "trace": report.to_dict() if report else None,
         }
-        click.echo(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+        click.echo(safe_json(json.dumps(payload, ensure_ascii=False, indent=2, default=str)))
     elif report is not None:
         for trace in report.traces:
             value = results.get(trace.key)
@@ -186,7 +202,7 @@ def run(
             )
             if trace.status in ("failed", "blocked"):
                 text = f"{trace.status.upper()}: {trace.error}"
-            click.echo(f"[{trace.key}]{note}\n{text}\n")
+            click.echo(safe_text(f"[{trace.key}]{note}\n{text}\n"))
     if failed is not None:
         raise click.ClickException(str(failed))
 

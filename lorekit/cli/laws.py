@@ -14,6 +14,11 @@ from rich.table import Table
 from lorekit.cli.errors import UserError
 from lorekit.extras import requires_extra
 
+MAX_QUOTA = 1_000
+"""Records per achievement: the paper keeps 10; more than this is a typo."""
+MAX_STEPS = 100_000_000
+"""Engine steps of one collection (hours of work); more is a typo."""
+
 
 @click.group()
 def laws() -> None:
@@ -21,10 +26,28 @@ def laws() -> None:
 
 
 @laws.command("collect")
-@click.option("--successes", default=10, show_default=True, help="Successes per achievement.")
-@click.option("--failures", default=10, show_default=True, help="Failures per achievement.")
-@click.option("--seed", default=0, show_default=True)
-@click.option("--max-steps", default=200_000, show_default=True, help="Engine step budget.")
+@click.option(
+    "--successes",
+    type=click.IntRange(1, MAX_QUOTA),
+    default=10,
+    show_default=True,
+    help="Successes per achievement.",
+)
+@click.option(
+    "--failures",
+    type=click.IntRange(0, MAX_QUOTA),
+    default=10,
+    show_default=True,
+    help="Failures per achievement.",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--max-steps",
+    type=click.IntRange(1, MAX_STEPS),
+    default=200_000,
+    show_default=True,
+    help="Engine step budget.",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
 def collect_cmd(successes: int, failures: int, seed: int, max_steps: int, output: str) -> None:
     """Play seeded crafter episodes and write the paper's records (JSONL)."""
@@ -57,10 +80,14 @@ def learn_cmd(records: str, output: str) -> None:
         from lorekit.laws.records import RecordError, read_records
         from lorekit.laws.symbolic import learn
 
+    from lorekit.cli.laws_extract import no_records
+
     try:
         rows = read_records(records)
     except RecordError as exc:
         raise UserError(str(exc)) from None
+    if not rows:
+        raise UserError(no_records(records))
     learn(rows, {"records_file": records}).save(output)
     click.echo(f"laws for {len({r.achievement for r in rows})} achievements -> {output}")
 

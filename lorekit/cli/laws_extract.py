@@ -34,12 +34,23 @@ def _read(records_path: str) -> list[Any]:
     from lorekit.laws.records import read_records
 
     try:
-        return list(read_records(records_path))
+        rows = list(read_records(records_path))
     except (ValueError, KeyError, TypeError) as exc:
         raise UserError(
             f"{records_path}: not a file of law records ({type(exc).__name__}: {exc}); "
             "make one with `lorekit laws collect`"
         ) from None
+    if not rows:
+        raise UserError(no_records(records_path))
+    return rows
+
+
+def no_records(path: str) -> str:
+    """The message for a records file without a record (nothing to learn from)."""
+    return (
+        f"{path}: no records in the file, so there is nothing to learn from; "
+        "make records with `lorekit laws collect -o FILE`"
+    )
 
 
 def _achievements(value: str | None) -> list[str] | None:

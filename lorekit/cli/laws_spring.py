@@ -14,13 +14,13 @@ from rich.table import Table
 
 from lorekit.cli.console import console
 from lorekit.cli.errors import UserError
-from lorekit.cli.options import read_store_option
+from lorekit.cli.options import lookup_run_ids, read_store_option
 from lorekit.cli.stores import open_store
 from lorekit.tables import fit_table
 
 
 @click.command("scores")
-@click.argument("run_ids", nargs=-1, required=True, metavar="RUN...")
+@click.argument("run_ids", nargs=-1, required=True, metavar="RUN...", callback=lookup_run_ids)
 @read_store_option
 def scores(run_ids: tuple[str, ...], store: str) -> None:
     """Crafter score (geometric mean of success rates) and reward per run."""

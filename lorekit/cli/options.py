@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import functools
 import math
-import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import click
 
-from lorekit.cli.stores import DEFAULT_STORE
+from lorekit.cli.stores import DEFAULT_STORE, default_store
+
+USER_CONFIG = "~/.config/lorekit/config.yaml"
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -33,6 +35,47 @@ def positive_seconds(
     like zero). Use with ``type=float``."""
     if value is not None and (not math.isfinite(value) or value <= 0):
         raise click.BadParameter(f"expected a positive, finite number of seconds, got {value}")
+    return value
+
+
+RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
+MAX_RUN_ID = 128
+"""A run id names a run in tables, file names and shell commands: letters, digits
+and ``. - _ :`` (starting with a letter or digit), at most 128 characters."""
+MAX_LOOKUP_ID = 1024
+"""Looking up a run accepts any id a store might hold, up to this length."""
+
+
+def check_run_id(value: str) -> str:
+    """``value`` if it can name a new run, else :class:`click.BadParameter` saying why."""
+    from lorekit.textsafe import safe_line
+
+    if len(value) > MAX_RUN_ID:
+        raise click.BadParameter(
+            f"expected at most {MAX_RUN_ID} characters, got {len(value):,} characters"
+        )
+    if not RUN_ID_PATTERN.fullmatch(value):
+        raise click.BadParameter(
+            "expected letters, digits and . - _ : (starting with a letter or digit), "
+            f"got {safe_line(value)!r}"
+        )
+    return value
+
+
+def new_run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Option callback of ``--run-id``: checked before the store is touched."""
+    return None if value is None else check_run_id(value)
+
+
+def lookup_run_ids(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Argument callback of RUN / BUILD arguments that look runs up: an id no run can
+    have (overlong) is refused at once. Takes one id or a tuple of them."""
+    for one in (value,) if isinstance(value, str) else value or ():
+        if len(one) > MAX_LOOKUP_ID:
+            raise click.BadParameter(
+                f"no run has an id of {len(one):,} characters (run ids have at most "
+                f"{MAX_RUN_ID}; see `lorekit runs list`)"
+            )
     return value
 
 
@@ -144,7 +187,10 @@ progress_option = click.option(
     help="Live progress bar on stderr [default: when stderr is a terminal].",
 )
 store_option = click.option(
-    "--store", default=None, help="Run store (default: the config's, or $LOREKIT_STORE)."
+    "--store",
+    default=None,
+    help=f"Run store (default: $LOREKIT_STORE, the config's, store: in {USER_CONFIG}, "
+    f"or {DEFAULT_STORE}).",
 )
 
 
@@ -152,8 +198,8 @@ def read_store_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--store`` of the commands that read recorded runs (an existing file)."""
     return click.option(
         "--store",
-        default=lambda: os.environ.get("LOREKIT_STORE", DEFAULT_STORE),
-        show_default=f"$LOREKIT_STORE or {DEFAULT_STORE}",
+        default=default_store,
+        show_default=f"$LOREKIT_STORE, store: in {USER_CONFIG}, or {DEFAULT_STORE}",
         help="Run store (SQLite file).",
     )(f)
 
@@ -201,7 +247,7 @@ def harness_options(
             )
         )
     options += [
-        click.option("--run-id", default=None, help=run_id_help),
+        click.option("--run-id", default=None, callback=new_run_id, help=run_id_help),
         click.option("--seed", type=int, default=0, show_default=True, help=seed_help),
         click.option(
             "--timeout",

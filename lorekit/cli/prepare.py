@@ -31,9 +31,43 @@ def kv(items: Sequence[str], flag: str) -> dict[str, Any]:
         try:
             # YAML reads "null" or "~" as None; "none" is what people type.
             out[key] = None if value.strip().lower() == "none" else yamlio.safe_load(value)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError, ValueError):
             out[key] = value  # not YAML: keep what the user typed, as text
     return out
+
+
+def raw_kv(items: Sequence[str]) -> dict[str, str]:
+    """``KEY=VALUE`` strings as the text typed for each key (see :func:`kv`)."""
+    return {key: value for key, _, value in (item.partition("=") for item in items)}
+
+
+def typed_kv(items: Sequence[str], flag: str, target: Any) -> dict[str, Any]:
+    """:func:`kv`, each value checked against ``target``'s annotated parameters
+    (``expected an integer, got 'many'``) before anything is built."""
+    from lorekit.cli.typed import check_options
+
+    values = kv(items, flag)
+    if target is None:
+        return values
+    return check_options(target, values, raw_kv(items), flag=flag)
+
+
+def env_factory(name: str) -> Any:
+    """The callable the env registry builds ``name`` with, or None when it cannot be
+    looked up (the env then checks its own arguments)."""
+    from lorekit.envs import registry
+
+    entry = getattr(registry, "_REGISTRY", {}).get(name)
+    factory = getattr(entry, "factory", None)
+    if isinstance(factory, str):
+        import importlib
+
+        module, _, attribute = factory.partition(":")
+        try:
+            factory = getattr(importlib.import_module(module), attribute)
+        except (ImportError, AttributeError):
+            return None
+    return factory if callable(factory) else None
 
 
 def with_defaults(env_opt: Sequence[str], defaults: dict[str, Any]) -> tuple[str, ...]:
@@ -69,22 +103,66 @@ def prepare_tasks(
 ) -> tuple[dict[str, Any], list[Any], str | None]:
     """The env's arguments, the split's tasks and where they come from; a probe env
     is built once (and closed) so that bad options fail before anything runs."""
+    import inspect
+
     from lorekit.envs import make
 
-    env_kwargs = kv(env_opt, "--env-opt")
+    factory = env_factory(env_name)
+    env_kwargs = typed_kv(env_opt, "--env-opt", factory)
+    pick: list[str] | None = None
     if tasks_opt is not None:
         if "tasks" in env_kwargs:
             raise UserError("give the task list once: --tasks or --env-opt tasks=..., not both")
-        env_kwargs["tasks"] = tasks_opt
-        env_opt = (*env_opt, f"tasks={tasks_opt}")
+        takes_tasks = factory is None or "tasks" in inspect.signature(factory).parameters
+        if takes_tasks:  # the env's own task lists (miniwob: automanual-53, page names)
+            env_kwargs["tasks"] = tasks_opt
+            env_opt = (*env_opt, f"tasks={tasks_opt}")
+        else:
+            pick = [t.strip() for t in tasks_opt.split(",") if t.strip()]
+            if not pick:
+                raise UserError("--tasks: expected task ids or groups separated by commas")
     try:
         probe = make(env_name, **env_kwargs)
-        tasks = probe.tasks(split)
-        provenance = probe.describe_split(split)
-        probe.close()
+        try:
+            tasks = probe.tasks(split)
+            provenance = probe.describe_split(split)
+            if pick is not None:
+                tasks = pick_tasks(env_name, probe, split, tasks, pick)
+                provenance = f"{provenance}; --tasks {','.join(pick)}"
+        finally:
+            probe.close()
     except (LookupError, TypeError, ValueError, OSError) as exc:
         raise UserError(env_problem(env_name, env_opt, exc)) from None
     return env_kwargs, list(tasks), provenance
+
+
+def pick_tasks(
+    env_name: str, probe: Any, split: str, tasks: list[Any], pick: list[str]
+) -> list[Any]:
+    """The tasks ``pick`` names (task ids or groups), from ``split`` first, then from the
+    env's other splits; an unknown name is one line listing the closest ids."""
+    import difflib
+
+    from lorekit.textsafe import safe_line
+
+    catalogue = list(tasks)
+    chosen: list[Any] = []
+    for name in pick:
+        found = [t for t in catalogue if name in (t.id, t.group)]
+        if not found:
+            for other in probe.splits():
+                if other != split:
+                    catalogue += [t for t in probe.tasks(other) if t not in catalogue]
+            found = [t for t in catalogue if name in (t.id, t.group)]
+        if not found:
+            names = sorted({t.id for t in catalogue} | {t.group for t in catalogue})
+            close = difflib.get_close_matches(name, names, n=5, cutoff=0.5)
+            hint = f"; close: {', '.join(close)}" if close else f"; e.g. {', '.join(names[:5])}"
+            raise UserError(
+                f"--tasks: env {env_name!r} has no task or group {safe_line(name)!r}{hint}"
+            )
+        chosen += [t for t in found if t not in chosen]
+    return chosen
 
 
 def problem(exc: BaseException) -> str:

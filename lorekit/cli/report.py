@@ -13,7 +13,7 @@ import click
 
 from lorekit.cli.console import err_console
 from lorekit.cli.errors import UserError
-from lorekit.cli.options import read_store_option
+from lorekit.cli.options import lookup_run_ids, read_store_option
 from lorekit.cli.stores import open_store
 
 
@@ -45,7 +45,9 @@ _rl_dir = click.option(
 
 
 @click.command("report")
-@click.argument("run_ids", metavar="RUN [RUN ...]", nargs=-1, required=True)
+@click.argument(
+    "run_ids", metavar="RUN [RUN ...]", nargs=-1, required=True, callback=lookup_run_ids
+)
 @click.option(
     "--output",
     "-o",
@@ -80,7 +82,9 @@ def report_cmd(
 
 
 @click.command("view")
-@click.argument("run_ids", metavar="RUN [RUN ...]", nargs=-1, required=True)
+@click.argument(
+    "run_ids", metavar="RUN [RUN ...]", nargs=-1, required=True, callback=lookup_run_ids
+)
 @read_store_option
 @click.option(
     "--port",

@@ -18,6 +18,10 @@ from lorekit.cli.errors import run_cli, set_debug
 from lorekit.cli.lazy import LazyCommand, LazyGroup
 
 COMMANDS: dict[str, LazyCommand] = {
+    "agents": LazyCommand(
+        "lorekit.cli.agents:agents",
+        "Agents: list them with their model roles and what they need.",
+    ),
     "alfworld": LazyCommand(
         "lorekit.cli.alfworld:alfworld",
         "ALFWorld games: generate them offline from the alfworld wheel's data.",

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import functools
 import math
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -31,10 +32,10 @@ from lorekit.cli.options import (
 )
 from lorekit.cli.prepare import (
     agent_problem,
-    kv,
     prepare_config,
     prepare_tasks,
     problem,
+    typed_kv,
     with_defaults,
 )
 
@@ -139,7 +140,13 @@ def play(
         raise UserError(f"--timeout: expected a finite number of seconds, got {harness.timeout_s}")
     cfg, store_setting = prepare_config(models, cache=harness.cache, store=harness.store)
     config_path = models.config_path
-    agent_kwargs = kv(agent_opt, "--agent-opt") if agent_kwargs is None else dict(agent_kwargs)
+    from lorekit.cli.typed import agent_factory
+
+    agent_kwargs = (
+        typed_kv(agent_opt, "--agent-opt", agent_factory(agent_name))
+        if agent_kwargs is None
+        else dict(agent_kwargs)
+    )
     if "store" in agent_parameters(agent_name) and "store" not in agent_kwargs:
         agent_kwargs["store"] = str(cfg.store)  # agents that read earlier runs (automanual)
     try:
@@ -227,7 +234,7 @@ def play(
                 f"resumed: {result.skipped} episodes already done, {result.played} played now"
             )
         render_run(db, result.run_id, console)
-        console.print(f"store: {cfg.store}   run: {result.run_id}")
+        console.print(f"store: {os.path.abspath(cfg.store)}   run: {result.run_id}")
         errored = [e for e in db.episodes(result.run_id) if e.status == "error"]
     if not errored:
         return Played(result.run_id, len(chosen))

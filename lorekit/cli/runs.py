@@ -6,16 +6,19 @@ never changes the file, even while another process is still writing it.
 
 from __future__ import annotations
 
+import json
 import sys
+from typing import Any
 
 import click
 from rich.table import Table
 
 from lorekit.cli.console import console, err_console
 from lorekit.cli.errors import UserError
-from lorekit.cli.options import read_store_option
+from lorekit.cli.options import lookup_run_ids, read_store_option
 from lorekit.cli.stores import open_store
 from lorekit.tables import fit_table
+from lorekit.textsafe import safe_json
 
 
 @click.group()
@@ -45,20 +48,78 @@ def runs_list(store: str) -> None:
 
 
 @runs.command("show")
-@click.argument("run_id")
+@click.argument("run_id", callback=lookup_run_ids)
 @read_store_option
-def runs_show(run_id: str, store: str) -> None:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the summary as JSON: the run, success by group, usage by role, "
+    "and the env's own figures (Crafter's score).",
+)
+def runs_show(run_id: str, store: str, as_json: bool) -> None:
     """Summary of one run: episodes, success, usage by role."""
     from lorekit.eval.report import render_run
 
     with open_store(store) as db:
         if db.get_run(run_id) is None:
             raise UserError(f"RUN: no run {run_id!r} in {store} (see `lorekit runs list`)")
+        if as_json:
+            click.echo(safe_json(json.dumps(_summary_json(db, run_id), ensure_ascii=False)))
+            return
         render_run(db, run_id, console)
 
 
+def _summary_json(db: Any, run_id: str) -> dict[str, Any]:
+    """``runs show --json``: what ``runs show`` prints, as data a script can read."""
+    from lorekit.eval.report import env_summary, run_summary, stop_reasons
+
+    run = db.get_run(run_id)
+    episodes = db.episodes(run_id)
+    env_figures = env_summary(db, run.env, run_id)
+    return {
+        "run": run.to_dict(),
+        **run_summary(db, run_id),
+        "episodes": len(episodes),
+        "stop_reasons": stop_reasons(episodes),
+        "env_summary": env_figures["figures"] if env_figures else None,
+    }
+
+
+@runs.command("rm")
+@click.argument("run_ids", metavar="RUN...", nargs=-1, required=True, callback=lookup_run_ids)
+@read_store_option
+@click.option("--yes", "-y", is_flag=True, help="Remove without asking.")
+def runs_rm(run_ids: tuple[str, ...], store: str, yes: bool) -> None:
+    """Remove runs from the store: each run with its episodes, steps and model calls.
+
+    Asks first unless --yes; without a terminal to ask on, --yes is required."""
+    import sys
+
+    from lorekit.eval.store import RunStore, StoreError
+
+    with open_store(store) as db:
+        missing = [r for r in run_ids if db.get_run(r) is None]
+        if missing:
+            raise UserError(f"RUN: no run {missing[0]!r} in {store} (see `lorekit runs list`)")
+        counts = {r: len(db.episodes(r)) for r in dict.fromkeys(run_ids)}
+    listed = ", ".join(f"{r} ({n} episodes)" for r, n in counts.items())
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UserError(f"runs rm: pass --yes to remove {listed} (no terminal to ask on)")
+        if not click.confirm(f"remove {listed} from {store}?", default=False, err=True):
+            raise UserError("runs rm: nothing removed")
+    try:
+        with RunStore(store) as db:
+            for run_id in counts:
+                db.delete_run(run_id)
+    except StoreError as exc:
+        raise UserError(f"--store: {exc}") from None
+    err_console.print(f"removed {listed} from {store}")
+
+
 @runs.command("export")
-@click.argument("run_id")
+@click.argument("run_id", callback=lookup_run_ids)
 @read_store_option
 @click.option(
     "--output",
@@ -90,7 +151,7 @@ def _when(ts: float) -> str:
 
 
 @click.command("show")
-@click.argument("run_id", metavar="RUN")
+@click.argument("run_id", metavar="RUN", callback=lookup_run_ids)
 @click.argument("episode", metavar="[EPISODE]", required=False)
 @read_store_option
 def show_cmd(run_id: str, episode: str | None, store: str) -> None:

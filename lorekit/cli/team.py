@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,9 @@ from lorekit.cli.options import (
 )
 from lorekit.cli.prepare import kv, prepare_config
 from lorekit.cli.stores import open_store
+
+MAX_AGENTS = 64
+"""Agents of one team: each is a player of the shared world and a model caller."""
 
 
 def _parts() -> TeamParts:
@@ -125,6 +129,13 @@ def team_spec(choice: OrgChoice, clock: str) -> TeamSpec:
         if size is not None and org not in ("chain", "graph"):
             hint = "use --leaves" if org == "tree" else "a solo team has one agent"
             raise UserError(f"--size: sets the size of a chain or graph; for --org {org} {hint}")
+        if size is not None and size < 1:
+            raise UserError(f"--size: a {org} needs at least 1 agent, got {size}")
+        for flag, value in (("--size", size), ("--leaves", leaves)):
+            if value is not None and value > MAX_AGENTS:
+                raise UserError(
+                    f"{flag}: at most {MAX_AGENTS} agents play in one world, got {value}"
+                )
         size = {"solo": 1, "tree": leaves if leaves is not None else 2}.get(org, size or 3)
     try:
         return TeamSpec(
@@ -334,7 +345,9 @@ def team_run(
         render_run(db, rid, console)
         render_team_run(db, rid, console)
         errored = [e for e in db.episodes(rid) if e.status == "error"]
-    console.print(f"store: {cfg.store}   run: {rid}   timeline: lorekit show {rid} EPISODE")
+    console.print(
+        f"store: {os.path.abspath(cfg.store)}   run: {rid}   timeline: lorekit show {rid} EPISODE"
+    )
     if errored:
         first = (errored[0].error or "").strip().splitlines()
         raise RunFailed(

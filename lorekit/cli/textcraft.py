@@ -54,8 +54,12 @@ def fetch_data(dest: Path | None, from_path: Path | None, url: str | None) -> No
         raise UserError("give one of --from and --url")
     target = dest or default_dest()
     where = f"--from {from_path}" if from_path else (url or SOURCE)
-    click.echo(f"fetching 860 recipe files from {where} into {target}", err=True)
+    blocker = next((p for p in (target, *target.parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        raise UserError(f"--dest {target}: {blocker} is a file, not a folder")
     show = sys.stderr.isatty()
+    if show:  # a note for a person watching; a log gets the result line only
+        click.echo(f"fetching 860 recipe files from {where} into {target}", err=True)
 
     def progress(done: int, total: int) -> None:
         if show:

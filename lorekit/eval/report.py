@@ -172,7 +172,35 @@ def render_run(store: RunStore, run_id: str, console: Console) -> None:
         console.print(
             "stopped: " + ", ".join(f"{escape(k)} {v}" for k, v in stops.items()), highlight=False
         )
+    env_line = env_summary_line(store, run.env, run_id)
+    if env_line:
+        console.print(env_line, highlight=False)
     _render_usage(s["usage_by_role"], console)
+
+
+def env_summary(store: RunStore, env: str, run_id: str) -> dict[str, Any] | None:
+    """The env's own summary of the run (Crafter's score; :mod:`lorekit.envs.summaries`),
+    or None when the env has none or the run has nothing to summarize yet."""
+    from lorekit.envs.summaries import run_summary as env_run_summary
+
+    fn = env_run_summary(env)
+    if fn is None:
+        return None
+    try:
+        return dict(fn(store, run_id, []) or {}) or None
+    except Exception:  # an env's summary is an extra; the run's own summary stands
+        return None
+
+
+def env_summary_line(store: RunStore, env: str, run_id: str) -> str | None:
+    """One line of the env's own figures: ``Crafter score 12.34%, reward ± se ...``."""
+    summary = env_summary(store, env, run_id)
+    if summary is None:
+        return None
+    cells = ", ".join(
+        f"{c} {v}" for c, v in zip(summary["columns"], summary["cells"], strict=False)
+    )
+    return escape(cells)
 
 
 _COLUMNS = ("group", "n", "success", "±se", "err", "reward", "steps", "calls", "tokens", "$")

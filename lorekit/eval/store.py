@@ -167,6 +167,32 @@ class RunStore(StoreReader):
             raise StoreError(f"{self.path} is not a LoreKit run store (no schema version)")
         return False
 
+    def delete_run(self, run_id: str) -> dict[str, int]:
+        """Remove a run with its episodes, steps and model calls, and the rows other
+        tables of the file keep for it (a column ``run_id`` or ``build_id``, e.g. an
+        AutoManual build's rules). Returns the rows removed per table."""
+        self._require_run(run_id)
+        removed: dict[str, int] = {}
+        with self._transaction() as conn:
+            tables = [
+                row[0]
+                for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            ]
+            order = ["llm_calls", "steps", "episodes"]
+            others = [t for t in tables if t not in (*order, "runs")]
+            for table in [*order, *others]:
+                quoted = '"' + table.replace('"', '""') + '"'
+                columns = {c[1] for c in conn.execute(f"PRAGMA table_info({quoted})")}
+                column = next((c for c in ("run_id", "build_id") if c in columns), None)
+                if column is None:
+                    continue
+                cur = conn.execute(f"DELETE FROM {quoted} WHERE {column} = ?", (run_id,))
+                if cur.rowcount:
+                    removed[table] = cur.rowcount
+            cur = conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+            removed["runs"] = cur.rowcount
+        return removed
+
     # -- plumbing -------------------------------------------------------------
 
     @contextmanager

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,8 +100,14 @@ class GraphSpec:
         return db
 
 
-def load_spec(path: str | Path) -> GraphSpec:
-    """Read, validate and resolve a YAML graph spec."""
+def load_spec(
+    path: str | Path, *, allow_hooks: Sequence[str | Path] = (), load_hooks: bool = True
+) -> GraphSpec:
+    """Read, validate and resolve a YAML graph spec.
+
+    Hooks resolve inside the spec's folder, LoreKit, or ``allow_hooks`` (folders
+    or package names); ``load_hooks=False`` checks them without importing any
+    (to draw the graph)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -111,13 +117,27 @@ def load_spec(path: str | Path) -> GraphSpec:
         raise SpecError(f"{p}: cannot read: {exc}") from None
     except UnicodeDecodeError:
         raise SpecError(f"{p}: not a text (UTF-8) file") from None
-    return parse_spec(text, source=str(p), base_dir=p.resolve().parent, default_name=p.stem)
+    return parse_spec(
+        text,
+        source=str(p),
+        base_dir=p.resolve().parent,
+        default_name=p.stem,
+        allow_hooks=allow_hooks,
+        load_hooks=load_hooks,
+    )
 
 
 def parse_spec(
-    text: str, *, source: str = "<spec>", base_dir: Path | None = None, default_name: str = "graph"
+    text: str,
+    *,
+    source: str = "<spec>",
+    base_dir: Path | None = None,
+    default_name: str = "graph",
+    allow_hooks: Sequence[str | Path] = (),
+    load_hooks: bool = True,
 ) -> GraphSpec:
-    """Validate spec text; ``base_dir`` is where ``file.py:hook`` references are found."""
+    """Validate spec text; ``base_dir`` is where ``file.py:hook`` references are found
+    (and the folder hooks must lie in; see :func:`load_spec`)."""
     try:
         root, data = yamlio.compose_and_load(text, source=source)
     except yaml.YAMLError as err:
@@ -130,7 +150,9 @@ def parse_spec(
     except ValidationError as err:
         lines = [loc.where(tuple(e["loc"]), e["msg"]) for e in err.errors()]
         raise SpecError("\n".join(lines), lines) from None
-    return _Builder(model, loc, base_dir or Path.cwd(), default_name).build()
+    builder = _Builder(model, loc, base_dir or Path.cwd(), default_name)
+    builder.allow_hooks, builder.load_hooks = tuple(allow_hooks), load_hooks
+    return builder.build()
 
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -148,6 +170,8 @@ class _Builder:
         self.m = model
         self.loc = loc
         self.base_dir = base_dir
+        self.allow_hooks: tuple[str | Path, ...] = ()
+        self.load_hooks = True
         self.name = model.name or name
         self.errors: list[str] = []
         self.order: list[tuple[int, int]] = []
@@ -257,7 +281,7 @@ class _Builder:
         if ref is None:
             return None
         try:
-            return resolve_hook(ref, self.base_dir)
+            return resolve_hook(ref, self.base_dir, allow=self.allow_hooks, load=self.load_hooks)
         except HookError as exc:
             self.error(("nodes", key, field_name), str(exc))
             return None

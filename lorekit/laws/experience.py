@@ -31,6 +31,10 @@ ACHIEVEMENT_OF_ACTION: dict[str, str] = {v: k for k, v in LAW_ACTIONS.items()}
 _LAW_KEYS = ("achievement", "action", "requires", "nearby", "faced", "costs", "gains")
 
 
+MAX_EXPERIENCE_BYTES = 64 * 1024**2
+"""An experience is a page of laws; a file far larger is not one."""
+
+
 class ExperienceError(ValueError):
     """An experience file or object that does not follow the format."""
 
@@ -172,11 +176,22 @@ class Experience:
         """Read a JSON experience file; any defect is one ExperienceError naming it."""
         file = Path(path)
         try:
+            if file.is_file() and file.stat().st_size > MAX_EXPERIENCE_BYTES:
+                raise ExperienceError(
+                    f"{file}: larger than an experience file can be "
+                    f"({MAX_EXPERIENCE_BYTES:,} bytes at most)"
+                )
             data = json.loads(file.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ExperienceError(f"{file}: no such experience file") from None
         except json.JSONDecodeError as exc:
             raise ExperienceError(f"{file}: not valid JSON ({exc})") from None
+        except UnicodeDecodeError:
+            raise ExperienceError(f"{file}: not a text (UTF-8) file") from None
+        except RecursionError:
+            raise ExperienceError(f"{file}: JSON nested too deeply") from None
+        except OSError as exc:
+            raise ExperienceError(f"{file}: cannot read: {exc.strerror or exc}") from None
         try:
             return cls.from_json(data)
         except ExperienceError as exc:

@@ -30,6 +30,10 @@ __all__ = [
     "write_records",
 ]
 
+MAX_RECORDS_BYTES = 512 * 1024**2
+"""The paper's records are a few MB; a file far larger is not one (and would be
+read into memory)."""
+
 STATE_KEYS = ("attributes", "tools", "materials", "face", "nearby")
 
 
@@ -114,16 +118,34 @@ def read_records(path: str | Path) -> list[LawRecord]:
     file = Path(path)
     if not file.exists():
         raise RecordError(f"{file}: no such records file (make one with `lorekit laws collect`)")
+    if file.is_dir():
+        raise RecordError(f"{file}: a folder, not a records file")
+    size = file.stat().st_size
+    if size > MAX_RECORDS_BYTES:
+        raise RecordError(
+            f"{file}: {size:,} bytes, more than a records file holds "
+            f"(at most {MAX_RECORDS_BYTES:,}); is it the right file?"
+        )
     out: list[LawRecord] = []
-    with file.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RecordError(f"{file}:{number}: not valid JSON ({exc.msg})") from None
-            out.append(LawRecord.from_json(raw, f"{file}:{number}"))
+    number = 0
+    try:
+        with file.open(encoding="utf-8") as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    raw = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise RecordError(f"{file}:{number}: not valid JSON ({exc.msg})") from None
+                except RecursionError:
+                    raise RecordError(f"{file}:{number}: JSON nested too deeply") from None
+                out.append(LawRecord.from_json(raw, f"{file}:{number}"))
+    except UnicodeDecodeError:
+        raise RecordError(
+            f"{file}:{number + 1}: not a text (UTF-8) file; records are JSON lines"
+        ) from None
+    except OSError as exc:
+        raise RecordError(f"{file}: cannot read: {exc.strerror or exc}") from None
     return out
 
 

@@ -158,9 +158,11 @@ def test_the_same_agent_error_in_every_early_episode_stops_the_run(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     args = ["run", "textcraft", "-a", "react", "-m", "echo", "-n", "20", "-j", "1"]
-    args += ["--agent-opt", "temperature=abc", "--run-id", "r"]
+    # a value of the right type that every model request refuses (a wrong type,
+    # temperature=abc, is now refused before the run: test_bad_inputs)
+    args += ["--agent-opt", "max_tokens=0", "--run-id", "r"]
     code, _, err = cli([*args, *store_args(tmp_path), *QUIET], capsys)
-    one_line(err, code, 1, "stopped after the first 3 episodes", "'abc'")
+    one_line(err, code, 1, "stopped after the first 3 episodes", "max_tokens")
     with RunStore(tmp_path / "runs.sqlite3") as db:
         assert len(db.episodes("r")) == 3
 

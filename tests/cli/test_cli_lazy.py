@@ -18,7 +18,7 @@ from lorekit.cli.root import COMMANDS
 
 CLI_DIR = Path(__file__).resolve().parents[2] / "lorekit" / "cli"
 SHARED = {"__init__", "__main__", "root", "lazy", "console", "errors", "checks", "options",
-          "prepare", "stores", "local_model"}  # fmt: skip
+          "prepare", "stores", "local_model", "typed"}  # fmt: skip
 HEAVY = ("lorekit.agents", "lorekit.envs", "lorekit.eval", "lorekit.graph", "lorekit.laws",
          "lorekit.sandbox")  # fmt: skip
 

@@ -1,0 +1,54 @@
+"""Text from models and environments, made safe to print on a terminal.
+
+A model's answer is recorded as it came, and ``lorekit show`` prints it. Raw,
+an answer can hold terminal escape sequences: OSC 52 writes the clipboard, OSC
+0 sets the window title, CSI 2J clears the screen, and bidi overrides make a
+line read differently from what it holds. Printed through these helpers every
+such character shows as its escape (``\\x1b``, ``\\u202e``) instead of acting.
+
+C0 and C1 control characters, DEL and the bidi controls are escaped; newline
+and tab are kept by :func:`safe_text` (a multi-line answer keeps its layout)
+and escaped too by :func:`safe_line` (a run id, a table cell, an error line).
+This module is at the bottom of the layers: the CLI, the harness's views and
+the agents' own views all print model text.
+"""
+
+from __future__ import annotations
+
+_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029\ufeff"
+"""Bidi marks, embeddings, overrides and isolates; line/paragraph separators
+(a terminal may break a line there); the byte-order mark."""
+
+_UNSAFE = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), *map(ord, _BIDI)]
+
+
+def _escape(code: int) -> str:
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+_LINE = {code: _escape(code) for code in _UNSAFE}
+_TEXT = {code: esc for code, esc in _LINE.items() if code not in (0x0A, 0x09)}
+_JSON = {code: f"\\u{code:04x}" for code in _UNSAFE if code >= 0x7F}
+
+
+def safe_text(text: str) -> str:
+    """``text`` with control characters escaped; newlines and tabs kept."""
+    return text.translate(_TEXT)
+
+
+def safe_line(text: str) -> str:
+    """``text`` with every control character escaped, newlines and tabs too."""
+    return text.translate(_LINE)
+
+
+def safe_json(text: str) -> str:
+    """JSON text (``ensure_ascii=False``) with DEL, C1 and bidi characters written as
+    ``\\uXXXX`` escapes: the same JSON value, nothing that acts on a terminal.
+    (``json.dumps`` already escapes C0 controls.) Outside strings JSON has none
+    of these characters, so the replacement only ever touches string contents."""
+    return text.translate(_JSON)
+
+
+def is_safe(text: str) -> bool:
+    """Whether ``text`` prints as itself (no character :func:`safe_text` escapes)."""
+    return safe_text(text) == text
