@@ -143,7 +143,7 @@ def run_cmd(
     a table: the published figure, ours with a 95% interval, the difference, and whether
     they are compatible. Exits 1 when an episode ended in an error."""
     from lorekit.agents import needs_model
-    from lorekit.cli.prepare import prepare_config
+    from lorekit.cli.prepare import kv, prepare_config
     from lorekit.cli.run import Played, play
     from lorekit.eval.reproduce import find_experiment
     from lorekit.ids import new_run_id
@@ -156,6 +156,14 @@ def run_cmd(
     if dry_run:
         _print_plan(exp, rows, n or 0, split or exp.split)
         return
+    # what can be told before any row plays: malformed options, a missing model
+    kv(env_opt, "--env-opt")
+    wanting = [r.agent for r in rows if needs_model(r.agent)]
+    if wanting and not models.given:
+        raise UserError(
+            f"rows with {', '.join(dict.fromkeys(wanting))} need a model: "
+            "pass --model (and --base-url) or --config"
+        )
     base_opts = tuple(f"{k}={_opt_text(v)}" for k, v in exp.env_options.items())
     tasks = TaskChoice(split or exp.split, n, (*base_opts, *env_opt), None)
     prefix = harness.run_id or new_run_id()

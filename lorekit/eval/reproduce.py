@@ -160,6 +160,8 @@ def load_experiment(path: Path) -> Experiment:
         data = yamlio.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ExperimentError(yamlio.describe_error(exc, path.name)) from None
+    except UnicodeDecodeError:
+        raise ExperimentError(f"{path}: not a text (UTF-8) file; experiments are YAML") from None
     except OSError as exc:
         raise ExperimentError(f"{path}: {exc.strerror or exc}") from None
     where = _Where(path.name)
