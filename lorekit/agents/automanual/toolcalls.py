@@ -66,7 +66,7 @@ class ToolCallError(ValueError):
         self.problems = list(problems or [])
 
 
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+-]*)[^\n`]*$")
+_FENCE = re.compile(r"^[ \t]*+(`{3,}+|~{3,}+)[ \t]*+([\w+-]*+)[^\n`]*+$")  # linear: possessive
 _ALIASES = {"python": {"python", "py", "python3"}}
 
 
