@@ -19,7 +19,9 @@ from lorekit import jsonscan
 from lorekit.graph.errors import AfterQueryError, GraphError
 from lorekit.graph.node import Node, Parser
 
-_FENCE = re.compile(r"```(?:json)?+(.*?)```", re.DOTALL | re.IGNORECASE)  # linear: no \s* before .*?
+_FENCE = re.compile(
+    r"```(?:json)?+(.*?)```", re.DOTALL | re.IGNORECASE
+)  # linear: no \s* before .*?
 _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),
     "array": (list,),

@@ -117,7 +117,9 @@ class _Parser:
         if kind == "num":
             _, text, _ = self.tokens[self.i]
             if len(text) > _MAX_DIGITS:
-                raise OrderError(f"step number {text[:12]}... is too long; steps are numbered 1, 2, 3")
+                raise OrderError(
+                    f"step number {text[:12]}... is too long; steps are numbered 1, 2, 3"
+                )
             self.i += 1
             return self.step(int(text))
         if kind == "open":

@@ -62,9 +62,9 @@ def parse_plan(text: str, max_steps: int | None = None) -> Plan:
     lines = [line.strip() for line in text.splitlines()]
     following = _next_non_blank(lines)
     for i, line in enumerate(lines):
-        order = _ORDER.match(line)
-        if order:
-            orders.append(_order_text(order.group(1), following[i]))
+        labelled = _ORDER.match(line)
+        if labelled:
+            orders.append(_order_text(labelled.group(1), following[i]))
             continue
         match = _STEP.match(line)
         if match:

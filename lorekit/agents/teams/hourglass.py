@@ -112,8 +112,8 @@ def parse_json(text: str, required: Mapping[str, type | tuple[type, ...]]) -> di
     except json.JSONDecodeError as exc:
         raise AnswerError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
     except (ValueError, RecursionError, MemoryError) as exc:  # a huge number, deep nesting
-        kind = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:120]
-        raise AnswerError(f"not valid JSON ({kind or type(exc).__name__})") from None
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:120]
+        raise AnswerError(f"not valid JSON ({why or type(exc).__name__})") from None
     if not isinstance(data, dict):
         raise AnswerError(f"expected a JSON object, got {type(data).__name__}")
     for key, kind in required.items():
