@@ -33,8 +33,8 @@ ACTIONS = st.one_of(
     st.builds(
         lambda verb, piece, n: f"{verb}({piece * n})",
         st.sampled_from(["click_xpath", "type", "press_key", "collect", "place"]),
-        st.sampled_from(["(", "[", "-", "1", " ", '"', "\ud83d"]),
-        st.integers(0, 3_000),
+        st.sampled_from(["(", "[", "[1,", "-", "1", " ", '"', "\ud83d"]),
+        st.integers(0, 30_000),
     ),
 )
 

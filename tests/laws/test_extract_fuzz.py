@@ -41,18 +41,16 @@ def test_hostile_answers_are_form_errors_quickly(text: str) -> None:
     assert time.perf_counter() - start < 3.0
 
 
-def test_a_bare_object_after_prose_with_braces_is_still_found() -> None:
-    answer = 'Use {braces} freely. {"costs": {"wood": 1}, "gains": {"stone": 2}}'
-    parsed = parse_answer(answer, SCHEMA)
-    assert parsed.form == {"costs": {"wood": 1}, "gains": {"stone": 2}}
-    assert parsed.text == "Use {braces} freely."
-
-
 def test_a_deep_value_in_a_problem_message_is_cut_short() -> None:
     deep = json.dumps({"costs": [[[[["x" * 500]]]]], "gains": {}})
     with pytest.raises(FormError) as err:
         parse_answer(deep, SCHEMA)
     assert len(str(err.value)) < 400
+    # a bare object after prose with braces is still found
+    answer = 'Use {braces} freely. {"costs": {"wood": 1}, "gains": {"stone": 2}}'
+    parsed = parse_answer(answer, SCHEMA)
+    assert parsed.form == {"costs": {"wood": 1}, "gains": {"stone": 2}}
+    assert parsed.text == "Use {braces} freely."
 
 
 @pytest.mark.parametrize("text", ["```py" + " " * 50_000 + "x", "```\n" + " \n" * 50_000 + "```"])

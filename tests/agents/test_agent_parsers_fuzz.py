@@ -86,9 +86,7 @@ def test_a_line_of_spaces_does_not_stall_the_plan_parser() -> None:
             parse_plan(text)
         assert time.perf_counter() - start < BOUND_S
     _fast("adapt plan", "Step 1: a\nExecution order: Step" + " " * 20_000 + "x")
-
-
-def test_the_plan_still_reads_its_usual_forms() -> None:
+    # and the usual forms still read
     plan = parse_plan(
         "- **Step 1:** get wood\n  * Step 2) craft planks  \n"
         "**Execution order:**\n(Step 1 AND Step 2)"
