@@ -11,9 +11,26 @@ and tab are kept by :func:`safe_text` (a multi-line answer keeps its layout)
 and escaped too by :func:`safe_line` (a run id, a table cell, an error line).
 This module is at the bottom of the layers: the CLI, the harness's views and
 the agents' own views all print model text.
+
+SQLite is the other place model text must survive:
+
+A Python ``str`` may hold a lone UTF-16 surrogate (``'\\ud83d'``, half of an
+emoji), e.g. from a JSON ``\\ud83d`` escape or a Python string literal in a
+model's answer. SQLite stores UTF-8, which cannot encode it, so the insert
+raises ``UnicodeEncodeError`` and the episode, build or run dies. Every place
+that stores model text passes it through :func:`storable`, which keeps the
+text and writes each lone surrogate as U+FFFD (the replacement character);
+text without one is returned unchanged. Parsers that accept *structured*
+model output (AutoManual's tool calls) refuse a lone surrogate as a malformed
+answer instead, so the model is asked again; what is stored is then only
+raw text kept for the record (answers, observations, manuals).
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
 
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029\ufeff"
 """Bidi marks, embeddings, overrides and isolates; line/paragraph separators
@@ -52,3 +69,26 @@ def safe_json(text: str) -> str:
 def is_safe(text: str) -> bool:
     """Whether ``text`` prints as itself (no character :func:`safe_text` escapes)."""
     return safe_text(text) == text
+
+
+REPLACEMENT = "\ufffd"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """True when ``text`` cannot be encoded as UTF-8 (it holds a lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def storable(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (unchanged if it has none)."""
+    return _SURROGATE.sub(REPLACEMENT, text) if has_lone_surrogate(text) else text
+
+
+def storable_row(row: Iterable[Any]) -> tuple[Any, ...]:
+    """A row of SQL parameters with every string made :func:`storable`."""
+    return tuple(storable(v) if isinstance(v, str) else v for v in row)

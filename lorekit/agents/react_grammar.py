@@ -9,9 +9,30 @@ from __future__ import annotations
 
 import re
 
-_ACTION = re.compile(r"^\s*\**\s*action\s*\**\s*[:：]\s*\**\s*(.*)$", re.IGNORECASE | re.MULTILINE)
-_THOUGHT = re.compile(r"^\s*thought\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
-_PROMPT_LIKE = re.compile(r"^\s*>\s*(.+)$", re.MULTILINE)
+# Matched against stripped lines, with possessive quantifiers: linear in the
+# answer's length whatever it holds (a run of spaces made the multi-line
+# versions cubic). A label with nothing after it takes the next non-blank line.
+_ACTION = re.compile(r"(?:\*++\s*+)?+action(?:\s*+\*++)?+\s*+[:：](.*)", re.IGNORECASE)
+_THOUGHT = re.compile(r"thought\s*+:(.*)", re.IGNORECASE)
+_PROMPT_LIKE = re.compile(r">(.*)")
+
+
+def _labelled(lines: list[str], label: re.Pattern[str]) -> list[str]:
+    """The text after ``label`` on each (stripped) line it starts, in order; one pass."""
+    found: list[str] = []
+    waiting = 0  # labels with nothing after them, waiting for the next non-blank line
+    for line in lines:
+        if waiting and line:
+            found += [line] * waiting
+            waiting = 0
+        match = label.match(line)
+        if match:
+            value = match.group(1).strip()
+            if value:
+                found.append(value)
+            else:
+                waiting += 1
+    return found + [""] * waiting
 
 
 def parse_react(answer: str) -> tuple[str | None, str | None, str | None]:
@@ -24,17 +45,19 @@ def parse_react(answer: str) -> tuple[str | None, str | None, str | None]:
     text = answer.strip()
     if not text:
         return None, None, "the answer was empty"
-    thought_m = _THOUGHT.search(text)
-    thought = thought_m.group(1).strip() if thought_m else None
-    actions = [a.strip().strip("`*").strip() for a in _ACTION.findall(text)]
+    stripped = [line.strip() for line in text.splitlines()]
+    thoughts = _labelled(stripped, _THOUGHT)
+    thought = thoughts[0] if thoughts else None
+    labelled = _labelled(stripped, _ACTION)
+    actions = [a.lstrip("*").strip().strip("`*").strip() for a in labelled]
     actions = [a for a in actions if a]
     if actions:
         return thought, actions[-1], None
-    if _ACTION.search(text):
+    if labelled:
         return thought, None, "the 'Action:' line was empty"
-    prompt_like = _PROMPT_LIKE.findall(text)
+    prompt_like = [p for p in _labelled(stripped, _PROMPT_LIKE) if p]
     if prompt_like:
-        return thought, prompt_like[-1].strip(), None
+        return thought, prompt_like[-1], None
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) == 1 and thought is None:
         return None, lines[0].strip(), None

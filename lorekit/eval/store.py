@@ -51,6 +51,7 @@ from lorekit.eval.store_schema import (
 from lorekit.eval.store_writer import EpisodeWriter
 from lorekit.ids import new_run_id
 from lorekit.llm.calls import CallRecord
+from lorekit.textsafe import storable_row
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -329,30 +330,33 @@ class RunStore(StoreReader):
             conn.execute("DELETE FROM episodes WHERE run_id = ? AND episode_key = ?", key)
             conn.execute(
                 "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    *key,
-                    ep.index,
-                    ep.task_id,
-                    ep.task_group,
-                    ep.seed,
-                    ep.status,
-                    int(ep.success),
-                    ep.reward,
-                    ep.steps,
-                    ep.started_at,
-                    ep.ended_at,
-                    ep.wall_s,
-                    ep.error,
-                    to_json(ep.info),
+                storable_row(
+                    (
+                        *key,
+                        ep.index,
+                        ep.task_id,
+                        ep.task_group,
+                        ep.seed,
+                        ep.status,
+                        int(ep.success),
+                        ep.reward,
+                        ep.steps,
+                        ep.started_at,
+                        ep.ended_at,
+                        ep.wall_s,
+                        ep.error,
+                        to_json(ep.info),
+                    )
                 ),
             )
             conn.executemany(
-                "INSERT INTO steps VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(*key, *s) for s in steps]
+                "INSERT INTO steps VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [storable_row((*key, *s)) for s in steps],
             )
             conn.executemany(
                 f"INSERT INTO llm_calls (run_id, episode_key, idx, {CALL_COLUMNS}) "
                 f"VALUES (?, ?, ?, {CALL_PLACEHOLDERS})",
-                [(*key, i, *c) for i, c in enumerate(calls)],
+                [storable_row((*key, i, *c)) for i, c in enumerate(calls)],
             )
             conn.execute(
                 "UPDATE runs SET updated_at = ? WHERE run_id = ?", (time.time(), ep.run_id)
@@ -372,5 +376,5 @@ class RunStore(StoreReader):
             conn.execute(
                 f"INSERT INTO llm_calls (run_id, episode_key, idx, {CALL_COLUMNS}) "
                 f"VALUES (?, NULL, ?, {CALL_PLACEHOLDERS})",
-                (run_id, idx, *row),
+                storable_row((run_id, idx, *row)),
             )

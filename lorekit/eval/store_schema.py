@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from lorekit.llm.calls import CallRecord
+from lorekit.textsafe import storable
 
 SCHEMA_VERSION = 1
 RunStatus = Literal["running", "finished", "interrupted"]
@@ -183,9 +184,10 @@ def _sanitise(obj: object, seen: frozenset[int] = frozenset()) -> Any:
 def to_json(obj: object) -> str:
     """Serialise never failing: unknown objects become strings, odd keys become text."""
     try:
-        return json.dumps(obj, default=json_fallback, ensure_ascii=False)
+        text = json.dumps(obj, default=json_fallback, ensure_ascii=False)
     except (TypeError, ValueError):  # non-string keys, circular references
-        return json.dumps(_sanitise(obj), default=json_fallback, ensure_ascii=False)
+        text = json.dumps(_sanitise(obj), default=json_fallback, ensure_ascii=False)
+    return storable(text)  # SQLite stores UTF-8: no lone surrogates
 
 
 def info_json(info: Mapping[str, Any] | None) -> str:

@@ -15,12 +15,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lorekit import jsonscan
 from lorekit.graph.errors import AfterQueryError, GraphError
 from lorekit.graph.node import Node, Parser
 from lorekit.graph.schema import check_schema as check_schema
 from lorekit.graph.schema import validate_schema as validate_schema
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```(?:json)?+(.*?)```", re.DOTALL | re.IGNORECASE)  # linear
 
 
 def text_parser(answer: str) -> str:
@@ -52,7 +53,7 @@ def json_parser(schema: Mapping[str, Any] | None = None, *, take: str = "whole")
             if fenced:
                 text = fenced.group(1).strip()
             try:
-                value = json.loads(text)
+                value = jsonscan.loads(text)
             except json.JSONDecodeError:
                 value = _outermost_json(text)
         if schema is not None:
@@ -67,21 +68,14 @@ def json_parser(schema: Mapping[str, Any] | None = None, *, take: str = "whole")
 
 
 def last_json(text: str) -> Any:
-    """The last top-level JSON object or array in ``text`` (prose between is ignored)."""
-    decoder = json.JSONDecoder()
-    found: list[Any] = []
-    i = 0
-    while i < len(text):
-        if text[i] in "{[":
-            try:
-                value, end = decoder.raw_decode(text, i)
-            except json.JSONDecodeError:
-                i += 1
-                continue
-            found.append(value)
-            i = end
-        else:
-            i += 1
+    """The last top-level JSON object or array in ``text`` (prose between is ignored).
+
+    One linear scan (:func:`lorekit.jsonscan.values`): decoding from every
+    ``{`` took seconds on an answer of many braces."""
+    try:
+        found = [value for _, _, value in jsonscan.values(text)]
+    except json.JSONDecodeError as exc:
+        raise AfterQueryError(f"The answer's JSON cannot be read: {exc.msg}.") from None
     if not found:
         raise AfterQueryError(
             "The answer holds no valid JSON object. End it with the answer as one JSON value."
@@ -94,7 +88,7 @@ def _outermost_json(text: str) -> Any:
         start, end = text.find(opener), text.rfind(closer)
         if 0 <= start < end:
             try:
-                return json.loads(text[start : end + 1])
+                return jsonscan.loads(text[start : end + 1])
             except json.JSONDecodeError:
                 continue
     raise AfterQueryError("The answer is not valid JSON. Reply with one JSON value only.")

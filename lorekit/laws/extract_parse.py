@@ -23,9 +23,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lorekit import jsonscan
+
 Schema = dict[str, Any]
 
-_FENCE = re.compile(r"```[ \t]*(json)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```[ \t]*+(json)?+[ \t]*+\n(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 class FormError(ValueError):
@@ -102,6 +104,15 @@ def _where(path: str) -> str:
     return path or "the form"
 
 
+def _shown(value: Any, limit: int = 120) -> str:
+    """``value`` as JSON for a problem message, cut to ``limit`` characters."""
+    try:
+        text = json.dumps(value)
+    except (ValueError, RecursionError):
+        text = type(value).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def validate(value: Any, schema: Mapping[str, Any], path: str = "") -> list[str]:
     """Every way ``value`` breaks ``schema``, each naming where (empty: it conforms).
 
@@ -109,11 +120,11 @@ def validate(value: Any, schema: Mapping[str, Any], path: str = "") -> list[str]
     """
     kind = schema.get("type")
     if kind is not None and not _type_ok(value, kind):
-        return [f"{_where(path)} must be of type {kind}, got {json.dumps(value)}"]
+        return [f"{_where(path)} must be of type {kind}, got {_shown(value)}"]
     problems: list[str] = []
     if "enum" in schema and value not in schema["enum"]:
         allowed = ", ".join(str(x) for x in schema["enum"])
-        problems.append(f"{_where(path)}: {json.dumps(value)} is not one of: {allowed}")
+        problems.append(f"{_where(path)}: {_shown(value)} is not one of: {allowed}")
     if "minimum" in schema and isinstance(value, int | float) and value < schema["minimum"]:
         problems.append(f"{_where(path)} must be at least {schema['minimum']}, got {value}")
     if isinstance(value, dict):
@@ -154,19 +165,15 @@ def _validate_object(value: dict[str, Any], schema: Mapping[str, Any], path: str
 
 
 def _bare_objects(answer: str) -> list[tuple[int, int, str]]:
-    """Top-level JSON objects written into prose, in order (braces in words are skipped)."""
-    decoder = json.JSONDecoder()
-    found: list[tuple[int, int, str]] = []
-    i = answer.find("{")
-    while i >= 0:
-        try:
-            _, end = decoder.raw_decode(answer, i)
-        except json.JSONDecodeError:
-            i = answer.find("{", i + 1)
-            continue
-        found.append((i, end, answer[i:end]))
-        i = answer.find("{", end)
-    return found
+    """Top-level JSON objects written into prose, in order (braces in words are skipped).
+
+    One linear scan (:func:`lorekit.jsonscan.values`): decoding from every
+    ``{`` took seconds on an answer of many braces. Raises FormError for a
+    number too long or nesting too deep to decode."""
+    try:
+        return [(i, end, answer[i:end]) for i, end, _ in jsonscan.values(answer, "{")]
+    except json.JSONDecodeError as exc:
+        raise FormError([f"the JSON cannot be read: {exc.msg}"]) from None
 
 
 def _json_candidates(answer: str) -> tuple[str, list[tuple[int, int, str]]]:
@@ -196,7 +203,7 @@ def parse_answer(answer: str, schema: Mapping[str, Any]) -> Answer:
     first_error = ""
     for start, end, raw in candidates:
         try:
-            form = json.loads(raw)
+            form = jsonscan.loads(raw)
         except json.JSONDecodeError as exc:
             first_error = first_error or (
                 f"the JSON block does not parse: {exc.msg} at line {exc.lineno} column {exc.colno}"
@@ -205,7 +212,10 @@ def parse_answer(answer: str, schema: Mapping[str, Any]) -> Answer:
         if not isinstance(form, dict):
             first_error = first_error or "the JSON block must hold one object ({...})"
             continue
-        problems = validate(form, schema)
+        try:
+            problems = validate(form, schema)
+        except RecursionError:
+            problems = ["the JSON block is nested too deeply"]
         if problems:
             raise FormError(problems)
         text = (answer[:start] + answer[end:]).strip()

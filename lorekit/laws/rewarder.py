@@ -39,13 +39,14 @@ from lorekit.laws.state_api import describe_state_api, prompt_text
 from lorekit.llm import LLM, Message
 from lorekit.sandbox import PredicateRejected, compile_predicate
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+_FENCE = re.compile(r"```[ \t]*+([A-Za-z0-9_+-]*+)[ \t]*+\n(.*?)```", re.DOTALL)  # linear
+_DEF_LINE = re.compile(r"^[^\S\n]*+def\s", re.MULTILINE)
 
 
 def extract_function(text: str) -> str | None:
     """The first fenced block holding a ``def`` (or the bare answer if it is one)."""
     for _lang, body in _FENCE.findall(text):
-        if re.search(r"^\s*def\s", body, re.MULTILINE):
+        if _DEF_LINE.search(body):
             return str(body).strip() + "\n"
     stripped = text.strip()
     return stripped + "\n" if stripped.startswith("def ") else None

@@ -37,6 +37,7 @@ from lorekit.llm.base import (
     make_params,
 )
 from lorekit.llm.errors import CacheMiss, LLMError
+from lorekit.textsafe import storable_row
 
 CacheMode = Literal["read-write", "replay", "off"]
 CACHE_MODES: tuple[str, ...] = get_args(CacheMode)
@@ -71,7 +72,10 @@ def request_json(model: str, messages: Sequence[Message], params: RequestParams)
 
 def request_key(model: str, messages: Sequence[Message], params: RequestParams) -> str:
     """The cache key of a request (hex SHA-256 of its canonical JSON)."""
-    return hashlib.sha256(request_json(model, messages, params).encode()).hexdigest()
+    # surrogatepass: a prompt may quote a model answer holding a lone surrogate
+    return hashlib.sha256(
+        request_json(model, messages, params).encode("utf-8", "surrogatepass")
+    ).hexdigest()
 
 
 class SQLiteCache:
@@ -113,17 +117,19 @@ class SQLiteCache:
                 "INSERT OR REPLACE INTO completions (key, model, request, text, prompt_tokens,"
                 " completion_tokens, finish_reason, latency_s, created_at, usage_estimated)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (
-                    key,
-                    c.model,
-                    request,
-                    c.text,
-                    c.usage.prompt_tokens,
-                    c.usage.completion_tokens,
-                    c.finish_reason,
-                    c.latency_s,
-                    time.time(),
-                    int(c.usage.estimated),
+                storable_row(
+                    (
+                        key,
+                        c.model,
+                        request,
+                        c.text,
+                        c.usage.prompt_tokens,
+                        c.usage.completion_tokens,
+                        c.finish_reason,
+                        c.latency_s,
+                        time.time(),
+                        int(c.usage.estimated),
+                    )
                 ),
             )
 
@@ -178,7 +184,7 @@ class CachedLLM:
         msgs = as_messages(messages)
         params = make_params(temperature, max_tokens, stop, response_format, sample)
         body = request_json(self.model, msgs, params)
-        key = hashlib.sha256(body.encode()).hexdigest()
+        key = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
         hit = self.cache.get(key)
         if hit is not None:
             self.hits += 1

@@ -35,7 +35,10 @@ from lorekit.envs.base import Task
 from lorekit.llm.base import Message
 from lorekit.llm.roles import Roles
 
-_REFLECTION = re.compile(r"^\s*\**\s*reflection\s*\**\s*[:：]\s*(.*)$", re.I | re.M | re.S)
+# Linear: horizontal spaces only, possessive; group 1 (stripped by the caller) runs to the end.
+_REFLECTION = re.compile(
+    r"^[^\S\n]*+\**+[^\S\n]*+reflection[^\S\n]*+\**+[^\S\n]*+[:：](.*)", re.I | re.M | re.S
+)
 
 
 def _executor(

@@ -40,9 +40,13 @@ from lorekit.envs.base import TextEnv
 from lorekit.envs.textcraft.env import TextCraftEnv
 from lorekit.envs.textcraft.recipes import display_name, is_category
 
+# Matched against a stripped line without its final period. Possessive
+# quantifiers, and the "using ..." tail tried only where a run of spaces
+# starts (the lookbehind): linear in the line, where the lazy item followed by
+# ``\s*\.?\s*$`` was cubic in a run of spaces.
 _GOAL = re.compile(
-    r"^\s*(?:step\s*\d+\s*[:.)]\s*)?(?:craft|get|fetch|obtain|make|collect|gather)\s+"
-    r"(?:(?P<count>\d+)\s+)?(?P<item>.+?)(?:\s+(?:using|from|with)\b.*)?\s*\.?\s*$",
+    r"^(?:step\s*+\d++\s*+[:.)]\s*+)?+(?:craft|get|fetch|obtain|make|collect|gather)\s++"
+    r"(?:(?P<count>\d++)\s++)?(?P<item>.+?)(?:(?<!\s)\s++(?:using|from|with)\b.*)?$",
     re.IGNORECASE,
 )
 
@@ -99,8 +103,10 @@ class NullBridge:
 
 def parse_goal(text: str) -> tuple[int, str] | None:
     """``"craft 4 oak planks using ..."`` -> ``(4, "oak planks")``; count defaults to 1."""
-    match = _GOAL.match(text.strip().splitlines()[0] if text.strip() else "")
-    if match is None:
+    line = text.strip().splitlines()[0].strip() if text.strip() else ""
+    line = line[:-1].rstrip() if line.endswith(".") else line
+    match = _GOAL.match(line)
+    if match is None or len(match.group("count") or "") > 6:
         return None
     count = int(match.group("count")) if match.group("count") else 1
     return count, match.group("item").strip()

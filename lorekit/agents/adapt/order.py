@@ -18,10 +18,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 _TOKEN = re.compile(
-    r"\s*(?:(?P<open>\()|(?P<close>\))|(?P<and>and\b|&&|&)|(?P<or>or\b|\|\||\|)"
-    r"|(?:step\s*#?\s*)?(?P<num>\d+)\b)",
+    r"\s*+(?:(?P<open>\()|(?P<close>\))|(?P<and>and\b|&&|&)|(?P<or>or\b|\|\||\|)"
+    r"|(?:step\s*+(?:#\s*+)?+)?+(?P<num>\d++)\b)",
     re.IGNORECASE,
 )
+MAX_DEPTH = 20
+"""Deepest bracket nesting accepted: plans have a few steps, and the parser recurses."""
+MAX_CHARS = 2_000
+"""Longest order accepted; a plan of at most a few dozen steps needs far less."""
+_MAX_DIGITS = 6
 
 
 class OrderError(ValueError):
@@ -56,13 +61,13 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
     """(kind, text, position) triples; anything unknown is an error naming it."""
     tokens: list[tuple[str, str, int]] = []
     pos = 0
-    while pos < len(text):
-        if text[pos:].strip() == "":
-            break
+    end = len(text.rstrip())
+    while pos < end:
         match = _TOKEN.match(text, pos)
         if match is None or match.lastgroup is None:
             start = pos + len(text[pos:]) - len(text[pos:].lstrip())
-            bad = text[start:].split()[0] if text[start:].split() else text[start:]
+            words = text[start : start + 80].split()
+            bad = words[0] if words else text[start : start + 80]
             raise OrderError(
                 f"unexpected {bad!r} at character {start + 1}; an execution order uses only "
                 "'Step <n>', AND, OR and brackets, e.g. ((Step 1 OR Step 2) AND Step 3)"
@@ -82,6 +87,7 @@ class _Parser:
         self.i = 0
         self.n_steps = n_steps
         self.seen: set[int] = set()
+        self.depth = 0
 
     def peek(self) -> str | None:
         return self.tokens[self.i][0] if self.i < len(self.tokens) else None
@@ -110,11 +116,19 @@ class _Parser:
         kind = self.peek()
         if kind == "num":
             _, text, _ = self.tokens[self.i]
+            if len(text) > _MAX_DIGITS:
+                raise OrderError(
+                    f"step number {text[:12]}... is too long; steps are numbered 1, 2, 3"
+                )
             self.i += 1
             return self.step(int(text))
         if kind == "open":
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise OrderError(f"brackets nest more than {MAX_DEPTH} deep; write a flatter order")
             self.i += 1
             inner = self.parse_or()
+            self.depth -= 1
             if self.peek() != "close":
                 raise OrderError(f"expected ')' but found {self.where()}; brackets must balance")
             self.i += 1
@@ -145,6 +159,11 @@ def parse_execution_order(text: str, n_steps: int | None = None) -> OrderNode:
     cleaned = text.strip().strip("`").strip().rstrip(".").strip()
     if not cleaned:
         raise OrderError("the execution order is empty; write e.g. Step 1 AND Step 2")
+    if len(cleaned) > MAX_CHARS:
+        raise OrderError(
+            f"the execution order has {len(cleaned)} characters, more than {MAX_CHARS}; "
+            "write a short one, e.g. ((Step 1 OR Step 2) AND Step 3)"
+        )
     parser = _Parser(_tokenize(cleaned), n_steps)
     node = parser.parse_or()
     if parser.i != len(parser.tokens):

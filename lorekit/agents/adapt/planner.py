@@ -28,8 +28,12 @@ from lorekit.agents.examples import DEFAULT_SHOTS, check_shots
 from lorekit.llm.base import Message
 
 PlanStyle = Literal["adapt", "detailed"]
-_STEP = re.compile(r"^\s*[-*]?\s*\**\s*step\s*(\d+)\s*\**\s*[:.)]\s*\**\s*(.+?)\s*$", re.I)
-_ORDER = re.compile(r"^\s*\**\s*execution\s+order\s*\**\s*[:：]\s*\**\s*(.*?)\s*$", re.I | re.M)
+# Matched against stripped lines, with possessive quantifiers and no two
+# neighbouring quantifiers over the same characters: linear in the line's
+# length, whatever the model wrote (a run of spaces once took minutes).
+_STEP = re.compile(r"(?:[-*]\s*+)?+(?:\*++\s*+)?+step\s*+(\d++)(?:\s*+\*++)?+\s*+[:.)](.+)", re.I)
+_ORDER = re.compile(r"(?:\*++\s*+)?+execution\s++order(?:\s*+\*++)?+\s*+[:：](.*)", re.I)
+_MAX_NUMBER_DIGITS = 6  # a step number longer than this is no plan step
 
 
 class PlanError(ValueError):
@@ -54,12 +58,21 @@ def parse_plan(text: str, max_steps: int | None = None) -> Plan:
     those steps. Raises :class:`PlanError` saying what to fix.
     """
     steps: list[tuple[int, str]] = []
-    for line in text.splitlines():
-        if _ORDER.match(line):
+    orders: list[str] = []
+    lines = [line.strip() for line in text.splitlines()]
+    following = _next_non_blank(lines)
+    for i, line in enumerate(lines):
+        labelled = _ORDER.match(line)
+        if labelled:
+            orders.append(_order_text(labelled.group(1), following[i]))
             continue
         match = _STEP.match(line)
         if match:
-            steps.append((int(match.group(1)), match.group(2).strip()))
+            number, body = match.group(1), match.group(2).strip().lstrip("*").strip()
+            if len(number) > _MAX_NUMBER_DIGITS:
+                raise PlanError(f"step number {number[:12]}... is too long; number steps 1, 2, 3")
+            if body:
+                steps.append((int(number), body))
     if not steps:
         raise PlanError("no lines of the form 'Step 1: <sub-task>' were found")
     numbers = [n for n, _ in steps]
@@ -69,14 +82,32 @@ def parse_plan(text: str, max_steps: int | None = None) -> Plan:
         )
     if max_steps is not None and len(steps) > max_steps:
         raise PlanError(f"the plan has {len(steps)} steps; use at most {max_steps}")
-    orders = _ORDER.findall(text)
     if not orders or not orders[-1].strip():
         raise PlanError("no 'Execution order:' line was found after the steps")
     try:
         order = parse_execution_order(orders[-1], len(steps))
     except OrderError as exc:
-        raise PlanError(f"bad execution order {orders[-1].strip()!r}: {exc}") from None
+        shown = orders[-1].strip()
+        shown = shown if len(shown) <= 200 else shown[:200] + "..."
+        raise PlanError(f"bad execution order {shown!r}: {exc}") from None
     return Plan(tuple(s for _, s in steps), order)
+
+
+def _next_non_blank(lines: list[str]) -> list[str]:
+    """For each line, the first non-blank line after it ("" if none); one pass."""
+    after = [""] * len(lines)
+    seen = ""
+    for i in range(len(lines) - 1, -1, -1):
+        after[i] = seen
+        seen = lines[i] or seen
+    return after
+
+
+def _order_text(inline: str, following: str) -> str:
+    """The order written after ``Execution order:``: on the same line, or else on
+    the next line that is not blank (models put it on a line of its own)."""
+    text = inline.strip().strip("*").strip()
+    return text or following.strip("*").strip()
 
 
 @dataclass(slots=True)

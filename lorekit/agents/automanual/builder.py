@@ -27,7 +27,7 @@ from lorekit.llm.roles import Roles
 
 BUILDER_TOOLS = ("write_rule", "update_rule", "stop_generating")
 CONSOLIDATOR_TOOLS = ("get_trajectory", "update_rule", "delete_rule", "stop_generating")
-_VERDICT = re.compile(r"diagnosis\s*[:=]\s*\**\s*(?:imperfect\s+)?(rules?|agent)\b", re.I)
+_VERDICT = re.compile(r"diagnosis\s*+[:=]\s*+\**+\s*+(?:imperfect\s++)?+(rules?|agent)\b", re.I)
 _LOOSE = re.compile(r"\bimperfect\s+(rules?|agent)\b", re.I)
 
 

@@ -61,15 +61,24 @@ def render_rules(rules: Sequence[Rule]) -> str:
 
 
 # ---------------------------------------------------------------------- parsing
-_OPEN = re.compile(r"^\s*(`{3,})\s*(?:markdown|md)\s*$", re.IGNORECASE)
-_FENCE = re.compile(r"^\s*(`{3,})\s*(\S*)\s*$")
-_H1 = re.compile(r"^#\s+(.*?)\s*#*\s*$")
-_H2 = re.compile(r"^##\s+(.*?)\s*#*\s*$")
+# Possessive quantifiers and no neighbouring quantifiers over the same
+# characters: each pattern is linear in the line, whatever the model wrote.
+_OPEN = re.compile(r"^\s*+(`{3,}+)\s*+(?:markdown|md)\s*+$", re.IGNORECASE)
+_FENCE = re.compile(r"^\s*+(`{3,}+)\s*+(\S*+)\s*+$")
+_H1 = re.compile(r"^#\s++(.*)$")  # the title is group 1 less closing hashes: see _title
+_H2 = re.compile(r"^##\s++(.*)$")
 _ANY_ID = re.compile(r"\brule_(\d+)\b", re.IGNORECASE)
 _BOLD_ID = re.compile(r"\*\*\s*rule_(\d+)\b[^*\n]{0,80}\*\*", re.IGNORECASE)
-_RULE_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:#+\s*)?\*\*\s*rule_\d+", re.IGNORECASE)
-_LABEL = re.compile(r"^[\s*_#>-]*[\w ()/-]{0,60}:?[\s*_]*$")
-_INTRO_PREFIX = re.compile(r"^[\s*_]*introduction[\s*_]*:[\s*_]*", re.IGNORECASE)
+_RULE_LINE = re.compile(
+    r"^\s*+(?:(?:[-*+]|\d++[.)])\s*+)?(?:#++\s*+)?\*\*\s*+rule_\d", re.IGNORECASE
+)
+_LABEL = re.compile(r"^[\s*_#>-]*+[\w ()/-]{0,60}:?[\s*_]*+$")
+_INTRO_PREFIX = re.compile(r"^[\s*_]*+introduction[\s*_]*+:[\s*_]*+", re.IGNORECASE)
+
+
+def _title(heading: re.Match[str]) -> str:
+    """A heading's text without the optional closing hashes (``## Title ##``)."""
+    return heading.group(1).rstrip().rstrip("#").strip()
 
 
 @dataclass(slots=True)
@@ -150,7 +159,7 @@ def parse_manual(answer: str, rule_ids: Sequence[str], *, cut_off: bool = False)
     known = {rid.lower(): rid for rid in rule_ids}
     unknown = sorted(
         {f"rule_{n}" for n in _ANY_ID.findall(block)} - set(known),
-        key=lambda r: int(r.split("_")[1]),
+        key=lambda r: (len(r), r),  # numeric order, without int() of a huge number
     )
     if unknown:
         out.problems.append(
@@ -165,7 +174,7 @@ def parse_manual(answer: str, rule_ids: Sequence[str], *, cut_off: bool = False)
             in_code = not in_code
         h2 = None if in_code else _H2.match(line)
         if h2:
-            sections.append((h2.group(1).strip(), []))
+            sections.append((_title(h2), []))
         elif sections:
             sections[-1][1].append(line)
         else:
@@ -173,7 +182,7 @@ def parse_manual(answer: str, rule_ids: Sequence[str], *, cut_off: bool = False)
     for i, line in enumerate(head):
         h1 = _H1.match(line)
         if h1 and not out.title and not any(_FENCE.match(x) for x in head[:i]):
-            out.title = h1.group(1).strip()
+            out.title = _title(h1)
             head[i] = ""
     out.overview = "\n".join(head).strip()
     where: dict[str, list[str]] = {}

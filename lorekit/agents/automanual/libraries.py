@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from lorekit.agents.automanual.retrieval import BM25Retriever, Retriever
+from lorekit.textsafe import storable_row
 
 Kind = Literal["skill", "reflection"]
 KINDS: tuple[Kind, ...] = ("skill", "reflection")
@@ -203,7 +204,9 @@ class Libraries:
             "INSERT INTO automanual_library"
             " (build_id, seq, episode_id, kind, task_type, goal, text, meta, at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (self.build_id, seq, episode_id, kind, task_type, goal, text, blob, time.time()),
+            storable_row(
+                (self.build_id, seq, episode_id, kind, task_type, goal, text, blob, time.time())
+            ),
         )
         _commit(self.db)
         return seq

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lorekit.agents.automanual.core import Rule
+from lorekit.textsafe import storable_row
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,13 +179,15 @@ def save_manual(conn: sqlite3.Connection, build_id: str, manual: Manual) -> int:
     conn.execute(
         "INSERT INTO automanual_manuals (build_id, version, rules_version, markdown, meta, at)"
         " VALUES (?, ?, ?, ?, ?, ?)",
-        (
-            build_id,
-            version,
-            manual.rules_version,
-            manual.markdown,
-            json.dumps(manual.meta()),
-            time.time(),
+        storable_row(
+            (
+                build_id,
+                version,
+                manual.rules_version,
+                manual.markdown,
+                json.dumps(manual.meta()),
+                time.time(),
+            )
         ),
     )
     if conn.in_transaction:

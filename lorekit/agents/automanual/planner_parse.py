@@ -37,13 +37,15 @@ _SECTIONS = {
     "skill": "code",
 }
 #: A heading line: "### Plan", "## Plan:", "**Plan**", "**Plan:** text", "### Plan: text".
+#: Possessive quantifiers keep it linear in the line (``h`` keeps its spaces; callers split it).
 _HEADING = re.compile(
-    r"^[ \t]*(?:#{1,6}[ \t]*(?P<h>[^\n#]+?)[ \t]*#*"
-    r"|\*\*(?P<b>[^*\n]+?)\*\*(?P<after>[^\n]*))[ \t]*$",
+    r"^[ \t]*+(?:#{1,6}+(?P<h>[^\n#]++)#*+"
+    r"|\*\*(?P<b>[^*\n]++)\*\*(?P<after>[^\n]*+))[ \t]*+$",
     re.MULTILINE,
 )
 _FENCE = re.compile(
-    r"^[ \t]*```[ \t]*(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^[ \t]*```", re.MULTILINE | re.DOTALL
+    r"^[ \t]*+```[ \t]*+(?P<lang>[\w+-]*+)[^\n]*+\n(?P<body>.*?)^[ \t]*+```",
+    re.MULTILINE | re.DOTALL,
 )
 _RULE_ID = re.compile(r"\brule[_ ]?(\d+)\b", re.IGNORECASE)
 
@@ -170,7 +172,7 @@ def defined_functions(source: str) -> dict[str, str]:
     """
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     kept: dict[str, str] = {}
     for node in tree.body:

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 _FIELDS = ("type", "content", "example", "logs")
-_ID = re.compile(r"^(?:rule)?[\s_-]*(\d+)$", re.IGNORECASE)
+_ID = re.compile(r"^(?:rule)?[\s_-]*+(\d++)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -199,9 +199,10 @@ def diff_fields(before: Rule, after: Rule) -> dict[str, tuple[Any, Any]]:
 
 
 def rule_number(rule_id: str) -> int:
-    """``n`` of ``rule_n`` (also ``"n"``, ``"Rule n"``); -1 for anything else."""
+    """``n`` of ``rule_n`` (also ``"n"``, ``"Rule n"``); -1 for anything else
+    (including a number too long to be an id: ``int()`` refuses 4,300 digits)."""
     m = _ID.match(str(rule_id).strip())
-    return int(m.group(1)) if m else -1
+    return int(m.group(1)) if m and len(m.group(1)) <= 9 else -1
 
 
 def ordered(rules: Iterable[Rule] | Mapping[str, Rule]) -> list[Rule]:

@@ -352,7 +352,7 @@ class RuleSystem:
 
     def _existing(self, rule_id: str, fn: str) -> str:
         n = rule_number(rule_id)
-        rid = f"rule_{n}" if n >= 0 else str(rule_id).strip()
+        rid = f"rule_{n}" if n >= 0 else str(rule_id).strip()[:80]
         if rid in self._rules:
             return rid
         existing = ", ".join(r.rule_id for r in ordered(self._rules)) or "none"

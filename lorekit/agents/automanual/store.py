@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from lorekit.agents.automanual.rulediff import RuleEvent, rule_from_json, rule_json
+from lorekit.textsafe import storable_row
 
 __all__ = [
     "EPISODE_TABLES",
@@ -215,16 +216,18 @@ def insert_rule_event(conn: sqlite3.Connection, build_id: str, event: RuleEvent)
     conn.execute(
         f"INSERT INTO {RULE_EVENTS} (build_id, seq, episode_id, actor, op, rule_id, before_json,"
         " after_json, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            build_id,
-            event.version,
-            event.episode_id,
-            event.actor,
-            event.op,
-            event.rule_id,
-            rule_json(event.before),
-            rule_json(event.after),
-            event.at,
+        storable_row(
+            (
+                build_id,
+                event.version,
+                event.episode_id,
+                event.actor,
+                event.op,
+                event.rule_id,
+                rule_json(event.before),
+                rule_json(event.after),
+                event.at,
+            )
         ),
     )
 

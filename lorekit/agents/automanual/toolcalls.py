@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lorekit.textsafe import has_lone_surrogate
+
 __all__ = [
     "MAX_TEXT_CHARS",
     "ToolCall",
@@ -66,7 +68,7 @@ class ToolCallError(ValueError):
         self.problems = list(problems or [])
 
 
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+-]*)[^\n`]*$")
+_FENCE = re.compile(r"^[ \t]*+(`{3,}+|~{3,}+)[ \t]*+([\w+-]*+)[^\n`]*+$")  # linear: possessive
 _ALIASES = {"python": {"python", "py", "python3"}}
 
 
@@ -204,6 +206,8 @@ def _parse_block(
         tree = quiet_parse(code)
     except SyntaxError as exc:
         return [(exc.lineno or 0, f"syntax error: {exc.msg}", None)]
+    except UnicodeEncodeError:
+        return [(0, "the code holds a lone surrogate (half of an emoji); leave it out", None)]
     except (ValueError, RecursionError, MemoryError) as exc:
         return [(0, f"cannot parse the code ({type(exc).__name__}): too deeply nested?", None)]
     if len(tree.body) > max_calls:  # refuse before any per-statement work
@@ -336,9 +340,20 @@ def _literal(node: ast.expr, name: str) -> Any:
                 "pass a literal value"
             )
     try:
-        return ast.literal_eval(node)
+        value = ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         raise _Refused(
             f"argument {name!r}: only literal values are allowed (strings, numbers, "
             "lists, dicts, True/False/None), not operators"
         ) from None
+    if any(
+        isinstance(sub, ast.Constant)
+        and isinstance(sub.value, str)
+        and has_lone_surrogate(sub.value)
+        for sub in ast.walk(node)
+    ):  # e.g. "\ud83d", half of an emoji: it cannot be stored (UTF-8), so ask again
+        raise _Refused(
+            f"argument {name!r}: a string holds a lone surrogate escape (such as \\ud83d, "
+            "half of an emoji); write the character itself or leave it out"
+        )
+    return value

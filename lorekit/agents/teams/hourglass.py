@@ -111,6 +111,9 @@ def parse_json(text: str, required: Mapping[str, type | tuple[type, ...]]) -> di
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise AnswerError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
+    except (ValueError, RecursionError, MemoryError) as exc:  # a huge number, deep nesting
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:120]
+        raise AnswerError(f"not valid JSON ({why or type(exc).__name__})") from None
     if not isinstance(data, dict):
         raise AnswerError(f"expected a JSON object, got {type(data).__name__}")
     for key, kind in required.items():

@@ -28,7 +28,7 @@ from lorekit.envs.crafter.textobs import canonical_actions, describe
 
 SPLITS: tuple[str, ...] = ("test", "dev")
 _PART = re.compile(
-    r"^\s*(p\d+)\s*(?::\s*(.*?)|\s+say\s*:\s*(.*?)|\s+tell\s+(p\d+)\s*:\s*(.*?))\s*$"
+    r"^\s*+(p\d++)(?:\s*+:\s*(.*?)|\s++say\s*+:\s*(.*?)|\s++tell\s++(p\d++)\s*+:\s*(.*?))\s*$"
 )
 _COMMAND = re.compile(r"^([a-z_]+)(?:\s+(\d+))?$")
 _COLLECT_ACHIEVEMENT = {"drink": "collect_drink"}

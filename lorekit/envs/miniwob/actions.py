@@ -48,7 +48,7 @@ def parse_action(text: str) -> Action:
         verb, inner = call.group(1), call.group(2).strip()
         try:
             value = ast.literal_eval(inner) if inner else ""
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, RecursionError, MemoryError):  # deep nesting
             value = inner
         return _checked(verb, str(value))
     verb, _, rest = raw.partition(" ")
@@ -58,7 +58,7 @@ def parse_action(text: str) -> Action:
     if verb == "type" and len(rest) >= 2 and rest[0] == rest[-1] and rest[0] in "\"'":
         try:
             rest = str(ast.literal_eval(rest))
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, RecursionError, MemoryError):  # deep nesting
             rest = rest[1:-1]
     return _checked(verb, rest)
 
