@@ -6,6 +6,8 @@ and ``--agent-opt`` values are typed."""
 
 from __future__ import annotations
 
+import re
+
 import json
 import sqlite3
 from pathlib import Path
@@ -43,9 +45,9 @@ def test_agents_list_names_roles_and_models(capsys: pytest.CaptureFixture[str]) 
     code, out, err = run_cli(["agents", "list"], capsys)
     assert code == 0, err
     rows = {}
-    for line in out.splitlines():
-        cells = [c.strip() for c in line.split("\u2502")[1:-1]]
-        if len(cells) >= 4 and cells[0]:
+    for line in out.splitlines():  # columns are set apart by two or more spaces (or rules)
+        cells = [c.strip() for c in re.split(r"\s{2,}|\u2502", line.strip()) if c.strip()]
+        if len(cells) >= 4 and not line.startswith(" "):
             rows[cells[0]] = cells
     assert rows["react"][2] == "executor" and rows["adapt"][2] == "executor, planner"
     assert rows["random"][3] == "no" and rows["react"][3] == "yes"
