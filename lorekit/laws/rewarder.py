@@ -58,6 +58,8 @@ def law_text(law: Law) -> str:
     parts = []
     if law.requires:
         parts.append("needs " + ", ".join(f"{n} {k}" for k, n in sorted(law.requires.items())))
+    if law.below:
+        parts.append("needs " + ", ".join(f"{k} below {n}" for k, n in sorted(law.below.items())))
     if law.nearby:
         parts.append("needs nearby: " + ", ".join(law.nearby))
     if law.faced:

@@ -108,8 +108,13 @@ def test_penalty_once_when_no_precondition_holds(env: LawReward) -> None:
     assert act(env, "make_stone_pickaxe")[1]["penalty"] == 0.0
     arrange(env, faced="grass")
     assert act(env, "make_stone_pickaxe")[1]["penalty"] == -0.5
-    # A law without preconditions (sleep) is never penalised.
-    assert act(env, "sleep")[1]["penalty"] == 0.0
+    # Sleep needs energy below full: at full energy it is a no-op in crafter,
+    # so it earns no bonus and is a blind choice; below full it pays once.
+    parts = act(env, "sleep")[1]
+    assert parts["laws"] == 0.0 and parts["penalty"] == -0.5
+    env.reset()
+    arrange(env, faced="grass", inventory={"energy": 4})
+    assert act(env, "sleep")[1]["laws"] == 1.0
     env.reset()
     arrange(env, faced="grass")
     assert act(env, "make_wood_pickaxe")[1]["penalty"] == -0.5
