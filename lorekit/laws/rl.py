@@ -181,13 +181,18 @@ def train_seed(
                 report(f"{run_dir}: resuming at {model.num_timesteps:,} steps")
         else:
             policy = "MlpPolicy" if config.obs == "symbolic" else "CnnPolicy"
+            kwargs: dict[str, Any] = {"net_arch": list(NET_ARCH)}
+            if config.obs == "image":
+                from lorekit.laws.rl_policy import image_policy_kwargs
+
+                kwargs = image_policy_kwargs()
             model = PPO(
                 policy,
                 vec,
                 seed=seed,
                 device=chosen,
                 verbose=0,
-                policy_kwargs={"net_arch": list(NET_ARCH)},
+                policy_kwargs=kwargs,
                 **config.ppo_kwargs(),
             )
         world_seeds(vec, seed, len(state["resumed_from"]))

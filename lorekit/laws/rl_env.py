@@ -112,7 +112,9 @@ class OneHotObs(gymnasium.ObservationWrapper[np.ndarray, Any, Any]):
     """Symbolic observation as one flat float32 vector of one-hot codes.
 
     Each of the 9x7 view cells becomes a one-hot over crafter's material and
-    creature ids, each inventory count a one-hot over 0..9. Ids carry no order,
+    creature ids, then come the ripe-plant mask (0/1 per cell), the faced
+    cell's id (one-hot), the facing (one-hot over 4) and each inventory count
+    as a one-hot over 0..9. Ids carry no order,
     so a one-hot lets a small MLP learn what each means without having to undo
     an arbitrary numbering.
     """
@@ -129,15 +131,22 @@ class OneHotObs(gymnasium.ObservationWrapper[np.ndarray, Any, Any]):
         assert isinstance(inventory, gymnasium.spaces.Box)
         self._kinds = int(view.high.max()) + 1
         self._view_size = int(np.prod(view.shape)) * self._kinds
-        size = self._view_size + int(np.prod(inventory.shape)) * _COUNTS
+        cells = int(np.prod(view.shape))
+        size = self._view_size + cells + self._kinds + 4
+        size += int(np.prod(inventory.shape)) * _COUNTS
         self.observation_space = gymnasium.spaces.Box(0.0, 1.0, (size,), np.float32)
         self._eye_view = np.eye(self._kinds, dtype=np.float32)
         self._eye_count = np.eye(_COUNTS, dtype=np.float32)
+        self._eye_facing = np.eye(4, dtype=np.float32)
 
     def observation(self, observation: Any) -> np.ndarray:
         view = self._eye_view[np.asarray(observation["view"]).ravel()].ravel()
+        ripe = np.asarray(observation["ripe"], np.float32).ravel()
+        faced = self._eye_view[int(np.asarray(observation["faced"])[0])]
+        facing = self._eye_facing[int(np.asarray(observation["facing"])[0])]
         counts = np.clip(np.asarray(observation["inventory"]), 0, _COUNTS - 1)
-        return np.concatenate([view, self._eye_count[counts].ravel()])
+        parts = [view, ripe, faced, facing, self._eye_count[counts].ravel()]
+        return np.concatenate(parts)
 
 
 def make_env(

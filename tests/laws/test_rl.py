@@ -152,6 +152,10 @@ def test_image_observations_train_a_cnn(tmp_path: Path) -> None:
     model = PPO.load(tmp_path / "crafter" / "seed-0" / "model.zip")
     assert type(model.policy).__name__ == "ActorCriticCnnPolicy"
     assert model.num_timesteps == 128
+    # crafter's 64x64 frames go through the small CNN, not SB3's Atari encoder
+    assert type(model.policy.features_extractor).__name__ == "SmallCNN"
+    assert model.policy.features_extractor.features_dim == 256
+
 
 
 def test_resume_after_training_only_evaluates_again(tmp_path: Path) -> None:
