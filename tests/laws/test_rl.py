@@ -157,7 +157,6 @@ def test_image_observations_train_a_cnn(tmp_path: Path) -> None:
     assert model.policy.features_extractor.features_dim == 256
 
 
-
 def test_resume_after_training_only_evaluates_again(tmp_path: Path) -> None:
     first = train(tiny(), [0], tmp_path)
     seed_dir = tmp_path / "crafter" / "seed-0"
