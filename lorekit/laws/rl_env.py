@@ -15,8 +15,9 @@ stack is always the same, from the inside out:
    and the inventory into one one-hot vector for an MLP policy.
 
 Every named variant (``health``, ``crafter``, ``laws``, ``laws+penalty``,
-``oracle``) is :mod:`lorekit.laws.wrapper`'s ``LawReward`` with that
-variant's parts, built by :func:`law_reward`: one reward implementation for
+``oracle``, and ``laws+small-penalty``, our own reading of the penalty, see
+:data:`lorekit.laws.wrapper.VARIANTS`) is :mod:`lorekit.laws.wrapper`'s
+``LawReward`` with that variant's parts, built by :func:`law_reward`: one reward implementation for
 training, tests and benchmarks (any variant can be replaced at run time with
 :func:`register_reward`).
 """
@@ -34,8 +35,16 @@ from lorekit.envs.crafter.expanded import ExpandedActions
 from lorekit.envs.crafter.gym_env import CrafterGym
 
 ObsKind = Literal["symbolic", "image"]
-REWARD_VARIANTS: tuple[str, ...] = ("health", "crafter", "laws", "laws+penalty", "oracle")
-LAW_VARIANTS: tuple[str, ...] = ("laws", "laws+penalty", "oracle")
+REWARD_VARIANTS: tuple[str, ...] = (
+    "health",
+    "crafter",
+    "laws",
+    "laws+penalty",
+    "oracle",
+    "laws+small-penalty",
+)
+LAW_VARIANTS: tuple[str, ...] = ("laws", "laws+penalty", "oracle", "laws+small-penalty")
+_LEARNED: tuple[str, ...] = ("laws", "laws+penalty", "laws+small-penalty")
 # The inventory counts of crafter run from 0 to 9.
 _COUNTS = 10
 
@@ -79,8 +88,8 @@ def law_reward(
 ) -> gymnasium.Env[Any, Any]:
     """Every named variant is :class:`~lorekit.laws.wrapper.LawReward` with its parts.
 
-    ``health`` and ``crafter`` take no options. ``laws`` and ``laws+penalty``
-    take ``experience=FILE`` (an Experience JSON whose laws become the
+    ``health`` and ``crafter`` take no options. ``laws``, ``laws+penalty``
+    and ``laws+small-penalty`` take ``experience=FILE`` (an Experience JSON whose laws become the
     predicates) or ``predicates=FILE`` (a PredicateSet JSON, e.g. written by
     the rewarder); ``oracle`` needs neither (CrafterRules' laws).
     """
@@ -88,7 +97,7 @@ def law_reward(
     from lorekit.laws.rewards import PredicateSet
     from lorekit.laws.wrapper import VARIANTS, LawReward, variant_predicates
 
-    allowed = _LAW_OPTIONS if variant in ("laws", "laws+penalty") else ()
+    allowed = _LAW_OPTIONS if variant in _LEARNED else ()
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         takes = f"the options {', '.join(allowed)}" if allowed else "no options (drop --reward-opt)"
