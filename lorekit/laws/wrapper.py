@@ -11,7 +11,8 @@ Per step, with the player's state read just *before* the action runs:
   choice, as Algorithm 1's predicates do;
 - **penalty**: ``penalty`` (-0.5) the first time in an episode that an action
   is chosen while *none* of its law's preconditions hold (an action whose law
-  has no preconditions is never penalised);
+  has no preconditions is never penalised; sleeping at full energy is, as
+  sleep needs energy below full);
 - **crafter**: crafter's own reward (health / 10 plus 1 per new achievement).
 
 While the player sleeps crafter ignores the chosen action (it keeps
