@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"--rewards: unknown {unknown}; choose from {', '.join(REWARD_VARIANTS)}")
     options = _reward_options(args.reward_opt)
     if args.experience:
-        for variant in ("laws", "laws+penalty"):
+        for variant in ("laws", "laws+penalty", "laws+small-penalty"):
             options.setdefault(variant, {}).setdefault("experience", args.experience)
     out = Path(args.out or tempfile.mkdtemp(prefix="laws-rl-"))
     store = Path(args.store) if args.store else out / "runs.sqlite3"

@@ -40,7 +40,7 @@ RANKS: dict[str, int] = {
     "tables": 0,  # rich tables that fit the terminal (any layer prints them)
     "progress": 0,
     "jsonscan": 0,  # linear scans for JSON in model answers
-    "textsafe": 0,  # model text made safe for terminals and SQLite  # progress bars on stderr for long library calls
+    "textsafe": 0,  # model text made safe for terminals and SQLite
     "experiments": 0,  # data only: the published tables as YAML (lorekit reproduce)
     "config": 1,  # model settings: builds llm objects from YAML
     "envs": 2,

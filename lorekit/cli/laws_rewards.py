@@ -1,8 +1,10 @@
 """``lorekit laws rewards``: turn an experience into reward predicates.
 
 Either the laws themselves become code (``--from-laws``: no model), or the
-``rewarder`` role writes each predicate from the law's text, checked and
-refined on the records (the paper's Algorithm 1). The result is a JSON
+``rewarder`` role writes each predicate from the law's text: by default the
+paper's Algorithm 1 (``--loop paper``: refined without outside feedback, the
+last version kept), or our extension ``--loop checked`` (checked and refined
+on the records, the most accurate kept). The result is a JSON
 predicate set (source code and accuracy per achievement) that
 ``lorekit.laws.wrapper.make_reward_env(..., predicates=PredicateSet.load(FILE))``
 and the RL trainer read. A killed model run resumes through the model cache.
@@ -45,6 +47,13 @@ def _load_experience(spec: str) -> Experience:
 )
 @click.option("--from-laws", is_flag=True, help="Compile the laws as they are (no model).")
 @click.option("--refinements", type=click.IntRange(0, 20), default=3, show_default=True)
+@click.option(
+    "--loop",
+    type=click.Choice(["paper", "checked"]),
+    default="paper",
+    show_default=True,
+    help="paper: Algorithm 1 as published; checked: our loop with feedback on --records.",
+)
 @click.option("--only", multiple=True, help="Achievement to do (repeatable; default all).")
 @click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
 @cache_option
@@ -55,6 +64,7 @@ def rewards_cmd(
     records: str | None,
     from_laws: bool,
     refinements: int,
+    loop: str,
     only: tuple[str, ...],
     concurrency: int,
     cache: str | None,
@@ -89,7 +99,7 @@ def rewards_cmd(
         if not models.given:
             raise UserError("writing predicates needs a model: pass --model (and --base-url), "
                             "--config, or --from-laws")  # fmt: skip
-        if records is None:
+        if records is None and loop == "checked":
             raise UserError("the rewarder checks its predicates on records: pass --records FILE")
         cfg, _ = prepare_config(models, cache=cache)
         check_api_keys(cfg, config_path=models.config_path)
@@ -97,7 +107,12 @@ def rewards_cmd(
         llm = build_models(cfg, config_path=models.config_path)["rewarder"]
         pset = asyncio.run(
             write_predicates(
-                llm, experience, loaded, refinements=refinements, concurrency=concurrency
+                llm,
+                experience,
+                loaded,
+                refinements=refinements,
+                concurrency=concurrency,
+                loop=loop,
             )
         )
     Path(out).parent.mkdir(parents=True, exist_ok=True)

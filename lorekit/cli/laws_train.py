@@ -20,7 +20,7 @@ from lorekit.cli.errors import Interrupted, UserError
 from lorekit.cli.options import read_store_option
 from lorekit.cli.prepare import kv
 
-REWARDS = ("health", "crafter", "laws", "laws+penalty", "oracle")
+REWARDS = ("health", "crafter", "laws", "laws+penalty", "oracle", "laws+small-penalty")
 """``lorekit.laws.rl_env.REWARD_VARIANTS``, spelled out so that loading the CLI
 imports neither crafter nor torch (a test keeps the two equal)."""
 

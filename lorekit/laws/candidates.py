@@ -10,27 +10,37 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from lorekit.envs.crafter.records import MATERIALS, TOOLS
+from lorekit.envs.crafter.records import ATTRIBUTES, MATERIALS, TOOLS
 from lorekit.laws.record_format import LawRecord
 
-Atom = tuple[str, str]  # ("requires", item) | ("nearby", name) | ("faced", "")
+Atom = tuple[str, str]  # ("requires", item) | ("below", vital) | ("nearby", name) | ("faced", "")
 FACED: Atom = ("faced", "")
+CAP = 9
+"""Crafter's cap on every vital and item."""
 
 
 @dataclass(frozen=True)
 class Candidates:
-    """Least held count per item, names always in the 3x3, faced things."""
+    """Least held count per item, names always in the 3x3, faced things, and
+    upper bounds on vitals never full in a success (``most``: vital -> one
+    above the highest level seen; crafter's sleep needs energy below 9)."""
 
     least: dict[str, int]
     nearby: frozenset[str]
     faces: tuple[str, ...]
+    most: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, wins: Sequence[LawRecord]) -> Candidates:
         if not wins:
             return cls({}, frozenset(), ())
+        most = {}
+        for vital in ATTRIBUTES:
+            high = max(r.inventory().get(vital, CAP) for r in wins)
+            if high < CAP:
+                most[vital] = high + 1
         least = {}
         for item in TOOLS + MATERIALS:
             low = min(r.inventory().get(item, 0) for r in wins)
@@ -38,16 +48,18 @@ class Candidates:
                 least[item] = low
         nearby = frozenset.intersection(*(frozenset(r.nearby()) for r in wins))
         faces = tuple(sorted({str(r.before["face"]) for r in wins}))
-        return cls(least, nearby, faces)
+        return cls(least, nearby, faces, most)
 
     def atoms(self) -> list[Atom]:
         out: list[Atom] = [("requires", k) for k in sorted(self.least)]
+        out += [("below", k) for k in sorted(self.most)]
         return out + [("nearby", k) for k in sorted(self.nearby)] + [FACED]
 
     def broken(self, record: LawRecord) -> set[Atom]:
         """The candidates this record's state does not meet."""
         inv = record.inventory()
         out: set[Atom] = {("requires", k) for k, n in self.least.items() if inv.get(k, 0) < n}
+        out |= {("below", k) for k, n in self.most.items() if inv.get(k, 0) >= n}
         here = record.nearby()
         out |= {("nearby", k) for k in self.nearby if k not in here}
         if self.faces and str(record.before["face"]) not in self.faces:

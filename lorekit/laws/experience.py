@@ -4,7 +4,8 @@ Every source of laws (an LLM reading records, the symbolic learner, the
 ground truth, a hand-written file) produces the same :class:`Experience`, so
 scoring, prompting and reward generation never care where the laws came
 from. A law says what the achievement's action needs (inventory, stations in
-the 3x3 area, the faced thing) and what a success consumes and yields.
+the 3x3 area, the faced thing, upper bounds such as "energy below 9") and
+what a success consumes and yields.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ class Law:
     text: str = ""
     confidence: float | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
+    below: dict[str, int] = field(default_factory=dict)
+    """Upper bounds: ``{"energy": 9}`` means the action needs energy < 9
+    (crafter's sleep does nothing at full energy). Optional in files."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +65,7 @@ class Law:
             "requires": dict(self.requires),
             "nearby": list(self.nearby),
             "faced": list(self.faced),
+            "below": dict(self.below),
             "costs": dict(self.costs),
             "gains": dict(self.gains),
             "text": self.text,
@@ -76,7 +81,7 @@ class Law:
         missing = [k for k in _LAW_KEYS if k not in data]
         if missing:
             raise ExperienceError(f"{where}: missing field(s) {', '.join(missing)}")
-        unknown = sorted(set(data) - set(_LAW_KEYS) - {"text", "confidence", "evidence"})
+        unknown = sorted(set(data) - set(_LAW_KEYS) - {"text", "confidence", "evidence", "below"})
         if unknown:
             raise ExperienceError(f"{where}: unknown field(s) {', '.join(unknown)}")
         achievement = _string(data["achievement"], f"{where}.achievement")
@@ -104,6 +109,7 @@ class Law:
             requires=_counts(data["requires"], f"{where}.requires"),
             nearby=_names(data["nearby"], f"{where}.nearby"),
             faced=_names(data["faced"], f"{where}.faced"),
+            below=_bounds(data.get("below", {}), f"{where}.below"),
             costs=_counts(data["costs"], f"{where}.costs"),
             gains=_counts(data["gains"], f"{where}.gains"),
             text=_string(data.get("text", ""), f"{where}.text"),
@@ -114,6 +120,7 @@ class Law:
     def describe(self) -> str:
         """The law in one short paragraph (used when ``text`` is empty)."""
         needs = [f"{n} {item}" for item, n in sorted(self.requires.items())]
+        needs += [f"{item} below {n}" for item, n in sorted(self.below.items())]
         needs += [f"a {name} nearby" for name in self.nearby]
         if self.faced:
             needs.append("facing " + " or ".join(self.faced))
@@ -219,6 +226,7 @@ def oracle_experience() -> Experience:
             requires=dict(rule.requires),
             nearby=list(rule.nearby),
             faced=list(rule.faced),
+            below=dict(rule.below),
             costs=dict(rule.costs),
             gains=dict(rule.gains),
             confidence=1.0,
@@ -243,6 +251,15 @@ def _names(value: Any, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ExperienceError(f"{where}: expected a list of names")
     return list(value)
+
+
+def _bounds(value: Any, where: str) -> dict[str, int]:
+    """Upper bounds ``item < n``: ``n`` must be at least 1 (nothing is below 0)."""
+    out = _counts(value, where)
+    for item, bound in out.items():
+        if bound < 1:
+            raise ExperienceError(f"{where}.{item}: expected a bound >= 1, got {bound}")
+    return out
 
 
 def _counts(value: Any, where: str) -> dict[str, int]:

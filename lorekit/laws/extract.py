@@ -326,6 +326,7 @@ def _law(task: _Task, state: Mapping[str, Any]) -> Law:
         requires=dict(pre["form"]["requires"]),
         nearby=list(pre["form"]["nearby"]),
         faced=list(pre["form"]["faced"]),
+        below={k: int(n) for k, n in pre["form"].get("below", {}).items() if int(n) > 0},
         costs=costs,
         gains=gains,
         text=text,

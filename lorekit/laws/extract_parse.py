@@ -72,7 +72,8 @@ def effects_schema(items: Iterable[str]) -> Schema:
 
 
 def preconditions_schema(items: Iterable[str], places: Iterable[str]) -> Schema:
-    """What must hold before the action: items held, things nearby, the thing faced."""
+    """What must hold before the action: items held, upper bounds (``below``,
+    optional: ``{"energy": 9}`` is energy < 9), things nearby, the thing faced."""
     places = list(places)
     return {
         "type": "object",
@@ -80,6 +81,7 @@ def preconditions_schema(items: Iterable[str], places: Iterable[str]) -> Schema:
         "additionalProperties": False,
         "properties": {
             "requires": counts_schema(items),
+            "below": counts_schema(items),
             "nearby": names_schema(places),
             "faced": names_schema(places),
         },

@@ -1,7 +1,8 @@
 """The law records' format: one attempt at an achievement and the states around it.
 
 A record is ``{"achievement", "action", "success", "before", "after"}`` where a
-state is ``{"attributes", "tools", "materials", "face", "nearby"}`` (see
+state is ``{"attributes", "tools", "materials", "face", "nearby", "sleeping"}``
+(``sleeping`` is optional when read: older files lack it) (see
 :mod:`lorekit.laws.records`, which collects them and re-exports these names).
 Kept apart from the collector so that the learners (``candidates``,
 ``symbolic``, ``score``) read records without depending on how they are
@@ -47,13 +48,15 @@ def kind(name: str) -> str:
 
 
 def paper_state(state: Mapping[str, Any]) -> dict[str, Any]:
-    """The record's view of a :func:`structured_state`: vitals, inventory, faced, 3x3."""
+    """The record's view of a :func:`structured_state`: vitals, inventory, faced,
+    3x3, and whether the player sleeps (what a ``sleep`` that took changes)."""
     return {
         "attributes": dict(state["attributes"]),
         "tools": dict(state["tools"]),
         "materials": dict(state["materials"]),
         "face": str(state["faced"]),
         "nearby": [[str(cell) for cell in row] for row in state["neighbourhood"]],
+        "sleeping": bool(state.get("sleeping", False)),
     }
 
 

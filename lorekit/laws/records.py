@@ -12,7 +12,7 @@ action on whatever it faces. Same arguments, same records.
 
 One record per line: ``{"achievement", "action", "success", "before",
 "after"}`` where a state is ``{"attributes", "tools", "materials", "face",
-"nearby"}`` (``nearby`` is the 3x3 area around the player, player in the
+"nearby", "sleeping"}`` (``nearby`` is the 3x3 area around the player, player in the
 middle, the area where crafter looks for tables and furnaces). Things keep
 crafter's names, so a ``ripe plant`` is told apart from a ``plant``.
 
@@ -200,12 +200,16 @@ def collect_records(
             if not short:
                 break
             law, crafter_action = _choose(core, explorer, rng, result, short, probe, successes)
+            # Crafter wakes a sleeper whose health fell since its last update
+            # (``_last_health``), which a hit between two updates also does.
+            mark = core.players[0]._last_health
             core.step([crafter_action])
+            hurt = core.players[0]._last_health < mark
             result.steps += 1
             if progress is not None and result.steps % 250 == 0:
                 progress(result.steps, max_steps)
             after = structured_state(core)
-            _judge(result, before, after, law)
+            _judge(result, before, after, law, hurt)
             before = after
             if core.players[0].health <= 0 or core.over:
                 break
@@ -248,13 +252,19 @@ def _judge(
     before: Mapping[str, Any],
     after: Mapping[str, Any],
     law: str | None,
+    hurt: bool = False,
 ) -> None:
     unlocked = [a for a in ACHIEVEMENTS if after["achievements"][a] > before["achievements"][a]]
     states = paper_state(before), paper_state(after)
     target = ACHIEVEMENT_OF_ACTION[law] if law is not None else None
     if target is not None:
-        record = LawRecord(target, str(law), target in unlocked, *states)
-        result.keep(record)
+        won = target in unlocked
+        if law == "sleep":
+            if hurt and not after.get("sleeping"):
+                return  # a hit wakes the player at once: the record cannot show the outcome
+            won = bool(after.get("sleeping")) and not before.get("sleeping")
+        result.keep(LawRecord(target, str(law), won, *states))
     for name in unlocked:
-        if name != target:
+        # ``wake_up`` comes once rested, long after the sleep that earned it.
+        if name != target and name != "wake_up":
             result.keep(LawRecord(name, LAW_ACTIONS[name], True, *states))

@@ -1,9 +1,18 @@
-"""A model writes the reward predicates: the paper's Algorithm 1, with checks.
+"""A model writes the reward predicates: the paper's Algorithm 1, and a checked loop.
 
 For each objective the ``rewarder`` role gets the law's text (what the
 experience says about the action) and the state API's description, and
-answers with ``def valid(state, target)``. Unlike the paper, every answer is
-checked before it is trusted:
+answers with ``def valid(state, target)``. Two loops:
+
+``loop="paper"`` (the default) is the paper's Algorithm 1: the model refines
+its function ``refinements`` times, each round seeing its previous version
+and no outside feedback, and the last version is kept. Only an answer our
+sandbox cannot run is answered with the reason (the paper executes whatever
+comes back; we cannot), and the last answer that compiled is kept. Records,
+when given, only measure the kept function's accuracy: it is never shown.
+
+``loop="checked"`` is our extension, not the paper's algorithm: every answer
+is checked before it is trusted:
 
 1. it must contain one function, which :func:`~lorekit.sandbox.compile_predicate`
    accepts (no imports, no dunder tricks, no ``while``...) and which takes
@@ -39,6 +48,9 @@ from lorekit.laws.state_api import describe_state_api, prompt_text
 from lorekit.llm import LLM, Message
 from lorekit.sandbox import PredicateRejected, compile_predicate
 
+LOOPS = ("paper", "checked")
+"""``paper``: Algorithm 1 as published; ``checked``: our loop with feedback on records."""
+
 _FENCE = re.compile(r"```[ \t]*+([A-Za-z0-9_+-]*+)[ \t]*+\n(.*?)```", re.DOTALL)  # linear
 _DEF_LINE = re.compile(r"^[^\S\n]*+def\s", re.MULTILINE)
 
@@ -59,6 +71,8 @@ def law_text(law: Law) -> str:
     parts = []
     if law.requires:
         parts.append("needs " + ", ".join(f"{n} {k}" for k, n in sorted(law.requires.items())))
+    if law.below:
+        parts.append("needs " + ", ".join(f"{k} below {n}" for k, n in sorted(law.below.items())))
     if law.nearby:
         parts.append("needs nearby: " + ", ".join(law.nearby))
     if law.faced:
@@ -110,14 +124,19 @@ async def write_predicate(
     temperature: float = 0.0,
     fallback: bool = True,
     origin: str | None = None,
+    loop: str = "paper",
 ) -> tuple[PredicateEntry | None, list[Attempt]]:
-    """Algorithm 1 for one objective; see the module docstring.
+    """Algorithm 1 (``loop="paper"``) or the checked loop for one objective;
+    see the module docstring.
 
     Returns the kept entry (None if nothing compiled and ``fallback`` is
     off) and every attempt in order, for reports and tests.
     """
     if refinements < 0:
         raise ValueError(f"refinements must be >= 0, got {refinements}")
+    if loop not in LOOPS:
+        raise ValueError(f"loop must be one of {', '.join(LOOPS)}, got {loop!r}")
+    paper = loop == "paper"
     action = law.action or LAW_ACTIONS[law.achievement]
     task = prompt_text("task").format(
         state_api=describe_state_api(),
@@ -147,14 +166,16 @@ async def write_predicate(
                 feedback = prompt_text("rejected").format(reason=exc)
             else:
                 check = check_predicate(predicate, records, law.achievement)
-                feedback = _feedback(check, action)
+                feedback = prompt_text("refine") if paper else _feedback(check, action)
         accuracy = check.accuracy if check is not None else None
         attempts.append(Attempt(source, accuracy, feedback.strip()))
         if check is not None and source is not None:
             score = accuracy if accuracy is not None else 1.0
-            if best is None or score > best[0]:
+            if paper:
+                best = (score, source, check)  # the paper keeps the last version
+            elif best is None or score > best[0]:
                 best = (score, source, check)
-            if check.total == 0 or check.correct == check.total:
+            if not paper and (check.total == 0 or check.correct == check.total):
                 break
         messages.append(Message("user", feedback.strip()))
     model = getattr(llm, "model", "model")
@@ -197,6 +218,7 @@ async def write_predicates(
     refinements: int = 3,
     concurrency: int = 4,
     fallback: bool = True,
+    loop: str = "paper",
 ) -> PredicateSet:
     """Algorithm 1 over the objectives (default: every law of ``experience``),
     ``concurrency`` of them at a time. Wrap ``llm`` in a cache to resume."""
@@ -214,6 +236,7 @@ async def write_predicates(
                 records,
                 refinements=refinements,
                 fallback=fallback,
+                loop=loop,
             )
             return entry
 
@@ -222,5 +245,6 @@ async def write_predicates(
         "experience": experience.source,
         "model": getattr(llm, "model", "model"),
         "refinements": refinements,
+        "loop": loop,
     }
     return PredicateSet({e.achievement: e for e in entries if e is not None}, meta)

@@ -49,6 +49,10 @@ def _conditions(law: Law) -> list[str]:
         if not isinstance(item, str) or isinstance(count, bool) or not isinstance(count, int):
             raise ValueError(f"law {law.achievement!r}: requires must map names to counts")
         tests.append(f"state.inventory.get({item!r}, 0) >= {count}")
+    for item, bound in sorted(law.below.items()):
+        if not isinstance(item, str) or isinstance(bound, bool) or not isinstance(bound, int):
+            raise ValueError(f"law {law.achievement!r}: below must map names to bounds")
+        tests.append(f"state.inventory.get({item!r}, 0) < {bound}")
     for name in law.nearby:
         tests.append(f"{str(name)!r} in state.nearby")
     faced = _faced_names(law)

@@ -64,7 +64,7 @@ from lorekit.laws.rl_callbacks import (
     truncate_csv,
     write_json_atomic,
 )
-from lorekit.laws.rl_eval import aggregate, evaluate, score_episodes
+from lorekit.laws.rl_eval import aggregate, evaluate, mean_parts, score_episodes
 from lorekit.laws.rl_record import EpisodeRecorder, RunRecorder
 
 __all__ = [
@@ -181,13 +181,18 @@ def train_seed(
                 report(f"{run_dir}: resuming at {model.num_timesteps:,} steps")
         else:
             policy = "MlpPolicy" if config.obs == "symbolic" else "CnnPolicy"
+            kwargs: dict[str, Any] = {"net_arch": list(NET_ARCH)}
+            if config.obs == "image":
+                from lorekit.laws.rl_policy import image_policy_kwargs
+
+                kwargs = image_policy_kwargs()
             model = PPO(
                 policy,
                 vec,
                 seed=seed,
                 device=chosen,
                 verbose=0,
-                policy_kwargs={"net_arch": list(NET_ARCH)},
+                policy_kwargs=kwargs,
                 **config.ppo_kwargs(),
             )
         world_seeds(vec, seed, len(state["resumed_from"]))
@@ -199,9 +204,10 @@ def train_seed(
 
         write_json_atomic(run_dir / "state.json", state)
         label = f"{config.reward} seed {seed}"
+        stats = CrafterStats(config.steps, label, report)
         hooks: list[BaseCallback] = [
             Checkpoint(checkpoint, config.checkpoint_every, saved),
-            CrafterStats(config.steps, label, report),
+            stats,
             *callbacks,
         ]
         t0 = time.monotonic()
@@ -211,6 +217,8 @@ def train_seed(
             reset_num_timesteps=False,
         )
         state["train_wall_s"] = state.get("train_wall_s", 0.0) + time.monotonic() - t0
+        # the reward's parts per training episode, over the last 100 episodes
+        state["train_reward_parts"] = mean_parts(stats.parts)
         tmp = final.with_name("model.tmp.zip")
         model.save(tmp)
         os.replace(tmp, final)
@@ -285,6 +293,7 @@ def evaluate_seed(
         "steps": state.get("steps_done"),
         "resumed_from": state.get("resumed_from", []),
         "train_wall_s": state.get("train_wall_s"),
+        "train_reward_parts": state.get("train_reward_parts", {}),
         **score_episodes(episodes),
         "episode_summaries": episodes,
     }

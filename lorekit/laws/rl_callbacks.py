@@ -22,6 +22,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import KVWriter
 
 from lorekit.envs.crafter.scoring import crafter_score, success_rates
+from lorekit.laws.rl_eval import mean_parts
 
 # Columns of progress.csv, in order; values sb3 or the stats callback do not
 # report at a given row are left empty.
@@ -35,6 +36,10 @@ CSV_COLUMNS: tuple[str, ...] = (
     "crafter/episodes",
     "crafter/unlocked_mean",
     "crafter/score",
+    "reward/laws",
+    "reward/penalty",
+    "reward/health",
+    "reward/crafter",
     "train/loss",
     "train/policy_gradient_loss",
     "train/value_loss",
@@ -145,8 +150,11 @@ class CrafterStats(BaseCallback):
     """Crafter's score and unlocked count over the last ``window`` finished episodes.
 
     The env reward depends on the variant, so ``rollout/ep_rew_mean`` cannot
-    compare runs; the achievements can. Also reports progress through
-    ``report`` at most every ``every_s`` seconds.
+    compare runs; the achievements can. The episode sums of the reward's
+    parts (``reward/laws`` bonus, ``reward/penalty``, ``reward/health``,
+    ``reward/crafter``; from :class:`~lorekit.laws.wrapper.LawReward`) are
+    averaged over the same window: they show *why* a reward steers PPO.
+    Also reports progress through ``report`` at most every ``every_s`` seconds.
     """
 
     def __init__(
@@ -165,6 +173,7 @@ class CrafterStats(BaseCallback):
         self.every_s = every_s
         self.episodes = 0
         self.recent: deque[Mapping[str, int]] = deque(maxlen=window)
+        self.parts: deque[Mapping[str, float]] = deque(maxlen=window)
         self._t0 = time.monotonic()
         self._steps0 = 0
         self._last_report = 0.0
@@ -178,6 +187,8 @@ class CrafterStats(BaseCallback):
             if done and "achievements" in info:
                 self.episodes += 1
                 self.recent.append(info["achievements"])
+                if "episode_reward_parts" in info:
+                    self.parts.append(info["episode_reward_parts"])
         return True
 
     def _on_rollout_end(self) -> None:
@@ -191,6 +202,8 @@ class CrafterStats(BaseCallback):
         if score is not None:
             self.logger.record("crafter/score", score)
             self.logger.record("crafter/unlocked_mean", unlocked)
+        for name, value in mean_parts(self.parts).items():
+            self.logger.record(f"reward/{name}", value)
         now = time.monotonic()
         if self.report is not None and now - self._last_report >= self.every_s:
             self._last_report = now

@@ -15,8 +15,9 @@ stack is always the same, from the inside out:
    and the inventory into one one-hot vector for an MLP policy.
 
 Every named variant (``health``, ``crafter``, ``laws``, ``laws+penalty``,
-``oracle``) is :mod:`lorekit.laws.wrapper`'s ``LawReward`` with that
-variant's parts, built by :func:`law_reward`: one reward implementation for
+``oracle``, and ``laws+small-penalty``, our own reading of the penalty, see
+:data:`lorekit.laws.wrapper.VARIANTS`) is :mod:`lorekit.laws.wrapper`'s
+``LawReward`` with that variant's parts, built by :func:`law_reward`: one reward implementation for
 training, tests and benchmarks (any variant can be replaced at run time with
 :func:`register_reward`).
 """
@@ -34,8 +35,16 @@ from lorekit.envs.crafter.expanded import ExpandedActions
 from lorekit.envs.crafter.gym_env import CrafterGym
 
 ObsKind = Literal["symbolic", "image"]
-REWARD_VARIANTS: tuple[str, ...] = ("health", "crafter", "laws", "laws+penalty", "oracle")
-LAW_VARIANTS: tuple[str, ...] = ("laws", "laws+penalty", "oracle")
+REWARD_VARIANTS: tuple[str, ...] = (
+    "health",
+    "crafter",
+    "laws",
+    "laws+penalty",
+    "oracle",
+    "laws+small-penalty",
+)
+LAW_VARIANTS: tuple[str, ...] = ("laws", "laws+penalty", "oracle", "laws+small-penalty")
+_LEARNED: tuple[str, ...] = ("laws", "laws+penalty", "laws+small-penalty")
 # The inventory counts of crafter run from 0 to 9.
 _COUNTS = 10
 
@@ -79,8 +88,8 @@ def law_reward(
 ) -> gymnasium.Env[Any, Any]:
     """Every named variant is :class:`~lorekit.laws.wrapper.LawReward` with its parts.
 
-    ``health`` and ``crafter`` take no options. ``laws`` and ``laws+penalty``
-    take ``experience=FILE`` (an Experience JSON whose laws become the
+    ``health`` and ``crafter`` take no options. ``laws``, ``laws+penalty``
+    and ``laws+small-penalty`` take ``experience=FILE`` (an Experience JSON whose laws become the
     predicates) or ``predicates=FILE`` (a PredicateSet JSON, e.g. written by
     the rewarder); ``oracle`` needs neither (CrafterRules' laws).
     """
@@ -88,7 +97,7 @@ def law_reward(
     from lorekit.laws.rewards import PredicateSet
     from lorekit.laws.wrapper import VARIANTS, LawReward, variant_predicates
 
-    allowed = _LAW_OPTIONS if variant in ("laws", "laws+penalty") else ()
+    allowed = _LAW_OPTIONS if variant in _LEARNED else ()
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         takes = f"the options {', '.join(allowed)}" if allowed else "no options (drop --reward-opt)"
@@ -112,7 +121,9 @@ class OneHotObs(gymnasium.ObservationWrapper[np.ndarray, Any, Any]):
     """Symbolic observation as one flat float32 vector of one-hot codes.
 
     Each of the 9x7 view cells becomes a one-hot over crafter's material and
-    creature ids, each inventory count a one-hot over 0..9. Ids carry no order,
+    creature ids, then come the ripe-plant mask (0/1 per cell), the faced
+    cell's id (one-hot), the facing (one-hot over 4) and each inventory count
+    as a one-hot over 0..9. Ids carry no order,
     so a one-hot lets a small MLP learn what each means without having to undo
     an arbitrary numbering.
     """
@@ -129,15 +140,22 @@ class OneHotObs(gymnasium.ObservationWrapper[np.ndarray, Any, Any]):
         assert isinstance(inventory, gymnasium.spaces.Box)
         self._kinds = int(view.high.max()) + 1
         self._view_size = int(np.prod(view.shape)) * self._kinds
-        size = self._view_size + int(np.prod(inventory.shape)) * _COUNTS
+        cells = int(np.prod(view.shape))
+        size = self._view_size + cells + self._kinds + 4
+        size += int(np.prod(inventory.shape)) * _COUNTS
         self.observation_space = gymnasium.spaces.Box(0.0, 1.0, (size,), np.float32)
         self._eye_view = np.eye(self._kinds, dtype=np.float32)
         self._eye_count = np.eye(_COUNTS, dtype=np.float32)
+        self._eye_facing = np.eye(4, dtype=np.float32)
 
     def observation(self, observation: Any) -> np.ndarray:
         view = self._eye_view[np.asarray(observation["view"]).ravel()].ravel()
+        ripe = np.asarray(observation["ripe"], np.float32).ravel()
+        faced = self._eye_view[int(np.asarray(observation["faced"])[0])]
+        facing = self._eye_facing[int(np.asarray(observation["facing"])[0])]
         counts = np.clip(np.asarray(observation["inventory"]), 0, _COUNTS - 1)
-        return np.concatenate([view, self._eye_count[counts].ravel()])
+        parts = [view, ripe, faced, facing, self._eye_count[counts].ravel()]
+        return np.concatenate(parts)
 
 
 def make_env(

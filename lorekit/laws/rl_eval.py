@@ -11,7 +11,7 @@ the summary holds crafter's score over the episodes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,14 @@ import numpy as np
 from lorekit.envs.crafter.expanded import EXPANDED_ACTIONS
 from lorekit.envs.crafter.scoring import crafter_score, episode_summary, success_rates
 from lorekit.laws.rl_record import EpisodeRecorder
+
+
+def mean_parts(episodes: Iterable[Mapping[str, float]]) -> dict[str, float]:
+    """Mean of each reward part over episodes (or seeds); empty when none."""
+    rows = list(episodes)
+    names = sorted({k for row in rows for k in row})
+    return {k: sum(float(row.get(k, 0.0)) for row in rows) / len(rows) for k in names}
+
 
 # Training envs use seeds seed * 1000 + i; evaluation stays clear of them.
 _EVAL_BASE = 1_000_000
@@ -103,6 +111,7 @@ def evaluate(
 def _finish(ep: _Episode, info: dict[str, Any], *, died: bool) -> dict[str, Any]:
     summary = episode_summary(info["achievements"], ep.rewards, len(ep.rewards), died)
     summary["seed"] = ep.seed
+    summary["reward_parts"] = dict(info.get("episode_reward_parts", {}))
     if ep.writer is not None:
         ep.writer.finish(success=not died, reward=summary["return"], info=summary)
     return summary
@@ -120,6 +129,7 @@ def score_episodes(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "length_mean": sum(s["length"] for s in summaries) / n,
         "unlocked_mean": sum(s["unlocked_count"] for s in summaries) / n,
         "died": sum(1 for s in summaries if s["died"]),
+        "reward_parts_mean": mean_parts(s.get("reward_parts", {}) for s in summaries),
     }
 
 
@@ -139,4 +149,5 @@ def aggregate(reward: str, summaries: Sequence[Mapping[str, Any]]) -> dict[str, 
         "scores": scores,
         "success_rates": rates,
         "unlocked_mean": sum(float(s["unlocked_mean"]) for s in summaries) / n,
+        "reward_parts_mean": mean_parts(s.get("reward_parts_mean", {}) for s in summaries),
     }

@@ -2,8 +2,9 @@
 
 Preconditions are compared as sets of *atoms*: ``requires:ITEM>=N`` (the
 count must match too: a wrong count is one false and one missed atom),
-``nearby:NAME`` and ``faced:NAME`` (each allowed faced thing is one atom;
-``ripe plant`` counts as ``plant``, the name crafter's rules use).
+``below:ITEM<N`` (an upper bound: crafter's sleep needs energy below 9),
+``nearby:NAME`` and ``faced:NAME`` (each allowed faced thing is one atom; a
+``ripe plant`` is told apart from a ``plant``: only the ripe one is eaten).
 Per achievement, precision = matched / claimed atoms and recall = matched /
 true atoms (1.0 when the set is empty); totals pool the atoms of all 22
 achievements. Costs and gains score 1 only on an exact match.
@@ -24,7 +25,6 @@ from typing import Any
 from lorekit.envs.crafter.core import ACHIEVEMENTS
 from lorekit.laws.experience import Experience, Law, oracle_experience
 from lorekit.laws.record_format import LawRecord
-from lorekit.laws.record_format import kind as thing_kind
 
 
 def atoms(law: Law | None) -> set[str]:
@@ -32,8 +32,9 @@ def atoms(law: Law | None) -> set[str]:
     if law is None:
         return set()
     out = {f"requires:{k}>={n}" for k, n in law.requires.items() if n > 0}
+    out |= {f"below:{k}<{n}" for k, n in law.below.items()}
     out |= {f"nearby:{k}" for k in law.nearby}
-    out |= {f"faced:{thing_kind(k)}" for k in law.faced}
+    out |= {f"faced:{k}" for k in law.faced}
     return out
 
 
@@ -42,16 +43,19 @@ def _holds(atom: str, record: LawRecord, truth: Law) -> bool:
     if kind == "requires":
         item, count = rest.split(">=")
         return record.inventory().get(item, 0) >= int(count)
+    if kind == "below":
+        item, count = rest.split("<")
+        return record.inventory().get(item, 0) < int(count)
     if kind == "nearby":
         return rest in record.nearby()
-    return thing_kind(str(record.before["face"])) in {thing_kind(f) for f in truth.faced}
+    return str(record.before["face"]) in set(truth.faced)
 
 
 def revealable(truth: Law, records: Sequence[LawRecord]) -> set[str]:
     """The true atoms that some failure isolates (see the module docstring)."""
     mine = [r for r in records if r.achievement == truth.achievement]
     fails = [r for r in mine if not r.success]
-    faces = {thing_kind(str(r.before["face"])) for r in mine if r.success}
+    faces = {str(r.before["face"]) for r in mine if r.success}
     true_atoms = atoms(truth)
     kinds = {a if not a.startswith("faced:") else "faced" for a in true_atoms}
     shown: set[str] = set()

@@ -11,6 +11,8 @@ achievement:
 * **Costs and gains** are the inventory changes (vitals included) seen in
   most successes; a rise that hit crafter's cap of 9 was cut short and only
   bounds the gain from below (see ``_effects``).
+* An **upper bound** on a vital (``below``: energy < 9 for sleep) is a
+  candidate when no success had it full; it is judged like the rest.
 * A consumed item is required (an inventory cannot go below zero).
 * A **near miss** is a failure that breaks exactly one candidate: that
   candidate must be a true precondition. Failures that break several
@@ -94,6 +96,11 @@ def learn_law(achievement: str, records: Sequence[LawRecord]) -> Law:
         requires=requires,
         nearby=sorted(k for kind, k in accepted if kind == "nearby"),
         faced=faces if FACED in accepted else [],
+        below={
+            item: _bound(item, cands.most[item], fails, broken, accepted)
+            for kind, item in sorted(accepted)
+            if kind == "below"
+        },
         costs=costs,
         gains=gains,
         confidence=round(share * len(wins) / (len(wins) + 1), 3),
@@ -151,7 +158,7 @@ def _common(seen: int, total: int) -> bool:
 #: Prior cost of a condition in the cover: a 3x3 area holds several names by
 #: chance (a cave's path, the grass around a table), so one name covering many
 #: failures is weak evidence; the faced thing and the inventory are not.
-WEIGHTS = {"faced": 1.5, "requires": 1.0, "nearby": 2.5}
+WEIGHTS = {"faced": 1.5, "requires": 1.0, "nearby": 2.5, "below": 3.0}
 _EXACT_LIMIT = 16
 
 
@@ -219,6 +226,20 @@ def _count(
         if broken(record) & accepted == {atom}:
             floor = max(floor, record.inventory().get(item, 0) + 1)
     return min(floor, least)
+
+
+def _bound(
+    vital: str,
+    least_bound: int,
+    fails: Sequence[LawRecord],
+    broken: Callable[[LawRecord], set[Atom]],
+    accepted: set[Atom],
+) -> int:
+    """Loosest upper bound the records allow: the lowest level held in a
+    failure that only this bound explains (else one above every success)."""
+    atom: Atom = ("below", vital)
+    levels = [r.inventory().get(vital, 0) for r in fails if broken(r) & accepted == {atom}]
+    return min(levels, default=least_bound)
 
 
 def _label(atom: Atom) -> str:

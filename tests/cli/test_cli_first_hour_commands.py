@@ -6,9 +6,8 @@ and ``--agent-opt`` values are typed."""
 
 from __future__ import annotations
 
-import re
-
 import json
+import re
 import sqlite3
 from pathlib import Path
 

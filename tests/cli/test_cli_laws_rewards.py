@@ -61,7 +61,8 @@ def test_model_writes_predicates_through_an_openai_server(tmp_path: Path) -> Non
         result = CliRunner().invoke(
             rewards_cmd,
             ["oracle", "--only", "collect_stone", "--records", str(records), "--out", str(out),
-             "--model", "test-model", "--base-url", srv.base_url, "--cache", "off"],
+             "--model", "test-model", "--base-url", srv.base_url, "--cache", "off",
+             "--loop", "checked"],
         )  # fmt: skip
         assert result.exit_code == 0, result.output
     entry = PredicateSet.load(out).entries["collect_stone"]
@@ -74,7 +75,7 @@ def test_mistakes_are_one_line_errors(tmp_path: Path) -> None:
         (["oracle", "--out", out], "needs a model"),
         (["oracle", "--only", "fly", "--out", out], "no law for fly"),
         ([str(tmp_path / "none.json"), "--out", out], "cannot read experience"),
-        (["oracle", "--model", "m", "--out", out], "pass --records FILE"),
+        (["oracle", "--model", "m", "--out", out, "--loop", "checked"], "pass --records FILE"),
     ]
     for args, message in cases:
         result = CliRunner().invoke(rewards_cmd, args)

@@ -46,6 +46,7 @@ def _broken(tmp_path: Path, edit: dict[str, object]) -> Path:
         ({"action": "do"}, "laws.place_table.action"),
         ({"nearby": "table"}, "laws.place_table.nearby"),
         ({"colour": "red"}, "unknown field(s) colour"),
+        ({"below": {"energy": 0}}, "laws.place_table.below.energy"),
     ],
 )
 def test_load_names_the_bad_field(tmp_path: Path, edit: dict[str, object], needle: str) -> None:
@@ -69,3 +70,13 @@ def test_render_lists_preconditions_costs_and_gains() -> None:
     line = next(x for x in text.splitlines() if x.startswith("- make_wood_pickaxe"))
     assert "1 wood" in line and "table nearby" in line and "gives 1 wood_pickaxe" in line
     assert "sleep (unlocks wake_up)" in text
+    sleep = next(x for x in text.splitlines() if x.startswith("- sleep"))
+    assert "energy below 9" in sleep
+
+
+def test_upper_bounds_round_trip_and_are_optional(tmp_path: Path) -> None:
+    data = oracle_experience().to_json()
+    assert data["laws"]["wake_up"]["below"] == {"energy": 9}
+    del data["laws"]["place_table"]["below"]  # files written before the field still load
+    loaded = Experience.from_json(data)
+    assert loaded.laws["wake_up"].below == {"energy": 9} and loaded.laws["place_table"].below == {}

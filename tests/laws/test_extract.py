@@ -406,3 +406,29 @@ async def test_with_the_cache_a_rerun_after_a_kill_asks_nothing_twice(tmp_path: 
     assert resumed.meta["retries"] == 1
     assert len(crashed.calls) + len(rest.calls) == len(whole.calls)
     assert not any(len(c.messages) == 2 and "What must hold" in c.last for c in rest.calls)
+
+
+async def test_the_llm_path_carries_an_upper_bound_to_the_score() -> None:
+    # the sleep law needs "energy below 9": the form must accept it and the law keep it
+    from lorekit.laws.score import score
+
+    def sleepy(energy: int, asleep: bool) -> dict[str, Any]:
+        base = state()
+        base["attributes"] = {**base["attributes"], "energy": energy}
+        return {**base, "sleeping": asleep}
+
+    records = [
+        {**record("wake_up", True, sleepy(5, False), sleepy(5, True)), "action": "sleep"},
+        {**record("wake_up", False, sleepy(9, False), sleepy(9, False)), "action": "sleep"},
+    ]
+
+    def fn(messages: tuple[Message, ...]) -> str:
+        if '"below"' in messages[1].content:  # the preconditions form shows this field
+            form = {"requires": {}, "below": {"energy": 9}, "nearby": [], "faced": []}
+            return reply("Sleep only takes when tired.", form)
+        return reply("Nothing changes.", {"costs": {}, "gains": {}})
+
+    exp = await extract_experience({"extractor": ScriptedLLM(fn=fn)}, records)
+    assert exp.laws["wake_up"].below == {"energy": 9}
+    row = next(r for r in score(exp).rows if r.achievement == "wake_up")
+    assert row.recall == 1.0 and row.precision == 1.0

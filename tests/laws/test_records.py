@@ -41,3 +41,16 @@ def test_default_collection_fills_every_quota(default_records: LawCollection) ->
     fails = [r for r in default_records.records if not r.success]
     # tries at the target itself: stone faced without the pickaxe
     assert any(r.achievement == "collect_stone" and r.before["face"] == "stone" for r in fails)
+
+
+@pytest.mark.slow
+def test_sleep_records_show_a_sleep_that_took(default_records: LawCollection) -> None:
+    # a success is a sleep taken below full energy that leaves the player asleep;
+    # the later waking step (energy full, action ignored) is no attempt
+    sleeps = [r for r in default_records.records if r.achievement == "wake_up"]
+    wins = [r for r in sleeps if r.success]
+    assert wins and all(r.action == "sleep" for r in sleeps)
+    assert all(r.before["attributes"]["energy"] < 9 and not r.before["sleeping"] for r in wins)
+    assert all(r.after["sleeping"] for r in wins)
+    assert all(not r.after["sleeping"] for r in sleeps if not r.success)
+    assert any(r.before["attributes"]["energy"] == 9 for r in sleeps if not r.success)

@@ -40,6 +40,8 @@ def broken(law: Law) -> list[LawState]:
     out = []
     for item, count in law.requires.items():
         out.append(LawState({**base.inventory, item: count - 1}, base.faced, base.nearby))
+    for item, bound in law.below.items():
+        out.append(LawState({**base.inventory, item: bound}, base.faced, base.nearby))
     for name in law.nearby:
         out.append(LawState(base.inventory, base.faced, base.nearby - {name}))
     if law.faced:
@@ -77,6 +79,13 @@ def test_eat_plant_law_means_a_ripe_plant() -> None:
     young = LawState({}, "plant", frozenset())
     ripe = LawState({}, "ripe plant", frozenset())
     assert not valid(young, young.faced) and valid(ripe, ripe.faced)
+
+
+def test_oracle_pays_sleep_only_below_full_energy() -> None:
+    # crafter's sleep is a no-op at full energy: the reward must not pay it
+    valid = compile_predicate(law_source(ORACLE.laws["wake_up"]))
+    assert valid(LawState({"energy": 5}, "grass", frozenset()), "grass")
+    assert not valid(LawState({"energy": 9}, "grass", frozenset()), "grass")
 
 
 def test_law_with_bad_counts_is_refused() -> None:

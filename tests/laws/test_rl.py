@@ -129,6 +129,32 @@ def test_a_tiny_run_trains_evaluates_and_records(tmp_path: Path) -> None:
         assert all(1 <= e.steps <= 60 for e in episodes)
 
 
+def test_reward_parts_are_logged_in_csv_summary_and_store(tmp_path: Path) -> None:
+    # bonus, penalty and health per episode show why a law reward steers PPO
+    store = tmp_path / "runs.sqlite3"
+    result = train(
+        tiny(reward="oracle", steps=256, length=40),
+        [0],
+        tmp_path / "out",
+        open_store=functools.partial(RunStore, store),
+    )
+    seed_dir = tmp_path / "out" / "oracle" / "seed-0"
+    with (seed_dir / "progress.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert all(k in rows[-1] for k in ("reward/laws", "reward/penalty", "reward/health"))
+    assert float(rows[-1]["reward/penalty"]) < 0  # a fresh policy makes blind choices
+    summary = json.loads((seed_dir / "summary.json").read_text())
+    parts = summary["episode_summaries"][0]["reward_parts"]
+    assert set(parts) >= {"laws", "penalty", "health"} and parts["penalty"] <= 0
+    assert summary["train_reward_parts"]["penalty"] < 0
+    assert set(summary["reward_parts_mean"]) == set(parts)
+    assert set(result["reward_parts_mean"]) == set(parts)
+    with RunStore.open_readonly(store) as db:
+        (run,) = db.list_runs()
+        infos = [e.info for e in db.episodes(run.run_id)]
+        assert all(info is not None and "reward_parts" in info for info in infos)
+
+
 def test_a_finished_run_needs_resume_and_the_same_options(tmp_path: Path) -> None:
     train(tiny(), [0], tmp_path)
     with pytest.raises(TrainError, match="pass --resume"):
@@ -152,6 +178,9 @@ def test_image_observations_train_a_cnn(tmp_path: Path) -> None:
     model = PPO.load(tmp_path / "crafter" / "seed-0" / "model.zip")
     assert type(model.policy).__name__ == "ActorCriticCnnPolicy"
     assert model.num_timesteps == 128
+    # crafter's 64x64 frames go through the small CNN, not SB3's Atari encoder
+    assert type(model.policy.features_extractor).__name__ == "SmallCNN"
+    assert model.policy.features_extractor.features_dim == 256
 
 
 def test_resume_after_training_only_evaluates_again(tmp_path: Path) -> None:

@@ -80,12 +80,46 @@ def test_one_hot_observation_decodes_to_the_symbolic_one() -> None:
     raw = raw_env._observe()  # type: ignore[attr-defined]
     kinds = raw_env._kinds  # type: ignore[attr-defined]
     view = obs[: 63 * kinds].reshape(63, kinds)
-    counts = obs[63 * kinds :].reshape(16, 10)
+    ripe = obs[63 * kinds : 63 * kinds + 63]
+    rest = obs[63 * kinds + 63 :]
+    faced, facing, counts = rest[:kinds], rest[kinds : kinds + 4], rest[kinds + 4 :].reshape(16, 10)
     assert (view.sum(1) == 1).all() and (counts.sum(1) == 1).all()
     assert (view.argmax(1) == raw["view"].ravel()).all()
+    assert (ripe == raw["ripe"].ravel()).all()
+    assert faced.argmax() == raw["faced"][0] and facing.argmax() == raw["facing"][0]
     assert (counts.argmax(1) == raw["inventory"]).all()
     with pytest.raises(ValueError, match="symbolic"):
         OneHotObs(CrafterGym("image", length=5))
+
+
+def test_symbolic_observation_shows_facing_and_ripeness() -> None:
+    # most laws need the faced target, eat_plant a ripe plant: both must be visible
+    from crafter import objects
+
+    env = make_env("crafter", seed=0, obs="symbolic", length=20)
+    env.reset()
+    core = env.unwrapped.core  # type: ignore[attr-defined]
+    player = core.players[0]
+    px, py = (int(v) for v in player.pos)
+    for dx, dy in ((1, 0), (-1, 0)):
+        obj = core.world[(px + dx, py + dy)][1]
+        if obj is not None:
+            core.world.remove(obj)
+    core.world[(px + 1, py)] = "tree"
+    core.world[(px - 1, py)] = "grass"
+    observe = env.env.observation  # type: ignore[attr-defined]
+    raw = env.unwrapped._observe  # type: ignore[attr-defined]
+    player.facing = (1, 0)
+    toward = observe(raw())
+    player.facing = (-1, 0)
+    away = observe(raw())
+    assert not np.array_equal(toward, away)
+    plant = objects.Plant(core.world, (px - 1, py))
+    core.world.add(plant)
+    young = observe(raw())
+    plant.grown = 1000
+    assert plant.ripe and not np.array_equal(young, observe(raw()))
+    assert raw()["ripe"].sum() == 1
 
 
 def test_seeds_fix_the_worlds_and_differ_between_seeds() -> None:

@@ -76,3 +76,19 @@ def test_revealable_needs_a_failure_that_isolates_the_precondition() -> None:
     shown = revealable(truth, [*wins, _table_try(False, 1, "grass"), _table_try(False, 5, "tree")])
     # the faced atoms shown are those some success faced (path never was)
     assert shown == {"requires:wood>=2", "faced:grass", "faced:sand"}
+
+
+def test_upper_bound_is_an_atom_the_empty_sleep_law_misses() -> None:
+    oracle = oracle_experience()
+    assert "below:energy<9" in atoms(oracle.laws["wake_up"])
+    empty = copy.deepcopy(oracle)
+    empty.laws["wake_up"].below = {}
+    row = next(r for r in score(empty).rows if r.achievement == "wake_up")
+    assert row.recall == 0.0 and row.missing == ["below:energy<9"]
+
+
+def test_ripe_plant_is_told_apart_from_a_plant() -> None:
+    variant = copy.deepcopy(oracle_experience())
+    variant.laws["eat_plant"].faced = ["plant"]
+    row = next(r for r in score(variant).rows if r.achievement == "eat_plant")
+    assert row.missing == ["faced:ripe plant"] and row.extra == ["faced:plant"]

@@ -90,3 +90,17 @@ def test_gains_read_uncapped_successes_and_ignore_drift() -> None:
 def test_always_capped_gain_takes_the_largest_rise() -> None:
     law = learn_law("eat_cow", [_eat((5, 9)), _eat((6, 9)), _eat((9, 9))])
     assert law.gains == {"food": 4}
+
+
+def _sleep(energy: int, ok: bool) -> LawRecord:
+    before = _state(0, [])
+    before["attributes"] = {**before["attributes"], "energy": energy}
+    before["sleeping"] = False
+    return LawRecord("wake_up", "sleep", ok, before, {**before, "sleeping": ok})
+
+
+def test_learns_the_upper_bound_of_sleep() -> None:
+    records = [_sleep(e, True) for e in (3, 6, 8)] + [_sleep(9, False), _sleep(9, False)]
+    law = learn_law("wake_up", records)
+    assert law.below == {"energy": 9} and law.requires == {} and law.faced == []
+    assert "below:energy" in law.evidence["near_misses"]

@@ -108,8 +108,13 @@ def test_penalty_once_when_no_precondition_holds(env: LawReward) -> None:
     assert act(env, "make_stone_pickaxe")[1]["penalty"] == 0.0
     arrange(env, faced="grass")
     assert act(env, "make_stone_pickaxe")[1]["penalty"] == -0.5
-    # A law without preconditions (sleep) is never penalised.
-    assert act(env, "sleep")[1]["penalty"] == 0.0
+    # Sleep needs energy below full: at full energy it is a no-op in crafter,
+    # so it earns no bonus and is a blind choice; below full it pays once.
+    parts = act(env, "sleep")[1]
+    assert parts["laws"] == 0.0 and parts["penalty"] == -0.5
+    env.reset()
+    arrange(env, faced="grass", inventory={"energy": 4})
+    assert act(env, "sleep")[1]["laws"] == 1.0
     env.reset()
     arrange(env, faced="grass")
     assert act(env, "make_wood_pickaxe")[1]["penalty"] == -0.5
@@ -206,7 +211,14 @@ def test_variant_errors_are_actionable() -> None:
         make_reward_env("lawz")
     with pytest.raises(ValueError, match="needs laws: pass experience="):
         make_reward_env("laws+penalty")
-    assert set(VARIANTS) == {"health", "crafter", "laws", "laws+penalty", "oracle"}
+    assert set(VARIANTS) == {
+        "health",
+        "crafter",
+        "laws",
+        "laws+penalty",
+        "oracle",
+        "laws+small-penalty",
+    }
 
 
 def test_factory_pickles_and_builds_in_another_process_shape() -> None:
@@ -331,3 +343,20 @@ def test_last_step_reports_the_episodes_sums_per_part() -> None:
         assert ("episode_reward_parts" in info) == (terminated or truncated)
     assert info["episode_reward_parts"] == pytest.approx(seen)
     assert seen["laws"] == 1.0 and seen["penalty"] == -0.5
+
+
+def test_small_penalty_variant_charges_a_fifth(tmp_path: Any) -> None:
+    # our labelled reading of the paper's penalty: same rule, weight -0.1
+    from lorekit.laws.experience import oracle_experience
+    from lorekit.laws.rl_env import make_env
+
+    small = make_reward_env("laws+small-penalty", experience=oracle_experience())
+    small.reset(seed=3)
+    arrange(small, faced="grass")
+    reward, parts = act(small, "make_wood_pickaxe")
+    assert parts["penalty"] == pytest.approx(-0.1) and reward == pytest.approx(-0.1)
+    path = tmp_path / "oracle.json"
+    oracle_experience().save(path)
+    env = make_env("laws+small-penalty", seed=0, options={"experience": str(path)}, length=5)
+    env.reset()
+    env.close()

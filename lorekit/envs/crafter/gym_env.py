@@ -1,8 +1,11 @@
 """``CrafterGym``: crafter as a gymnasium environment for RL.
 
 Observations are crafter's 64x64 RGB image (``obs="image"``) or a symbolic
-one (``obs="symbolic"``): the 9x7 local view as material/creature ids plus the
-inventory, which trains much faster and needs no rendering. Terminated on
+one (``obs="symbolic"``): the 9x7 local view as material/creature ids, a 9x7
+mask of ripe plants, the faced cell's id and the facing direction (most laws
+need the player to face their target, and only a ripe plant can be eaten:
+without these the symbolic view could not tell a law's cases apart), plus the
+inventory. It trains much faster and needs no rendering. Terminated on
 death, truncated at the length limit; ``reset(seed=s)`` gives crafter's own
 episode for ``crafter.Env(seed=s)`` and a seedless reset continues the
 episode sequence like crafter does.
@@ -20,6 +23,8 @@ from lorekit.envs.crafter.core import ACTIONS, CrafterCore, world_seed
 
 ObsKind = Literal["image", "symbolic"]
 _VIEW = (9, 7)
+_DIRECTIONS = ((-1, 0), (1, 0), (0, -1), (0, 1))
+"""Facing as an index: left, right, up, down."""
 
 
 class CrafterGym(gymnasium.Env[Any, np.int64]):
@@ -51,6 +56,9 @@ class CrafterGym(gymnasium.Env[Any, np.int64]):
             self.observation_space = gymnasium.spaces.Dict(
                 {
                     "view": gymnasium.spaces.Box(0, self._kinds - 1, _VIEW, np.int64),
+                    "ripe": gymnasium.spaces.Box(0, 1, _VIEW, np.int64),
+                    "faced": gymnasium.spaces.Box(0, self._kinds - 1, (1,), np.int64),
+                    "facing": gymnasium.spaces.Box(0, 3, (1,), np.int64),
                     "inventory": gymnasium.spaces.Box(0, 9, (len(self._items),), np.int64),
                 }
             )
@@ -91,6 +99,8 @@ class CrafterGym(gymnasium.Env[Any, np.int64]):
         semantic = self.core.semantic()
         px, py = int(player.pos[0]), int(player.pos[1])
         view = np.zeros(_VIEW, np.int64)
+        ripe = np.zeros(_VIEW, np.int64)
+        plant = len(self.core.world._mat_ids) + 5  # the Plant id of CrafterCore.semantic
         half_w, half_h = _VIEW[0] // 2, _VIEW[1] // 2
         width, height = self.core.area
         for i in range(_VIEW[0]):
@@ -101,8 +111,19 @@ class CrafterGym(gymnasium.Env[Any, np.int64]):
                 y = py + j - half_h
                 if 0 <= y < height:
                     view[i, j] = semantic[x, y]
+                    if view[i, j] == plant:
+                        ripe[i, j] = int(bool(self.core.world[(x, y)][1].ripe))
+        fx, fy = px + int(player.facing[0]), py + int(player.facing[1])
+        faced = semantic[fx, fy] if 0 <= fx < width and 0 <= fy < height else 0
+        facing = _DIRECTIONS.index((int(player.facing[0]), int(player.facing[1])))
         inventory = np.array([player.inventory[k] for k in self._items], np.int64)
-        return {"view": view, "inventory": inventory}
+        return {
+            "view": view,
+            "ripe": ripe,
+            "faced": np.array([faced], np.int64),
+            "facing": np.array([facing], np.int64),
+            "inventory": inventory,
+        }
 
     def _info(self, reward: float) -> dict[str, Any]:
         player = self.core.players[0]

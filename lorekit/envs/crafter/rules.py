@@ -5,6 +5,11 @@ nearby, 1 wood and 1 stone". To score such laws we need the ground truth in
 the same shape, built from crafter's own ``data.yaml`` (never retyped), one
 row per action and target: requirements (inventory), nearby stations, the
 faced material or creature, costs (consumed) and benefits (gained, unlocked).
+
+Two conditions live in crafter's code rather than its data, and are added
+here from a reading of ``crafter/objects.py``: ``sleep`` only takes effect
+below full energy (an upper bound, ``below``), and only a *ripe* plant can
+be eaten (``do`` on an unripe one does nothing).
 """
 
 from __future__ import annotations
@@ -18,12 +23,18 @@ from crafter import constants
 
 from lorekit.envs.crafter.expanded import DO_TARGETS
 
+
+def kind(name: str) -> str:
+    """The ``do`` target a thing belongs to: a ripe plant is a plant."""
+    return "plant" if name == "ripe plant" else name
+
+
 _NONE: Mapping[str, int] = MappingProxyType({})
 
 # Creature targets of ``do``: their effects live in crafter's code, not its data.
 _CREATURE_EFFECTS: Mapping[str, Mapping[str, int]] = {
     "cow": {"food": 6},
-    "plant": {"food": 4},
+    "ripe plant": {"food": 4},
     "zombie": {},
     "skeleton": {},
 }
@@ -38,6 +49,7 @@ class Rule:
     requires: Mapping[str, int] = field(default_factory=lambda: _NONE)
     nearby: tuple[str, ...] = ()
     faced: tuple[str, ...] = ()
+    below: Mapping[str, int] = field(default_factory=lambda: _NONE)
     costs: Mapping[str, int] = field(default_factory=lambda: _NONE)
     gains: Mapping[str, int] = field(default_factory=lambda: _NONE)
     leaves: str | None = None
@@ -50,6 +62,7 @@ class Rule:
             "requires": dict(self.requires),
             "nearby": list(self.nearby),
             "faced": list(self.faced),
+            "below": dict(self.below),
             "costs": dict(self.costs),
             "gains": dict(self.gains),
             "leaves": self.leaves,
@@ -79,7 +92,12 @@ class CrafterRules:
             )
         for creature, effect in _CREATURE_EFFECTS.items():
             rules.append(
-                Rule(action="do", achievement=target_of[creature], faced=(creature,), gains=effect)
+                Rule(
+                    action="do",
+                    achievement=target_of[kind(creature)],
+                    faced=(creature,),
+                    gains=effect,
+                )
             )
         for name, info in constants.place.items():
             rules.append(
@@ -104,7 +122,11 @@ class CrafterRules:
                     gains={name: int(info["gives"])},
                 )
             )
-        rules.append(Rule(action="sleep", achievement="wake_up", requires={}))
+        # Crafter's ``sleep`` puts the player to sleep only below full energy
+        # (at full energy it is a no-op); the ``wake_up`` achievement follows
+        # once rested, so the attempt it rewards is a sleep that took.
+        full = int(constants.items["energy"]["max"])
+        rules.append(Rule(action="sleep", achievement="wake_up", below={"energy": full}))
         self.rules: tuple[Rule, ...] = tuple(rules)
         self._by_achievement = {r.achievement: r for r in rules if r.achievement}
 

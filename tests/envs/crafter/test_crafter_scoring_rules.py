@@ -48,5 +48,9 @@ def test_rules_cover_every_achievement() -> None:
     assert sapling.probability == pytest.approx(0.1)
     assert rules.for_achievement("place_table").faced == ("grass", "sand", "path")
     assert all(isinstance(row["requires"], dict) for row in rules.table())
+    # conditions from crafter's code: sleep takes below full energy, only ripe plants are eaten
+    assert rules.for_achievement("wake_up").below == {"energy": 9}
+    assert rules.for_achievement("eat_plant").faced == ("ripe plant",)
+    assert all(not rules.for_achievement(a).below for a in ACHIEVEMENTS if a != "wake_up")
     with pytest.raises(KeyError):
         rules.for_achievement("fly")
