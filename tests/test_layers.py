@@ -38,7 +38,7 @@ RANKS: dict[str, int] = {
     "extras": 0,
     "ids": 0,
     "tables": 0,  # rich tables that fit the terminal (any layer prints them)
-    "progress": 0,
+    "progress": 0,  # progress bars on stderr for long library calls
     "jsonscan": 0,  # linear scans for JSON in model answers
     "textsafe": 0,  # model text made safe for terminals and SQLite
     "experiments": 0,  # data only: the published tables as YAML (lorekit reproduce)
