@@ -307,7 +307,7 @@ def team_run(
     tasks, provenance = pick_tasks(task_ids, split, episodes, players, env_kwargs)
     check_writable(cfg.store, what="run store", setting=store_setting)
     check_cache(cfg, config_path=config_path)
-    roles = _simulated_roles(organization, harness.seed) if simulate else None
+    episode_models = _simulated_models() if simulate else None
     config = {
         "run": cfg.model_dump(),
         "env": ENV_NAME,
@@ -321,8 +321,9 @@ def team_run(
         cfg,
         spec,
         parts,
-        roles if roles is not None else build_models(cfg, config_path=config_path),
+        build_models(cfg, config_path=config_path) if episode_models is None else None,
         tasks,
+        models=episode_models,
         env_kwargs=env_kwargs,
         harness=harness,
         config=config,
@@ -344,8 +345,9 @@ def team_run(
         )
 
 
-def _simulated_roles(organization: Any, seed: int) -> Any:
-    """The team simulation's scripted models, their latency spent on each episode's clock."""
+def _simulated_models() -> Any:
+    """A factory of the team simulation's scripted models, one fresh set per episode
+    (seeded from the run seed and the task), their latency spent on its clock."""
     from lorekit.agents.teams.runs import load
 
     try:
@@ -355,8 +357,11 @@ def _simulated_roles(organization: Any, seed: int) -> Any:
     from lorekit.agents.teams.runs import clock_sleep
     from lorekit.llm.roles import Roles
 
-    models = simulated_roles(clock_sleep, seed=seed)
-    return models if isinstance(models, Roles) else Roles(dict(models))
+    def build(seed: int) -> Roles:
+        models = simulated_roles(clock_sleep, seed=seed)
+        return models if isinstance(models, Roles) else Roles(dict(models))
+
+    return build
 
 
 def _play(
@@ -366,11 +371,13 @@ def _play(
     roles: Any,
     tasks: Sequence[Any],
     *,
+    models: Any = None,
     env_kwargs: dict[str, Any],
     harness: HarnessOptions,
     config: dict[str, Any],
 ) -> str:
     """Play (or resume) the run; returns its id."""
+    from lorekit.agents.teams.episode_models import episode_roles
     from lorekit.envs import EnvSpec
     from lorekit.eval.abort import RunAborted
     from lorekit.eval.runner import plan_episodes, run_eval
@@ -388,8 +395,8 @@ def _play(
                 run_eval(
                     db,
                     env_factory=EnvSpec(ENV_NAME, env_kwargs, execution="inline"),
-                    agent=TeamAgent(spec, parts),
-                    roles=roles,
+                    agent=TeamAgent(spec, parts, models, harness.seed),
+                    roles=roles if models is None else episode_roles(TEAM_ROLES, "simulated"),
                     episodes=plan_episodes(tasks, seed=harness.seed),
                     run_id=rid,
                     env_name=ENV_NAME,

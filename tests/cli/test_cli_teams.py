@@ -320,3 +320,40 @@ def test_env_opt_mistakes_are_one_line(
     code, _, err = run_cli(_args(tmp_path, config, "--task", WOOD, "--env-opt", opt), capsys)
     assert code == 2 and needle in err, err
     assert team.played == []
+
+
+def _per_task(store: Path, run_id: str) -> dict[str, tuple[Any, ...]]:
+    with RunStore(store) as db:
+        out = {}
+        for ep in db.episodes(run_id):
+            team_notes = ep.info["notes"]["team"]
+            metrics = team_notes["metrics"]
+            out[ep.task_id] = (
+                ep.success, metrics.get("tc"), metrics.get("mpt"), len(team_notes["messages"]),
+            )  # fmt: skip
+        return out
+
+
+def test_each_episode_gets_fresh_models_whatever_the_order_and_jobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The leader of a later episode does not inherit the first one's memory."""
+    store = tmp_path / "runs.sqlite3"
+    first, second = "collect-20-wood/seed-0", "collect-20-wood/seed-1"
+
+    def run(run_id: str, *extra: str) -> dict[str, tuple[Any, ...]]:
+        args = [
+            "team", "run", "crafter-party", "--org", "tree", "--leaves", "2", "--mode", "async",
+            *extra, "--simulate", "--store", str(store), "--run-id", run_id,
+        ]  # fmt: skip
+        code, _, err = run_cli(args, capsys)
+        assert code == 0, err
+        return _per_task(store, run_id)
+
+    forward = run("fwd", "--task", first, "--task", second, "-j", "1")
+    backward = run("bwd", "--task", second, "--task", first, "-j", "1")
+    parallel = run("par", "--task", first, "--task", second, "-j", "2")
+    alone = run("alone", "--task", second)
+    assert forward == backward == parallel
+    assert forward[second] == alone[second]
+    assert all(row[3] > 0 for row in forward.values())  # every leader delegates

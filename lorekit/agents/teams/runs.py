@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lorekit.agents.base import Recorder, Trajectory
+from lorekit.agents.teams.episode_models import ModelFactory, current_models, episode_seed
 from lorekit.envs.asyncenv import EnvLike, LocalEnv
 from lorekit.envs.base import Task, TextEnv
 from lorekit.extras import requires_extra
@@ -214,10 +215,17 @@ class TeamAgent:
     """A whole team as one agent of the harness: plays one party task per episode.
 
     ``model_roles`` lets the CLI refuse a ``--role`` no team member asks for.
+    ``models`` builds each episode's own models from a seed derived from
+    ``seed`` (the run's) and the task id: hand the harness
+    :func:`~lorekit.agents.teams.episode_models.episode_roles` then, so no model
+    state crosses from one episode to the next and results do not depend on
+    task order or concurrency.
     """
 
     spec: TeamSpec
     parts: TeamParts | None = None
+    models: ModelFactory | None = None
+    seed: int = 0
     name: str = field(init=False)
     model_roles: tuple[str, ...] = TEAM_ROLES
 
@@ -241,6 +249,9 @@ class TeamAgent:
         if callable(attach):
             attach(traj)  # an episode ended by an error keeps what is known
         token = current_clock.set(clock)
+        fresh = None
+        if self.models is not None:
+            fresh = current_models.set(self.models(episode_seed(self.seed, task.id)))
         try:
             result = await parts.run_team(
                 world,
@@ -253,6 +264,8 @@ class TeamAgent:
             )
         finally:
             current_clock.reset(token)
+            if fresh is not None:
+                current_models.reset(fresh)
         notes.update(record_result(result, world))
         player = {m["name"]: m.get("player") for m in notes["org"]["members"]}
         for event in notes["events"]:
