@@ -100,7 +100,8 @@ def study(
     for task in args.tasks:
         for label, org in orgs:
             print(f"  ... {mode}, {label}, {task}: {len(args.seeds)} seed(s)", flush=True)
-            runs = [asyncio.run(one(org, mode, task, s, args)) for s in args.seeds]
+            how: Mode = "relay" if org.kind == "chain" else mode  # CoA: the paper's relay
+            runs = [asyncio.run(one(org, how, task, s, args)) for s in args.seeds]
             out[(task, label)] = {**summarize(runs), "seeds": runs}
     return out
 

@@ -55,7 +55,7 @@ class OrgChoice:
     org: str = "tree"
     leaves: int | None = None
     size: int | None = None
-    mode: str = "async"
+    mode: str | None = None
     clock: str | None = None
     max_time_s: float = 1_800.0
     cutoff_s: float = 300.0
@@ -77,7 +77,13 @@ org_options = option_set(
         click.option(
             "--size", type=int, default=None, help="Agents of a chain or graph [default: 3]."
         ),
-        click.option("--mode", type=click.Choice(MODES), default="async", show_default=True),
+        click.option(
+            "--mode",
+            type=click.Choice(MODES),
+            default=None,
+            help="relay: one agent after another; round: all plan, then wait for the slowest; "
+            "async: nobody waits [default: relay for a chain (the paper's CoA), else async].",
+        ),
         click.option(
             "--clock",
             type=click.Choice(CLOCKS),
@@ -126,11 +132,12 @@ def team_spec(choice: OrgChoice, clock: str) -> TeamSpec:
             hint = "use --leaves" if org == "tree" else "a solo team has one agent"
             raise UserError(f"--size: sets the size of a chain or graph; for --org {org} {hint}")
         size = {"solo": 1, "tree": leaves if leaves is not None else 2}.get(org, size or 3)
+    mode = choice.mode or ("relay" if kind == "chain" else "async")
     try:
         return TeamSpec(
             kind,
             size,
-            choice.mode,
+            mode,
             clock,
             max_time_s=choice.max_time_s,
             cutoff_s=choice.cutoff_s,

@@ -357,3 +357,39 @@ def test_each_episode_gets_fresh_models_whatever_the_order_and_jobs(
     assert forward == backward == parallel
     assert forward[second] == alone[second]
     assert all(row[3] > 0 for row in forward.values())  # every leader delegates
+
+
+def test_a_chain_plays_as_a_relay_unless_told_otherwise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "runs.sqlite3"
+    for run_id, extra in (
+        ("chain", []),
+        ("tree", ["--org", "tree"]),
+        ("free", ["--mode", "async"]),
+    ):
+        args = [
+            "team", "run", "crafter-party", *(extra if "--org" in extra else ["--org", "chain"]),
+            *(extra if "--mode" in extra else []), "--task", "collect-20-wood/seed-0",
+            "--simulate", "--store", str(store), "--run-id", run_id,
+        ]  # fmt: skip
+        code, _, err = run_cli(args, capsys)
+        assert code == 0, err
+    with RunStore(store) as db:
+        modes = {
+            rid: db.episodes(rid)[0].info["notes"]["team"]["mode"]
+            for rid in ("chain", "tree", "free")
+        }
+        chain = db.episodes("chain")[0].info["notes"]["team"]["events"]
+    assert modes == {"chain": "relay", "tree": "async", "free": "async"}
+    plans = [e for e in chain if e["kind"] == "plan"]
+    assert plans[0]["agent"] == "agent1"
+    told = min(e["time"] for e in chain if e["kind"] == "message" and e.get("to") == "agent2")
+    assert min(e["time"] for e in plans if e["agent"] == "agent2") >= told
+    turn = None  # one agent after another: between two plans only the first one acts
+    for event in chain:
+        if event["kind"] == "plan":
+            turn = event["agent"]
+        elif event["kind"] == "skill":
+            assert event["agent"] == turn, event
+    assert {e["agent"] for e in chain if e["kind"] == "skill"} >= {"agent1", "agent2"}

@@ -181,8 +181,11 @@ class HourglassAgent:
         return self.world.done or not ran
 
     def _waits_for_orders(self) -> bool:
-        """Workers that have a commander act only on orders (messages wait in the inbox)."""
-        return self.spec.role == "worker" and bool(self.org.commanders(self.name))
+        """An agent under a commander acts only on its orders (messages wait in the
+        inbox): a worker of a tree, and every link of a chain after the first, which
+        would otherwise plan from the goal at once instead of taking the relay. Peers
+        that may command each other (a graph) wait for nobody."""
+        return any(not self.org.may_command(self.name, c) for c in self.org.commanders(self.name))
 
     # -- perception ------------------------------------------------------------------------
     def _perceive(self) -> bool:

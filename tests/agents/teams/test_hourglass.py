@@ -252,3 +252,21 @@ def test_quiet_when_nothing_of_its_own_is_under_way() -> None:
     assert team.step("worker1") is False  # it ran a skill: the monitor has work next time
     team.world.done = True
     assert team.step("worker1") is True
+
+
+def test_a_chain_link_waits_for_its_commander_before_planning() -> None:
+    """The chain is a relay: agent2 does not plan from the goal at t=0."""
+    org = build_org("chain", size=3)
+    team = Team(org, {"agent1": [plan("tell agent2 to collect(wood, 3)", "collect(wood, 3)")]})
+    assert team.step("agent2") is True
+    assert team.models["agent2"].calls == []
+    team.step("agent1")
+    team.step("agent2")
+    assert team.agents["agent2"].task == "collect(wood, 3)"
+    assert len(team.models["agent2"].calls) == 1
+
+
+def test_graph_peers_plan_without_orders() -> None:
+    team = Team(build_org("graph", size=2), {})
+    team.step("agent2")
+    assert len(team.models["agent2"].calls) == 1
