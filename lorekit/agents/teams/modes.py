@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
 from lorekit.envs.clock import ClockEvent, join
@@ -55,8 +55,11 @@ class ModeOutcome:
     """How a run of the members ended, in the world clock's seconds from its start.
 
     ``success_s`` is when the tick that completed the task happened (None if
-    it was not completed); ``iterations`` counts each member's planning
-    iterations; ``rounds`` counts rounds (``round``) or turns (``relay``).
+    it was not completed); ``iterations`` counts each member's wake-ups (every
+    ``iterate()``, including instant returns while it waits for orders);
+    ``plans`` its planning passes, read from a member's ``plans`` counter when
+    it keeps one (the paper's prompt times; else its wake-ups); ``rounds``
+    counts rounds (``round``) or turns (``relay``).
     """
 
     mode: str
@@ -72,6 +75,7 @@ class ModeOutcome:
     rounds: int = 0
     cutoff_s: float = 0.0
     max_time_s: float = 0.0
+    plans: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -284,6 +288,10 @@ class _Run:
             rounds=self.rounds,
             cutoff_s=self.cutoff_s,
             max_time_s=self.max_time_s,
+            plans={
+                name: int(getattr(member, "plans", self.iterations[name]))
+                for name, member in zip(self.names, self.members, strict=True)
+            },
         )
 
 

@@ -121,3 +121,20 @@ async def test_org_needs_enough_players() -> None:
         await run_team(
             world, build_org("tree", leaves=2), Roles(model([], 1.0, clock)), mode="async"
         )
+
+
+async def test_mpt_counts_planning_passes_not_wake_ups() -> None:
+    """A worker that wakes up without orders, or only judges its task, does not plan."""
+    world, clock = world_for(2)
+    roles = Roles(
+        {
+            "leader": model(["say to worker1: I do it alone", "collect(wood, 4)"], 5.0, clock),
+            "worker": model([], 2.0, clock),
+        }
+    )
+    result = await run_team(world, build_org("tree", leaves=1), roles, mode="async", clock=clock)
+    plans = {n: sum(1 for e in result.events if e["kind"] == "plan" and e["agent"] == n)
+             for n in ("leader", "worker1")}  # fmt: skip
+    assert plans["worker1"] == 0 and result.outcome.iterations["worker1"] >= 1
+    assert result.metrics.mpt == pytest.approx(sum(plans.values()) / 2)
+    assert result.metrics.to_dict()["plans"] == plans
