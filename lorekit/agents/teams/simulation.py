@@ -20,8 +20,9 @@ import math
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from lorekit.llm.base import Message
+from lorekit.llm.base import LLM, Completion, Message
 from lorekit.llm.roles import Roles
 from lorekit.llm.scripted import Latency, ScriptedLLM
 
@@ -37,6 +38,8 @@ class _Memory:
 
     busy: dict[str, str] = field(default_factory=dict)  # subordinate -> task given
     walls: set[tuple[int, int]] = field(default_factory=set)  # shelter cells handed out
+    seen: set[str] = field(default_factory=set)  # message lines already taken in
+    reported: int = 0  # items teammates reported collected
 
 
 @dataclass
@@ -46,6 +49,8 @@ class _Prompt:
     subordinates: list[str]
     task: str | None
     assigned: bool
+    hands_on: bool
+    stage: str  # the task of the last plan (the monitor judges it)
     inventory: dict[str, int]
     vitals: dict[str, int]
     threat: int  # steps to the nearest zombie in view (99: none)
@@ -59,7 +64,10 @@ def _read(messages: tuple[Message, ...]) -> _Prompt:
     user = next((m.content for m in messages if m.role == "user"), "")
     name = _find(r"You are (\S+?),", system) or "agent"
     subs = _find(rf"- {re.escape(name)} \([^)]*\): may command (.+)", system)
-    task = _find(r"(?:Your task at hand|The task you were working on): (.+)", user)
+    subs = subs or _find(r"You may give orders to: (.+?)\.?$", system)
+    task = _find(r"(?:Your task at hand|The task you were working on|The task): (.+)", user)
+    last = _find(r"Your last plan: (.+)", user) or ""
+    stage = json.loads(last).get("task", "") if last.startswith("{") else ""
     if task is not None and task.startswith("("):
         task = None
     inv_line = _find(r"Inventory: (.+?)\.?$", user) or ""
@@ -69,6 +77,8 @@ def _read(messages: tuple[Message, ...]) -> _Prompt:
         subordinates=[s.strip() for s in subs.split(",")] if subs else [],
         task=re.sub(r" \(given by \S+\)$", "", task) if task else None,
         assigned=task is not None and "(given by " in task,
+        hands_on="delegate only" not in user,
+        stage=str(stage),
         inventory={k: int(v) for k, v in re.findall(r"([a-z_]+) (\d+)", inv_line)},
         vitals={k: int(v) for k, v in re.findall(r"(food|drink|energy) (\d+)/", user)},
         threat=int(_find(r"zombie: .*\((\d+) steps?\)", user) or 99),
@@ -148,7 +158,10 @@ def _remaining(progress: str, amount: int) -> int:
 
 
 class _Policy:
-    """The answers of every agent sharing one simulated model."""
+    """The answers of every agent sharing one simulated model: the progress
+    monitor, the task planner (who does what in this stage, as lines
+    ``NAME: TASK`` joined by `` | ``, ``me`` for the agent itself) and the
+    action planner (that stage's task into skill calls and ``tell``s)."""
 
     def __init__(self) -> None:
         self.memory: dict[str, _Memory] = {}
@@ -156,48 +169,84 @@ class _Policy:
     def __call__(self, messages: tuple[Message, ...]) -> str:
         p = _read(messages)
         mem = self.memory.setdefault(p.name, _Memory())
-        if any(m.role == "user" and "Judge it" in m.content for m in messages):
-            return self._monitor(p)
+        user = next((m.content for m in messages if m.role == "user"), "")
+        if "Judge it" in user:
+            return self._monitor(p, mem)
+        if '{"actions"' in user:
+            return _json(actions=self._act(p))
         return self._plan(p, mem)
 
-    def _monitor(self, p: _Prompt) -> str:
-        last = p.results[-1] if p.results else ""
-        if last.split(": ", 1)[-1].startswith("failed"):
-            return _json(status="fail", rationale=last)
-        targets = _targets(p.task or "")
-        if targets and all(
-            any(r.startswith(f"{t}: succeeded") for r in p.results) for t in targets
-        ):
-            return _json(status="success", rationale=f"done: {last}")
-        return _json(status="ongoing", rationale="the task's calls have not all run yet")
-
-    def _plan(self, p: _Prompt, mem: _Memory) -> str:
+    def _absorb(self, p: _Prompt, mem: _Memory) -> None:
+        """Take in teammates' reports once: free the reporter, count what it collected."""
         for line in p.messages:
+            if line in mem.seen:
+                continue
+            mem.seen.add(line)
             report = re.search(r"(\S+) -> \S+: REPORT (succeeded|failed): (.*)", line)
             if report and report.group(1) in mem.busy:
                 given = mem.busy.pop(report.group(1))
                 if report.group(2) == "failed":
                     mem.walls -= set(_cells(given))  # hand those walls out again
+                else:
+                    mem.reported += _task_amount(given)
+
+    def _monitor(self, p: _Prompt, mem: _Memory) -> str:
+        self._absorb(p, mem)
+        last = p.results[-1] if p.results else ""
+        if last.split(": ", 1)[-1].startswith("failed"):
+            return _json(status="fail", rationale=last)
+        own = _targets(_split(p.stage).get("me", ""))
+        done = all(any(r.startswith(f"{t}: succeeded") for r in p.results) for t in own)
+        if done and not mem.busy:
+            return _json(status="success", rationale="my part is done and every teammate reported")
+        return _json(status="ongoing", rationale="work is still under way")
+
+    def _plan(self, p: _Prompt, mem: _Memory) -> str:
+        self._absorb(p, mem)
         free = [s for s in p.subordinates if s not in mem.busy]
+        hands = 1 if p.hands_on or not p.subordinates else 0
+        people = len(free) + hands
         goal = _goal(p.goal)
-        if isinstance(goal, list):
-            shares = self._walls(p, mem, goal, len(free) + 1)
+        shares: list[str] = []
+        if people == 0:
+            pass
+        elif isinstance(goal, list):
+            shares = self._walls(p, mem, goal, people)
+        elif p.assigned:
+            each = math.ceil(_task_amount(p.task or "") / people)
+            shares = [f"collect({goal[2]}, {each})"] * people if each else []
         else:
             _, amount, item = goal
-            cover = _task_amount(p.task or "") if p.assigned else _remaining(p.progress, amount)
-            cap = cover if p.assigned else min(cover, CHUNK * (len(free) + 1))
-            each = math.ceil(cap / (len(free) + 1)) if cap > 0 else 0
-            shares = [f"collect({item}, {each})"] * (len(free) + 1) if each else []
-        actions: list[str] = []
-        for sub, share in zip(free, shares[1:], strict=False):
+            outstanding = sum(_task_amount(t) for t in mem.busy.values())
+            done = _remaining(p.progress, amount) if p.progress else None
+            have = amount - done if done is not None else mem.reported + p.inventory.get(item, 0)
+            cover = amount - have - outstanding
+            if cover <= 0 and not mem.busy:  # the reports add up, but the goal is not met
+                cover = people
+            cap = min(cover, CHUNK * people)
+            each = math.ceil(cap / people) if cap > 0 else 0
+            shares = [f"collect({item}, {each})"] * people if each else []
+        parts = []
+        own = p.task if p.assigned and not p.subordinates else None
+        if hands and shares and own is None:
+            own = shares.pop(0)
+        for sub, share in zip(free, shares, strict=False):
             mem.busy[sub] = share
-            actions.append(f"tell {sub} to {share}")
-        own = p.task if p.assigned and not p.subordinates else (shares[0] if shares else None)
+            parts.append(f"{sub}: {share}")
+        if own:
+            parts.append(f"me: {own}")
+        task = " | ".join(parts) or "wait for the teammates' reports"
+        stages = ["get the tools the task needs", "gather and share the work", "finish"]
+        return _json(objective=p.goal, plan=stages, task=task)
+
+    def _act(self, p: _Prompt) -> list[str]:
+        lines = _split(p.task or "")
+        actions = [f"tell {n} to {t}" for n, t in lines.items() if n != "me"]
+        own = lines.get("me")
         if own:
             fight = ["fight(zombie)"] if p.threat <= 3 else []
             actions += fight + _care(p.vitals) + _own_actions(own, p.inventory)
-        stages = ["get the tools the task needs", "gather and share the work", "finish"]
-        return _json(objective=p.goal, plan=stages, task=own or "wait", actions=actions)
+        return actions
 
     def _walls(
         self, p: _Prompt, mem: _Memory, cells: list[tuple[int, int]], people: int
@@ -212,6 +261,19 @@ class _Policy:
             mem.walls |= set(part)
             shares.append("; ".join(f"place(stone, {x}, {y})" for x, y in part))
         return shares
+
+
+def _split(task: str) -> dict[str, str]:
+    """``"worker1: X | me: Y"`` -> ``{"worker1": "X", "me": "Y"}``; a task with no
+    names is the agent's own."""
+    out: dict[str, str] = {}
+    for part in task.split(" | "):
+        match = re.match(r"^(\w+):\s+(.+)$", part.strip())
+        if match:
+            out[match.group(1)] = match.group(2)
+        elif part.strip() and not part.startswith("wait"):
+            out["me"] = part.strip()
+    return out
 
 
 def _care(vitals: dict[str, int]) -> list[str]:
@@ -239,6 +301,27 @@ def _json(**fields: object) -> str:
     return json.dumps(fields)
 
 
+class _Router:
+    """One role's simulated model: the planner's and the monitor's prompts go to one
+    scripted model, the action planner's (a short prompt: one task, one
+    observation) to a faster one; both share the role's policy (its memory)."""
+
+    def __init__(self, planner: ScriptedLLM, actor: ScriptedLLM) -> None:
+        self.planner, self.actor = planner, actor
+
+    @property
+    def model(self) -> str:
+        return self.planner.model
+
+    async def complete(self, messages: Any, **kw: Any) -> Completion:
+        if isinstance(messages, str):
+            user = messages
+        else:
+            user = next((m.content for m in messages if m.role == "user"), "")
+        target = self.actor if '{"actions"' in user else self.planner
+        return await target.complete(messages, **kw)
+
+
 def simulated_roles(
     sleep: Sleep,
     *,
@@ -246,23 +329,24 @@ def simulated_roles(
     leader_median_s: float = 8.0,
     worker_median_s: float = 4.0,
     sigma: float = 0.5,
+    action_share: float = 0.25,
 ) -> Roles:
-    """``leader`` and ``worker`` scripted models with log-normal latency on ``sleep``."""
-    return Roles(
-        {
-            "leader": ScriptedLLM(
-                fn=_Policy(),
-                latency=Latency.lognormal(leader_median_s, sigma),
-                seed=seed * 2 + 1,
+    """``leader`` and ``worker`` scripted models with log-normal latency on ``sleep``.
+
+    The action planner answers a much shorter prompt than the task planner: its
+    latency median is ``action_share`` of the role's."""
+    models: dict[str, LLM] = {}
+    for k, (role, median) in enumerate((("leader", leader_median_s), ("worker", worker_median_s))):
+        policy = _Policy()
+        parts = [
+            ScriptedLLM(
+                fn=policy,
+                latency=Latency.lognormal(median * share, sigma),
+                seed=seed * 4 + 2 * k + j + 1,
                 sleep=sleep,
-                model="simulated-leader",
-            ),
-            "worker": ScriptedLLM(
-                fn=_Policy(),
-                latency=Latency.lognormal(worker_median_s, sigma),
-                seed=seed * 2 + 2,
-                sleep=sleep,
-                model="simulated-worker",
-            ),
-        }
-    )
+                model=f"simulated-{role}",
+            )
+            for j, share in enumerate((1.0, action_share))
+        ]
+        models[role] = _Router(parts[0], parts[1])
+    return Roles(models)

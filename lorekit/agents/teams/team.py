@@ -120,6 +120,8 @@ async def run_team(
     record_actions: bool = False,
     on_call: CallSink | None = None,
     prices: PriceTable | None = None,
+    team_progress: bool = False,
+    hands_on: bool = True,
 ) -> TeamResult:
     """Run ``org``'s agents in ``world`` (already reset to its task) under ``mode``.
 
@@ -128,7 +130,9 @@ async def run_team(
     latency passes on a virtual clock. ``record_actions`` adds an ``action``
     event for every crafter action (many: one per tick per busy player).
     ``on_call`` sees every model call (a run store's writer); the result keeps
-    them too, for the per-role usage.
+    them too, for the per-role usage. ``team_progress`` shows every agent the
+    world's progress counter (an ablation: by default a leader infers progress
+    from its workers' reports); ``hands_on`` lets leaders also work themselves.
     """
     if clock is not None and clock is not world.clock:
         raise ValueError("run_team's clock must be the world's clock (TeamWorld(party, clock))")
@@ -176,6 +180,8 @@ async def run_team(
             validate=validate_call,
             events=events,
             max_retries=max_retries,
+            team_progress=team_progress,
+            hands_on=hands_on,
         )
         for a in org.agents
     ]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import pytest
+from _teams_fakes import TwoStage
 
 from lorekit.agents.teams.org import build_org
 from lorekit.agents.teams.team import run_team
@@ -29,7 +31,7 @@ def plan(*actions: str, task: str = "get wood") -> str:
     return json.dumps({"objective": "4 wood", "plan": ["wood"], "task": task, "actions": actions})
 
 
-def model(first: list[str], latency: float, clock: VirtualClock) -> ScriptedLLM:
+def model(first: list[str], latency: float, clock: VirtualClock) -> Any:
     """First plan runs ``first``; later plans wait; the monitor calls it done."""
     plans = 0
 
@@ -40,7 +42,7 @@ def model(first: list[str], latency: float, clock: VirtualClock) -> ScriptedLLM:
         plans += 1
         return plan(*first) if plans == 1 else plan()
 
-    return ScriptedLLM(fn=answer, latency=latency, sleep=clock.sleep)
+    return TwoStage(ScriptedLLM(fn=answer, latency=latency, sleep=clock.sleep))
 
 
 def world_for(players: int) -> tuple[TeamWorld, VirtualClock]:
