@@ -38,20 +38,24 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from functools import cache
-from importlib import resources
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from lorekit import yamlio
 from lorekit.agents.prompts import render
+from lorekit.agents.teams.answers import (
+    AnswerError,
+    check_monitor,
+    check_task_plan,
+    inventory_line,
+    parse_json,
+    prompts,
+)
 from lorekit.agents.teams.org import Organization
 from lorekit.llm.base import LLM, Message
 
 COMMAND = "COMMAND: "
 REPORT = "REPORT "
 REFUSED = "REFUSED: "
-STATUSES = ("success", "fail", "ongoing")
 
 _TELL = re.compile(r"^tell\s+(\S+?)\s+to\s+(.+)$", re.IGNORECASE | re.DOTALL)
 _SAY = re.compile(r"^say(?:\s+to\s+(\S+?))?\s*:\s*(.+)$", re.IGNORECASE | re.DOTALL)
@@ -98,34 +102,6 @@ SkillRunner = Callable[[str, str], Awaitable[Outcome]]
 
 Validator = Callable[[str], object]
 """Raises ``ValueError`` (with a message a model can act on) for a bad skill call."""
-
-
-class AnswerError(ValueError):
-    """A model answer that does not follow the asked JSON form."""
-
-
-@cache
-def prompts() -> dict[str, str]:
-    text = resources.files("lorekit.agents.teams").joinpath("prompts.yaml").read_text()
-    data = yamlio.safe_load(text, source="teams/prompts.yaml")
-    assert isinstance(data, dict)
-    return {str(k): str(v) for k, v in data.items()}
-
-
-def parse_json(text: str, required: Mapping[str, type | tuple[type, ...]]) -> dict[str, Any]:
-    """One JSON object with the ``required`` keys of the given types; else AnswerError."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise AnswerError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
-    if not isinstance(data, dict):
-        raise AnswerError(f"expected a JSON object, got {type(data).__name__}")
-    for key, kind in required.items():
-        if key not in data:
-            raise AnswerError(f"missing key {key!r}")
-        if not isinstance(data[key], kind):
-            raise AnswerError(f"{key!r} has the wrong type ({type(data[key]).__name__})")
-    return data
 
 
 class HourglassAgent:
@@ -276,7 +252,7 @@ class HourglassAgent:
             task=self.task,
         )
         self._reports = False
-        answer = await self._ask("monitor", prompt, _check_monitor)
+        answer = await self._ask("monitor", prompt, check_monitor)
         if answer is None:
             return
         status, why = answer["status"], answer["rationale"]
@@ -287,7 +263,7 @@ class HourglassAgent:
         detail = why
         if status != "success":
             last = f"; {self.results[-1]}" if self.results else ""
-            detail = f"{why}{last}; {_inventory(self.world.observe(self.player))}"
+            detail = f"{why}{last}; {inventory_line(self.world.observe(self.player))}"
         self._report("succeeded" if status == "success" else "failed", detail)
         self.task, self.assigned_by = None, None
         self.results.clear()
@@ -309,7 +285,7 @@ class HourglassAgent:
         )
         self._inbox.clear()
         self.plans += 1
-        answer = await self._ask("plan", prompt, _check_task_plan)
+        answer = await self._ask("plan", prompt, check_task_plan)
         if answer is None:
             return False
         self.last_plan = {k: answer[k] for k in ("objective", "plan", "task")}
@@ -461,22 +437,5 @@ class HourglassAgent:
         self.events.append({**event, "kind": kind, **fields})
 
 
-def _check_task_plan(text: str) -> dict[str, Any]:
-    return parse_json(text, {"objective": str, "plan": list, "task": str})
-
-
 def _starting(text: str) -> bool:
     return text.startswith(f"{REPORT}starting")
-
-
-def _inventory(observation: str) -> str:
-    """The inventory line of an observation, for failure reports."""
-    match = re.search(r"^Inventory: .*$", observation, re.MULTILINE)
-    return match.group(0).rstrip(".") if match else "Inventory: unknown"
-
-
-def _check_monitor(text: str) -> dict[str, Any]:
-    data = parse_json(text, {"status": str, "rationale": str})
-    if data["status"] not in STATUSES:
-        raise AnswerError(f"status must be one of {', '.join(STATUSES)}, got {data['status']!r}")
-    return data
