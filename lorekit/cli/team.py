@@ -60,6 +60,7 @@ class OrgChoice:
     max_time_s: float = 1_800.0
     cutoff_s: float = 300.0
     seconds_per_tick: float | None = None
+    working_root: bool = False
 
 
 org_options = option_set(
@@ -110,6 +111,13 @@ org_options = option_set(
         click.option(
             "--seconds-per-tick", type=float, default=None, help="Clock seconds per world tick."
         ),
+        click.option(
+            "--working-root",
+            is_flag=True,
+            default=False,
+            help="A tree's root also works with its own player (by default it plans and "
+            "delegates only, as in the paper).",
+        ),
     ],
 )
 """``--org``, ``--leaves``, ``--size``, ``--mode``, ``--clock``, ``--max-time``,
@@ -142,6 +150,7 @@ def team_spec(choice: OrgChoice, clock: str) -> TeamSpec:
             max_time_s=choice.max_time_s,
             cutoff_s=choice.cutoff_s,
             seconds_per_tick=choice.seconds_per_tick,
+            working_root=choice.working_root,
             custom=custom,
         )
     except ValueError as exc:  # its message names the option

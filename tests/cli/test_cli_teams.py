@@ -393,3 +393,30 @@ def test_a_chain_plays_as_a_relay_unless_told_otherwise(
         elif event["kind"] == "skill":
             assert event["agent"] == turn, event
     assert {e["agent"] for e in chain if e["kind"] == "skill"} >= {"agent1", "agent2"}
+
+
+def test_the_root_delegates_unless_it_is_a_working_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "runs.sqlite3"
+    for run_id, extra in (("off", []), ("on", ["--working-root"])):
+        args = [
+            "team", "run", "crafter-party", "--org", "tree", "--leaves", "2", *extra,
+            "--task", "collect-20-wood/seed-1", "--simulate", "--store", str(store),
+            "--run-id", run_id,
+        ]  # fmt: skip
+        code, _, err = run_cli(args, capsys)
+        assert code == 0, err
+    with RunStore(store) as db:
+        work = {}
+        for rid in ("off", "on"):
+            events = db.episodes(rid)[0].info["notes"]["team"]["events"]
+            work[rid] = [
+                e["call"] for e in events
+                if e["kind"] == "skill" and e["agent"] == "leader"
+                and e["call"].split("(")[0] not in ("drink", "eat", "sleep", "fight")
+            ]  # fmt: skip
+        labels = {rid: db.get_run(rid).agent for rid in ("off", "on")}
+    assert work["off"] == [] and work["on"]
+    assert labels == {"off": "team:tree-2/async/virtual",
+                      "on": "team:tree-2/async/virtual/working-root"}  # fmt: skip

@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, Protocol
 
 from lorekit.agents.prompts import render
@@ -121,7 +121,8 @@ class HourglassAgent:
         events: list[dict[str, Any]] | None = None,
         max_retries: int = 2,
         team_progress: bool = False,
-        hands_on: bool = True,
+        working_root: bool = False,
+        upkeep: Collection[str] = (),
     ) -> None:
         self.name = name
         self.spec = org.agent(name)
@@ -136,7 +137,11 @@ class HourglassAgent:
         self.events = events if events is not None else []
         self.max_retries = max_retries
         self.team_progress = team_progress  # ablation: show the world's progress counter
-        self.hands_on = hands_on  # a leader may also work with its own player
+        # The root of a tree plans and delegates only, as in the paper, unless it
+        # is a working root; every other agent works with its own player.
+        root = org.kind == "tree" and not org.commanders(name) and bool(org.subordinates(name))
+        self.hands_on = working_root or not root
+        self.upkeep = frozenset(upkeep)  # skills a hands-off root may still run (stay alive)
         self.task: str | None = None
         self.assigned_by: str | None = None
         self.last_plan: dict[str, Any] | None = None
@@ -347,6 +352,12 @@ class HourglassAgent:
             raise AnswerError(f"{action!r} names {target!r}, who is not on the team")
         if target == self.name:
             raise AnswerError(f"{action!r}: do it yourself instead of telling yourself")
+        skill = action.split("(", 1)[0].strip()
+        if tell is None and say is None and not self.hands_on and skill not in self.upkeep:
+            raise AnswerError(
+                f"{action!r}: you plan and delegate only; give it to a teammate with "
+                "'tell NAME to ...'"
+            )
         if tell is None and say is None and self.validate is not None:
             try:
                 self.validate(action)

@@ -64,6 +64,8 @@ class TeamSpec:
     from a YAML file (its agents and who commands whom; ``org`` is then its
     kind and ``size`` its head count). Times are clock seconds: virtual ones
     on the virtual clock. ``seconds_per_tick`` None keeps the team world's own.
+    ``working_root``: a tree's root also works with its own player (by default
+    it plans and delegates only, as in the paper).
     """
 
     org: str
@@ -74,6 +76,7 @@ class TeamSpec:
     cutoff_s: float = 300.0
     seconds_per_tick: float | None = None
     custom: Mapping[str, Any] | None = None
+    working_root: bool = False
 
     def __post_init__(self) -> None:
         problem = spec_problem(self)
@@ -96,7 +99,8 @@ class TeamSpec:
             shape = f"{self.org}-custom-{self.size}"
         else:
             shape = "solo" if self.org == "solo" else f"{self.org}-{self.size}"
-        return f"{shape}/{self.mode}/{self.clock}"
+        root = "/working-root" if self.working_root else ""
+        return f"{shape}/{self.mode}/{self.clock}{root}"
 
     def org_spec(self) -> dict[str, Any]:
         """The organization spec for :func:`lorekit.agents.teams.org.org_from_spec`:
@@ -261,6 +265,7 @@ class TeamAgent:
                 clock=clock,
                 cutoff_s=self.spec.cutoff_s,
                 max_time_s=self.spec.max_time_s,
+                **({"working_root": True} if self.spec.working_root else {}),
             )
         finally:
             current_clock.reset(token)

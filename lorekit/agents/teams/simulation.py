@@ -243,10 +243,8 @@ class _Policy:
         lines = _split(p.task or "")
         actions = [f"tell {n} to {t}" for n, t in lines.items() if n != "me"]
         own = lines.get("me")
-        if own:
-            fight = ["fight(zombie)"] if p.threat <= 3 else []
-            actions += fight + _care(p.vitals) + _own_actions(own, p.inventory)
-        return actions
+        actions += (["fight(zombie)"] if p.threat <= 3 else []) + _care(p.vitals)
+        return actions + (_own_actions(own, p.inventory) if own else [])
 
     def _walls(
         self, p: _Prompt, mem: _Memory, cells: list[tuple[int, int]], people: int

@@ -61,7 +61,8 @@ async def test_a_tree_collects_wood_and_reports(mode: str) -> None:
             "worker": model(["collect(wood, 2)"], 2.0, clock),
         }
     )
-    result = await run_team(world, build_org("tree", leaves=1), roles, mode=mode, clock=clock)
+    org = build_org("tree", leaves=1)
+    result = await run_team(world, org, roles, mode=mode, clock=clock, working_root=True)
     assert result.success and result.outcome.reason == "success"
     assert not math.isnan(result.metrics.tc) and result.metrics.tc > 5.0
     skills = [(e["agent"], e["call"]) for e in result.events if e["kind"] == "skill"]
@@ -140,3 +141,17 @@ async def test_mpt_counts_planning_passes_not_wake_ups() -> None:
     assert plans["worker1"] == 0 and result.outcome.iterations["worker1"] >= 1
     assert result.metrics.mpt == pytest.approx(sum(plans.values()) / 2)
     assert result.metrics.to_dict()["plans"] == plans
+
+
+async def test_a_hands_off_root_may_only_delegate() -> None:
+    world, clock = world_for(2)
+    roles = Roles(
+        {
+            "leader": model(["collect(wood, 4)"], 5.0, clock),
+            "worker": model(["collect(wood, 4)"], 2.0, clock),
+        }
+    )
+    result = await run_team(world, build_org("tree", leaves=1), roles, mode="async", clock=clock)
+    errors = [e["error"] for e in result.events if e["kind"] == "call" and e["error"]]
+    assert errors and "you plan and delegate only" in errors[0]
+    assert not any(e["kind"] == "skill" and e["agent"] == "leader" for e in result.events)
