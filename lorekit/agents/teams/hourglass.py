@@ -438,8 +438,11 @@ class HourglassAgent:
         self.world.post(self.player, None if to is None else self.org.agent(to).player, text)
 
     def _new_command(self) -> bool:
+        """A command it will accept arrived (a refused one leaves the queue running)."""
         return any(
-            m.to == self.player and m.text.startswith(COMMAND)
+            m.to == self.player
+            and m.text.startswith(COMMAND)
+            and self.org.refusal(self.org.by_player(m.sender), self.name) is None
             for m in self.world.messages(self._seen)
         )
 

@@ -11,7 +11,7 @@ nothing more to do), in one :class:`~lorekit.envs.crafter.teamworld.TeamWorld`:
   (S-Agents' non-obstructive collaboration).
 
 A member that said it has nothing to do is *quiet* until someone else posts a
-message after its last iteration began; quiet members are not prompted (in
+message to it (or to everyone) after its last iteration began; quiet members are not prompted (in
 ``async`` they sleep until a message arrives). The run stops when the world
 ends (success, or everyone dead, or out of ticks), when every member is quiet,
 at the time limit, or when the task's progress has not grown for ``cutoff_s``.
@@ -166,8 +166,12 @@ class _Run:
         return idle
 
     def news(self, i: int) -> bool:
-        """Has someone else posted since member ``i``'s last iteration began?"""
-        return any(m.sender not in self.own[i] for m in self.world.messages(self.seen[i]))
+        """Has someone else posted to member ``i`` (or to everyone) since its last
+        iteration began? Messages between two others do not wake it."""
+        return any(
+            m.sender not in self.own[i] and (m.to is None or m.to in self.own[i])
+            for m in self.world.messages(self.seen[i])
+        )
 
     def quiet(self, i: int) -> bool:
         return self.idle[i] and not self.news(i)

@@ -320,3 +320,19 @@ def test_no_global_progress_counter_unless_asked() -> None:
 def test_a_failure_report_carries_the_inventory() -> None:
     team = worker_with_task(verdict("fail", "no pickaxe"), Result(False, "needs a pickaxe"))
     assert "Inventory: sapling 1" in team.said("worker1")[-1][1]
+
+
+def test_a_refused_command_leaves_the_queue_running() -> None:
+    team = Team(
+        build_org("tree", leaves=2),
+        {"worker1": [plan("collect(wood, 1)", "collect(wood, 2)", task="collect(wood, 3)")]},
+    )
+    team.world.post("p1", "p2", "COMMAND: collect(wood, 3)")
+
+    def meddle(player: str, call: str) -> None:
+        if call == "collect(wood, 1)":
+            team.world.post("p3", "p2", "COMMAND: dig a hole")
+
+    team.skills.on_run = meddle
+    team.step("worker1")
+    assert [c for p, c in team.skills.ran if p == "p2"] == ["collect(wood, 1)", "collect(wood, 2)"]
