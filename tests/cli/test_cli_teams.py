@@ -249,7 +249,7 @@ def test_simulated_team_plays_for_real_and_is_shown(
     """No fakes: the real org, hourglass agents, world, clock and simulated models."""
     args = [
         "team", "run", "crafter-party", "--org", "tree", "--leaves", "3", "--mode", "async",
-        "--task", "collect-20-wood/seed-0", "--simulate",
+        "--task", "collect-20-wood/seed-0", "--simulate", "--env-opt", "peaceful=true",
         "--store", str(tmp_path / "runs.sqlite3"), "--run-id", "t1",
     ]  # fmt: skip
     code, out, err = run_cli(args, capsys)

@@ -166,6 +166,7 @@ class HourglassAgent:
         fresh = self._perceive()
         if self.task is not None and (self.results or self._reports) and not fresh:
             await self._monitor()
+            self._perceive()  # what arrived while the monitor thought, before planning
         if self._waits_for_orders() and self.task is None:
             return True
         if not await self._plan():

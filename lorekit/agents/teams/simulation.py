@@ -51,6 +51,7 @@ class _Prompt:
     assigned: bool
     hands_on: bool
     stage: str  # the task of the last plan (the monitor judges it)
+    commands: dict[str, list[str]]  # the team description: who may command whom
     inventory: dict[str, int]
     vitals: dict[str, int]
     threat: int  # steps to the nearest zombie in view (99: none)
@@ -68,6 +69,10 @@ def _read(messages: tuple[Message, ...]) -> _Prompt:
     task = _find(r"(?:Your task at hand|The task you were working on|The task): (.+)", user)
     last = _find(r"Your last plan: (.+)", user) or ""
     stage = json.loads(last).get("task", "") if last.startswith("{") else ""
+    commands = {
+        who: [x.strip() for x in subs_of.split(",")]
+        for who, subs_of in re.findall(r"^- (\S+) \([^)]*\): may command (.+)$", system, re.M)
+    }
     if task is not None and task.startswith("("):
         task = None
     inv_line = _find(r"Inventory: (.+?)\.?$", user) or ""
@@ -78,6 +83,7 @@ def _read(messages: tuple[Message, ...]) -> _Prompt:
         task=re.sub(r" \(given by \S+\)$", "", task) if task else None,
         assigned=task is not None and "(given by " in task,
         hands_on="delegate only" not in user,
+        commands=commands,
         stage=str(stage),
         inventory={k: int(v) for k, v in re.findall(r"([a-z_]+) (\d+)", inv_line)},
         vitals={k: int(v) for k, v in re.findall(r"(food|drink|energy) (\d+)/", user)},
@@ -212,20 +218,23 @@ class _Policy:
             pass
         elif isinstance(goal, list):
             shares = self._walls(p, mem, goal, people)
-        elif p.assigned:
-            each = math.ceil(_task_amount(p.task or "") / people)
-            shares = [f"collect({goal[2]}, {each})"] * people if each else []
         else:
-            _, amount, item = goal
-            outstanding = sum(_task_amount(t) for t in mem.busy.values())
-            done = _remaining(p.progress, amount) if p.progress else None
-            have = amount - done if done is not None else mem.reported + p.inventory.get(item, 0)
-            cover = amount - have - outstanding
-            if cover <= 0 and not mem.busy:  # the reports add up, but the goal is not met
-                cover = people
-            cap = min(cover, CHUNK * people)
-            each = math.ceil(cap / people) if cap > 0 else 0
-            shares = [f"collect({item}, {each})"] * people if each else []
+            # Each share is weighted by the agents it reaches: in a chain the next
+            # link passes on part of what it gets, so it gets their parts too.
+            weights = [1] * hands + [_reach(p.commands, s) for s in free]
+            if p.assigned:
+                cover = _task_amount(p.task or "")
+            else:
+                _, amount, _ = goal
+                outstanding = sum(_task_amount(t) for t in mem.busy.values())
+                done = _remaining(p.progress, amount) if p.progress else None
+                have = mem.reported + p.inventory.get(goal[2], 0)
+                cover = amount - (amount - done if done is not None else have) - outstanding
+                if cover <= 0 and not mem.busy:  # the reports add up, but the goal is not met
+                    cover = people
+                if max(weights) == 1:  # a leader hands out chunks, so it can rebalance
+                    cover = min(cover, CHUNK * people)
+            shares = _weighted(goal[2], max(cover, 0), weights)
         parts = []
         own = p.task if p.assigned and not p.subordinates else None
         if hands and shares and own is None:
@@ -261,6 +270,32 @@ class _Policy:
         return shares
 
 
+def _reach(commands: dict[str, list[str]], name: str) -> int:
+    """How many agents ``name`` reaches down its commands (itself included); in
+    a graph, where command loops back, only itself."""
+    seen, todo = {name}, list(commands.get(name, []))
+    while todo:
+        who = todo.pop()
+        if who in seen:
+            return 1  # a loop: peers, not a relay
+        seen.add(who)
+        todo += commands.get(who, [])
+    return len(seen)
+
+
+def _weighted(item: str, amount: int, weights: list[int]) -> list[str]:
+    """``amount`` of ``item`` split by ``weights``, rounding up, dropping empty shares."""
+    total = sum(weights)
+    if amount <= 0 or total == 0:
+        return []
+    shares, left = [], amount
+    for k, w in enumerate(weights):
+        n = left if k == len(weights) - 1 else min(left, math.ceil(amount * w / total))
+        shares.append(f"collect({item}, {n})")
+        left -= n
+    return [x for x in shares if not x.endswith(", 0)")]
+
+
 def _split(task: str) -> dict[str, str]:
     """``"worker1: X | me: Y"`` -> ``{"worker1": "X", "me": "Y"}``; a task with no
     names is the agent's own."""
@@ -277,8 +312,8 @@ def _split(task: str) -> dict[str, str]:
 def _care(vitals: dict[str, int]) -> list[str]:
     """Drink, eat and sleep before work when running low, as a sensible player would
     (a player at 0 energy loses health every few ticks until it dies)."""
-    care = ["drink()"] if vitals.get("drink", 9) <= 4 else []
-    care += ["eat(cow)"] if vitals.get("food", 9) <= 4 else []
+    care = ["drink()"] if vitals.get("drink", 9) <= 6 else []
+    care += ["eat(cow)"] if vitals.get("food", 9) <= 6 else []
     return care + (["sleep()"] if vitals.get("energy", 9) <= 2 else [])
 
 

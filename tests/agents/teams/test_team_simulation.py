@@ -63,7 +63,7 @@ def test_leader_shares_the_goal_with_every_free_worker() -> None:
 def test_a_working_root_keeps_a_share_for_itself() -> None:
     world, skills, agents = team(2, "Together, collect 10 wood.", working_root=True)
     asyncio.run(agents["leader"].iterate())
-    assert said(world, "p1") == ["p2: COMMAND: collect(wood, 4)", "p3: COMMAND: collect(wood, 4)"]
+    assert said(world, "p1") == ["p2: COMMAND: collect(wood, 4)", "p3: COMMAND: collect(wood, 2)"]
     assert skills.ran == [("p1", "collect(wood, 4)")]
 
 
@@ -124,3 +124,22 @@ def test_a_tired_thirsty_agent_drinks_and_sleeps_before_working() -> None:
     asyncio.run(agents["leader"].iterate())
     calls = [call for player, call in skills.ran if player == "p1"]
     assert calls[:2] == ["drink()", "sleep()"] and calls[2].startswith("collect(wood")
+
+
+def test_a_chain_hands_each_link_its_third() -> None:
+    """CoA as the paper describes it: each agent does 1/3 of the collection in turn."""
+    world = FakeWorld()
+    skills = FakeSkills(world, {})
+    roles = simulated_roles(world.sleep, seed=3)
+    org = build_org("chain", size=3)
+    agents = {
+        a.name: HourglassAgent(a.name, org, world, roles[a.role], skills,
+                               goal="Together, collect 30 wood.", validate=validate)
+        for a in org.agents
+    }  # fmt: skip
+    asyncio.run(agents["agent1"].iterate())
+    assert said(world, "p1") == ["p2: COMMAND: collect(wood, 20)"]
+    assert skills.ran == [("p1", "collect(wood, 10)")]
+    asyncio.run(agents["agent2"].iterate())
+    assert said(world, "p2")[-1] == "p3: COMMAND: collect(wood, 10)"
+    assert skills.ran[-1] == ("p2", "collect(wood, 10)")
