@@ -196,6 +196,11 @@ def env_options(env_opt: Sequence[str], players: int) -> dict[str, Any]:
     return {"players": players, **extra}
 
 
+def _world(env_kwargs: dict[str, Any]) -> str:
+    """The world's name for the run label: ``peaceful``, or "" for the default hostile one."""
+    return "peaceful" if str(env_kwargs.get("peaceful", "")).lower() in ("true", "1", "yes") else ""
+
+
 def pick_tasks(
     task_ids: Sequence[str],
     split: str,
@@ -411,7 +416,7 @@ def _play(
                 run_eval(
                     db,
                     env_factory=EnvSpec(ENV_NAME, env_kwargs, execution="inline"),
-                    agent=TeamAgent(spec, parts, models, harness.seed),
+                    agent=TeamAgent(spec, parts, models, harness.seed, _world(env_kwargs)),
                     roles=roles if models is None else episode_roles(TEAM_ROLES, "simulated"),
                     episodes=plan_episodes(tasks, seed=harness.seed),
                     run_id=rid,

@@ -420,3 +420,19 @@ def test_the_root_delegates_unless_it_is_a_working_root(
     assert work["off"] == [] and work["on"]
     assert labels == {"off": "team:tree-2/async/virtual",
                       "on": "team:tree-2/async/virtual/working-root"}  # fmt: skip
+
+
+def test_peaceful_and_hostile_runs_have_different_labels(
+    tmp_path: Path, config: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for rid, extra in (("calm", ["--env-opt", "peaceful=true"]), ("wild", [])):
+        code, _, err = run_cli(
+            _args(tmp_path, config, "--task", WOOD, *extra, "--run-id", rid), capsys
+        )
+        assert code == 0, err
+    with RunStore.open_readonly(tmp_path / "runs.sqlite3") as db:
+        labels = {rid: db.get_run(rid).agent for rid in ("calm", "wild")}  # type: ignore[union-attr]
+    assert labels == {
+        "calm": "team:tree-2/async/virtual/peaceful",
+        "wild": "team:tree-2/async/virtual",
+    }

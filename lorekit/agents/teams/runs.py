@@ -223,18 +223,20 @@ class TeamAgent:
     ``seed`` (the run's) and the task id: hand the harness
     :func:`~lorekit.agents.teams.episode_models.episode_roles` then, so no model
     state crosses from one episode to the next and results do not depend on
-    task order or concurrency.
+    task order or concurrency. ``world`` names a non-default world in the
+    label (``peaceful``), so runs in different worlds are told apart.
     """
 
     spec: TeamSpec
     parts: TeamParts | None = None
     models: ModelFactory | None = None
     seed: int = 0
+    world: str = ""
     name: str = field(init=False)
     model_roles: tuple[str, ...] = TEAM_ROLES
 
     def __post_init__(self) -> None:
-        self.name = f"team:{self.spec.label}"
+        self.name = f"team:{self.spec.label}" + (f"/{self.world}" if self.world else "")
 
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
