@@ -97,8 +97,8 @@ def study(
     out = {}
     for task in tasks:
         for label, org in orgs:
-            print(f"  ... {mode}, {label}, {task}: {len(args.seeds)} seed(s)", flush=True)
             how: Mode = "relay" if org.kind == "chain" else mode  # CoA: the paper's relay
+            print(f"  ... {how}, {label}, {task}: {len(args.seeds)} seed(s)", flush=True)
             runs = [asyncio.run(one(org, how, task, s, args)) for s in args.seeds]
             out[(task, label)] = {**summarize(runs), "seeds": runs}
     return out

@@ -436,3 +436,25 @@ def test_peaceful_and_hostile_runs_have_different_labels(
         "calm": "team:tree-2/async/virtual/peaceful",
         "wild": "team:tree-2/async/virtual",
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("org: tree\nagents:\n  - {name: boss, player: p9}\n  - {name: digger, player: p2}\n"
+         "commands: {boss: [digger]}\n", "boss plays 'p9', but a team of 2 plays players p1..p2"),
+        ("org: chain\nagents:\n  - {name: a}\n  - {name: b}\ncommands: {a: [b], b: [a]}\n",
+         "a chain has no cycle: a -> b -> a"),
+        ("org: tree\nagents:\n  - {name: the boss}\n  - {name: digger}\n"
+         "commands: {the boss: [digger]}\n", "agent name 'the boss' cannot be addressed"),
+    ],
+)  # fmt: skip
+def test_broken_organization_files_are_refused_before_anything_runs(
+    tmp_path: Path, config: Path, capsys: pytest.CaptureFixture[str], text: str, needle: str,
+) -> None:  # fmt: skip
+    """The real organization builder checks the file (no fakes here)."""
+    org = tmp_path / "org.yaml"
+    org.write_text(text, encoding="utf-8")
+    code, _, err = run_cli(_args(tmp_path, config, "--org", str(org), "--task", WOOD), capsys)
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "runs.sqlite3").exists()
