@@ -318,6 +318,12 @@ def team_run(
         config_path=config_path,
     )
     check_api_keys(cfg, config_path=config_path)
+    served = sorted(r for r, m in cfg.roles.items() if m.provider != "scripted")
+    if spec.clock == "virtual" and not simulate and served:
+        raise UserError(
+            f"--clock virtual: served models ({', '.join(served)}) take real time that the "
+            "virtual clock cannot charge; use --clock wall (or --simulate)"
+        )
     parts = _parts()
     try:
         organization = parts.build_org(spec.org_spec())

@@ -458,3 +458,17 @@ def test_broken_organization_files_are_refused_before_anything_runs(
     code, _, err = run_cli(_args(tmp_path, config, "--org", str(org), "--task", WOOD), capsys)
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "runs.sqlite3").exists()
+
+
+def test_served_models_on_the_virtual_clock_are_refused(
+    tmp_path: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Their latency would not be charged (a 1 s model would score like a free one)."""
+    args = [
+        "team", "run", "crafter-party", "--clock", "virtual", "--model", "gpt-4o-mini",
+        "--base-url", "http://127.0.0.1:9/v1", "--task", WOOD,
+        "--store", str(tmp_path / "runs.sqlite3"), "--run-id", "t1",
+    ]  # fmt: skip
+    code, _, err = run_cli(args, capsys)
+    assert code == 2 and "--clock virtual: served models (default) take real time" in err, err
+    assert team.played == [] and not (tmp_path / "runs.sqlite3").exists()
