@@ -10,6 +10,7 @@ import pytest
 from lorekit.envs.clock import (
     ClockDeadlock,
     ClockError,
+    ClockSpinning,
     ClockStalled,
     VirtualClock,
     WallClock,
@@ -228,3 +229,29 @@ async def test_many_timed_waits_leave_no_stale_entries() -> None:
             await clock.wait(task, flag, within=10_000)
     assert clock.now() == 1000.0
     assert len(clock._timers) < 100 and not flag.waiters  # type: ignore[attr-defined]
+
+
+async def test_a_loop_on_sleep_zero_is_an_error_not_a_frozen_clock() -> None:
+    clock = VirtualClock(spin_limit=1000)
+
+    async def spinner() -> None:
+        while True:
+            await clock.sleep(0)
+
+    with clock.participate():
+        task = clock.spawn(spinner(), name="spinner")
+        with pytest.raises(ClockSpinning, match="without time passing"):
+            while True:
+                await clock.sleep(0)
+    await asyncio.gather(task, return_exceptions=True)
+    assert clock.now() == 0.0
+
+
+async def test_waiting_within_infinity_does_not_jump_to_infinity() -> None:
+    clock = VirtualClock()
+    with clock.participate(), pytest.raises(ClockDeadlock):
+        await clock.wait(clock.event(), within=float("inf"))
+    assert clock.now() == 0.0
+    with clock.participate(), pytest.raises(ClockDeadlock):
+        await clock.sleep(float("inf"))
+    assert clock.now() == 0.0
