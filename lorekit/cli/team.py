@@ -463,7 +463,12 @@ def _same_settings(db: Any, run_id: str, config: dict[str, Any]) -> None:
         return
     before = {**(info.config.get("team") or {}), **{k: info.config.get(k) for k in _SAME[1:]}}
     now = {**config["team"], **{k: config.get(k) for k in _SAME[1:]}}
-    changed = [f"{k} {before.get(k)!r} -> {now[k]!r}" for k in now if before.get(k) != now[k]]
+    # a setting added since the run began (working_root) reads as its default there
+    changed = [
+        f"{k} {before.get(k)!r} -> {now[k]!r}"
+        for k in now
+        if before.get(k) != now[k] and (k in before or now[k] not in (None, False))
+    ]
     if changed:
         raise RunMismatchError(
             f"run {run_id!r} was started with other team settings ({'; '.join(changed)}"
