@@ -414,6 +414,11 @@ class VirtualClock:
 
     def _advance(self) -> None:
         """While nobody runs, jump to the next timer and wake everyone due then."""
+        for member in list(self._members.values()):
+            # Cancelled from outside (``asyncio.timeout``, a plain ``task.cancel()``):
+            # it runs from now on, though its handler has not started yet.
+            if member.park is not None and member.park.future.cancelled():
+                self._wake(member.park, cancel=True)
         while self._running == 0 and self._members:
             while self._timers and not self._timers[0][2].active:
                 heapq.heappop(self._timers)

@@ -255,3 +255,31 @@ async def test_waiting_within_infinity_does_not_jump_to_infinity() -> None:
     with clock.participate(), pytest.raises(ClockDeadlock):
         await clock.sleep(float("inf"))
     assert clock.now() == 0.0
+
+
+async def test_a_participant_cancelled_from_outside_stops_time_until_its_handler() -> None:
+    """What ``asyncio.timeout`` does: cancel a participant parked on the clock. Time
+    must not run on (here: to another participant's wake-up) before it handles it."""
+    clock = VirtualClock()
+    go = asyncio.Event()
+    seen: list[float] = []
+
+    async def waiter() -> None:
+        try:
+            await clock.wait(clock.event())
+        except asyncio.CancelledError:
+            seen.append(clock.now())
+            await clock.sleep(1)
+
+    async def other() -> None:
+        await go.wait()  # real waiting: virtual time stands still meanwhile
+        await clock.sleep(5)
+
+    a = clock.spawn(waiter(), name="waiter")
+    b = clock.spawn(other(), name="other")
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    go.set()  # the other participant's step is queued first
+    a.cancel()  # then the timeout strikes the parked one
+    await asyncio.gather(a, b)
+    assert seen == [0.0]
