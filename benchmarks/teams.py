@@ -1,38 +1,34 @@
 """S-Agents' team study on crafter-party, with scripted models on a virtual clock.
 
-Claims checked (S-Agents, section 4): a tree of agents (ToA) is the fastest of
-the three organizations; ToA(1) (one leader, one worker) is no better than a
-single agent; ToA(3) beats a single agent on large collections; agents that
-work asynchronously finish sooner than agents that work in rounds when model
-latencies vary.
+The paper's experiment first (Fig. 7a): ToA(3) against a 3-agent chain (CoA,
+played as the paper's relay: one agent after another) and a 3-agent graph
+(GoA), and a solo agent, on the 50-item collections (wood: "mine 50 logs";
+stone: the figure's "50 stones"), with TC and mPT. Then, unless
+``--paper-only``: every organization (solo; CoA and GoA with 3 agents; ToA with
+1..3 workers, the root planning and delegating only) on collection (wood,
+stone, iron, small and large) and shelter tasks; and relay vs round vs async
+for ToA(``--mode-leaves``) -- "async beats rounds" is only an illustration in
+the paper (its Fig. 4), not one of its findings.
 
-Every run uses the same simulated models (lorekit.agents.teams.simulation):
-answers computed from the prompt (tool chains, shares of the goal for the free
-subordinates, reassignment after a failure report), latencies drawn from a
-seeded log-normal distribution (leader median ``--leader-s``, worker median
-``--worker-s``) and slept on a virtual clock, so a run is deterministic and
-takes no real waiting. Skills, the world, the clock and the modes are the real
-ones. TC is virtual seconds to success (NaN when not completed); mPT is
-planning iterations per agent. Means of TC are over successful runs only, so
-read them with the success rate beside them.
+Every run uses the same simulated models (lorekit.agents.teams.simulation),
+fresh per run, latencies seeded log-normal draws slept on a virtual clock, so
+a run is deterministic and takes no real waiting. Skills, the world, the clock
+and the modes are the real ones. TC is virtual seconds to success; mPT is
+planning passes per agent.
 
-Table 1: organizations in async mode (solo; CoA and GoA with 3 agents; ToA with
-1..3 workers), per task, ratios of TC to solo. Table 2: relay vs round vs async
-for ToA(``--mode-leaves``). The findings are printed with a verdict each; the
-script does not fail when a finding does not hold (it reports it).
+Teams are compared fairly: on the same (task, seed) pairs (every team plays
+every pair), failures counted (a run that did not finish scores the time
+limit, a lower bound for the paper's NaN), as geometric means of paired TC
+ratios with 95% bootstrap intervals; a finding holds when its interval lies
+on one side of 1, and is unclear when it spans 1. Default 10 seeds.
 
 The study runs in two worlds (``--world``, default both): crafter's hostile
-world, where zombies kill players that stand still while their agents think,
-and the peaceful party world (``CrafterParty(peaceful=True)``: no zombies or
-skeletons, everything else the same), which comes closer to the paper's
-Minecraft setting and isolates organization and scheduling. How the runs
-ended (success, world ended: the party was wiped out or the world's length
-ran out, no progress for ``--cutoff-s``, time limit) is tallied per world.
-Each finding is also given as a paired ratio: the mean over (task, seed) of
-TC team / TC solo where both succeeded on that seed.
+world (zombies at night, skeletons in tunnels) and the peaceful party world
+(no zombies or skeletons, everything else the same). How the runs ended is
+tallied per world.
 
 Usage: python benchmarks/teams.py [--world hostile|peaceful|both] [--peaceful]
-       [--seeds 0,1,2,3,4] [--tasks collect-20-wood,...]
+       [--paper-only] [--seeds 0,...,9] [--tasks collect-50-wood,...]
        [--leader-s 8] [--worker-s 4] [--sigma 0.5] [--mode-leaves 2]
 """
 
@@ -42,10 +38,12 @@ import argparse
 import asyncio
 import collections
 import math
+import random
+import statistics
 import time
 from typing import Any
 
-from lorekit.agents.teams.metrics import TeamMetrics, ratio, summarize
+from lorekit.agents.teams.metrics import TeamMetrics, summarize
 from lorekit.agents.teams.modes import Mode
 from lorekit.agents.teams.org import Organization, build_org
 from lorekit.agents.teams.simulation import simulated_roles
@@ -93,53 +91,85 @@ async def one(org: Organization, mode: Mode, task: str, seed: int, args: Any) ->
 
 
 def study(
-    orgs: list[tuple[str, Organization]], mode: Mode, args: Any
+    orgs: list[tuple[str, Organization]], mode: Mode, args: Any, tasks: list[str]
 ) -> dict[tuple[str, str], Any]:
     """Per (task, label): the summary, with the seeds' own metrics under ``"seeds"``."""
     out = {}
-    for task in args.tasks:
+    for task in tasks:
         for label, org in orgs:
-            print(f"  ... {mode}, {label}, {task}: {len(args.seeds)} seed(s)", flush=True)
-            runs = [asyncio.run(one(org, mode, task, s, args)) for s in args.seeds]
+            how: Mode = "relay" if org.kind == "chain" else mode  # CoA: the paper's relay
+            print(f"  ... {how}, {label}, {task}: {len(args.seeds)} seed(s)", flush=True)
+            runs = [asyncio.run(one(org, how, task, s, args)) for s in args.seeds]
             out[(task, label)] = {**summarize(runs), "seeds": runs}
     return out
+
+
+CAP_S = 1800.0  # every run's time limit: a failed run counts as taking at least this long
+FIG7A = ("collect-50-wood", "collect-50-stone")  # the paper's "mine 50 logs" / "50 stones"
+PAPER_7A = "paper Fig. 7a (Minecraft, GPT): ToA(3) 7.5 min, 3.8 mPT; CoA 29.0 min"
 
 
 def fmt(x: float, digits: int = 1) -> str:
     return "  nan" if math.isnan(x) else f"{x:.{digits}f}"
 
 
+def scored(m: TeamMetrics) -> float:
+    """TC with failures counted: a run that did not finish scores the time limit
+    (the paper's NaN, "no progress" after the attempts ran out, as a lower bound)."""
+    return m.tc if m.success else CAP_S
+
+
+def pairs(rows: dict[tuple[str, str], Any], a: str, b: str, tasks: list[str]) -> list[float]:
+    """log(TC a / TC b) over every common (task, seed) pair, failures counted."""
+    return [
+        math.log(scored(x) / scored(y))
+        for t in tasks
+        for x, y in zip(rows[(t, a)]["seeds"], rows[(t, b)]["seeds"], strict=True)
+    ]
+
+
+def paired(rows: dict[tuple[str, str], Any], a: str, b: str, tasks: list[str]) -> tuple[float, ...]:
+    """(geometric mean of TC a / TC b, 95% bootstrap interval low, high, pairs)."""
+    logs = pairs(rows, a, b, tasks)
+    if not logs:
+        return (math.nan, math.nan, math.nan, 0)
+    rng = random.Random(0)
+    boots = sorted(statistics.fmean(rng.choices(logs, k=len(logs))) for _ in range(2000))
+    lo, hi = boots[int(0.025 * len(boots))], boots[int(0.975 * len(boots)) - 1]
+    return (math.exp(statistics.fmean(logs)), math.exp(lo), math.exp(hi), len(logs))
+
+
+def ci(r: tuple[float, ...]) -> str:
+    return f"{fmt(r[0], 2)} [{fmt(r[1], 2)}, {fmt(r[2], 2)}] n={r[3]}"
+
+
 def table(rows: dict[tuple[str, str], Any], labels: list[str], base: str, tasks: list[str]) -> None:
-    print(f"{'task':18} {'team':8} {'succ':>5} {'TC(s)':>7} {'xbase':>6} {'mPT':>5} {'ticks':>6}")
+    """Per task and team: successes, median TC with failures at the limit, mean TC
+    of the successes, mPT, and the paired TC ratio to ``base`` with its interval."""
+    print(
+        f"{'task':18} {'team':8} {'succ':>6} {'medTC':>7} {'TC ok':>7} {'mPT':>5}  ratio to {base}"
+    )
     for task in tasks:
         for label in labels:
             s = rows[(task, label)]
-            r = ratio(s["tc"], rows[(task, base)]["tc"])
+            runs = s["seeds"]
+            ok = sum(m.success for m in runs)
+            med = statistics.median(scored(m) for m in runs)
+            r = ci(paired(rows, label, base, [task])) if label != base else "-"
             print(
-                f"{task:18} {label:8} {s['success_rate']:5.2f} {fmt(s['tc']):>7} "
-                f"{fmt(r, 2):>6} {fmt(s['mpt']):>5} {s['ticks']:6.0f}"
+                f"{task:18} {label:8} {ok:>3}/{len(runs):<2} {fmt(med):>7} {fmt(s['tc']):>7} "
+                f"{fmt(s['mpt']):>5}  {r}"
             )
 
 
-def mean_ratio(rows: dict[tuple[str, str], Any], a: str, b: str, tasks: list[str]) -> float:
-    rs = [ratio(rows[(t, a)]["tc"], rows[(t, b)]["tc"]) for t in tasks]
-    rs = [r for r in rs if not math.isnan(r)]
-    return sum(rs) / len(rs) if rs else math.nan
+def verdict(name: str, holds: bool | None, detail: str) -> None:
+    word = "unclear" if holds is None else "holds" if holds else "does not hold"
+    print(f"  [{word}] {name}: {detail}")
 
 
-def paired_ratio(rows: dict[tuple[str, str], Any], a: str, b: str, tasks: list[str]) -> str:
-    """Mean of TC a / TC b over (task, seed) pairs where both succeeded, and how many."""
-    rs = [
-        x.tc / y.tc
-        for t in tasks
-        for x, y in zip(rows[(t, a)]["seeds"], rows[(t, b)]["seeds"], strict=True)
-        if x.success and y.success and y.tc > 0
-    ]
-    return f"paired {fmt(sum(rs) / len(rs), 2) if rs else '  nan'} over {len(rs)} seeds"
-
-
-def verdict(name: str, holds: bool, detail: str) -> None:
-    print(f"  [{'holds' if holds else 'does not hold'}] {name}: {detail}")
+def below(r: tuple[float, ...]) -> bool | None:
+    """True when the interval is below 1, False when above, None when it spans 1."""
+    return True if r[2] < 1 else False if r[1] > 1 else None
 
 
 def endings(*tables: dict[tuple[str, str], Any]) -> str:
@@ -155,67 +185,70 @@ def run_world(args: Any) -> None:
     world = "peaceful" if args.peaceful else "hostile"
     print(f"\n===== {world} world =====")
     started = time.perf_counter()
+    runs = 0
+    print("TC: virtual seconds; failures count as the limit "
+          f"({CAP_S:.0f} s) in medians and ratios; ratios are geometric means over common "
+          "(task, seed) pairs with 95% bootstrap intervals")  # fmt: skip
+    paper = [t for t in args.tasks if t in FIG7A]
+    fig: dict[tuple[str, str], Any] = {}
+    if paper:
+        three = [o for o in ORGS if o[0] in ("solo", "CoA(3)", "GoA(3)", "ToA(3)")]
+        fig = study(three, "async", args, paper)
+        runs += len(args.seeds) * len(paper) * len(three)
+        print(f"\nThe paper's experiment (Fig. 7a) on {', '.join(paper)}; {PAPER_7A}")
+        table(fig, [o[0] for o in three], "ToA(3)", paper)
     labels = [label for label, _ in ORGS]
-    orgs = study(ORGS, "async", args)
-    print(f"Organizations, async mode, seeds {args.seeds} (TC: virtual seconds, successes only)")
-    table(orgs, labels, "solo", args.tasks)
-    tree = build_org("tree", leaves=args.mode_leaves)
+    orgs = study(ORGS, "async", args, args.tasks) if args.full else {}
+    if orgs:
+        runs += len(args.seeds) * len(args.tasks) * len(ORGS)
+        print(f"\nOrganizations (CoA in relay, the others async), seeds {args.seeds}")
+        table(orgs, labels, "solo", args.tasks)
     modes: dict[tuple[str, str], Any] = {}
-    mode: Mode
-    for mode in ("relay", "round", "async"):
-        for key, value in study([(mode, tree)], mode, args).items():
-            modes[key] = value
-    print(f"\nModes, ToA({args.mode_leaves}), ratios to round")
-    table(modes, ["relay", "round", "async"], "round", args.tasks)
+    if args.full:
+        tree = build_org("tree", leaves=args.mode_leaves)
+        mode: Mode
+        for mode in ("relay", "round", "async"):
+            modes.update(study([(mode, tree)], mode, args, args.tasks))
+        runs += len(args.seeds) * len(args.tasks) * 3
+        print(f"\nModes, ToA({args.mode_leaves}) (an illustration of the paper's Fig. 4, "
+              "not one of its findings)")  # fmt: skip
+        table(modes, ["relay", "round", "async"], "round", args.tasks)
 
-    print("\nFindings (mean TC ratio over tasks where both succeeded at least once):")
-    toa = mean_ratio(orgs, "ToA(2)", "solo", args.tasks)
-    coa = mean_ratio(orgs, "CoA(3)", "solo", args.tasks)
-    goa = mean_ratio(orgs, "GoA(3)", "solo", args.tasks)
-    verdict(
-        "ToA fastest of the organizations",
-        toa < min(coa, goa),
-        f"TC/solo ToA(2) {fmt(toa, 2)}, CoA(3) {fmt(coa, 2)}, GoA(3) {fmt(goa, 2)}; "
-        + ", ".join(
-            f"{label} {paired_ratio(orgs, label, 'solo', args.tasks)}"
-            for label in ("ToA(2)", "CoA(3)", "GoA(3)")
-        ),
-    )
-    one_r = mean_ratio(orgs, "ToA(1)", "solo", args.tasks)
-    verdict(
-        "ToA(1) no better than solo",
-        one_r >= 0.95,
-        f"TC/solo {fmt(one_r, 2)}; {paired_ratio(orgs, 'ToA(1)', 'solo', args.tasks)}",
-    )
-    large = [t for t in args.tasks if t in LARGE]
-    three = mean_ratio(orgs, "ToA(3)", "solo", large)
-    verdict(
-        "ToA(3) faster than solo on large collections",
-        three < 1,
-        f"TC/solo {fmt(three, 2)}; {paired_ratio(orgs, 'ToA(3)', 'solo', large)}",
-    )
-    asy = mean_ratio(modes, "async", "round", args.tasks)
-    verdict(
-        "async faster than rounds",
-        asy < 1,
-        f"TC async/round {fmt(asy, 2)}; {paired_ratio(modes, 'async', 'round', args.tasks)}",
-    )
-    print(f"\nHow runs ended ({world}): {endings(orgs, modes)}")
-    print(f"{len(args.seeds) * len(args.tasks) * (len(ORGS) + 3)} runs in "
-          f"{time.perf_counter() - started:.1f} s of real time")  # fmt: skip
+    print("\nFindings (paired TC ratios, failures counted, 95% intervals):")
+    if fig:
+        for other in ("CoA(3)", "GoA(3)", "solo"):
+            r = paired(fig, "ToA(3)", other, paper)
+            verdict(f"ToA(3) faster than {other} on 50-item collections", below(r), ci(r))
+    if orgs:
+        one = paired(orgs, "ToA(1)", "solo", args.tasks)
+        holds = None if below(one) is None else not below(one)
+        verdict("ToA(1) no better than solo", holds, ci(one))
+        large = [t for t in args.tasks if t in LARGE]
+        r3 = paired(orgs, "ToA(3)", "solo", large)
+        verdict("ToA(3) faster than solo on large collections", below(r3), ci(r3))
+        asy = paired(modes, "async", "round", args.tasks)
+        verdict("(not a paper finding) async faster than rounds", below(asy), ci(asy))
+    print(f"\nHow runs ended ({world}): {endings(*(t for t in (fig, orgs, modes) if t))}")
+    print(f"{runs} runs in {time.perf_counter() - started:.1f} s of real time")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--world", choices=("hostile", "peaceful", "both"), default="both")
     ap.add_argument("--peaceful", action="store_true", help="short for --world peaceful")
-    ap.add_argument("--seeds", default="0,1,2,3,4")
+    ap.add_argument("--seeds", default="0,1,2,3,4,5,6,7,8,9")
     ap.add_argument("--tasks", default=",".join(TASKS))
     ap.add_argument("--leader-s", type=float, default=8.0)
     ap.add_argument("--worker-s", type=float, default=4.0)
     ap.add_argument("--sigma", type=float, default=0.5)
     ap.add_argument("--cutoff-s", type=float, default=300.0)
     ap.add_argument("--mode-leaves", type=int, default=2)
+    ap.add_argument(
+        "--paper-only",
+        dest="full",
+        action="store_false",
+        help="only the paper's experiment (Fig. 7a: ToA(3), CoA(3), GoA(3), solo on 50 items)",
+    )
     args = ap.parse_args()
     args.seeds = [int(s) for s in args.seeds.split(",")]
     args.tasks = args.tasks.split(",")

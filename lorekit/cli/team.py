@@ -59,11 +59,12 @@ class OrgChoice:
     org: str = "tree"
     leaves: int | None = None
     size: int | None = None
-    mode: str = "async"
+    mode: str | None = None
     clock: str | None = None
     max_time_s: float = 1_800.0
     cutoff_s: float = 300.0
     seconds_per_tick: float | None = None
+    working_root: bool = False
 
 
 org_options = option_set(
@@ -81,7 +82,13 @@ org_options = option_set(
         click.option(
             "--size", type=int, default=None, help="Agents of a chain or graph [default: 3]."
         ),
-        click.option("--mode", type=click.Choice(MODES), default="async", show_default=True),
+        click.option(
+            "--mode",
+            type=click.Choice(MODES),
+            default=None,
+            help="relay: one agent after another; round: all plan, then wait for the slowest; "
+            "async: nobody waits [default: relay for a chain (the paper's CoA), else async].",
+        ),
         click.option(
             "--clock",
             type=click.Choice(CLOCKS),
@@ -107,6 +114,13 @@ org_options = option_set(
         ),
         click.option(
             "--seconds-per-tick", type=float, default=None, help="Clock seconds per world tick."
+        ),
+        click.option(
+            "--working-root",
+            is_flag=True,
+            default=False,
+            help="A tree's root also works with its own player (by default it plans and "
+            "delegates only, as in the paper).",
         ),
     ],
 )
@@ -137,15 +151,17 @@ def team_spec(choice: OrgChoice, clock: str) -> TeamSpec:
                     f"{flag}: at most {MAX_AGENTS} agents play in one world, got {value}"
                 )
         size = {"solo": 1, "tree": leaves if leaves is not None else 2}.get(org, size or 3)
+    mode = choice.mode or ("relay" if kind == "chain" else "async")
     try:
         return TeamSpec(
             kind,
             size,
-            choice.mode,
+            mode,
             clock,
             max_time_s=choice.max_time_s,
             cutoff_s=choice.cutoff_s,
             seconds_per_tick=choice.seconds_per_tick,
+            working_root=choice.working_root,
             custom=custom,
         )
     except ValueError as exc:  # its message names the option
@@ -189,6 +205,11 @@ def env_options(env_opt: Sequence[str], players: int) -> dict[str, Any]:
     if "players" in extra:
         raise UserError("--env-opt players=...: the organization sets the players (one per agent)")
     return {"players": players, **extra}
+
+
+def _world(env_kwargs: dict[str, Any]) -> str:
+    """The world's name for the run label: ``peaceful``, or "" for the default hostile one."""
+    return "peaceful" if str(env_kwargs.get("peaceful", "")).lower() in ("true", "1", "yes") else ""
 
 
 def pick_tasks(
@@ -308,6 +329,12 @@ def team_run(
         config_path=config_path,
     )
     check_api_keys(cfg, config_path=config_path)
+    served = sorted(r for r, m in cfg.roles.items() if m.provider != "scripted")
+    if spec.clock == "virtual" and not simulate and served:
+        raise UserError(
+            f"--clock virtual: served models ({', '.join(served)}) take real time that the "
+            "virtual clock cannot charge; use --clock wall (or --simulate)"
+        )
     parts = _parts()
     try:
         organization = parts.build_org(spec.org_spec())
@@ -318,7 +345,7 @@ def team_run(
     tasks, provenance = pick_tasks(task_ids, split, episodes, players, env_kwargs)
     check_writable(cfg.store, what="run store", setting=store_setting)
     check_cache(cfg, config_path=config_path)
-    roles = _simulated_roles(organization, harness.seed) if simulate else None
+    episode_models = _simulated_models() if simulate else None
     config = {
         "run": cfg.model_dump(),
         "env": ENV_NAME,
@@ -332,8 +359,9 @@ def team_run(
         cfg,
         spec,
         parts,
-        roles if roles is not None else build_models(cfg, config_path=config_path),
+        build_models(cfg, config_path=config_path) if episode_models is None else None,
         tasks,
+        models=episode_models,
         env_kwargs=env_kwargs,
         harness=harness,
         config=config,
@@ -357,8 +385,9 @@ def team_run(
         )
 
 
-def _simulated_roles(organization: Any, seed: int) -> Any:
-    """The team simulation's scripted models, their latency spent on each episode's clock."""
+def _simulated_models() -> Any:
+    """A factory of the team simulation's scripted models, one fresh set per episode
+    (seeded from the run seed and the task), their latency spent on its clock."""
     from lorekit.agents.teams.runs import load
 
     try:
@@ -368,8 +397,11 @@ def _simulated_roles(organization: Any, seed: int) -> Any:
     from lorekit.agents.teams.runs import clock_sleep
     from lorekit.llm.roles import Roles
 
-    models = simulated_roles(clock_sleep, seed=seed)
-    return models if isinstance(models, Roles) else Roles(dict(models))
+    def build(seed: int) -> Roles:
+        models = simulated_roles(clock_sleep, seed=seed)
+        return models if isinstance(models, Roles) else Roles(dict(models))
+
+    return build
 
 
 def _play(
@@ -379,11 +411,13 @@ def _play(
     roles: Any,
     tasks: Sequence[Any],
     *,
+    models: Any = None,
     env_kwargs: dict[str, Any],
     harness: HarnessOptions,
     config: dict[str, Any],
 ) -> str:
     """Play (or resume) the run; returns its id."""
+    from lorekit.agents.teams.episode_models import episode_roles
     from lorekit.envs import EnvSpec
     from lorekit.eval.abort import RunAborted
     from lorekit.eval.runner import plan_episodes, run_eval
@@ -401,8 +435,8 @@ def _play(
                 run_eval(
                     db,
                     env_factory=EnvSpec(ENV_NAME, env_kwargs, execution="inline"),
-                    agent=TeamAgent(spec, parts),
-                    roles=roles,
+                    agent=TeamAgent(spec, parts, models, harness.seed, _world(env_kwargs)),
+                    roles=roles if models is None else episode_roles(TEAM_ROLES, "simulated"),
                     episodes=plan_episodes(tasks, seed=harness.seed),
                     run_id=rid,
                     env_name=ENV_NAME,
@@ -442,7 +476,12 @@ def _same_settings(db: Any, run_id: str, config: dict[str, Any]) -> None:
         return
     before = {**(info.config.get("team") or {}), **{k: info.config.get(k) for k in _SAME[1:]}}
     now = {**config["team"], **{k: config.get(k) for k in _SAME[1:]}}
-    changed = [f"{k} {before.get(k)!r} -> {now[k]!r}" for k in now if before.get(k) != now[k]]
+    # a setting added since the run began (working_root) reads as its default there
+    changed = [
+        f"{k} {before.get(k)!r} -> {now[k]!r}"
+        for k in now
+        if before.get(k) != now[k] and (k in before or now[k] not in (None, False))
+    ]
     if changed:
         raise RunMismatchError(
             f"run {run_id!r} was started with other team settings ({'; '.join(changed)}"

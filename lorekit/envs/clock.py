@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import math
 import time
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
@@ -47,6 +48,11 @@ class ClockError(RuntimeError):
 
 class ClockDeadlock(ClockError):
     """Every participant waits and none will ever be woken."""
+
+
+class ClockSpinning(ClockError):
+    """Participants woke each other over and over without virtual time passing
+    (a loop on ``sleep(0)``): time would never move, so the run is stopped."""
 
 
 class ClockStalled(ClockError):
@@ -214,12 +220,23 @@ class VirtualClock:
 
     kind: ClockKind = "virtual"
 
-    def __init__(self, start: float = 0.0, *, stall_s: float | None = 60.0) -> None:
+    def __init__(
+        self,
+        start: float = 0.0,
+        *,
+        stall_s: float | None = 60.0,
+        spin_limit: int | None = 100_000,
+    ) -> None:
         """``stall_s``: real seconds without any clock activity, while some
         participants wait on the clock and others run, after which the waiting
-        ones get :class:`ClockStalled` instead of a silent hang (None: never)."""
+        ones get :class:`ClockStalled` instead of a silent hang (None: never).
+        ``spin_limit``: timed wake-ups in a row at one virtual instant after
+        which the woken get :class:`ClockSpinning` (None: never)."""
         self._now = float(start)
         self.stall_s = stall_s
+        self.spin_limit = spin_limit
+        self._spins = 0
+        self._spin_at = float(start)
         self._ops = 0
         self._watchdog: asyncio.TimerHandle | None = None
         self._seq = itertools.count()
@@ -309,9 +326,12 @@ class VirtualClock:
     async def sleep(self, seconds: float) -> None:
         """Block this participant for ``seconds`` of virtual time.
 
-        ``sleep(0)`` lets every other participant run until it blocks too.
+        ``sleep(0)`` lets every other participant run until it blocks too;
+        ``sleep(math.inf)`` waits for good (a deadlock if nobody else can move
+        time), never moving the clock to infinity.
         """
-        await self._park(self._now + _check_seconds(seconds), ())
+        seconds = _check_seconds(seconds)
+        await self._park(None if math.isinf(seconds) else self._now + seconds, ())
 
     async def wait(
         self, *items: asyncio.Task[Any] | ClockEvent, within: float | None = None
@@ -332,7 +352,8 @@ class VirtualClock:
                 )
         if _ready(items):
             return
-        deadline = None if within is None else self._now + _check_seconds(within)
+        limit = None if within is None else _check_seconds(within)
+        deadline = None if limit is None or math.isinf(limit) else self._now + limit
         await self._park(deadline, items)
 
     def event(self) -> ClockEvent:
@@ -393,6 +414,11 @@ class VirtualClock:
 
     def _advance(self) -> None:
         """While nobody runs, jump to the next timer and wake everyone due then."""
+        for member in list(self._members.values()):
+            # Cancelled from outside (``asyncio.timeout``, a plain ``task.cancel()``):
+            # it runs from now on, though its handler has not started yet.
+            if member.park is not None and member.park.future.cancelled():
+                self._wake(member.park, cancel=True)
         while self._running == 0 and self._members:
             while self._timers and not self._timers[0][2].active:
                 heapq.heappop(self._timers)
@@ -400,8 +426,27 @@ class VirtualClock:
                 self._deadlock()
                 return
             self._now = max(self._now, self._timers[0][0])
+            due = []
             while self._timers and self._timers[0][0] <= self._now:
-                self._wake(heapq.heappop(self._timers)[2])
+                due.append(heapq.heappop(self._timers)[2])
+            spinning = self._spin(len(due))
+            for park in due:
+                self._wake(park, cancel=spinning is not None)
+                if spinning is not None and not park.future.done():
+                    park.future.set_exception(spinning)
+
+    def _spin(self, woken: int) -> ClockSpinning | None:
+        """Count timed wake-ups at one instant; past ``spin_limit``, the error to raise."""
+        if self._now != self._spin_at:
+            self._spin_at, self._spins = self._now, 0
+        self._spins += woken
+        if self.spin_limit is None or self._spins <= self.spin_limit:
+            return None
+        return ClockSpinning(
+            f"participants woke {self._spins} times at virtual time {self._now:g} without "
+            "time passing (a loop on sleep(0)?); every loop must sleep a positive time or "
+            "wait for an event"
+        )
 
     def _arm(self) -> None:
         if self._watchdog is None and self.stall_s is not None:

@@ -32,7 +32,7 @@ from lorekit.agents.automanual.store import open_db
 from lorekit.agents.automanual.toolcalls import ToolCallError, ToolSpec, parse_tool_calls
 from lorekit.agents.react_grammar import parse_react
 from lorekit.agents.spring.hooks import parse_action
-from lorekit.agents.teams.hourglass import AnswerError, parse_json
+from lorekit.agents.teams.answers import AnswerError, parse_json
 from lorekit.graph import AfterQueryError
 
 BOUND_S = 2.0  # the named inputs took 10 s to minutes before; they take milliseconds now

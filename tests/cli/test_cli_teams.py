@@ -249,7 +249,7 @@ def test_simulated_team_plays_for_real_and_is_shown(
     """No fakes: the real org, hourglass agents, world, clock and simulated models."""
     args = [
         "team", "run", "crafter-party", "--org", "tree", "--leaves", "3", "--mode", "async",
-        "--task", "collect-20-wood/seed-0", "--simulate",
+        "--task", "collect-20-wood/seed-0", "--simulate", "--env-opt", "peaceful=true",
         "--store", str(tmp_path / "runs.sqlite3"), "--run-id", "t1",
     ]  # fmt: skip
     code, out, err = run_cli(args, capsys)
@@ -320,3 +320,155 @@ def test_env_opt_mistakes_are_one_line(
     code, _, err = run_cli(_args(tmp_path, config, "--task", WOOD, "--env-opt", opt), capsys)
     assert code == 2 and needle in err, err
     assert team.played == []
+
+
+def _per_task(store: Path, run_id: str) -> dict[str, tuple[Any, ...]]:
+    with RunStore(store) as db:
+        out = {}
+        for ep in db.episodes(run_id):
+            team_notes = ep.info["notes"]["team"]
+            metrics = team_notes["metrics"]
+            out[ep.task_id] = (
+                ep.success, metrics.get("tc"), metrics.get("mpt"), len(team_notes["messages"]),
+            )  # fmt: skip
+        return out
+
+
+def test_each_episode_gets_fresh_models_whatever_the_order_and_jobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The leader of a later episode does not inherit the first one's memory."""
+    store = tmp_path / "runs.sqlite3"
+    first, second = "collect-20-wood/seed-0", "collect-20-wood/seed-1"
+
+    def run(run_id: str, *extra: str) -> dict[str, tuple[Any, ...]]:
+        args = [
+            "team", "run", "crafter-party", "--org", "tree", "--leaves", "2", "--mode", "async",
+            *extra, "--simulate", "--store", str(store), "--run-id", run_id,
+        ]  # fmt: skip
+        code, _, err = run_cli(args, capsys)
+        assert code == 0, err
+        return _per_task(store, run_id)
+
+    forward = run("fwd", "--task", first, "--task", second, "-j", "1")
+    backward = run("bwd", "--task", second, "--task", first, "-j", "1")
+    parallel = run("par", "--task", first, "--task", second, "-j", "2")
+    alone = run("alone", "--task", second)
+    assert forward == backward == parallel
+    assert forward[second] == alone[second]
+    assert all(row[3] > 0 for row in forward.values())  # every leader delegates
+
+
+def test_a_chain_plays_as_a_relay_unless_told_otherwise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "runs.sqlite3"
+    for run_id, extra in (
+        ("chain", []),
+        ("tree", ["--org", "tree"]),
+        ("free", ["--mode", "async"]),
+    ):
+        args = [
+            "team", "run", "crafter-party", *(extra if "--org" in extra else ["--org", "chain"]),
+            *(extra if "--mode" in extra else []), "--task", "collect-20-wood/seed-0",
+            "--simulate", "--store", str(store), "--run-id", run_id,
+        ]  # fmt: skip
+        code, _, err = run_cli(args, capsys)
+        assert code == 0, err
+    with RunStore(store) as db:
+        modes = {
+            rid: db.episodes(rid)[0].info["notes"]["team"]["mode"]
+            for rid in ("chain", "tree", "free")
+        }
+        chain = db.episodes("chain")[0].info["notes"]["team"]["events"]
+    assert modes == {"chain": "relay", "tree": "async", "free": "async"}
+    plans = [e for e in chain if e["kind"] == "plan"]
+    assert plans[0]["agent"] == "agent1"
+    told = min(e["time"] for e in chain if e["kind"] == "message" and e.get("to") == "agent2")
+    assert min(e["time"] for e in plans if e["agent"] == "agent2") >= told
+    turn = None  # one agent after another: between two plans only the first one acts
+    for event in chain:
+        if event["kind"] == "plan":
+            turn = event["agent"]
+        elif event["kind"] == "skill":
+            assert event["agent"] == turn, event
+    assert {e["agent"] for e in chain if e["kind"] == "skill"} >= {"agent1", "agent2"}
+
+
+def test_the_root_delegates_unless_it_is_a_working_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "runs.sqlite3"
+    for run_id, extra in (("off", []), ("on", ["--working-root"])):
+        args = [
+            "team", "run", "crafter-party", "--org", "tree", "--leaves", "2", *extra,
+            "--task", "collect-20-wood/seed-1", "--simulate", "--store", str(store),
+            "--run-id", run_id,
+        ]  # fmt: skip
+        code, _, err = run_cli(args, capsys)
+        assert code == 0, err
+    with RunStore(store) as db:
+        work = {}
+        for rid in ("off", "on"):
+            events = db.episodes(rid)[0].info["notes"]["team"]["events"]
+            work[rid] = [
+                e["call"] for e in events
+                if e["kind"] == "skill" and e["agent"] == "leader"
+                and e["call"].split("(")[0] not in ("drink", "eat", "sleep", "fight")
+            ]  # fmt: skip
+        labels = {rid: db.get_run(rid).agent for rid in ("off", "on")}
+    assert work["off"] == [] and work["on"]
+    assert labels == {"off": "team:tree-2/async/virtual",
+                      "on": "team:tree-2/async/virtual/working-root"}  # fmt: skip
+
+
+def test_peaceful_and_hostile_runs_have_different_labels(
+    tmp_path: Path, config: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for rid, extra in (("calm", ["--env-opt", "peaceful=true"]), ("wild", [])):
+        code, _, err = run_cli(
+            _args(tmp_path, config, "--task", WOOD, *extra, "--run-id", rid), capsys
+        )
+        assert code == 0, err
+    with RunStore.open_readonly(tmp_path / "runs.sqlite3") as db:
+        labels = {rid: db.get_run(rid).agent for rid in ("calm", "wild")}  # type: ignore[union-attr]
+    assert labels == {
+        "calm": "team:tree-2/async/virtual/peaceful",
+        "wild": "team:tree-2/async/virtual",
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("org: tree\nagents:\n  - {name: boss, player: p9}\n  - {name: digger, player: p2}\n"
+         "commands: {boss: [digger]}\n", "boss plays 'p9', but a team of 2 plays players p1..p2"),
+        ("org: chain\nagents:\n  - {name: a}\n  - {name: b}\ncommands: {a: [b], b: [a]}\n",
+         "a chain has no cycle: a -> b -> a"),
+        ("org: tree\nagents:\n  - {name: the boss}\n  - {name: digger}\n"
+         "commands: {the boss: [digger]}\n", "agent name 'the boss' cannot be addressed"),
+    ],
+)  # fmt: skip
+def test_broken_organization_files_are_refused_before_anything_runs(
+    tmp_path: Path, config: Path, capsys: pytest.CaptureFixture[str], text: str, needle: str,
+) -> None:  # fmt: skip
+    """The real organization builder checks the file (no fakes here)."""
+    org = tmp_path / "org.yaml"
+    org.write_text(text, encoding="utf-8")
+    code, _, err = run_cli(_args(tmp_path, config, "--org", str(org), "--task", WOOD), capsys)
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "runs.sqlite3").exists()
+
+
+def test_served_models_on_the_virtual_clock_are_refused(
+    tmp_path: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Their latency would not be charged (a 1 s model would score like a free one)."""
+    args = [
+        "team", "run", "crafter-party", "--clock", "virtual", "--model", "gpt-4o-mini",
+        "--base-url", "http://127.0.0.1:9/v1", "--task", WOOD,
+        "--store", str(tmp_path / "runs.sqlite3"), "--run-id", "t1",
+    ]  # fmt: skip
+    code, _, err = run_cli(args, capsys)
+    assert code == 2 and "--clock virtual: served models (default) take real time" in err, err
+    assert team.played == [] and not (tmp_path / "runs.sqlite3").exists()

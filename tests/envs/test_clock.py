@@ -10,6 +10,7 @@ import pytest
 from lorekit.envs.clock import (
     ClockDeadlock,
     ClockError,
+    ClockSpinning,
     ClockStalled,
     VirtualClock,
     WallClock,
@@ -228,3 +229,57 @@ async def test_many_timed_waits_leave_no_stale_entries() -> None:
             await clock.wait(task, flag, within=10_000)
     assert clock.now() == 1000.0
     assert len(clock._timers) < 100 and not flag.waiters  # type: ignore[attr-defined]
+
+
+async def test_a_loop_on_sleep_zero_is_an_error_not_a_frozen_clock() -> None:
+    clock = VirtualClock(spin_limit=1000)
+
+    async def spinner() -> None:
+        while True:
+            await clock.sleep(0)
+
+    with clock.participate():
+        task = clock.spawn(spinner(), name="spinner")
+        with pytest.raises(ClockSpinning, match="without time passing"):
+            while True:
+                await clock.sleep(0)
+    await asyncio.gather(task, return_exceptions=True)
+    assert clock.now() == 0.0
+
+
+async def test_waiting_within_infinity_does_not_jump_to_infinity() -> None:
+    clock = VirtualClock()
+    with clock.participate(), pytest.raises(ClockDeadlock):
+        await clock.wait(clock.event(), within=float("inf"))
+    assert clock.now() == 0.0
+    with clock.participate(), pytest.raises(ClockDeadlock):
+        await clock.sleep(float("inf"))
+    assert clock.now() == 0.0
+
+
+async def test_a_participant_cancelled_from_outside_stops_time_until_its_handler() -> None:
+    """What ``asyncio.timeout`` does: cancel a participant parked on the clock. Time
+    must not run on (here: to another participant's wake-up) before it handles it."""
+    clock = VirtualClock()
+    go = asyncio.Event()
+    seen: list[float] = []
+
+    async def waiter() -> None:
+        try:
+            await clock.wait(clock.event())
+        except asyncio.CancelledError:
+            seen.append(clock.now())
+            await clock.sleep(1)
+
+    async def other() -> None:
+        await go.wait()  # real waiting: virtual time stands still meanwhile
+        await clock.sleep(5)
+
+    a = clock.spawn(waiter(), name="waiter")
+    b = clock.spawn(other(), name="other")
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    go.set()  # the other participant's step is queued first
+    a.cancel()  # then the timeout strikes the parked one
+    await asyncio.gather(a, b)
+    assert seen == [0.0]

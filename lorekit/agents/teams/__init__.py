@@ -10,7 +10,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from lorekit.agents.teams.hourglass import AnswerError, HourglassAgent
+from lorekit.agents.teams.answers import AnswerError
+from lorekit.agents.teams.hourglass import HourglassAgent
 from lorekit.agents.teams.org import (
     KINDS,
     AgentSpec,

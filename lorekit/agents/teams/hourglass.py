@@ -6,18 +6,25 @@ One :meth:`HourglassAgent.iterate` is one planning iteration:
    message pool since its last plan (time, speaker, addressee, text). Commands
    addressed to it are checked against the organization here: a command from
    someone who may not command it is refused with a message to the sender and
-   never executed; an accepted command becomes its task at hand and it tells
-   its commander it is starting.
-2. **progress monitor** (only when its action queue is empty and it has run
-   something for its task): the model judges the task ``success``, ``fail`` or
-   ``ongoing`` with a rationale. A worker reports success or failure (why, and
-   what the skills said) to the agent that gave it the task.
-3. **task planner + action planner** (one model answer): objective, long-term
-   plan in stages, the task at hand, and a queue of actions -- skill calls,
+   never executed (its queue runs on); an accepted command becomes its task at
+   hand and it tells its commander it is starting. There is no global progress
+   counter: a leader infers how far the team is from its workers' reports
+   (``team_progress=True`` shows the world's counter, as a named ablation).
+2. **progress monitor** (when there is something to judge: its own skill
+   results, or reports from teammates it gave work to): the model judges the
+   task ``success``, ``fail`` or ``ongoing`` from the previous plan and those
+   results. So a leader that only delegates judges its stages from its workers'
+   reports. A worker reports success or failure (why, what the skills said,
+   and its inventory) to the agent that gave it the task.
+3. **task planner** (one model answer): objective, long-term plan in stages,
+   and the task for the current stage.
+4. **action planner** (a second answer): sees only that task, its own
+   observation and results -- not the goal, the plan or the messages (the
+   hourglass's waist) -- and answers the queue of actions: skill calls,
    delegations ``tell NAME to TASK`` and messages ``say to NAME: TEXT``.
-4. the queue runs: skills through the injected skill runner, messages through
-   the world's pool. A failed skill, a new command or the end of the episode
-   stops the queue so the next iteration can react.
+5. the queue runs: skills through the injected skill runner, messages through
+   the world's pool. A failed skill, a new accepted command or the end of the
+   episode stops the queue so the next iteration can react.
 
 Model answers are JSON, parsed strictly. A malformed answer is sent back with
 the error, at most ``max_retries`` times; after that the failure is recorded
@@ -31,20 +38,24 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from functools import cache
-from importlib import resources
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, Protocol
 
-from lorekit import yamlio
 from lorekit.agents.prompts import render
+from lorekit.agents.teams.answers import (
+    AnswerError,
+    check_monitor,
+    check_task_plan,
+    inventory_line,
+    parse_json,
+    prompts,
+)
 from lorekit.agents.teams.org import Organization
 from lorekit.llm.base import LLM, Message
 
 COMMAND = "COMMAND: "
 REPORT = "REPORT "
 REFUSED = "REFUSED: "
-STATUSES = ("success", "fail", "ongoing")
 
 _TELL = re.compile(r"^tell\s+(\S+?)\s+to\s+(.+)$", re.IGNORECASE | re.DOTALL)
 _SAY = re.compile(r"^say(?:\s+to\s+(\S+?))?\s*:\s*(.+)$", re.IGNORECASE | re.DOTALL)
@@ -93,37 +104,6 @@ Validator = Callable[[str], object]
 """Raises ``ValueError`` (with a message a model can act on) for a bad skill call."""
 
 
-class AnswerError(ValueError):
-    """A model answer that does not follow the asked JSON form."""
-
-
-@cache
-def prompts() -> dict[str, str]:
-    text = resources.files("lorekit.agents.teams").joinpath("prompts.yaml").read_text()
-    data = yamlio.safe_load(text, source="teams/prompts.yaml")
-    assert isinstance(data, dict)
-    return {str(k): str(v) for k, v in data.items()}
-
-
-def parse_json(text: str, required: Mapping[str, type | tuple[type, ...]]) -> dict[str, Any]:
-    """One JSON object with the ``required`` keys of the given types; else AnswerError."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise AnswerError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
-    except (ValueError, RecursionError, MemoryError) as exc:  # a huge number, deep nesting
-        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:120]
-        raise AnswerError(f"not valid JSON ({why or type(exc).__name__})") from None
-    if not isinstance(data, dict):
-        raise AnswerError(f"expected a JSON object, got {type(data).__name__}")
-    for key, kind in required.items():
-        if key not in data:
-            raise AnswerError(f"missing key {key!r}")
-        if not isinstance(data[key], kind):
-            raise AnswerError(f"{key!r} has the wrong type ({type(data[key]).__name__})")
-    return data
-
-
 class HourglassAgent:
     """One team member. See the module docstring for one iteration."""
 
@@ -140,6 +120,9 @@ class HourglassAgent:
         validate: Validator | None = None,
         events: list[dict[str, Any]] | None = None,
         max_retries: int = 2,
+        team_progress: bool = False,
+        working_root: bool = False,
+        upkeep: Collection[str] = (),
     ) -> None:
         self.name = name
         self.spec = org.agent(name)
@@ -153,6 +136,12 @@ class HourglassAgent:
         self.validate = validate
         self.events = events if events is not None else []
         self.max_retries = max_retries
+        self.team_progress = team_progress  # ablation: show the world's progress counter
+        # The root of a tree plans and delegates only, as in the paper, unless it
+        # is a working root; every other agent works with its own player.
+        root = org.kind == "tree" and not org.commanders(name) and bool(org.subordinates(name))
+        self.hands_on = working_root or not root
+        self.upkeep = frozenset(upkeep)  # skills a hands-off root may still run (stay alive)
         self.task: str | None = None
         self.assigned_by: str | None = None
         self.last_plan: dict[str, Any] | None = None
@@ -162,6 +151,7 @@ class HourglassAgent:
         self._seen = 0
         self._inbox: list[str] = []
         self._verdict = "none yet"
+        self._reports = False  # a teammate reported on work this agent gave it
 
     # -- the iteration ---------------------------------------------------------------------
     async def iterate(self) -> bool:
@@ -174,8 +164,9 @@ class HourglassAgent:
         if self.world.done:
             return True
         fresh = self._perceive()
-        if self.task is not None and self.results and not fresh:
+        if self.task is not None and (self.results or self._reports) and not fresh:
             await self._monitor()
+            self._perceive()  # what arrived while the monitor thought, before planning
         if self._waits_for_orders() and self.task is None:
             return True
         if not await self._plan():
@@ -184,8 +175,11 @@ class HourglassAgent:
         return self.world.done or not ran
 
     def _waits_for_orders(self) -> bool:
-        """Workers that have a commander act only on orders (messages wait in the inbox)."""
-        return self.spec.role == "worker" and bool(self.org.commanders(self.name))
+        """An agent under a commander acts only on its orders (messages wait in the
+        inbox): a worker of a tree, and every link of a chain after the first, which
+        would otherwise plan from the goal at once instead of taking the relay. Peers
+        that may command each other (a graph) wait for nobody."""
+        return any(not self.org.may_command(self.name, c) for c in self.org.commanders(self.name))
 
     # -- perception ------------------------------------------------------------------------
     def _perceive(self) -> bool:
@@ -201,6 +195,8 @@ class HourglassAgent:
             self._inbox.append(f"{m.time:.1f}s {sender} -> {to or 'all'}: {m.text}")
             if to == self.name and m.text.startswith(COMMAND):
                 fresh = self._command(sender, m.text[len(COMMAND) :].strip()) or fresh
+            elif to == self.name and m.text.startswith(REPORT) and not _starting(m.text):
+                self._reports = True
         return fresh
 
     def _command(self, sender: str, task: str) -> bool:
@@ -224,13 +220,18 @@ class HourglassAgent:
         self._emit("report", to=self.assigned_by, status=status, task=self.task, text=text)
 
     def _perception(self) -> str:
+        progress = ""
+        if self.team_progress:
+            progress = " " + render(
+                prompts()["progress"], "progress", progress=self.world.progress()
+            )
         return render(
             prompts()["perception"],
             "perception",
             time=self.world.now(),
             tick=self.world.tick,
             observation=self.world.observe(self.spec.player),
-            progress=self.world.progress(),
+            progress=progress,
             messages="\n".join(f"- {m}" for m in self._inbox) or "(none)",
             results="\n".join(f"- {r}" for r in self.results[-8:]) or "(none)",
         )
@@ -250,9 +251,14 @@ class HourglassAgent:
     # -- progress monitor ------------------------------------------------------------------
     async def _monitor(self) -> None:
         prompt = render(
-            prompts()["monitor"], "monitor", perception=self._perception(), task=self.task
+            prompts()["monitor"],
+            "monitor",
+            perception=self._perception(),
+            last_plan=json.dumps(self.last_plan) if self.last_plan else "(none)",
+            task=self.task,
         )
-        answer = await self._ask("monitor", prompt, _check_monitor)
+        self._reports = False
+        answer = await self._ask("monitor", prompt, check_monitor)
         if answer is None:
             return
         status, why = answer["status"], answer["rationale"]
@@ -260,19 +266,23 @@ class HourglassAgent:
         self._verdict = f"{status}: {why}"
         if status == "ongoing":
             return
-        detail = why if status == "success" else f"{why}; {self.results[-1]}"
+        detail = why
+        if status != "success":
+            last = f"; {self.results[-1]}" if self.results else ""
+            detail = f"{why}{last}; {inventory_line(self.world.observe(self.player))}"
         self._report("succeeded" if status == "success" else "failed", detail)
         self.task, self.assigned_by = None, None
         self.results.clear()
 
     # -- task and action planner -----------------------------------------------------------
     async def _plan(self) -> bool:
-        """Ask for a plan and queue its actions; False when no usable answer came."""
+        """Task planner, then action planner; False when no usable answer came."""
         subs = self.org.subordinates(self.name)
-        hint = render(prompts()["lead_hint"], "lead_hint", subordinates=", ".join(subs))
+        own = prompts()["lead_own"] if self.hands_on else prompts()["lead_hands_off"]
+        hint = render(prompts()["lead_hint"], "lead_hint", subordinates=", ".join(subs), own=own)
         prompt = render(
-            prompts()["plan"],
-            "plan",
+            prompts()["task_plan"],
+            "task_plan",
             perception=self._perception(),
             task=self._task_text(),
             last_plan=json.dumps(self.last_plan) if self.last_plan else "(none)",
@@ -281,23 +291,54 @@ class HourglassAgent:
         )
         self._inbox.clear()
         self.plans += 1
-        answer = await self._ask("plan", prompt, self._check_plan)
+        answer = await self._ask("plan", prompt, check_task_plan)
         if answer is None:
             return False
         self.last_plan = {k: answer[k] for k in ("objective", "plan", "task")}
         if self.task is None or self.assigned_by is None:
             self.task = answer["task"] or None
-        self.queue = deque(answer["actions"])
-        self._emit("plan", **self.last_plan, actions=list(answer["actions"]))
+        actions = await self._actions(answer["task"]) if answer["task"] else []
+        if actions is None:
+            return False
+        self.queue = deque(actions)
+        self._emit("plan", **self.last_plan, actions=list(actions))
         return True
+
+    async def _actions(self, task: str) -> list[str] | None:
+        """The action planner: the stage's task alone in, the action queue out."""
+        subs = self.org.subordinates(self.name)
+        team = (
+            render(prompts()["action_team"], "action_team", subordinates=", ".join(subs))
+            if subs
+            else prompts()["action_alone"].strip()
+        )
+        system = render(
+            prompts()["action_system"],
+            "action_system",
+            name=self.name,
+            player=self.spec.player,
+            team=team,
+            skills=self.skills or "(see the observation)",
+        )
+        prompt = render(
+            prompts()["action_plan"],
+            "action_plan",
+            time=self.world.now(),
+            tick=self.world.tick,
+            observation=self.world.observe(self.spec.player),
+            results="\n".join(f"- {r}" for r in self.results[-8:]) or "(none)",
+            task=task,
+        )
+        answer = await self._ask("actions", prompt, self._check_actions, system=system)
+        return None if answer is None else list(answer["actions"])
 
     def _task_text(self) -> str:
         if self.task is None:
             return "(none: decide one)"
         return f"{self.task} (given by {self.assigned_by})" if self.assigned_by else self.task
 
-    def _check_plan(self, text: str) -> dict[str, Any]:
-        data = parse_json(text, {"objective": str, "plan": list, "task": str, "actions": list})
+    def _check_actions(self, text: str) -> dict[str, Any]:
+        data = parse_json(text, {"actions": list})
         for action in data["actions"]:
             if not isinstance(action, str) or not action.strip():
                 raise AnswerError(f"every action must be a non-empty string, got {action!r}")
@@ -312,6 +353,12 @@ class HourglassAgent:
             raise AnswerError(f"{action!r} names {target!r}, who is not on the team")
         if target == self.name:
             raise AnswerError(f"{action!r}: do it yourself instead of telling yourself")
+        skill = action.split("(", 1)[0].strip()
+        if tell is None and say is None and not self.hands_on and skill not in self.upkeep:
+            raise AnswerError(
+                f"{action!r}: you plan and delegate only; give it to a teammate with "
+                "'tell NAME to ...'"
+            )
         if tell is None and say is None and self.validate is not None:
             try:
                 self.validate(action)
@@ -319,10 +366,15 @@ class HourglassAgent:
                 raise AnswerError(f"bad action {action!r}: {exc}") from None
 
     async def _ask(
-        self, purpose: str, prompt: str, check: Callable[[str], dict[str, Any]]
+        self,
+        purpose: str,
+        prompt: str,
+        check: Callable[[str], dict[str, Any]],
+        *,
+        system: str | None = None,
     ) -> dict[str, Any] | None:
         """The model's checked answer, retrying malformed ones; None when all failed."""
-        messages = [Message("system", self._system()), Message("user", prompt)]
+        messages = [Message("system", system or self._system()), Message("user", prompt)]
         error = ""
         for attempt in range(self.max_retries + 1):
             out = await self.model.complete(messages)
@@ -387,8 +439,11 @@ class HourglassAgent:
         self.world.post(self.player, None if to is None else self.org.agent(to).player, text)
 
     def _new_command(self) -> bool:
+        """A command it will accept arrived (a refused one leaves the queue running)."""
         return any(
-            m.to == self.player and m.text.startswith(COMMAND)
+            m.to == self.player
+            and m.text.startswith(COMMAND)
+            and self.org.refusal(self.org.by_player(m.sender), self.name) is None
             for m in self.world.messages(self._seen)
         )
 
@@ -397,8 +452,5 @@ class HourglassAgent:
         self.events.append({**event, "kind": kind, **fields})
 
 
-def _check_monitor(text: str) -> dict[str, Any]:
-    data = parse_json(text, {"status": str, "rationale": str})
-    if data["status"] not in STATUSES:
-        raise AnswerError(f"status must be one of {', '.join(STATUSES)}, got {data['status']!r}")
-    return data
+def _starting(text: str) -> bool:
+    return text.startswith(f"{REPORT}starting")

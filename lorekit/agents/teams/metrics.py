@@ -4,7 +4,9 @@
   completed the task. NaN when the task was not completed, whether because no
   progress was made for the cutoff (the paper's rule) or because a time limit
   or the world's end came first; ``reason`` says which.
-- **mPT** (mean prompt times): planning iterations per member, averaged.
+- **mPT** (mean prompt times): planning passes per member, averaged. A pass
+  is one prompt of the task and action planners; wake-ups that return at once
+  (a worker with no orders yet) and monitor-only passes do not count.
 - **ticks**: engine ticks the world played during the run.
 - **usage**: calls, tokens, cost and model latency per role, read from the
   run's :class:`~lorekit.llm.calls.CallRecord` list through the same ledger
@@ -41,6 +43,7 @@ class TeamMetrics:
     clock: str
     mode: str
     usage: dict[str, RoleUsage] = field(default_factory=dict)
+    plans: dict[str, int] = field(default_factory=dict)
 
     @property
     def tokens(self) -> int:
@@ -58,6 +61,7 @@ class TeamMetrics:
             "reason": self.reason,
             "mpt": self.mpt,
             "iterations": dict(self.iterations),
+            "plans": dict(self.plans),
             "ticks": self.ticks,
             "elapsed_s": self.elapsed_s,
             "clock": self.clock,
@@ -90,7 +94,8 @@ def team_metrics(
 ) -> TeamMetrics:
     """The measures of one run from its outcome and its model calls."""
     tc = outcome.success_s if outcome.success and outcome.success_s is not None else math.nan
-    counts = list(outcome.iterations.values())
+    plans = dict(outcome.plans or outcome.iterations)
+    counts = list(plans.values())
     return TeamMetrics(
         tc=tc,
         success=outcome.success,
@@ -102,6 +107,7 @@ def team_metrics(
         clock=outcome.clock,
         mode=outcome.mode,
         usage=usage_by_role(calls, prices),
+        plans=plans,
     )
 
 

@@ -11,7 +11,7 @@ nothing more to do), in one :class:`~lorekit.envs.crafter.teamworld.TeamWorld`:
   (S-Agents' non-obstructive collaboration).
 
 A member that said it has nothing to do is *quiet* until someone else posts a
-message after its last iteration began; quiet members are not prompted (in
+message to it (or to everyone) after its last iteration began; quiet members are not prompted (in
 ``async`` they sleep until a message arrives). The run stops when the world
 ends (success, or everyone dead, or out of ticks), when every member is quiet,
 at the time limit, or when the task's progress has not grown for ``cutoff_s``.
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
 from lorekit.envs.clock import ClockEvent, join
@@ -55,8 +55,11 @@ class ModeOutcome:
     """How a run of the members ended, in the world clock's seconds from its start.
 
     ``success_s`` is when the tick that completed the task happened (None if
-    it was not completed); ``iterations`` counts each member's planning
-    iterations; ``rounds`` counts rounds (``round``) or turns (``relay``).
+    it was not completed); ``iterations`` counts each member's wake-ups (every
+    ``iterate()``, including instant returns while it waits for orders);
+    ``plans`` its planning passes, read from a member's ``plans`` counter when
+    it keeps one (the paper's prompt times; else its wake-ups); ``rounds``
+    counts rounds (``round``) or turns (``relay``).
     """
 
     mode: str
@@ -72,6 +75,7 @@ class ModeOutcome:
     rounds: int = 0
     cutoff_s: float = 0.0
     max_time_s: float = 0.0
+    plans: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -162,8 +166,12 @@ class _Run:
         return idle
 
     def news(self, i: int) -> bool:
-        """Has someone else posted since member ``i``'s last iteration began?"""
-        return any(m.sender not in self.own[i] for m in self.world.messages(self.seen[i]))
+        """Has someone else posted to member ``i`` (or to everyone) since its last
+        iteration began? Messages between two others do not wake it."""
+        return any(
+            m.sender not in self.own[i] and (m.to is None or m.to in self.own[i])
+            for m in self.world.messages(self.seen[i])
+        )
 
     def quiet(self, i: int) -> bool:
         return self.idle[i] and not self.news(i)
@@ -284,6 +292,10 @@ class _Run:
             rounds=self.rounds,
             cutoff_s=self.cutoff_s,
             max_time_s=self.max_time_s,
+            plans={
+                name: int(getattr(member, "plans", self.iterations[name]))
+                for name, member in zip(self.names, self.members, strict=True)
+            },
         )
 
 

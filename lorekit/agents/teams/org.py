@@ -19,6 +19,7 @@ message (see :meth:`Organization.refusal`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,19 @@ class Organization:
         dup = sorted({p for p in players if players.count(p) > 1})
         if dup:
             raise OrgError(f"each agent needs its own player; shared: {', '.join(dup)}")
+        for name in names:
+            if not _NAME.fullmatch(name):
+                raise OrgError(
+                    f"agent name {name!r} cannot be addressed ('tell NAME to ...'); "
+                    "use letters, digits, _ or -, starting with a letter"
+                )
+        for spec in self.agents:
+            match = _PLAYER.fullmatch(spec.player)
+            if match is None or int(match.group(1)) > len(names):
+                raise OrgError(
+                    f"agent {spec.name} plays {spec.player!r}, but a team of {len(names)} plays "
+                    f"players p1..p{len(names)}"
+                )
         known = set(names)
         for a, b in sorted(self.edges):
             if a not in known or b not in known:
@@ -72,6 +86,8 @@ class Organization:
                 raise OrgError(f"agent {a!r} cannot command itself")
         if self.kind == "tree":
             _check_tree(names, self.edges)
+        if self.kind == "chain":
+            _check_chain(names, self.edges)
 
     @property
     def names(self) -> list[str]:
@@ -127,6 +143,25 @@ class Organization:
         return "\n".join(lines)
 
 
+def _check_chain(names: Sequence[str], edges: Iterable[tuple[str, str]]) -> None:
+    """A chain is one line: each agent commands at most one and has at most one
+    commander, and following the commands never comes back (no cycle)."""
+    nxt: dict[str, str] = {}
+    prev: dict[str, str] = {}
+    for a, b in sorted(edges):
+        if a in nxt or b in prev:
+            who = a if a in nxt else b
+            raise OrgError(f"in a chain each agent commands one and obeys one; {who} breaks it")
+        nxt[a], prev[b] = b, a
+    for start in names:
+        seen, at = [start], start
+        while at in nxt:
+            at = nxt[at]
+            if at == start:
+                raise OrgError(f"a chain has no cycle: {' -> '.join([*seen, start])}")
+            seen.append(at)
+
+
 def _check_tree(names: Sequence[str], edges: Iterable[tuple[str, str]]) -> None:
     parents: dict[str, str] = {}
     for a, b in sorted(edges):
@@ -149,6 +184,10 @@ def _check_tree(names: Sequence[str], edges: Iterable[tuple[str, str]]) -> None:
             if n in seen:
                 raise OrgError(f"a tree cannot have a command cycle (through {n})")
             seen.add(n)
+
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+_PLAYER = re.compile(r"p([1-9][0-9]*)")
 
 
 def _players(count: int) -> list[str]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lorekit.agents.base import Recorder, Trajectory
+from lorekit.agents.teams.episode_models import ModelFactory, current_models, episode_seed
 from lorekit.envs.asyncenv import EnvLike, LocalEnv
 from lorekit.envs.base import Task, TextEnv
 from lorekit.extras import requires_extra
@@ -63,6 +64,8 @@ class TeamSpec:
     from a YAML file (its agents and who commands whom; ``org`` is then its
     kind and ``size`` its head count). Times are clock seconds: virtual ones
     on the virtual clock. ``seconds_per_tick`` None keeps the team world's own.
+    ``working_root``: a tree's root also works with its own player (by default
+    it plans and delegates only, as in the paper).
     """
 
     org: str
@@ -73,6 +76,7 @@ class TeamSpec:
     cutoff_s: float = 300.0
     seconds_per_tick: float | None = None
     custom: Mapping[str, Any] | None = None
+    working_root: bool = False
 
     def __post_init__(self) -> None:
         problem = spec_problem(self)
@@ -95,7 +99,8 @@ class TeamSpec:
             shape = f"{self.org}-custom-{self.size}"
         else:
             shape = "solo" if self.org == "solo" else f"{self.org}-{self.size}"
-        return f"{shape}/{self.mode}/{self.clock}"
+        root = "/working-root" if self.working_root else ""
+        return f"{shape}/{self.mode}/{self.clock}{root}"
 
     def org_spec(self) -> dict[str, Any]:
         """The organization spec for :func:`lorekit.agents.teams.org.org_from_spec`:
@@ -214,15 +219,24 @@ class TeamAgent:
     """A whole team as one agent of the harness: plays one party task per episode.
 
     ``model_roles`` lets the CLI refuse a ``--role`` no team member asks for.
+    ``models`` builds each episode's own models from a seed derived from
+    ``seed`` (the run's) and the task id: hand the harness
+    :func:`~lorekit.agents.teams.episode_models.episode_roles` then, so no model
+    state crosses from one episode to the next and results do not depend on
+    task order or concurrency. ``world`` names a non-default world in the
+    label (``peaceful``), so runs in different worlds are told apart.
     """
 
     spec: TeamSpec
     parts: TeamParts | None = None
+    models: ModelFactory | None = None
+    seed: int = 0
+    world: str = ""
     name: str = field(init=False)
     model_roles: tuple[str, ...] = TEAM_ROLES
 
     def __post_init__(self) -> None:
-        self.name = f"team:{self.spec.label}"
+        self.name = f"team:{self.spec.label}" + (f"/{self.world}" if self.world else "")
 
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
@@ -241,6 +255,9 @@ class TeamAgent:
         if callable(attach):
             attach(traj)  # an episode ended by an error keeps what is known
         token = current_clock.set(clock)
+        fresh = None
+        if self.models is not None:
+            fresh = current_models.set(self.models(episode_seed(self.seed, task.id)))
         try:
             result = await parts.run_team(
                 world,
@@ -250,9 +267,12 @@ class TeamAgent:
                 clock=clock,
                 cutoff_s=self.spec.cutoff_s,
                 max_time_s=self.spec.max_time_s,
+                **({"working_root": True} if self.spec.working_root else {}),
             )
         finally:
             current_clock.reset(token)
+            if fresh is not None:
+                current_models.reset(fresh)
         notes.update(record_result(result, world))
         player = {m["name"]: m.get("player") for m in notes["org"]["members"]}
         for event in notes["events"]:

@@ -20,8 +20,9 @@ import math
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from lorekit.llm.base import Message
+from lorekit.llm.base import LLM, Completion, Message
 from lorekit.llm.roles import Roles
 from lorekit.llm.scripted import Latency, ScriptedLLM
 
@@ -37,6 +38,8 @@ class _Memory:
 
     busy: dict[str, str] = field(default_factory=dict)  # subordinate -> task given
     walls: set[tuple[int, int]] = field(default_factory=set)  # shelter cells handed out
+    seen: set[str] = field(default_factory=set)  # message lines already taken in
+    reported: int = 0  # items teammates reported collected
 
 
 @dataclass
@@ -46,6 +49,9 @@ class _Prompt:
     subordinates: list[str]
     task: str | None
     assigned: bool
+    hands_on: bool
+    stage: str  # the task of the last plan (the monitor judges it)
+    commands: dict[str, list[str]]  # the team description: who may command whom
     inventory: dict[str, int]
     vitals: dict[str, int]
     threat: int  # steps to the nearest zombie in view (99: none)
@@ -59,7 +65,14 @@ def _read(messages: tuple[Message, ...]) -> _Prompt:
     user = next((m.content for m in messages if m.role == "user"), "")
     name = _find(r"You are (\S+?),", system) or "agent"
     subs = _find(rf"- {re.escape(name)} \([^)]*\): may command (.+)", system)
-    task = _find(r"(?:Your task at hand|The task you were working on): (.+)", user)
+    subs = subs or _find(r"You may give orders to: (.+?)\.?$", system)
+    task = _find(r"(?:Your task at hand|The task you were working on|The task): (.+)", user)
+    last = _find(r"Your last plan: (.+)", user) or ""
+    stage = json.loads(last).get("task", "") if last.startswith("{") else ""
+    commands = {
+        who: [x.strip() for x in subs_of.split(",")]
+        for who, subs_of in re.findall(r"^- (\S+) \([^)]*\): may command (.+)$", system, re.M)
+    }
     if task is not None and task.startswith("("):
         task = None
     inv_line = _find(r"Inventory: (.+?)\.?$", user) or ""
@@ -69,6 +82,9 @@ def _read(messages: tuple[Message, ...]) -> _Prompt:
         subordinates=[s.strip() for s in subs.split(",")] if subs else [],
         task=re.sub(r" \(given by \S+\)$", "", task) if task else None,
         assigned=task is not None and "(given by " in task,
+        hands_on="delegate only" not in user,
+        commands=commands,
+        stage=str(stage),
         inventory={k: int(v) for k, v in re.findall(r"([a-z_]+) (\d+)", inv_line)},
         vitals={k: int(v) for k, v in re.findall(r"(food|drink|energy) (\d+)/", user)},
         threat=int(_find(r"zombie: .*\((\d+) steps?\)", user) or 99),
@@ -148,7 +164,10 @@ def _remaining(progress: str, amount: int) -> int:
 
 
 class _Policy:
-    """The answers of every agent sharing one simulated model."""
+    """The answers of every agent sharing one simulated model: the progress
+    monitor, the task planner (who does what in this stage, as lines
+    ``NAME: TASK`` joined by `` | ``, ``me`` for the agent itself) and the
+    action planner (that stage's task into skill calls and ``tell``s)."""
 
     def __init__(self) -> None:
         self.memory: dict[str, _Memory] = {}
@@ -156,48 +175,85 @@ class _Policy:
     def __call__(self, messages: tuple[Message, ...]) -> str:
         p = _read(messages)
         mem = self.memory.setdefault(p.name, _Memory())
-        if any(m.role == "user" and "Judge it" in m.content for m in messages):
-            return self._monitor(p)
+        user = next((m.content for m in messages if m.role == "user"), "")
+        if "Judge it" in user:
+            return self._monitor(p, mem)
+        if '{"actions"' in user:
+            return _json(actions=self._act(p))
         return self._plan(p, mem)
 
-    def _monitor(self, p: _Prompt) -> str:
-        last = p.results[-1] if p.results else ""
-        if last.split(": ", 1)[-1].startswith("failed"):
-            return _json(status="fail", rationale=last)
-        targets = _targets(p.task or "")
-        if targets and all(
-            any(r.startswith(f"{t}: succeeded") for r in p.results) for t in targets
-        ):
-            return _json(status="success", rationale=f"done: {last}")
-        return _json(status="ongoing", rationale="the task's calls have not all run yet")
-
-    def _plan(self, p: _Prompt, mem: _Memory) -> str:
+    def _absorb(self, p: _Prompt, mem: _Memory) -> None:
+        """Take in teammates' reports once: free the reporter, count what it collected."""
         for line in p.messages:
+            if line in mem.seen:
+                continue
+            mem.seen.add(line)
             report = re.search(r"(\S+) -> \S+: REPORT (succeeded|failed): (.*)", line)
             if report and report.group(1) in mem.busy:
                 given = mem.busy.pop(report.group(1))
                 if report.group(2) == "failed":
                     mem.walls -= set(_cells(given))  # hand those walls out again
+                else:
+                    mem.reported += _task_amount(given)
+
+    def _monitor(self, p: _Prompt, mem: _Memory) -> str:
+        self._absorb(p, mem)
+        last = p.results[-1] if p.results else ""
+        if last.split(": ", 1)[-1].startswith("failed"):
+            return _json(status="fail", rationale=last)
+        own = _targets(_split(p.stage).get("me", ""))
+        done = all(any(r.startswith(f"{t}: succeeded") for r in p.results) for t in own)
+        if done and not mem.busy:
+            return _json(status="success", rationale="my part is done and every teammate reported")
+        return _json(status="ongoing", rationale="work is still under way")
+
+    def _plan(self, p: _Prompt, mem: _Memory) -> str:
+        self._absorb(p, mem)
         free = [s for s in p.subordinates if s not in mem.busy]
+        hands = 1 if p.hands_on or not p.subordinates else 0
+        people = len(free) + hands
         goal = _goal(p.goal)
-        if isinstance(goal, list):
-            shares = self._walls(p, mem, goal, len(free) + 1)
+        shares: list[str] = []
+        if people == 0:
+            pass
+        elif isinstance(goal, list):
+            shares = self._walls(p, mem, goal, people)
         else:
-            _, amount, item = goal
-            cover = _task_amount(p.task or "") if p.assigned else _remaining(p.progress, amount)
-            cap = cover if p.assigned else min(cover, CHUNK * (len(free) + 1))
-            each = math.ceil(cap / (len(free) + 1)) if cap > 0 else 0
-            shares = [f"collect({item}, {each})"] * (len(free) + 1) if each else []
-        actions: list[str] = []
-        for sub, share in zip(free, shares[1:], strict=False):
+            # Each share is weighted by the agents it reaches: in a chain the next
+            # link passes on part of what it gets, so it gets their parts too.
+            weights = [1] * hands + [_reach(p.commands, s) for s in free]
+            if p.assigned:
+                cover = _task_amount(p.task or "")
+            else:
+                _, amount, _ = goal
+                outstanding = sum(_task_amount(t) for t in mem.busy.values())
+                done = _remaining(p.progress, amount) if p.progress else None
+                have = mem.reported + p.inventory.get(goal[2], 0)
+                cover = amount - (amount - done if done is not None else have) - outstanding
+                if cover <= 0 and not mem.busy:  # the reports add up, but the goal is not met
+                    cover = people
+                if max(weights) == 1:  # a leader hands out chunks, so it can rebalance
+                    cover = min(cover, CHUNK * people)
+            shares = _weighted(goal[2], max(cover, 0), weights)
+        parts = []
+        own = p.task if p.assigned and not p.subordinates else None
+        if hands and shares and own is None:
+            own = shares.pop(0)
+        for sub, share in zip(free, shares, strict=False):
             mem.busy[sub] = share
-            actions.append(f"tell {sub} to {share}")
-        own = p.task if p.assigned and not p.subordinates else (shares[0] if shares else None)
+            parts.append(f"{sub}: {share}")
         if own:
-            fight = ["fight(zombie)"] if p.threat <= 3 else []
-            actions += fight + _care(p.vitals) + _own_actions(own, p.inventory)
+            parts.append(f"me: {own}")
+        task = " | ".join(parts) or "wait for the teammates' reports"
         stages = ["get the tools the task needs", "gather and share the work", "finish"]
-        return _json(objective=p.goal, plan=stages, task=own or "wait", actions=actions)
+        return _json(objective=p.goal, plan=stages, task=task)
+
+    def _act(self, p: _Prompt) -> list[str]:
+        lines = _split(p.task or "")
+        actions = [f"tell {n} to {t}" for n, t in lines.items() if n != "me"]
+        own = lines.get("me")
+        actions += (["fight(zombie)"] if p.threat <= 3 else []) + _care(p.vitals)
+        return actions + (_own_actions(own, p.inventory) if own else [])
 
     def _walls(
         self, p: _Prompt, mem: _Memory, cells: list[tuple[int, int]], people: int
@@ -214,11 +270,50 @@ class _Policy:
         return shares
 
 
+def _reach(commands: dict[str, list[str]], name: str) -> int:
+    """How many agents ``name`` reaches down its commands (itself included); in
+    a graph, where command loops back, only itself."""
+    seen, todo = {name}, list(commands.get(name, []))
+    while todo:
+        who = todo.pop()
+        if who in seen:
+            return 1  # a loop: peers, not a relay
+        seen.add(who)
+        todo += commands.get(who, [])
+    return len(seen)
+
+
+def _weighted(item: str, amount: int, weights: list[int]) -> list[str]:
+    """``amount`` of ``item`` split by ``weights``, rounding up, dropping empty shares."""
+    total = sum(weights)
+    if amount <= 0 or total == 0:
+        return []
+    shares, left = [], amount
+    for k, w in enumerate(weights):
+        n = left if k == len(weights) - 1 else min(left, math.ceil(amount * w / total))
+        shares.append(f"collect({item}, {n})")
+        left -= n
+    return [x for x in shares if not x.endswith(", 0)")]
+
+
+def _split(task: str) -> dict[str, str]:
+    """``"worker1: X | me: Y"`` -> ``{"worker1": "X", "me": "Y"}``; a task with no
+    names is the agent's own."""
+    out: dict[str, str] = {}
+    for part in task.split(" | "):
+        match = re.match(r"^(\w+):\s+(.+)$", part.strip())
+        if match:
+            out[match.group(1)] = match.group(2)
+        elif part.strip() and not part.startswith("wait"):
+            out["me"] = part.strip()
+    return out
+
+
 def _care(vitals: dict[str, int]) -> list[str]:
     """Drink, eat and sleep before work when running low, as a sensible player would
     (a player at 0 energy loses health every few ticks until it dies)."""
-    care = ["drink()"] if vitals.get("drink", 9) <= 4 else []
-    care += ["eat(cow)"] if vitals.get("food", 9) <= 4 else []
+    care = ["drink()"] if vitals.get("drink", 9) <= 6 else []
+    care += ["eat(cow)"] if vitals.get("food", 9) <= 6 else []
     return care + (["sleep()"] if vitals.get("energy", 9) <= 2 else [])
 
 
@@ -239,6 +334,27 @@ def _json(**fields: object) -> str:
     return json.dumps(fields)
 
 
+class _Router:
+    """One role's simulated model: the planner's and the monitor's prompts go to one
+    scripted model, the action planner's (a short prompt: one task, one
+    observation) to a faster one; both share the role's policy (its memory)."""
+
+    def __init__(self, planner: ScriptedLLM, actor: ScriptedLLM) -> None:
+        self.planner, self.actor = planner, actor
+
+    @property
+    def model(self) -> str:
+        return self.planner.model
+
+    async def complete(self, messages: Any, **kw: Any) -> Completion:
+        if isinstance(messages, str):
+            user = messages
+        else:
+            user = next((m.content for m in messages if m.role == "user"), "")
+        target = self.actor if '{"actions"' in user else self.planner
+        return await target.complete(messages, **kw)
+
+
 def simulated_roles(
     sleep: Sleep,
     *,
@@ -246,23 +362,24 @@ def simulated_roles(
     leader_median_s: float = 8.0,
     worker_median_s: float = 4.0,
     sigma: float = 0.5,
+    action_share: float = 0.25,
 ) -> Roles:
-    """``leader`` and ``worker`` scripted models with log-normal latency on ``sleep``."""
-    return Roles(
-        {
-            "leader": ScriptedLLM(
-                fn=_Policy(),
-                latency=Latency.lognormal(leader_median_s, sigma),
-                seed=seed * 2 + 1,
+    """``leader`` and ``worker`` scripted models with log-normal latency on ``sleep``.
+
+    The action planner answers a much shorter prompt than the task planner: its
+    latency median is ``action_share`` of the role's."""
+    models: dict[str, LLM] = {}
+    for k, (role, median) in enumerate((("leader", leader_median_s), ("worker", worker_median_s))):
+        policy = _Policy()
+        parts = [
+            ScriptedLLM(
+                fn=policy,
+                latency=Latency.lognormal(median * share, sigma),
+                seed=seed * 4 + 2 * k + j + 1,
                 sleep=sleep,
-                model="simulated-leader",
-            ),
-            "worker": ScriptedLLM(
-                fn=_Policy(),
-                latency=Latency.lognormal(worker_median_s, sigma),
-                seed=seed * 2 + 2,
-                sleep=sleep,
-                model="simulated-worker",
-            ),
-        }
-    )
+                model=f"simulated-{role}",
+            )
+            for j, share in enumerate((1.0, action_share))
+        ]
+        models[role] = _Router(parts[0], parts[1])
+    return Roles(models)

@@ -32,6 +32,9 @@ from lorekit.llm.accounting import PriceTable, UsageLedger
 from lorekit.llm.calls import CallRecord, CallSink
 from lorekit.llm.roles import Roles
 
+#: Skills a hands-off root may still run on its own player: keeping it alive.
+UPKEEP = ("drink", "eat", "sleep", "fight")
+
 
 @dataclass
 class TeamResult:
@@ -120,6 +123,8 @@ async def run_team(
     record_actions: bool = False,
     on_call: CallSink | None = None,
     prices: PriceTable | None = None,
+    team_progress: bool = False,
+    working_root: bool = False,
 ) -> TeamResult:
     """Run ``org``'s agents in ``world`` (already reset to its task) under ``mode``.
 
@@ -128,7 +133,10 @@ async def run_team(
     latency passes on a virtual clock. ``record_actions`` adds an ``action``
     event for every crafter action (many: one per tick per busy player).
     ``on_call`` sees every model call (a run store's writer); the result keeps
-    them too, for the per-role usage.
+    them too, for the per-role usage. ``team_progress`` shows every agent the
+    world's progress counter (an ablation: by default a leader infers progress
+    from its workers' reports); ``working_root`` lets a tree's root work with its own player too (by
+    default it plans and delegates only, as in the paper).
     """
     if clock is not None and clock is not world.clock:
         raise ValueError("run_team's clock must be the world's clock (TeamWorld(party, clock))")
@@ -176,6 +184,9 @@ async def run_team(
             validate=validate_call,
             events=events,
             max_retries=max_retries,
+            team_progress=team_progress,
+            working_root=working_root,
+            upkeep=UPKEEP,
         )
         for a in org.agents
     ]

@@ -6,8 +6,10 @@ needs them; the real pieces replace them once merged.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ class FakeWorld:
         return self.t
 
     def observe(self, player: str) -> str:
-        return f"player {player} at tick {self.tick}"
+        return f"player {player} at tick {self.tick}\nInventory: sapling 1."
 
     def progress(self) -> str:
         return f"{self.tick}/10 wood"
@@ -78,3 +80,39 @@ def validate(call: str) -> None:
     """Accepts ``name(args)`` shapes, like the skills' parser would."""
     if "(" not in call or not call.endswith(")"):
         raise ValueError(f"{call!r} is not a skill call such as collect(wood, 5)")
+
+
+class TwoStage:
+    """Lets a test script one answer per planning pass, as before the planners were
+    split: the scripted task-planner answer also lists ``actions``, and the action
+    planner's call that follows gets those actions back (it is not passed to the
+    scripted model, so its ``calls`` count task plans and monitor verdicts only)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.actions: list[Any] = []
+        self.action_prompts: list[str] = []
+
+    @property
+    def model(self) -> str:
+        return str(self.inner.model)
+
+    @property
+    def calls(self) -> Any:
+        return self.inner.calls
+
+    async def complete(self, messages: Any, **kw: Any) -> Any:
+        from lorekit.llm.base import Completion
+
+        user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        if '{"actions"' in user:
+            self.action_prompts.append(user)
+            return Completion(json.dumps({"actions": self.actions}), model=self.model)
+        out = await self.inner.complete(messages, **kw)
+        try:
+            data = json.loads(out.text)
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, dict) and "task" in data:
+            self.actions = data.get("actions", [])
+        return out

@@ -4,7 +4,7 @@ import asyncio
 import json
 from typing import Any
 
-from _teams_fakes import FakeSkills, FakeWorld, Result, validate
+from _teams_fakes import FakeSkills, FakeWorld, Result, TwoStage, validate
 
 from lorekit.agents.teams.hourglass import COMMAND, REFUSED, HourglassAgent
 from lorekit.agents.teams.org import Organization, build_org
@@ -34,7 +34,7 @@ class Team:
                 n,
                 org,
                 self.world,
-                self.models[n],
+                TwoStage(self.models[n]),
                 self.skills,
                 goal="collect 10 wood",
                 validate=validate,
@@ -209,12 +209,14 @@ def test_leader_reassigns_after_a_failure_report() -> None:
         outcomes={"collect(iron, 1)": Result(False, "no iron within reach")},
     )
     # the leader reassigns when a failure report is in its prompt
-    team.models["leader"] = team.agents["leader"].model = ScriptedLLM(
+    team.models["leader"] = ScriptedLLM(
         rules=[
+            ("Judge it", verdict("ongoing", "worker1 failed; worker2 is free")),
             ("REPORT failed", plan("tell worker2 to collect(iron, 1)")),
             ("", plan("tell worker1 to collect(iron, 1)")),
         ]
     )
+    team.agents["leader"].model = TwoStage(team.models["leader"])
     team.step("leader")
     team.step("worker1")
     team.step("worker1")
@@ -252,3 +254,85 @@ def test_quiet_when_nothing_of_its_own_is_under_way() -> None:
     assert team.step("worker1") is False  # it ran a skill: the monitor has work next time
     team.world.done = True
     assert team.step("worker1") is True
+
+
+def test_a_chain_link_waits_for_its_commander_before_planning() -> None:
+    """The chain is a relay: agent2 does not plan from the goal at t=0."""
+    org = build_org("chain", size=3)
+    team = Team(org, {"agent1": [plan("tell agent2 to collect(wood, 3)", "collect(wood, 3)")]})
+    assert team.step("agent2") is True
+    assert team.models["agent2"].calls == []
+    team.step("agent1")
+    team.step("agent2")
+    assert team.agents["agent2"].task == "collect(wood, 3)"
+    assert len(team.models["agent2"].calls) == 1
+
+
+def test_graph_peers_plan_without_orders() -> None:
+    team = Team(build_org("graph", size=2), {})
+    team.step("agent2")
+    assert len(team.models["agent2"].calls) == 1
+
+
+def test_the_action_planner_sees_only_the_current_task() -> None:
+    team = Team(build_org("tree", leaves=1), {"leader": [plan("collect(wood, 2)", task="chop")]})
+    team.world.post("p2", "p1", "wood is scarce up north")
+    team.step("leader")
+    planner = team.agents["leader"].model
+    assert isinstance(planner, TwoStage) and len(planner.action_prompts) == 1
+    prompt = planner.action_prompts[0]
+    assert "The task: chop" in prompt and "player p1" in prompt
+    assert "collect 10 wood" not in prompt and "scarce" not in prompt  # no goal, no messages
+    assert "collect 10 wood" in team.models["leader"].calls[0].prompt  # the task planner's
+
+
+def test_a_delegating_leader_judges_its_stage_from_reports() -> None:
+    team = Team(
+        build_org("tree", leaves=1),
+        {
+            "leader": [plan("tell worker1 to collect(wood, 2)", task="stage 1"),
+                       verdict("success", "worker1 reported"), plan()],
+            "worker1": [plan("collect(wood, 2)", task="collect(wood, 2)"), verdict("success")],
+        },
+    )  # fmt: skip
+    team.step("leader")
+    team.step("worker1")
+    team.step("worker1")
+    assert team.said("worker1")[-1][1].startswith("REPORT succeeded")
+    team.step("leader")
+    judged = team.models["leader"].calls[1].last
+    assert "Judge it" in judged and "REPORT succeeded" in judged
+    assert '"task": "stage 1"' in judged  # the previous plan
+    assert [
+        e["status"] for e in team.events if e["kind"] == "monitor" and e["agent"] == "leader"
+    ] == ["success"]
+
+
+def test_no_global_progress_counter_unless_asked() -> None:
+    team = Team(build_org("solo"), {})
+    team.step("agent")
+    assert "Team progress" not in team.models["agent"].calls[0].prompt
+    ablation = Team(build_org("solo"), {}, team_progress=True)
+    ablation.step("agent")
+    assert "Team progress: 0/10 wood" in ablation.models["agent"].calls[0].prompt
+
+
+def test_a_failure_report_carries_the_inventory() -> None:
+    team = worker_with_task(verdict("fail", "no pickaxe"), Result(False, "needs a pickaxe"))
+    assert "Inventory: sapling 1" in team.said("worker1")[-1][1]
+
+
+def test_a_refused_command_leaves_the_queue_running() -> None:
+    team = Team(
+        build_org("tree", leaves=2),
+        {"worker1": [plan("collect(wood, 1)", "collect(wood, 2)", task="collect(wood, 3)")]},
+    )
+    team.world.post("p1", "p2", "COMMAND: collect(wood, 3)")
+
+    def meddle(player: str, call: str) -> None:
+        if call == "collect(wood, 1)":
+            team.world.post("p3", "p2", "COMMAND: dig a hole")
+
+    team.skills.on_run = meddle
+    team.step("worker1")
+    assert [c for p, c in team.skills.ran if p == "p2"] == ["collect(wood, 1)", "collect(wood, 2)"]

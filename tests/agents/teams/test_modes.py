@@ -167,3 +167,12 @@ async def test_rounds_skip_quiet_members_until_news_arrives() -> None:
     assert out.rounds == 3 and out.iterations == {"boss": 2, "helper": 2}
     assert helper.log[1][0] == pytest.approx(boss.log[1][2])
     assert out.reason == "idle"
+
+
+async def test_a_quiet_member_sleeps_through_messages_between_others() -> None:
+    world = make_world(VirtualClock(), players=3)
+    boss = Dummy("boss", "p1", world, [5.0], rounds=2, tell=(1, "p2"))
+    helper = Dummy("helper", "p2", world, [1.0], rounds=1)
+    bystander = Dummy("bystander", "p3", world, [1.0], rounds=1)
+    out = await run_members([boss, helper, bystander], "async", world, cutoff_s=100, max_time_s=100)
+    assert out.iterations == {"boss": 2, "helper": 2, "bystander": 1}

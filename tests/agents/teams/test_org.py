@@ -83,11 +83,11 @@ def test_spec_from_yaml_text_and_file(tmp_path) -> None:  # type: ignore[no-unty
     assert org_from_spec("chain").kind == "chain"
     path = tmp_path / "team.yaml"
     path.write_text(
-        "org: tree\nagents:\n  - {name: boss, player: p3}\n  - {name: digger}\n"
+        "org: tree\nagents:\n  - {name: boss, player: p2}\n  - {name: digger, player: p1}\n"
         "commands: {boss: [digger]}\n"
     )
     org = load_org(path)
-    assert org.agent("boss").role == "leader" and org.agent("boss").player == "p3"
+    assert org.agent("boss").role == "leader" and org.agent("boss").player == "p2"
     assert org.agent("digger").role == "worker"
 
 
@@ -95,6 +95,38 @@ def test_spec_from_yaml_text_and_file(tmp_path) -> None:  # type: ignore[no-unty
     ("spec", "message"),
     [
         ({"org": "star"}, "unknown organization 'star'"),
+        (
+            {
+                "org": "tree",
+                "agents": [{"name": "boss", "player": "p7"}, {"name": "digger"}],
+                "commands": {"boss": ["digger"]},
+            },
+            "boss plays 'p7', but a team of 2 plays players p1..p2",
+        ),
+        (
+            {
+                "org": "tree",
+                "agents": [{"name": "big boss"}, {"name": "digger"}],
+                "commands": {"big boss": ["digger"]},
+            },
+            "agent name 'big boss' cannot be addressed",
+        ),
+        (
+            {
+                "org": "chain",
+                "agents": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+                "commands": {"a": ["b"], "b": ["c"], "c": ["a"]},
+            },
+            "a chain has no cycle: a -> b -> c -> a",
+        ),
+        (
+            {
+                "org": "chain",
+                "agents": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+                "commands": {"a": ["b", "c"]},
+            },
+            "in a chain each agent commands one and obeys one; a",
+        ),
         ({"org": "tree", "leaves": 0}, "at least one leaf"),
         ({"org": "tree", "leaves": "3"}, "whole number"),
         ({"org": "tree", "size": 3}, "set by leaves"),

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import pytest
+from _teams_fakes import TwoStage
 
 from lorekit.agents.teams.org import build_org
 from lorekit.agents.teams.team import run_team
@@ -29,7 +31,7 @@ def plan(*actions: str, task: str = "get wood") -> str:
     return json.dumps({"objective": "4 wood", "plan": ["wood"], "task": task, "actions": actions})
 
 
-def model(first: list[str], latency: float, clock: VirtualClock) -> ScriptedLLM:
+def model(first: list[str], latency: float, clock: VirtualClock) -> Any:
     """First plan runs ``first``; later plans wait; the monitor calls it done."""
     plans = 0
 
@@ -40,7 +42,7 @@ def model(first: list[str], latency: float, clock: VirtualClock) -> ScriptedLLM:
         plans += 1
         return plan(*first) if plans == 1 else plan()
 
-    return ScriptedLLM(fn=answer, latency=latency, sleep=clock.sleep)
+    return TwoStage(ScriptedLLM(fn=answer, latency=latency, sleep=clock.sleep))
 
 
 def world_for(players: int) -> tuple[TeamWorld, VirtualClock]:
@@ -59,7 +61,8 @@ async def test_a_tree_collects_wood_and_reports(mode: str) -> None:
             "worker": model(["collect(wood, 2)"], 2.0, clock),
         }
     )
-    result = await run_team(world, build_org("tree", leaves=1), roles, mode=mode, clock=clock)
+    org = build_org("tree", leaves=1)
+    result = await run_team(world, org, roles, mode=mode, clock=clock, working_root=True)
     assert result.success and result.outcome.reason == "success"
     assert not math.isnan(result.metrics.tc) and result.metrics.tc > 5.0
     skills = [(e["agent"], e["call"]) for e in result.events if e["kind"] == "skill"]
@@ -121,3 +124,34 @@ async def test_org_needs_enough_players() -> None:
         await run_team(
             world, build_org("tree", leaves=2), Roles(model([], 1.0, clock)), mode="async"
         )
+
+
+async def test_mpt_counts_planning_passes_not_wake_ups() -> None:
+    """A worker that wakes up without orders, or only judges its task, does not plan."""
+    world, clock = world_for(2)
+    roles = Roles(
+        {
+            "leader": model(["say to worker1: I do it alone", "collect(wood, 4)"], 5.0, clock),
+            "worker": model([], 2.0, clock),
+        }
+    )
+    result = await run_team(world, build_org("tree", leaves=1), roles, mode="async", clock=clock)
+    plans = {n: sum(1 for e in result.events if e["kind"] == "plan" and e["agent"] == n)
+             for n in ("leader", "worker1")}  # fmt: skip
+    assert plans["worker1"] == 0 and result.outcome.iterations["worker1"] >= 1
+    assert result.metrics.mpt == pytest.approx(sum(plans.values()) / 2)
+    assert result.metrics.to_dict()["plans"] == plans
+
+
+async def test_a_hands_off_root_may_only_delegate() -> None:
+    world, clock = world_for(2)
+    roles = Roles(
+        {
+            "leader": model(["collect(wood, 4)"], 5.0, clock),
+            "worker": model(["collect(wood, 4)"], 2.0, clock),
+        }
+    )
+    result = await run_team(world, build_org("tree", leaves=1), roles, mode="async", clock=clock)
+    errors = [e["error"] for e in result.events if e["kind"] == "call" and e["error"]]
+    assert errors and "you plan and delegate only" in errors[0]
+    assert not any(e["kind"] == "skill" and e["agent"] == "leader" for e in result.events)

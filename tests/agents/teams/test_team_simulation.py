@@ -13,7 +13,7 @@ from lorekit.agents.teams.org import build_org
 from lorekit.agents.teams.simulation import simulated_roles, tool_chain
 
 
-def team(leaves: int, goal: str, outcomes: dict[str, Result] | None = None) -> Any:
+def team(leaves: int, goal: str, outcomes: dict[str, Result] | None = None, **kw: Any) -> Any:
     world = FakeWorld()
     skills = FakeSkills(world, outcomes or {})
     roles = simulated_roles(world.sleep, seed=3)
@@ -21,7 +21,15 @@ def team(leaves: int, goal: str, outcomes: dict[str, Result] | None = None) -> A
     events: list[dict[str, Any]] = []
     agents = {
         a.name: HourglassAgent(
-            a.name, org, world, roles[a.role], skills, goal=goal, validate=validate, events=events
+            a.name,
+            org,
+            world,
+            roles[a.role],
+            skills,
+            goal=goal,
+            validate=validate,
+            events=events,
+            **kw,
         )
         for a in org.agents
     }
@@ -48,7 +56,14 @@ def test_tool_chains_follow_the_crafting_rules() -> None:
 def test_leader_shares_the_goal_with_every_free_worker() -> None:
     world, skills, agents = team(2, "Together, collect 10 wood.")
     asyncio.run(agents["leader"].iterate())
-    assert said(world, "p1") == ["p2: COMMAND: collect(wood, 4)", "p3: COMMAND: collect(wood, 4)"]
+    assert said(world, "p1") == ["p2: COMMAND: collect(wood, 5)", "p3: COMMAND: collect(wood, 5)"]
+    assert skills.ran == []  # the root plans and delegates only
+
+
+def test_a_working_root_keeps_a_share_for_itself() -> None:
+    world, skills, agents = team(2, "Together, collect 10 wood.", working_root=True)
+    asyncio.run(agents["leader"].iterate())
+    assert said(world, "p1") == ["p2: COMMAND: collect(wood, 4)", "p3: COMMAND: collect(wood, 2)"]
     assert skills.ran == [("p1", "collect(wood, 4)")]
 
 
@@ -61,17 +76,17 @@ def test_worker_puts_the_tool_chain_before_its_task() -> None:
         "collect(wood, 3)",
         "place(table)",
         "craft(wood_pickaxe)",
-        "collect(stone, 5)",
+        "collect(stone, 10)",
     ]
 
 
 def test_leader_reassigns_a_worker_that_reported_failure() -> None:
-    failing = {"collect(wood, 4)": Result(False, "no tree within reach")}
+    failing = {"collect(wood, 5)": Result(False, "no tree within reach")}
     world, _, agents = team(2, "Together, collect 10 wood.", failing)
-    asyncio.run(agents["leader"].iterate())  # both workers get a share; its own fails
+    asyncio.run(agents["leader"].iterate())  # both workers get a share
     asyncio.run(agents["worker1"].iterate())  # starts, its skill fails
     asyncio.run(agents["worker1"].iterate())  # the monitor says fail: report
-    assert "p1: REPORT failed: collect(wood, 4)" in said(world, "p2")[-1]
+    assert "p1: REPORT failed: collect(wood, 5)" in said(world, "p2")[-1]
     before = len(said(world, "p1"))
     asyncio.run(agents["leader"].iterate())
     new = said(world, "p1")[before:]
@@ -102,10 +117,29 @@ def test_leader_thinks_longer_than_workers_and_draws_repeat() -> None:
 
 
 def test_a_tired_thirsty_agent_drinks_and_sleeps_before_working() -> None:
-    world, skills, agents = team(1, "Together, collect 10 wood.")
+    world, skills, agents = team(1, "Together, collect 10 wood.", working_root=True)
     world.observe = lambda player: (  # type: ignore[method-assign]
         f"player {player}; health 9/9, food 8/9, drink 3/9, energy 1/9"
     )
     asyncio.run(agents["leader"].iterate())
     calls = [call for player, call in skills.ran if player == "p1"]
     assert calls[:2] == ["drink()", "sleep()"] and calls[2].startswith("collect(wood")
+
+
+def test_a_chain_hands_each_link_its_third() -> None:
+    """CoA as the paper describes it: each agent does 1/3 of the collection in turn."""
+    world = FakeWorld()
+    skills = FakeSkills(world, {})
+    roles = simulated_roles(world.sleep, seed=3)
+    org = build_org("chain", size=3)
+    agents = {
+        a.name: HourglassAgent(a.name, org, world, roles[a.role], skills,
+                               goal="Together, collect 30 wood.", validate=validate)
+        for a in org.agents
+    }  # fmt: skip
+    asyncio.run(agents["agent1"].iterate())
+    assert said(world, "p1") == ["p2: COMMAND: collect(wood, 20)"]
+    assert skills.ran == [("p1", "collect(wood, 10)")]
+    asyncio.run(agents["agent2"].iterate())
+    assert said(world, "p2")[-1] == "p3: COMMAND: collect(wood, 10)"
+    assert skills.ran[-1] == ("p2", "collect(wood, 10)")
