@@ -5,7 +5,8 @@ plan, code); the code runs in :mod:`lorekit.sandbox` against the env's code
 API (``agent``); what it did comes back as the next turn's feedback. The
 episode ends when the env ends it (success or its action limit) or after
 ``1 + max_replans`` turns. The outcome is read from the env, never from the
-model: direct success (no turn had an error), indirect success, or failure.
+model: direct success (the first turn finished the task), indirect success
+(a later turn did), or failure.
 The planner then writes its conclusion: a clean code block for a success
 (plus its mistakes for an indirect one), a reflection for a failure.
 
@@ -325,9 +326,15 @@ def helper_examples(rules: Iterable[Rule]) -> list[str]:
 
 
 def classify(succeeded: bool, turns: Sequence[PlannerTurn]) -> Outcome:
-    """The paper's three cases, from the env's verdict and whether any turn went wrong."""
+    """The paper's three cases, from the env's verdict and the turn that reached it.
+
+    Direct success is success within the first turn (the original's
+    ``error_step == 0``); success reached in any later turn is indirect,
+    whether or not an earlier turn raised: a first turn that ran cleanly but
+    left the task undone was still a plan that did not work.
+    """
     if not succeeded:
         return Outcome.FAILURE
-    if any(t.error is not None for t in turns):
+    if len(turns) > 1:
         return Outcome.INDIRECT_SUCCESS
     return Outcome.DIRECT_SUCCESS

@@ -83,6 +83,11 @@ class RecordingApi:
         return list(new)
 
 
+REFUSED_ACTION = "ActionFailed"
+"""The exception a code API raises for an action the env refused after sending it
+(MiniWoB++'s ``raise_on_failure``): the call still took one env step."""
+
+
 def render_feedback(
     templates: dict[str, str],
     result: SandboxResult,
@@ -98,8 +103,8 @@ def render_feedback(
     """What one run did, for the planner's next message (bounded whatever the code did).
 
     ``entries`` are the code API's history entries this run added, matched in
-    order to the calls of ``actions`` methods that did not fail (each such call
-    sent exactly one command to the env).
+    order to the calls of ``actions`` methods that did not fail, or that raised
+    :data:`REFUSED_ACTION` (each such call sent exactly one command to the env).
     """
 
     def fill(name: str, **values: Any) -> str:
@@ -177,7 +182,8 @@ def _calls(
     for call in calls:
         parts = [repr(a) for a in call.args] + [f"{k}={v!r}" for k, v in call.kwargs.items()]
         head = shorten(f"agent.{call.method}({', '.join(parts)})", 300)
-        if call.error:
+        refused = bool(call.error) and f"raised {REFUSED_ACTION}:" in (call.error or "")
+        if call.error and not (refused and call.method in actions):
             tail = f"error: {shorten(call.error, 500)}"
         elif call.method in actions:
             entry = next(sent, None)

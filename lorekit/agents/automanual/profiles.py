@@ -89,6 +89,9 @@ class EnvProfile:
     limits: Limits = field(default_factory=Limits)
     feedback: FeedbackStyle = field(default_factory=FeedbackStyle)
     goal_pattern: str = ""
+    api_options: Mapping[str, Any] = field(default_factory=dict)
+    """Keyword arguments for the code API's constructor (``api.options``), such as
+    MiniWoB++'s ``raise_on_failure``."""
 
     def api_type(self) -> type[Any]:
         """The code API class named by ``api.class`` (imported on first use)."""
@@ -108,7 +111,7 @@ class EnvProfile:
 
     def code_api(self, env: AsyncEnv | TextEnv) -> Any:
         """A fresh code API object for one episode (build it on the env's event loop)."""
-        return self.api_type()(env)
+        return self.api_type()(env, **self.api_options)
 
     def api_description(self) -> str:
         """One line per exposed method: ``agent.go_to(recep: str) -> str  # what it does``."""
@@ -239,4 +242,5 @@ def _build(data: Any, where: str) -> EnvProfile:
         limits=Limits(**dict(data.get("limits") or {})),
         feedback=FeedbackStyle(**dict(data.get("feedback") or {})),
         goal_pattern=str(data.get("goal_pattern", "")),
+        api_options=dict(api.get("options") or {}),
     )
