@@ -16,8 +16,9 @@ key) is a move, not a bug: by default it returns the unchanged page and is
 logged as failed, never raised. With ``raise_on_failure=True`` (AutoManual's
 profile, as its published wrapper does) it is logged and then raises
 :class:`ActionFailed`, which ends the code block there, so the failure shows
-up as the turn's error for the builder to diagnose. Arguments of the wrong type never reach the object: the
-sandbox's gate checks them against the annotations.
+up as the turn's error for the builder to diagnose. Arguments of the wrong
+type never reach the object: the sandbox's gate checks them against the
+annotations.
 
 The object keeps a feedback log, AutoManual's "whenever one of the actions is
 executed, we log whether it was executed successfully or failed": every
