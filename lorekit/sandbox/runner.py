@@ -55,6 +55,28 @@ def run_code(
     """
     limits = limits or DEFAULT_LIMITS
     policy = policy or DEFAULT_POLICY
+    job, gate = make_job(code, api, preload, limits, policy, api_methods, api_name)
+    if isinstance(job, SandboxResult):
+        return job
+    pool = pool or shared_pool(policy)
+    job["unguarded"] = pool.unguarded_for_tests
+    worker = pool.acquire()
+    try:
+        return run_on(worker, job, gate, limits)
+    finally:
+        worker.kill()
+
+
+def make_job(
+    code: str,
+    api: object | None,
+    preload: Sequence[str],
+    limits: Limits,
+    policy: Policy,
+    api_methods: Iterable[str] | None,
+    api_name: str,
+) -> tuple[dict[str, Any] | SandboxResult, ApiGate | None]:
+    """The job message and its API gate; or, for code over the size limit, the result."""
     if not isinstance(code, str) or not all(isinstance(p, str) for p in preload):
         raise TypeError("code and preload pieces must be strings")
     if not api_name.isidentifier() or api_name.startswith("_"):
@@ -63,13 +85,11 @@ def run_code(
     size = len(code) + sum(len(p) for p in preload)
     if size > limits.max_code_chars:
         too_long = LimitExceeded(f"the code is {size} characters (limit {limits.max_code_chars})")
-        return SandboxResult("", (), too_long, 0.0, api_name)
-    pool = pool or shared_pool(policy)
-    worker = pool.acquire()
+        return SandboxResult("", (), too_long, 0.0, api_name), gate
     job = {
         "op": "run",
         "nonce": secrets.token_hex(16),
-        "unguarded": pool.unguarded_for_tests,
+        "unguarded": False,
         "code": code,
         "preload": list(preload),
         "limits": limits.to_wire(),
@@ -77,17 +97,22 @@ def run_code(
         "api": gate.describe() if gate is not None else None,
         "api_name": api_name,
     }
+    return job, gate
+
+
+def run_on(
+    worker: Worker, job: dict[str, Any], gate: ApiGate | None, limits: Limits
+) -> SandboxResult:
+    """Run ``job`` on ``worker`` (the caller kills it, now or at a session's end)."""
     started = time.monotonic()
     worker.prepare(limits.memory_mb)
-    try:
-        output, error = _drive(worker, job, gate, limits, started)
-        error = _witnessed(worker, error)
-    finally:
-        worker.kill()
+    output, error = _drive(worker, job, gate, limits, started)
+    error = _witnessed(worker, error)
+    code, preload = job["code"], job["preload"]
     if error is not None and error.line is not None and error.source_line is None:
         error.source_line = _source_line(code, list(preload), error.where, error.line)
     calls = tuple(gate.calls) if gate is not None else ()
-    return SandboxResult(output, calls, error, time.monotonic() - started, api_name)
+    return SandboxResult(output, calls, error, time.monotonic() - started, job["api_name"])
 
 
 async def run_code_async(code: str, api: object | None = None, **kwargs: Any) -> SandboxResult:

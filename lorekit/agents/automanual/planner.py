@@ -10,10 +10,15 @@ model: direct success (the first turn finished the task), indirect success
 The planner then writes its conclusion: a clean code block for a success
 (plus its mistakes for an indirect one), a reflection for a failure.
 
-Three things are defined before every run of the code (``preload``): the
-env profile's helper functions, the function definitions in Useful Helper
-Method rules, and the functions this episode's earlier code defined; only
-``def`` statements, so nothing an earlier turn did is done again.
+One namespace per episode, as in the authors' code: every turn's code runs
+in the same sandbox worker (:class:`~lorekit.sandbox.SandboxSession`), so
+variables and functions of earlier turns are still there. Before the first
+run the env profile's helper functions and the function definitions in Useful
+Helper Method rules are defined (``preload``). Should the worker be lost
+mid-episode (a time limit, a guard violation), the next turn starts on a
+fresh one with the helpers and the functions earlier turns defined (only
+``def`` statements, so nothing an earlier turn did is done again); their
+variables are gone, and the feedback says so.
 
 The whole :class:`PlannerEpisode` is kept in ``trajectory.notes["automanual"]``
 and updated after every turn, so an episode cut off part-way keeps it.
@@ -40,7 +45,7 @@ from lorekit.agents.automanual.profiles import EnvProfile, profile_for
 from lorekit.agents.base import Episode
 from lorekit.llm.base import Message
 from lorekit.llm.roles import Roles
-from lorekit.sandbox import Limits, SandboxResult, WorkerPool, run_code_async
+from lorekit.sandbox import Limits, SandboxResult, SandboxSession, WorkerPool
 
 NOTES_KEY = "automanual"
 FORMAT_ERROR = "AnswerFormatError"
@@ -191,26 +196,39 @@ class Planner:
                 ),
             ),
         ]
-        for number in range(1 + self.max_replans):
-            text, answer, problem = await self._answer(roles, messages)
-            if answer is None:
-                turn = PlannerTurn(
-                    answer=text,
-                    feedback=fill("format_failed", problem=problem),
-                    error=FORMAT_ERROR,
-                )
-            else:
-                carried = [*preload, "\n\n\n".join(earlier.values())] if earlier else preload
-                turn = await self._run(answer, text, gate, ep, carried)
-                for name, source in defined_functions(answer.code).items():
-                    earlier.pop(name, None)
-                    earlier[name] = source
-            planned.turns.append(turn)
-            save()
-            messages.append(Message("assistant", text))
-            if ep.done or number == self.max_replans:
-                break
-            messages.append(Message("user", fill("feedback", feedback=turn.feedback)))
+        session = SandboxSession(pool=self.pool, limits=self.limits, runs=1 + self.max_replans)
+        ran = False  # whether code ran before in this episode (a fresh worker then lost it)
+        try:
+            for number in range(1 + self.max_replans):
+                text, answer, problem = await self._answer(roles, messages)
+                if answer is None:
+                    turn = PlannerTurn(
+                        answer=text,
+                        feedback=fill("format_failed", problem=problem),
+                        error=FORMAT_ERROR,
+                    )
+                else:
+                    carried: list[str] = []
+                    if session.fresh:  # the first run, or the worker was lost
+                        carried = (
+                            [*preload, "\n\n\n".join(earlier.values())] if earlier else preload
+                        )
+                    lost = session.fresh and ran
+                    turn = await self._run(answer, text, gate, ep, carried, session)
+                    ran = True
+                    if lost:
+                        turn.feedback = fill("namespace_lost") + "\n" + turn.feedback
+                    for name, source in defined_functions(answer.code).items():
+                        earlier.pop(name, None)
+                        earlier[name] = source
+                planned.turns.append(turn)
+                save()
+                messages.append(Message("assistant", text))
+                if ep.done or number == self.max_replans:
+                    break
+                messages.append(Message("user", fill("feedback", feedback=turn.feedback)))
+        finally:
+            session.close()
         planned.outcome = classify(ep.trajectory.success, planned.turns)
         save()
         await self._conclude(roles, messages, planned)
@@ -251,17 +269,16 @@ class Planner:
         gate: RecordingApi,
         ep: Episode,
         preload: list[str],
+        session: SandboxSession,
     ) -> PlannerTurn:
-        """Run one answer's code in the sandbox; the turn with its feedback."""
+        """Run one answer's code in the episode's sandbox session; the turn with its feedback."""
         start, recorded = gate.recorded + gate.skipped, gate.recorded
-        result: SandboxResult = await run_code_async(
+        result: SandboxResult = await session.run_async(
             answer.code,
             gate,
             api_name="agent",
             api_methods=self.profile.api_methods,
             preload=preload,
-            limits=self.limits,
-            pool=self.pool,
         )
         gate.flush()
         entries = gate.api.history[start:]
