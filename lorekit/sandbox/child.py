@@ -156,8 +156,24 @@ def _make_method(name: str, signature: str, call: Any) -> Any:
     return method
 
 
-def make_caller(chan: Channel, out: Output) -> Any:
-    """The function proxies use: one request, one reply, signals held meanwhile."""
+def state_setter(target: dict[str, Any], methods: dict[str, str]) -> Any:
+    """Writes the API's state attributes (``agent.holding``) into the proxy's ``target``."""
+
+    def apply(state: Any) -> None:
+        if isinstance(state, dict):
+            for key, value in state.items():
+                public = isinstance(key, str) and key.isidentifier() and not key.startswith("_")
+                if public and key not in methods:
+                    target[key] = value
+
+    return apply
+
+
+def make_caller(chan: Channel, out: Output, on_state: Any = None) -> Any:
+    """The function proxies use: one request, one reply, signals held meanwhile.
+
+    A reply's ``state`` (the API's attributes after the call) goes to ``on_state``.
+    """
     held = {signal.SIGALRM, signal.SIGPROF, signal.SIGXCPU}
 
     def call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -178,6 +194,8 @@ def make_caller(chan: Channel, out: Output) -> Any:
             reply = chan.recv()
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+        if on_state is not None and "state" in reply:
+            on_state(reply["state"])
         if reply.get("ok"):
             return reply.get("result")
         kind, text = str(reply.get("kind")), str(reply.get("message"))
@@ -341,7 +359,12 @@ def run_job(
     namespace: dict[str, Any] = module.__dict__
     namespace["__builtins__"] = guard.make_builtins(views, rules, sandbox_type, out.print)
     if job.get("api") is not None:
-        namespace[job["api_name"]] = ApiProxy(job["api"], make_caller(chan, out))
+        setters: list[Any] = []
+        caller = make_caller(chan, out, lambda state: [f(state) for f in setters])
+        proxy = ApiProxy(job["api"], caller)
+        setters.append(state_setter(proxy.__dict__, job["api"]))
+        setters[0](job.get("api_state"))
+        namespace[job["api_name"]] = proxy
     wall = float(limits["wall_s"])
     signal.signal(signal.SIGALRM, _interrupt("TimeLimitExceeded", f"time limit of {wall}s hit"))
     cpu_hit = _interrupt("CpuLimitExceeded", f"CPU time limit of {limits['cpu_s']}s hit")

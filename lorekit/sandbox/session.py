@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -82,11 +82,17 @@ class SandboxSession:
         api_methods: Iterable[str] | None = None,
         api_name: str = "api",
         limits: Limits | None = None,
+        api_state: Callable[[], Mapping[str, Any]] | None = None,
     ) -> SandboxResult:
-        """Run ``code`` in the session's namespace; never raises for what the code does."""
+        """Run ``code`` in the session's namespace; never raises for what the code does.
+
+        The arguments are :func:`~lorekit.sandbox.runner.run_code`'s.
+        """
         limits = limits or self.limits
         with self._lock:
-            job, gate = make_job(code, api, preload, limits, self.policy, api_methods, api_name)
+            job, gate = make_job(
+                code, api, preload, limits, self.policy, api_methods, api_name, api_state
+            )
             if isinstance(job, SandboxResult):
                 return job
             job["session"] = not self.pool.unguarded_for_tests

@@ -75,3 +75,36 @@ def test_the_session_moves_on_after_its_runs(pool: WorkerPool) -> None:
         session.run("a = 1")
         assert session.run("print(a)").output.strip() == "1"
         assert session.fresh  # two runs served: the next starts on a new worker
+
+
+class Robot:
+    def __init__(self) -> None:
+        self.held = "nothing"
+
+    def take(self, obj: str) -> str:
+        self.held = obj
+        return f"You pick up the {obj}."
+
+    def state(self) -> dict[str, str]:
+        return {"holding": self.held}
+
+
+def test_state_attributes_read_like_the_published_agent(pool: WorkerPool) -> None:
+    robot = Robot()
+    code = """
+print(agent.holding)
+agent.take('mug_1')
+assert agent.holding == 'mug_1', agent.holding
+print(agent.holding)
+"""
+    result = run_code(
+        code,
+        robot,
+        api_name="agent",
+        api_methods=["take"],
+        api_state=robot.state,
+        pool=pool,
+        limits=LIMITS,
+    )
+    assert result.ok, result.error
+    assert result.output.split() == ["nothing", "mug_1"]

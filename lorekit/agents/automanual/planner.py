@@ -27,7 +27,7 @@ and updated after every turn, so an episode cut off part-way keeps it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, Protocol
 
 from lorekit.agents.automanual import texts
@@ -172,7 +172,7 @@ class Planner:
         their ``def`` statements are used. Model errors propagate; what was
         played so far stays in ``ep.trajectory.notes["automanual"]``.
         """
-        opening = ep.trajectory.initial_observation
+        opening = self.profile.opening(ep.trajectory.initial_observation)
         planned = PlannerEpisode(episode_id, task_type, self.profile.goal(opening), opening)
         if not planned.goal:
             planned.goal = ep.trajectory.task.goal
@@ -183,7 +183,7 @@ class Planner:
 
         save()
         api = self.profile.code_api(ep.env)
-        gate = RecordingApi(api, self.profile.api_methods, ep)
+        gate = RecordingApi(api, self.profile.callable_methods, ep)
         preload = [self.profile.helpers] if self.profile.helpers.strip() else []
         preload += [d for d in (definitions(s) for s in helper_sources) if d]
         earlier: dict[str, str] = {}  # this episode's functions by name, the latest version
@@ -235,6 +235,18 @@ class Planner:
         save()
         return planned
 
+    def _state_reader(self, api: Any) -> Callable[[], dict[str, Any]] | None:
+        """The profile's state attributes read off the code API (None if it has none)."""
+        names = tuple(self.profile.api_attributes)
+        if not names:
+            return None
+
+        def read() -> dict[str, Any]:
+            state = api.state()
+            return {name: state.get(name) for name in names}
+
+        return read
+
     async def _complete(self, roles: Roles, messages: Sequence[Message]) -> str:
         out = await roles[self.role].complete(
             list(messages), temperature=0.0, max_tokens=self.max_tokens
@@ -277,7 +289,8 @@ class Planner:
             answer.code,
             gate,
             api_name="agent",
-            api_methods=self.profile.api_methods,
+            api_methods=self.profile.callable_methods,
+            api_state=self._state_reader(gate.api),
             preload=preload,
         )
         gate.flush()

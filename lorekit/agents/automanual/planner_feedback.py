@@ -144,6 +144,7 @@ def render_feedback(
         else:
             lines.append(fill("episode_lost"))
     else:
+        lines.append(fill("not_completed"))
         limit = episode.env.max_steps
         if limit < UNCAPPED:
             lines.append(fill("steps_used", used=len(trajectory.steps), limit=limit))
@@ -187,7 +188,9 @@ def _calls(
             tail = f"error: {shorten(call.error, 500)}"
         elif call.method in actions:
             entry = next(sent, None)
-            observation = entry.step.observation if entry is not None else str(call.result)
+            observation = str(call.result)
+            if entry is not None:  # what the call returned (a state line, say), else the env's
+                observation = getattr(entry, "shown", "") or entry.step.observation
             if style == "verdict":
                 valid = entry is not None and bool(entry.step.info.get("valid", False))
                 first = observation.split("\n", 1)[0]

@@ -49,7 +49,7 @@ assert object_ids, "Error in [Step 1]: still no soapbar"
 # [Step 2] Take it
 soapbar = object_ids[0]
 agent.take(soapbar, found_at)
-assert agent.holding() == soapbar, "Error in [Step 2]"
+assert agent.holding == soapbar, "Error in [Step 2]"
 # [Step 3] Put it in drawer_1
 if "closed" in agent.go_to('drawer_1'):
     agent.open('drawer_1')
