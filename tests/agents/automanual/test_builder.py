@@ -229,7 +229,21 @@ def test_consolidator_that_never_merges_is_reported_over_the_limit() -> None:
     consolidator = Consolidator("ALFWorld", "api", max_rules=12, max_rounds=3)
     report = asyncio.run(consolidator.consolidate(Roles(script.llm), rules, None))
     assert report.over_limit and report.after == 14
-    assert len(script.seen) == 3
+    assert len(script.seen) == 1  # it called stop_generating(): not asked again
+
+
+def test_consolidator_goes_on_while_the_model_has_not_stopped() -> None:
+    rules = rules_system()
+    fill_rules(rules, 14)
+    script = Script(
+        [
+            "```python\nrule_system.delete_rule(rule_id='rule_0')\n```",
+            "```python\nrule_system.delete_rule(rule_id='rule_1')\n```",
+        ]
+    )
+    consolidator = Consolidator("ALFWorld", "api", max_rules=12, max_rounds=3)
+    report = asyncio.run(consolidator.consolidate(Roles(script.llm), rules, None))
+    assert report.after == 12 and not report.over_limit and len(script.seen) == 2
 
 
 @pytest.mark.parametrize("outcome", list(Outcome))
