@@ -27,6 +27,7 @@ and updated after every turn, so an episode cut off part-way keeps it.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, Protocol
 
@@ -137,6 +138,8 @@ class Planner:
     ) -> str:
         """The episode's first user message: rules (or manual), a retrieved example, the task."""
         shown_rules = rules_text.strip() or fill("no_rules")
+        if rules_heading == "Manual":
+            shown_rules = nest_headings(shown_rules)
         parts = [fill("rules_section", heading=rules_heading, text=shown_rules)]
         if retrieved is not None and retrieved.text.strip():
             name = "skill_section" if retrieved.kind == "skill" else "reflection_section"
@@ -164,12 +167,15 @@ class Planner:
         episode_id: str,
         task_type: str,
         helper_sources: Sequence[str] = (),
+        conclude: bool = True,
     ) -> PlannerEpisode:
         """Play ``ep`` to its end and conclude; the planner's trajectory.
 
         ``helper_sources`` are the examples of the Useful Helper Method rules
         (or any code whose function definitions should be predefined): only
-        their ``def`` statements are used. Model errors propagate; what was
+        their ``def`` statements are used. ``conclude=False`` (the testing
+        stage, which stores no skill or reflection) skips the conclusion
+        request. Model errors propagate; what was
         played so far stays in ``ep.trajectory.notes["automanual"]``.
         """
         opening = self.profile.opening(ep.trajectory.initial_observation)
@@ -231,8 +237,9 @@ class Planner:
             session.close()
         planned.outcome = classify(ep.trajectory.success, planned.turns)
         save()
-        await self._conclude(roles, messages, planned)
-        save()
+        if conclude:
+            await self._conclude(roles, messages, planned)
+            save()
         return planned
 
     def _state_reader(self, api: Any) -> Callable[[], dict[str, Any]] | None:
@@ -348,6 +355,22 @@ class Planner:
             planned.skill_code = found.skill_code
             planned.reflection = found.mistakes if found.skill_code else found.reflection
             return
+
+
+def nest_headings(markdown: str, levels: int = 2) -> str:
+    """``markdown`` with its headings ``levels`` deeper (outside code blocks).
+
+    A manual's ``# Title`` / ``## pick_and_place`` would otherwise read as
+    sections of the planner prompt itself, beside ``## Manual`` and ``## Task``.
+    """
+    out, fenced = [], False
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{1,6} ", line):
+            line = "#" * levels + line
+        out.append(line)
+    return "\n".join(out)
 
 
 def helper_examples(rules: Iterable[Rule]) -> list[str]:

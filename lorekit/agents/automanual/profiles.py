@@ -98,6 +98,9 @@ class EnvProfile:
     api_attributes: Mapping[str, str] = field(default_factory=dict)
     """State the code reads as attributes (``agent.holding``), name to description
     (``api.attributes``); the code API's ``state()`` gives their values."""
+    test_max_replans: int | None = None
+    """Replans in the testing stage (``test_max_replans``; default ``max_replans``):
+    the authors' code allows 3 at build and 5 at test on ALFWorld."""
     opening_form: str = "env"
     """``env``: the first observation as the env gives it; ``published``: as the
     authors' code showed it (see :meth:`opening`)."""
@@ -276,4 +279,5 @@ def _build(data: Any, where: str) -> EnvProfile:
         api_aliases=tuple(str(m) for m in api.get("aliases") or ()),
         api_attributes={str(k): str(v) for k, v in dict(api.get("attributes") or {}).items()},
         opening_form=str(data.get("opening_form", "env")),
+        test_max_replans=data.get("test_max_replans"),
     )
