@@ -254,3 +254,16 @@ def test_every_case_has_a_prompt(outcome: Outcome, diagnosis: Diagnosis) -> None
     text = fill("builder", case_name(outcome, diagnosis))
     if outcome is Outcome.FAILURE:
         assert "may NOT write" in text
+
+
+def test_the_builder_sees_the_planners_comments_on_the_rules_it_named() -> None:
+    from lorekit.agents.automanual.trajectory import render_trajectory
+
+    ep = episode(Outcome.FAILURE)
+    ep.turns[0].answer = (
+        "### Analysis\nx\n### Related rules\nrule_2: drawers must be opened first, "
+        "so I open them\n### Plan\ny\n### Code\n```python\npass\n```"
+    )
+    ep.turns[0].related_rules = ["rule_2"]
+    text = render_trajectory(ep)
+    assert "Related rules: rule_2: drawers must be opened first, so I open them" in text
