@@ -82,6 +82,12 @@ class CacheSettings(_Strict):
     mode: Literal["read-write", "replay", "off"] = "off"
     path: str = ".lorekit/cache.sqlite3"
 
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _off(cls, v: object) -> object:
+        """``mode: off`` unquoted: YAML 1.1 reads ``off`` as false; take it as meant."""
+        return "off" if v is False else v
+
 
 class RunConfig(_Strict):
     """The model side of a run. Later issues add env and agent sections."""

@@ -213,3 +213,13 @@ def test_request_timeout_and_retry_after_cap_reach_the_backend() -> None:
 def test_bad_request_timeouts_are_refused(value: float) -> None:
     with pytest.raises(ConfigError, match="timeout_s"):
         apply_overrides(RunConfig(), model="m", request_timeout=value)
+
+
+def test_cache_mode_off_unquoted_is_off(tmp_path: Path) -> None:
+    # YAML 1.1 reads a bare `off` as false: the config means the mode "off".
+    p = write(tmp_path, "cache: {mode: off}\n")
+    assert load_config(p).cache.mode == "off"
+    p = write(tmp_path, "cache:\n  mode: off\n  path: c.sqlite3\n")
+    assert load_config(p).cache.mode == "off"
+    with pytest.raises(ConfigError, match="mode"):
+        load_config(write(tmp_path, "cache: {mode: on}\n"))  # `on` is true: still refused

@@ -36,6 +36,7 @@ from lorekit.sandbox.predicate import Predicate, PredicateLimits, compile_predic
 from lorekit.sandbox.proxy import ApiCall
 from lorekit.sandbox.result import SandboxResult
 from lorekit.sandbox.runner import run_code, run_code_async
+from lorekit.sandbox.session import SandboxSession
 
 __all__ = [
     "DEFAULT_IMPORTS",
@@ -62,6 +63,7 @@ __all__ = [
     "SandboxCrashed",
     "SandboxError",
     "SandboxResult",
+    "SandboxSession",
     "SandboxUnavailable",
     "TimeLimitExceeded",
     "WorkerKilled",

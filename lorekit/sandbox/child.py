@@ -9,8 +9,17 @@ code does can write onto the protocol stream by accident.
 
 Lifecycle: import the allowlisted modules, install the (inert) audit hook,
 say ``ready``, wait for exactly one job, run it, report, exit. A worker never
-runs a second job: after untrusted code ran, nothing in this interpreter can
-be trusted, so the parent discards it.
+runs a job of anyone else's: after untrusted code ran, nothing in this
+interpreter can be trusted, so the parent discards it.
+
+The one exception is a *session* (``job["session"]``, see
+:mod:`lorekit.sandbox.session`): the same caller's later code, one agent
+episode's turns, runs in the same namespace, so its variables survive
+between turns. Each later job is checked and compiled like the first, under
+the limits the first set (rlimits only ever go down; the CPU rlimit covers
+``session_runs`` runs, the per-run timers each run's own share), and the
+parent ends the session at the first violation. Code of one session can
+only affect that session's later code, which trusts it anyway.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ from typing import Any
 HEADER = struct.Struct(">I")
 MAX_MESSAGE_CHARS = 2_000
 guard: Any = None  # the guard module, imported from this directory in main()
+_ARMED: list[Any] = []  # a session's first-violation reader, armed by its first job
 
 
 class ApiCallRejected(TypeError):
@@ -146,8 +156,24 @@ def _make_method(name: str, signature: str, call: Any) -> Any:
     return method
 
 
-def make_caller(chan: Channel, out: Output) -> Any:
-    """The function proxies use: one request, one reply, signals held meanwhile."""
+def state_setter(target: dict[str, Any], methods: dict[str, str]) -> Any:
+    """Writes the API's state attributes (``agent.holding``) into the proxy's ``target``."""
+
+    def apply(state: Any) -> None:
+        if isinstance(state, dict):
+            for key, value in state.items():
+                public = isinstance(key, str) and key.isidentifier() and not key.startswith("_")
+                if public and key not in methods:
+                    target[key] = value
+
+    return apply
+
+
+def make_caller(chan: Channel, out: Output, on_state: Any = None) -> Any:
+    """The function proxies use: one request, one reply, signals held meanwhile.
+
+    A reply's ``state`` (the API's attributes after the call) goes to ``on_state``.
+    """
     held = {signal.SIGALRM, signal.SIGPROF, signal.SIGXCPU}
 
     def call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -168,6 +194,8 @@ def make_caller(chan: Channel, out: Output) -> Any:
             reply = chan.recv()
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+        if on_state is not None and "state" in reply:
+            on_state(reply["state"])
         if reply.get("ok"):
             return reply.get("result")
         kind, text = str(reply.get("kind")), str(reply.get("message"))
@@ -187,7 +215,8 @@ def set_limits(limits: dict[str, Any], *, allow_processes: bool = False) -> None
         vm_bytes = int(statm.read().split()[0]) * page
     memory = vm_bytes + int(limits["memory_mb"]) * (1 << 20)
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = math.ceil(usage.ru_utime + usage.ru_stime + float(limits["cpu_s"]))
+    runs = max(1, int(limits.get("session_runs", 1)))
+    cpu = math.ceil(usage.ru_utime + usage.ru_stime + float(limits["cpu_s"]) * runs)
     plan = [
         (resource.RLIMIT_AS, memory),
         (resource.RLIMIT_DATA, memory),
@@ -206,7 +235,9 @@ def set_limits(limits: dict[str, Any], *, allow_processes: bool = False) -> None
         hard = resource.getrlimit(which)[1]
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(which, (value, value))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    if cpu_hard == resource.RLIM_INFINITY or cpu + 1 <= cpu_hard:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-big write fails, not kills
     sys.setrecursionlimit(int(limits["recursion_limit"]))
 
@@ -275,7 +306,10 @@ def compile_pieces(job: dict[str, Any], denied: frozenset[str]) -> list[Any] | d
     for where, source in pieces:
         filename = f"{guard.SNIPPET_PREFIX}{where}>"
         try:
-            tree = ast.parse(source, filename=filename)
+            # compile() called from this (trusted) file, not ast.parse's: in a
+            # session's later jobs the audit hook is armed and refuses a
+            # sandbox file name compiled from anywhere else.
+            tree = compile(source, filename, "exec", ast.PyCF_ONLY_AST)
         except SyntaxError as exc:
             return describe(exc, job["limits"]) or {}
         except (ValueError, RecursionError, MemoryError) as exc:
@@ -298,11 +332,17 @@ def compile_pieces(job: dict[str, Any], denied: frozenset[str]) -> list[Any] | d
     return compiled
 
 
-def run_job(chan: Channel, job: dict[str, Any], alarm_fd: int | None = None) -> dict[str, Any]:
+def run_job(
+    chan: Channel,
+    job: dict[str, Any],
+    alarm_fd: int | None = None,
+    module: types.ModuleType | None = None,
+) -> dict[str, Any]:
     """Run one job under every limit and return the ``done`` message.
 
     Violations also go to ``alarm_fd`` the moment they are seen (see
     ``guard.make_alarm``), so the ``done`` message is not their only witness.
+    ``module`` is a session's namespace from its earlier jobs (default: a new one).
     """
     limits, policy = job["limits"], job["policy"]
     denied = frozenset(policy["denied_attributes"])
@@ -313,21 +353,34 @@ def run_job(chan: Channel, job: dict[str, Any], alarm_fd: int | None = None) -> 
     rules = guard.new_rules(denied)
     sandbox_type = guard.make_type(rules)
     views = guard.build_views(policy["imports"], policy["hidden_names"], rules, sandbox_type)
-    module = types.ModuleType("__sandbox__")  # a real module: dataclasses look it up
+    if module is None:
+        module = types.ModuleType("__sandbox__")  # a real module: dataclasses look it up
     sys.modules["__sandbox__"] = module
     namespace: dict[str, Any] = module.__dict__
     namespace["__builtins__"] = guard.make_builtins(views, rules, sandbox_type, out.print)
     if job.get("api") is not None:
-        namespace[job["api_name"]] = ApiProxy(job["api"], make_caller(chan, out))
+        setters: list[Any] = []
+        caller = make_caller(chan, out, lambda state: [f(state) for f in setters])
+        proxy = ApiProxy(job["api"], caller)
+        setters.append(state_setter(proxy.__dict__, job["api"]))
+        setters[0](job.get("api_state"))
+        namespace[job["api_name"]] = proxy
     wall = float(limits["wall_s"])
     signal.signal(signal.SIGALRM, _interrupt("TimeLimitExceeded", f"time limit of {wall}s hit"))
     cpu_hit = _interrupt("CpuLimitExceeded", f"CPU time limit of {limits['cpu_s']}s hit")
     signal.signal(signal.SIGPROF, cpu_hit)  # precise soft limit
     signal.signal(signal.SIGXCPU, cpu_hit)  # RLIMIT_CPU, whole seconds, then SIGKILL
-    set_limits(limits)
+    if job.get("later"):  # a session's later job: the first job's rlimits stand
+        sys.setrecursionlimit(int(limits["recursion_limit"]))
+    else:
+        set_limits(limits)
     reserve = bytearray(1 << 20)  # released on MemoryError so the report fits
     failure: BaseException | None = None
-    first_violation = guard.arm(int(limits["max_files_written"]), alarm_fd)
+    if job.get("later") and _ARMED:  # the hook stays from the first job; no second one
+        first_violation = _ARMED[0]
+    else:
+        first_violation = guard.arm(int(limits["max_files_written"]), alarm_fd)
+        _ARMED[:] = [first_violation]
     guard.STATE.running = True
     signal.setitimer(signal.ITIMER_REAL, wall, 0.05)
     signal.setitimer(signal.ITIMER_PROF, float(limits["cpu_s"]), 0.05)
@@ -380,18 +433,33 @@ def main() -> None:
         os._exit(2)
     chan.nonce = job["nonce"]
     child_os.watch_signals(config.get("signals_fd"))
-    try:
-        if job.get("unguarded"):
-            if not config.get("unguarded_for_tests"):
-                os._exit(2)
-            message = child_os.run_unguarded(job, set_limits)
-        else:
-            alarm = config.get("alarm_fd")
-            message = run_job(chan, job, alarm if isinstance(alarm, int) else None)
-    except BaseException as exc:  # a bug here must still end the worker cleanly
-        os.write(2, f"sandbox worker failed: {exc!r}\n".encode(errors="replace"))
-        os._exit(5)
-    chan.send(message)
+    session = bool(job.get("session")) and not job.get("unguarded")
+    module = types.ModuleType("__sandbox__")  # a real module: dataclasses look it up
+    used = {job["nonce"]}
+    while True:
+        try:
+            if job.get("unguarded"):
+                if not config.get("unguarded_for_tests"):
+                    os._exit(2)
+                message = child_os.run_unguarded(job, set_limits)
+            else:
+                alarm = config.get("alarm_fd")
+                message = run_job(chan, job, alarm if isinstance(alarm, int) else None, module)
+        except BaseException as exc:  # a bug here must still end the worker cleanly
+            os.write(2, f"sandbox worker failed: {exc!r}\n".encode(errors="replace"))
+            os._exit(5)
+        chan.send(message)
+        if not session:
+            break
+        job = chan.recv()  # the session's next run, or its end
+        nonce = job.get("nonce")
+        if job.get("op") != "run" or not isinstance(nonce, str) or nonce in used:
+            break
+        if job.get("unguarded") or not job.get("session"):
+            os._exit(2)
+        used.add(nonce)
+        chan.nonce = nonce
+        job["later"] = True
     os._exit(0)
 
 

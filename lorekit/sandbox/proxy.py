@@ -158,8 +158,12 @@ class ApiGate:
         max_calls: int,
         *,
         max_result_bytes: int = 1 << 19,
+        state: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
         names = list(methods) if methods is not None else _public_methods(api)
+        self.state = state
+        """Reads the API's state attributes (``agent.holding``): sent with every
+        reply, so the code reads them as plain attributes of its proxy."""
         self.api = api
         self.max_calls = max_calls
         self.max_result_bytes = max_result_bytes
@@ -217,8 +221,27 @@ class ApiGate:
         self._record(method, args, kwargs, error=f"{kind}: {message}")
         return {"ok": False, "kind": kind, "message": message}
 
+    def state_now(self) -> dict[str, Any] | None:
+        """The state attributes now, as JSON values (None without a state reader)."""
+        if self.state is None:
+            return None
+        try:
+            found = to_json(dict(self.state()))
+        except Exception:  # a broken reader must not break the run: no update
+            return None
+        if not isinstance(found, dict) or len(json.dumps(found)) > self.max_result_bytes // 8:
+            return None
+        return found
+
     def handle(self, method: str, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Check one call and perform it; the reply the child gets."""
+        """Check one call and perform it; the reply the child gets (with the state)."""
+        reply = self._handle(method, args, kwargs)
+        state = self.state_now()
+        if state is not None:
+            reply["state"] = state
+        return reply
+
+    def _handle(self, method: str, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         self.attempts += 1
         entry = self._methods.get(method)
         if entry is None:

@@ -13,7 +13,7 @@ import asyncio
 import secrets
 import signal
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from lorekit.sandbox.errors import (
@@ -44,6 +44,7 @@ def run_code(
     api_methods: Iterable[str] | None = None,
     api_name: str = "api",
     pool: WorkerPool | None = None,
+    api_state: Callable[[], Mapping[str, Any]] | None = None,
 ) -> SandboxResult:
     """Run ``code`` in the sandbox; never raises for anything the code does.
 
@@ -51,43 +52,74 @@ def run_code(
     whose methods (``api_methods``, default: every public method) are checked
     and forwarded here. ``preload`` pieces (helper functions from earlier
     answers) run first in the same namespace and under the same rules.
+    ``api_state`` reads the API's state attributes (``{"holding": "nothing"}``):
+    the code sees them as plain attributes of the proxy, refreshed after every call.
     Raises ``SandboxUnavailable`` only if no worker process can be started.
     """
     limits = limits or DEFAULT_LIMITS
     policy = policy or DEFAULT_POLICY
+    job, gate = make_job(code, api, preload, limits, policy, api_methods, api_name, api_state)
+    if isinstance(job, SandboxResult):
+        return job
+    pool = pool or shared_pool(policy)
+    job["unguarded"] = pool.unguarded_for_tests
+    worker = pool.acquire()
+    try:
+        return run_on(worker, job, gate, limits)
+    finally:
+        worker.kill()
+
+
+def make_job(
+    code: str,
+    api: object | None,
+    preload: Sequence[str],
+    limits: Limits,
+    policy: Policy,
+    api_methods: Iterable[str] | None,
+    api_name: str,
+    api_state: Callable[[], Mapping[str, Any]] | None = None,
+) -> tuple[dict[str, Any] | SandboxResult, ApiGate | None]:
+    """The job message and its API gate; or, for code over the size limit, the result."""
     if not isinstance(code, str) or not all(isinstance(p, str) for p in preload):
         raise TypeError("code and preload pieces must be strings")
     if not api_name.isidentifier() or api_name.startswith("_"):
         raise ValueError(f"api_name must be a public identifier, got {api_name!r}")
-    gate = ApiGate(api, api_methods, limits.max_api_calls) if api is not None else None
+    gate = None
+    if api is not None:
+        gate = ApiGate(api, api_methods, limits.max_api_calls, state=api_state)
     size = len(code) + sum(len(p) for p in preload)
     if size > limits.max_code_chars:
         too_long = LimitExceeded(f"the code is {size} characters (limit {limits.max_code_chars})")
-        return SandboxResult("", (), too_long, 0.0, api_name)
-    pool = pool or shared_pool(policy)
-    worker = pool.acquire()
+        return SandboxResult("", (), too_long, 0.0, api_name), gate
     job = {
         "op": "run",
         "nonce": secrets.token_hex(16),
-        "unguarded": pool.unguarded_for_tests,
+        "unguarded": False,
         "code": code,
         "preload": list(preload),
         "limits": limits.to_wire(),
         "policy": policy.to_wire(),
         "api": gate.describe() if gate is not None else None,
         "api_name": api_name,
+        "api_state": gate.state_now() if gate is not None else None,
     }
+    return job, gate
+
+
+def run_on(
+    worker: Worker, job: dict[str, Any], gate: ApiGate | None, limits: Limits
+) -> SandboxResult:
+    """Run ``job`` on ``worker`` (the caller kills it, now or at a session's end)."""
     started = time.monotonic()
     worker.prepare(limits.memory_mb)
-    try:
-        output, error = _drive(worker, job, gate, limits, started)
-        error = _witnessed(worker, error)
-    finally:
-        worker.kill()
+    output, error = _drive(worker, job, gate, limits, started)
+    error = _witnessed(worker, error)
+    code, preload = job["code"], job["preload"]
     if error is not None and error.line is not None and error.source_line is None:
         error.source_line = _source_line(code, list(preload), error.where, error.line)
     calls = tuple(gate.calls) if gate is not None else ()
-    return SandboxResult(output, calls, error, time.monotonic() - started, api_name)
+    return SandboxResult(output, calls, error, time.monotonic() - started, job["api_name"])
 
 
 async def run_code_async(code: str, api: object | None = None, **kwargs: Any) -> SandboxResult:

@@ -111,9 +111,9 @@ class AutoManualAgent:
 
     def _planner(self, env_name: str) -> Planner:
         if env_name not in self._planners:
-            self._planners[env_name] = Planner(
-                profile_for(env_name), role=self.role, max_replans=self.max_replans
-            )
+            profile = profile_for(env_name)
+            replans = profile.test_max_replans if self.max_replans is None else self.max_replans
+            self._planners[env_name] = Planner(profile, role=self.role, max_replans=replans)
         return self._planners[env_name]
 
     async def run(
@@ -135,5 +135,6 @@ class AutoManualAgent:
             episode_id=episode_id(task, seed),
             task_type=task.group,
             helper_sources=self.helpers,
+            conclude=False,  # the testing stage stores no skill or reflection
         )
         return ep.stop("done" if ep.done else "budget")

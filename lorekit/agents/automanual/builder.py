@@ -1,10 +1,13 @@
 """AutoManual's builder: turn one planner episode into rule changes (section 3.3).
 
-Case-conditioned prompting, in two model calls: the builder first reads the
-trajectory and decides whether the main error came from imperfect rules or an
-imperfect agent; then it gets the shared instructions plus the ones for its
-case (direct success, indirect success or failure, times rules or agent) and
-answers with ``rule_system`` calls, dispatched through
+Case-conditioned prompting with the paper's five cases. A direct success
+(solved by the first plan) goes straight to its case: record the Success
+Process and the Useful Helper Methods, no diagnosis. An indirect success or a
+failure is diagnosed first, each with its own prompt (an indirect success:
+the root cause of the mistakes; a failure: the steps that worked and where
+the final error happened), ending in a verdict of imperfect rules or
+imperfect agent; then the builder gets the shared instructions plus its
+case's, and answers with ``rule_system`` calls, dispatched through
 :class:`~lorekit.agents.automanual.dialogue.ToolDialogue`. The rule system
 itself enforces the guards that prompts can only ask for (no success-type
 rule from a failed episode), so a model that ignores its case prompt is
@@ -49,8 +52,12 @@ def parse_diagnosis(answer: str) -> Diagnosis | None:
     return None
 
 
-def case_name(outcome: Outcome, diagnosis: Diagnosis) -> str:
-    """The case prompt for ``outcome`` x ``diagnosis`` (six cases)."""
+def case_name(outcome: Outcome, diagnosis: Diagnosis | None = None) -> str:
+    """The case prompt for ``outcome`` (x ``diagnosis`` unless a direct success): five cases."""
+    if outcome is Outcome.DIRECT_SUCCESS:
+        return "case_direct_success"
+    if diagnosis is None:
+        raise ValueError(f"a {outcome.value} episode needs a diagnosis")
     return f"case_{outcome.value}_{diagnosis.value}"
 
 
@@ -90,51 +97,31 @@ class Builder:
 
     async def build(self, roles: Roles, rules: RuleSystem, episode: PlannerEpisode) -> BuildReport:
         report = BuildReport(version_before=rules.version)
+        diagnosis: Diagnosis | None = None
         rules.begin(episode.episode_id, succeeded=episode.outcome.succeeded, actor="builder")
-        messages = [
-            Message(
-                "system",
-                system_prompt(self.env_title, self.api_text, BUILDER_TOOLS, "system"),
-            ),
-            Message(
-                "user",
-                fill(
-                    "builder",
-                    "diagnose",
-                    rules=rules.render(logs=True) or "(no rules yet)",
-                    trajectory=render_trajectory(episode),
-                    outcome=episode.outcome.value,
-                ),
-            ),
-        ]
-        diagnosis = None
-        for attempt in range(self.retries + 1):
-            answer = await ask(
-                roles, self.role, messages, temperature=self.temperature, max_tokens=self.max_tokens
-            )
-            messages.append(Message("assistant", answer))
-            diagnosis = parse_diagnosis(answer)
-            if diagnosis is not None:
-                break
-            if attempt < self.retries:
-                messages.append(Message("user", fill("builder", "diagnose_retry")))
-        if diagnosis is None:
-            report.failed = f"no diagnosis after {self.retries} retries; rules left unchanged"
-            report.version_after = rules.version
-            return report
-        report.diagnosis = diagnosis.value
-        report.case = case_name(episode.outcome, diagnosis)
-        messages.append(
-            Message(
-                "user",
-                fill(
-                    "builder",
-                    "manage",
-                    max_rules=self.max_rules,
-                    case=fill("builder", report.case),
-                ),
-            )
+        context = fill(
+            "builder",
+            "episode",
+            rules=rules.render(logs=True) or "(no rules yet)",
+            trajectory=render_trajectory(episode),
+            outcome=episode.outcome.value,
         )
+        messages = [
+            Message("system", system_prompt(self.env_title, self.api_text, BUILDER_TOOLS, "system"))
+        ]
+        lead = context + "\n\n"  # a direct success: the episode and its case in one message
+        if episode.outcome is not Outcome.DIRECT_SUCCESS:
+            diagnosis = await self._diagnose(roles, messages, context, episode.outcome)
+            if diagnosis is None:
+                report.failed = f"no diagnosis after {self.retries} retries; rules left unchanged"
+                report.version_after = rules.version
+                return report
+            report.diagnosis = diagnosis.value
+            lead = ""
+        report.case = case_name(episode.outcome, diagnosis)
+        case = fill("builder", report.case)
+        manage = fill("builder", "manage", max_rules=self.max_rules, case=case)
+        messages.append(Message("user", lead + manage))
         dialogue = ToolDialogue(
             roles,
             self.role,
@@ -149,3 +136,21 @@ class Builder:
         report.failed = report.dialogue.failed
         report.version_after = rules.version
         return report
+
+    async def _diagnose(
+        self, roles: Roles, messages: list[Message], context: str, outcome: Outcome
+    ) -> Diagnosis | None:
+        """Ask the outcome's diagnosis prompt (bounded retries); the verdict or None."""
+        asked = fill("builder", f"diagnose_{outcome.value}")
+        messages.append(Message("user", context + "\n\n" + asked))
+        for attempt in range(self.retries + 1):
+            answer = await ask(
+                roles, self.role, messages, temperature=self.temperature, max_tokens=self.max_tokens
+            )
+            messages.append(Message("assistant", answer))
+            diagnosis = parse_diagnosis(answer)
+            if diagnosis is not None:
+                return diagnosis
+            if attempt < self.retries:
+                messages.append(Message("user", fill("builder", "diagnose_retry")))
+        return None

@@ -76,7 +76,8 @@ class ToolDialogue:
 
     ``more(log, results_text)`` returns the next user message when the
     conversation should go on after a round of applied calls (the
-    consolidator's "still too many rules"), or None to end it.
+    consolidator's "still too many rules"), or None to end it. A round that
+    called ``stop_generating()`` ends the conversation whatever ``more`` would say.
     """
 
     roles: Roles
@@ -120,6 +121,8 @@ class ToolDialogue:
                 messages.append(Message("user", fill("builder", "refused", problems=problem)))
                 continue
             rounds += 1
+            if log.stopped:  # the model said it is done: it is not asked again
+                return log
             follow = more(log, results) if more is not None else None
             if follow is None:
                 return log

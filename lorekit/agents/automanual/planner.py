@@ -5,14 +5,20 @@ plan, code); the code runs in :mod:`lorekit.sandbox` against the env's code
 API (``agent``); what it did comes back as the next turn's feedback. The
 episode ends when the env ends it (success or its action limit) or after
 ``1 + max_replans`` turns. The outcome is read from the env, never from the
-model: direct success (no turn had an error), indirect success, or failure.
+model: direct success (the first turn finished the task), indirect success
+(a later turn did), or failure.
 The planner then writes its conclusion: a clean code block for a success
 (plus its mistakes for an indirect one), a reflection for a failure.
 
-Three things are defined before every run of the code (``preload``): the
-env profile's helper functions, the function definitions in Useful Helper
-Method rules, and the functions this episode's earlier code defined; only
-``def`` statements, so nothing an earlier turn did is done again.
+One namespace per episode, as in the authors' code: every turn's code runs
+in the same sandbox worker (:class:`~lorekit.sandbox.SandboxSession`), so
+variables and functions of earlier turns are still there. Before the first
+run the env profile's helper functions and the function definitions in Useful
+Helper Method rules are defined (``preload``). Should the worker be lost
+mid-episode (a time limit, a guard violation), the next turn starts on a
+fresh one with the helpers and the functions earlier turns defined (only
+``def`` statements, so nothing an earlier turn did is done again); their
+variables are gone, and the feedback says so.
 
 The whole :class:`PlannerEpisode` is kept in ``trajectory.notes["automanual"]``
 and updated after every turn, so an episode cut off part-way keeps it.
@@ -21,7 +27,8 @@ and updated after every turn, so an episode cut off part-way keeps it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, Protocol
 
 from lorekit.agents.automanual import texts
@@ -39,7 +46,7 @@ from lorekit.agents.automanual.profiles import EnvProfile, profile_for
 from lorekit.agents.base import Episode
 from lorekit.llm.base import Message
 from lorekit.llm.roles import Roles
-from lorekit.sandbox import Limits, SandboxResult, WorkerPool, run_code_async
+from lorekit.sandbox import Limits, SandboxResult, SandboxSession, WorkerPool
 
 NOTES_KEY = "automanual"
 FORMAT_ERROR = "AnswerFormatError"
@@ -131,6 +138,8 @@ class Planner:
     ) -> str:
         """The episode's first user message: rules (or manual), a retrieved example, the task."""
         shown_rules = rules_text.strip() or fill("no_rules")
+        if rules_heading == "Manual":
+            shown_rules = nest_headings(shown_rules)
         parts = [fill("rules_section", heading=rules_heading, text=shown_rules)]
         if retrieved is not None and retrieved.text.strip():
             name = "skill_section" if retrieved.kind == "skill" else "reflection_section"
@@ -158,15 +167,18 @@ class Planner:
         episode_id: str,
         task_type: str,
         helper_sources: Sequence[str] = (),
+        conclude: bool = True,
     ) -> PlannerEpisode:
         """Play ``ep`` to its end and conclude; the planner's trajectory.
 
         ``helper_sources`` are the examples of the Useful Helper Method rules
         (or any code whose function definitions should be predefined): only
-        their ``def`` statements are used. Model errors propagate; what was
+        their ``def`` statements are used. ``conclude=False`` (the testing
+        stage, which stores no skill or reflection) skips the conclusion
+        request. Model errors propagate; what was
         played so far stays in ``ep.trajectory.notes["automanual"]``.
         """
-        opening = ep.trajectory.initial_observation
+        opening = self.profile.opening(ep.trajectory.initial_observation)
         planned = PlannerEpisode(episode_id, task_type, self.profile.goal(opening), opening)
         if not planned.goal:
             planned.goal = ep.trajectory.task.goal
@@ -177,7 +189,7 @@ class Planner:
 
         save()
         api = self.profile.code_api(ep.env)
-        gate = RecordingApi(api, self.profile.api_methods, ep)
+        gate = RecordingApi(api, self.profile.callable_methods, ep)
         preload = [self.profile.helpers] if self.profile.helpers.strip() else []
         preload += [d for d in (definitions(s) for s in helper_sources) if d]
         earlier: dict[str, str] = {}  # this episode's functions by name, the latest version
@@ -190,31 +202,57 @@ class Planner:
                 ),
             ),
         ]
-        for number in range(1 + self.max_replans):
-            text, answer, problem = await self._answer(roles, messages)
-            if answer is None:
-                turn = PlannerTurn(
-                    answer=text,
-                    feedback=fill("format_failed", problem=problem),
-                    error=FORMAT_ERROR,
-                )
-            else:
-                carried = [*preload, "\n\n\n".join(earlier.values())] if earlier else preload
-                turn = await self._run(answer, text, gate, ep, carried)
-                for name, source in defined_functions(answer.code).items():
-                    earlier.pop(name, None)
-                    earlier[name] = source
-            planned.turns.append(turn)
-            save()
-            messages.append(Message("assistant", text))
-            if ep.done or number == self.max_replans:
-                break
-            messages.append(Message("user", fill("feedback", feedback=turn.feedback)))
+        session = SandboxSession(pool=self.pool, limits=self.limits, runs=1 + self.max_replans)
+        ran = False  # whether code ran before in this episode (a fresh worker then lost it)
+        try:
+            for number in range(1 + self.max_replans):
+                text, answer, problem = await self._answer(roles, messages)
+                if answer is None:
+                    turn = PlannerTurn(
+                        answer=text,
+                        feedback=fill("format_failed", problem=problem),
+                        error=FORMAT_ERROR,
+                    )
+                else:
+                    carried: list[str] = []
+                    if session.fresh:  # the first run, or the worker was lost
+                        carried = (
+                            [*preload, "\n\n\n".join(earlier.values())] if earlier else preload
+                        )
+                    lost = session.fresh and ran
+                    turn = await self._run(answer, text, gate, ep, carried, session)
+                    ran = True
+                    if lost:
+                        turn.feedback = fill("namespace_lost") + "\n" + turn.feedback
+                    for name, source in defined_functions(answer.code).items():
+                        earlier.pop(name, None)
+                        earlier[name] = source
+                planned.turns.append(turn)
+                save()
+                messages.append(Message("assistant", text))
+                if ep.done or number == self.max_replans:
+                    break
+                messages.append(Message("user", fill("feedback", feedback=turn.feedback)))
+        finally:
+            session.close()
         planned.outcome = classify(ep.trajectory.success, planned.turns)
         save()
-        await self._conclude(roles, messages, planned)
-        save()
+        if conclude:
+            await self._conclude(roles, messages, planned)
+            save()
         return planned
+
+    def _state_reader(self, api: Any) -> Callable[[], dict[str, Any]] | None:
+        """The profile's state attributes read off the code API (None if it has none)."""
+        names = tuple(self.profile.api_attributes)
+        if not names:
+            return None
+
+        def read() -> dict[str, Any]:
+            state = api.state()
+            return {name: state.get(name) for name in names}
+
+        return read
 
     async def _complete(self, roles: Roles, messages: Sequence[Message]) -> str:
         out = await roles[self.role].complete(
@@ -250,17 +288,17 @@ class Planner:
         gate: RecordingApi,
         ep: Episode,
         preload: list[str],
+        session: SandboxSession,
     ) -> PlannerTurn:
-        """Run one answer's code in the sandbox; the turn with its feedback."""
+        """Run one answer's code in the episode's sandbox session; the turn with its feedback."""
         start, recorded = gate.recorded + gate.skipped, gate.recorded
-        result: SandboxResult = await run_code_async(
+        result: SandboxResult = await session.run_async(
             answer.code,
             gate,
             api_name="agent",
-            api_methods=self.profile.api_methods,
+            api_methods=self.profile.callable_methods,
+            api_state=self._state_reader(gate.api),
             preload=preload,
-            limits=self.limits,
-            pool=self.pool,
         )
         gate.flush()
         entries = gate.api.history[start:]
@@ -319,15 +357,37 @@ class Planner:
             return
 
 
+def nest_headings(markdown: str, levels: int = 2) -> str:
+    """``markdown`` with its headings ``levels`` deeper (outside code blocks).
+
+    A manual's ``# Title`` / ``## pick_and_place`` would otherwise read as
+    sections of the planner prompt itself, beside ``## Manual`` and ``## Task``.
+    """
+    out, fenced = [], False
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{1,6} ", line):
+            line = "#" * levels + line
+        out.append(line)
+    return "\n".join(out)
+
+
 def helper_examples(rules: Iterable[Rule]) -> list[str]:
     """The examples of the Useful Helper Method rules: ``Planner.play``'s ``helper_sources``."""
     return [r.example for r in rules if r.type is RuleType.USEFUL_HELPER_METHOD and r.example]
 
 
 def classify(succeeded: bool, turns: Sequence[PlannerTurn]) -> Outcome:
-    """The paper's three cases, from the env's verdict and whether any turn went wrong."""
+    """The paper's three cases, from the env's verdict and the turn that reached it.
+
+    Direct success is success within the first turn (the original's
+    ``error_step == 0``); success reached in any later turn is indirect,
+    whether or not an earlier turn raised: a first turn that ran cleanly but
+    left the task undone was still a plan that did not work.
+    """
     if not succeeded:
         return Outcome.FAILURE
-    if any(t.error is not None for t in turns):
+    if len(turns) > 1:
         return Outcome.INDIRECT_SUCCESS
     return Outcome.DIRECT_SUCCESS

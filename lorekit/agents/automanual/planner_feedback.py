@@ -83,6 +83,11 @@ class RecordingApi:
         return list(new)
 
 
+REFUSED_ACTION = "ActionFailed"
+"""The exception a code API raises for an action the env refused after sending it
+(MiniWoB++'s ``raise_on_failure``): the call still took one env step."""
+
+
 def render_feedback(
     templates: dict[str, str],
     result: SandboxResult,
@@ -98,8 +103,8 @@ def render_feedback(
     """What one run did, for the planner's next message (bounded whatever the code did).
 
     ``entries`` are the code API's history entries this run added, matched in
-    order to the calls of ``actions`` methods that did not fail (each such call
-    sent exactly one command to the env).
+    order to the calls of ``actions`` methods that did not fail, or that raised
+    :data:`REFUSED_ACTION` (each such call sent exactly one command to the env).
     """
 
     def fill(name: str, **values: Any) -> str:
@@ -139,6 +144,7 @@ def render_feedback(
         else:
             lines.append(fill("episode_lost"))
     else:
+        lines.append(fill("not_completed"))
         limit = episode.env.max_steps
         if limit < UNCAPPED:
             lines.append(fill("steps_used", used=len(trajectory.steps), limit=limit))
@@ -177,11 +183,14 @@ def _calls(
     for call in calls:
         parts = [repr(a) for a in call.args] + [f"{k}={v!r}" for k, v in call.kwargs.items()]
         head = shorten(f"agent.{call.method}({', '.join(parts)})", 300)
-        if call.error:
+        refused = bool(call.error) and f"raised {REFUSED_ACTION}:" in (call.error or "")
+        if call.error and not (refused and call.method in actions):
             tail = f"error: {shorten(call.error, 500)}"
         elif call.method in actions:
             entry = next(sent, None)
-            observation = entry.step.observation if entry is not None else str(call.result)
+            observation = str(call.result)
+            if entry is not None:  # what the call returned (a state line, say), else the env's
+                observation = getattr(entry, "shown", "") or entry.step.observation
             if style == "verdict":
                 valid = entry is not None and bool(entry.step.info.get("valid", False))
                 first = observation.split("\n", 1)[0]

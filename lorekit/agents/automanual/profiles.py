@@ -89,6 +89,21 @@ class EnvProfile:
     limits: Limits = field(default_factory=Limits)
     feedback: FeedbackStyle = field(default_factory=FeedbackStyle)
     goal_pattern: str = ""
+    api_options: Mapping[str, Any] = field(default_factory=dict)
+    """Keyword arguments for the code API's constructor (``api.options``), such as
+    MiniWoB++'s ``raise_on_failure``."""
+    api_aliases: tuple[str, ...] = ()
+    """Methods the code may call that the prompt does not list (``api.aliases``:
+    other names of listed ones)."""
+    api_attributes: Mapping[str, str] = field(default_factory=dict)
+    """State the code reads as attributes (``agent.holding``), name to description
+    (``api.attributes``); the code API's ``state()`` gives their values."""
+    test_max_replans: int | None = None
+    """Replans in the testing stage (``test_max_replans``; default ``max_replans``):
+    the authors' code allows 3 at build and 5 at test on ALFWorld."""
+    opening_form: str = "env"
+    """``env``: the first observation as the env gives it; ``published``: as the
+    authors' code showed it (see :meth:`opening`)."""
 
     def api_type(self) -> type[Any]:
         """The code API class named by ``api.class`` (imported on first use)."""
@@ -108,7 +123,7 @@ class EnvProfile:
 
     def code_api(self, env: AsyncEnv | TextEnv) -> Any:
         """A fresh code API object for one episode (build it on the env's event loop)."""
-        return self.api_type()(env)
+        return self.api_type()(env, **self.api_options)
 
     def api_description(self) -> str:
         """One line per exposed method: ``agent.go_to(recep: str) -> str  # what it does``."""
@@ -129,7 +144,28 @@ class EnvProfile:
             )
             returns = _annotation(signature.return_annotation)
             lines.append(f"agent.{name}({params}) -> {returns}  # {_first_line(method.__doc__)}")
+        for name, what in self.api_attributes.items():
+            lines.append(f"agent.{name}: str  # {what}")
         return "\n".join(lines)
+
+    @property
+    def callable_methods(self) -> tuple[str, ...]:
+        """The methods the sandbox exposes: the listed ones and their aliases."""
+        return (*self.api_methods, *self.api_aliases)
+
+    def opening(self, observation: str) -> str:
+        """The first observation as the planner is shown it.
+
+        ``published`` (ALFWorld): as the authors' code showed it, without the
+        engine's welcome banner, the room and the task on consecutive lines, and
+        "put a clean X" read as "put a cleaned X".
+        """
+        if self.opening_form != "published":
+            return observation
+        parts = [p.strip() for p in observation.strip().split("\n\n") if p.strip()]
+        if parts and parts[0].startswith("-=") and parts[0].endswith("=-"):
+            parts = parts[1:]
+        return "\n".join(parts).replace("put a clean ", "put a cleaned ")
 
     @property
     def api_text(self) -> str:
@@ -239,4 +275,9 @@ def _build(data: Any, where: str) -> EnvProfile:
         limits=Limits(**dict(data.get("limits") or {})),
         feedback=FeedbackStyle(**dict(data.get("feedback") or {})),
         goal_pattern=str(data.get("goal_pattern", "")),
+        api_options=dict(api.get("options") or {}),
+        api_aliases=tuple(str(m) for m in api.get("aliases") or ()),
+        api_attributes={str(k): str(v) for k, v in dict(api.get("attributes") or {}).items()},
+        opening_form=str(data.get("opening_form", "env")),
+        test_max_replans=data.get("test_max_replans"),
     )

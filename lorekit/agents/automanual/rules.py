@@ -87,7 +87,7 @@ class RuleSystem:
         db: sqlite3.Connection,
         build_id: str,
         *,
-        keep_logs: int = 5,
+        keep_logs: int = 3,  # as the published rule manager keeps them
         trajectory: Callable[[str], str | None] | None = None,
         max_content: int = 3000,
         max_example: int = 6000,

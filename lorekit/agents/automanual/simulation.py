@@ -226,7 +226,8 @@ def _first_turn(prompt: _Prompt, forget: float, seed: int) -> _Turn:
 def _strategy_of(skill: str) -> Strategy:
     """What a skill's code does, read back from the code this module writes."""
     same = "same receptacle as the first" in skill
-    change = any(f"agent.{v}(" in skill for v in ("heat", "cool", "clean", "use"))
+    verbs = ("heat", "cool", "clean", "use", "heat_with", "cool_with", "clean_with")
+    change = any(f"agent.{v}(" in skill for v in verbs)
     return Strategy(second="same" if same else "search", transform=change)
 
 

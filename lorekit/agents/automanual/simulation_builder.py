@@ -17,9 +17,10 @@ functions be adapted):
   ``indirect_success``, ``failure`` after the word ``Result`` (e.g.
   ``## Result: failure``); the current rules in a ``## Current rules`` section
   rendered with ``rule_N (Type): content`` (the rule system's ``render()``).
-  The first request (no earlier assistant answer with a ``Diagnosis:`` line)
-  gets the diagnosis, ending ``Diagnosis: rules`` or ``Diagnosis: agent``;
-  every later request gets one ```` ```python ```` block of
+  A request for a diagnosis (no earlier assistant answer with a ``Diagnosis:``
+  line, and no ``## Manage rules`` in the last message: a direct success skips
+  the diagnosis) gets one, ending ``Diagnosis: rules`` or ``Diagnosis: agent``;
+  every other request gets one ```` ```python ```` block of
   ``rule_system.write_rule / update_rule / stop_generating`` calls.
 - Consolidator: the rules rendered as above, anywhere in the user messages,
   and the limit as ``at most N``, ``the limit is N`` or ``max_rules: N``;
@@ -152,8 +153,9 @@ def builder_model(*, mistake: float = 0.0, seed: int = 0) -> ModelFn:
         trajectory = text.replace(rules_text, "") if rules_text else text
         goal = parse_goal(trajectory)
         result = _RESULT.search(text)
+        asked = _asks_diagnosis(messages)
         if goal is None or result is None:
-            if not _diagnosed(messages):
+            if asked:
                 return "I cannot read the task or its result.\nDiagnosis: agent"
             return "```python\nrule_system.stop_generating()\n```"
         outcome = result.group(1).lower()
@@ -164,7 +166,7 @@ def builder_model(*, mistake: float = 0.0, seed: int = 0) -> ModelFn:
             outcome != "failure",
             draw(seed, "builder", trajectory) < mistake,
         )
-        if not _diagnosed(messages):
+        if asked:
             verdict = "rules" if calls else "agent"
             why = (
                 "The rules do not cover what happened in this episode."
@@ -178,8 +180,10 @@ def builder_model(*, mistake: float = 0.0, seed: int = 0) -> ModelFn:
     return answer
 
 
-def _diagnosed(messages: tuple[Message, ...]) -> bool:
-    return any(m.role == "assistant" and "Diagnosis:" in m.content for m in messages)
+def _asks_diagnosis(messages: tuple[Message, ...]) -> bool:
+    if messages and "## Manage rules" in messages[-1].content:
+        return False
+    return not any(m.role == "assistant" and "Diagnosis:" in m.content for m in messages)
 
 
 def _plan_calls(

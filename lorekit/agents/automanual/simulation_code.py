@@ -150,7 +150,7 @@ def place_object(agent, obj, target):
     observation = agent.go_to(target)
     if "closed" in observation:
         observation = agent.open(target)
-    return agent.put(obj, target)
+    return agent.put_in_or_on(obj, target)
 '''
 
 
@@ -185,15 +185,15 @@ def _take_steps(w: _Writer, goal: TaskGoal, places: list[str], var: str, what: s
         f"{var}, found_at = find_object(agent, places, {goal.obj!r})",
     )
     w.add(f"assert {var} is not None, {w.error(f'no {goal.obj} in or on any place searched')}")
-    w.lines.append(f"agent.take({var}, found_at)")
-    w.add(f"assert agent.holding() == {var}, {w.error(f'could not take the {goal.obj}')}")
+    w.lines.append(f"agent.take_from({var}, found_at)")
+    w.add(f"assert agent.holding == {var}, {w.error(f'could not take the {goal.obj}')}")
 
 
 def _place_step(w: _Writer, var: str, target: str) -> None:
     w.step(
         f"Put it in/on {target}.",
         f"observation = place_object(agent, {var}, {target!r})",
-        "assert agent.holding() is None, "
+        "assert agent.holding == 'nothing', "
         + w.error(f"could not put it in/on {target}: ")
         + " + observation",
     )
@@ -205,7 +205,7 @@ def _change_step(w: _Writer, goal: TaskGoal, receptacles: list[str], var: str) -
     w.step(
         f"{TRANSFORM[goal.task_type].capitalize()}.",
         f"agent.go_to({where!r})",
-        f"observation = agent.{method}({var}, {where!r})",
+        f"observation = agent.{method}_with({var}, {where!r})",
         f"assert {method!r} in observation, "
         + w.error(f"the {goal.obj} was not {done}: ")
         + " + observation",
@@ -247,9 +247,9 @@ def write_code(goal: TaskGoal, receptacles: list[str], strategy: Strategy) -> st
             '", where the first one was"',
             "second = others[0]",
             'print("found", second, "in", found_at)',
-            "agent.take(second, found_at)",
+            "agent.take_from(second, found_at)",
         )
-        w.add(f"assert agent.holding() == second, {w.error('could not take it')}")
+        w.add(f"assert agent.holding == second, {w.error('could not take it')}")
     else:
         _take_steps(w, goal, places, "second", "a second")
     _place_step(w, "second", target)
@@ -278,8 +278,8 @@ def write_redo_change(goal: TaskGoal, receptacles: list[str], obj: str, lamp: st
     w.step(
         f"Take {obj} back from {target}.",
         f"agent.go_to({target!r})",
-        f"agent.take({obj!r}, {target!r})",
-        f"assert agent.holding() == {obj!r}, {w.error('could not take it back')}",
+        f"agent.take_from({obj!r}, {target!r})",
+        f"assert agent.holding == {obj!r}, {w.error('could not take it back')}",
         f"obj = {obj!r}",
     )
     _change_step(w, goal, receptacles, "obj")
@@ -309,7 +309,7 @@ def write_recheck(goal: TaskGoal, receptacles: list[str], found: list[tuple[str,
         return w.text()
     obj = mine[0][0] if mine else f"{goal.obj}_1"
     if goal.task_type == LOOK_TYPE:
-        w.step(f"Check that I hold {obj}.", f"print(agent.holding() == {obj!r})")
+        w.step(f"Check that I hold {obj}.", f"print(agent.holding == {obj!r})")
         return w.text()
     target = first_of(receptacles, goal.recep)
     w.step(

@@ -9,6 +9,7 @@ ended, and a prompt must stay bounded whatever a model or a page produced.
 from __future__ import annotations
 
 from lorekit.agents.automanual.core import PlannerEpisode
+from lorekit.agents.automanual.planner_parse import sections
 
 PART_CHARS = 3_000
 TRAJECTORY_CHARS = 24_000
@@ -35,7 +36,10 @@ def render_trajectory(episode: PlannerEpisode, *, limit: int = TRAJECTORY_CHARS)
         lines.append(f"\n### Turn {number}")
         if turn.analysis:
             lines.append(f"Analysis: {clip(turn.analysis, 1_500)}")
-        if turn.related_rules:
+        said = sections(turn.answer).get("rules", "").strip() if turn.answer else ""
+        if said and said.lower() != "none":  # the ids with the planner's comments on them
+            lines.append(f"Related rules: {clip(said, 1_500)}")
+        elif turn.related_rules:
             lines.append(f"Related rules: {', '.join(turn.related_rules)}")
         if turn.plan:
             lines.append(f"Plan: {clip(turn.plan, 1_500)}")

@@ -18,6 +18,17 @@ the code, not a move in the game. A well-formed name the room does not have
 step counts, as it would for a typed command. Once the episode is over, every
 action returns the env's own "episode is over" message instead of raising.
 
+The published AutoManual agent's names are offered too: ``take_from``,
+``put_in_or_on``, ``heat_with``, ``cool_with`` and ``clean_with`` (the short
+``take``/``put``/... stay as aliases), and :meth:`~AlfWorldCodeApi.state`
+gives ``holding`` and ``location`` as that agent's attributes read them
+("nothing" in the hand, "middle of room" before the first ``go_to``); the
+sandbox shows them to the code as plain attributes (``agent.holding``).
+Two options make the actions answer as that agent's did: ``state_line``
+ends every action's text with "You are at X and holding Y.", and
+``revisit`` makes ``go_to`` the place you stand at show it again (the
+engine itself answers "Nothing happens.").
+
 The object keeps :attr:`~AlfWorldCodeApi.history`, every command it sent and
 the env's :class:`~lorekit.envs.base.Step` for it, for the agent (the sandbox's
 ``result.calls`` records the method calls; this records what reached the env).
@@ -59,6 +70,14 @@ class CodeStep:
 
     command: str
     step: Step
+    shown: str = ""
+    """The text the call returned, where it differs from the env's observation
+    (the state line, a place shown again); "" otherwise."""
+
+    @property
+    def text(self) -> str:
+        """What the code saw for this command."""
+        return self.shown or self.step.observation
 
 
 def entity_name(value: str, what: str = "name") -> str:
@@ -95,15 +114,27 @@ class AlfWorldCodeApi:
         "heat",
         "cool",
         "clean",
+        "take_from",
+        "put_in_or_on",
+        "heat_with",
+        "cool_with",
+        "clean_with",
         "use",
         "examine",
         "inventory",
         "look",
     )
-    QUERIES: ClassVar[tuple[str, ...]] = ("holding", "location", "done", "won")
+    QUERIES: ClassVar[tuple[str, ...]] = ("holding", "location", "done", "won", "state")
+    NOTHING: ClassVar[str] = "nothing"
+    MIDDLE: ClassVar[str] = "middle of room"
 
-    def __init__(self, env: AlfWorldEnv | AsyncEnv) -> None:
+    def __init__(
+        self, env: AlfWorldEnv | AsyncEnv, *, state_line: bool = False, revisit: bool = False
+    ) -> None:
         self._env = env
+        self._state_line = state_line
+        self._revisit = revisit
+        self._here_text = ""  # what the place you stand at showed last (``revisit``)
         self._loop = owning_loop(env, "AlfWorldCodeApi")
         if not isinstance(env, (AsyncEnv, AlfWorldEnv)):
             raise TypeError(f"AlfWorldCodeApi needs an AlfWorldEnv, got {type(env).__name__}")
@@ -121,9 +152,9 @@ class AlfWorldCodeApi:
     def go_to(self, recep: str) -> str:
         """Walk to a receptacle; the answer lists what is on or in it, or says it is closed."""
         target = entity_name(recep, "go_to: recep")
-        observation, valid = self._send(render(Act("go", recep=target), self._syntax()))
-        if valid:
-            self._went_to = target
+        shown_again = self._here_text if self._revisit and target == self._went_to else ""
+        command = render(Act("go", recep=target), self._syntax())
+        observation, _ = self._send(command, again_shows=shown_again, arriving_at=target)
         return observation
 
     def open(self, recep: str) -> str:
@@ -155,6 +186,26 @@ class AlfWorldCodeApi:
         return self._act("cool", obj, recep)
 
     def clean(self, obj: str, recep: str) -> str:
+        """Clean the held ``obj`` with a sinkbasin where you stand."""
+        return self._act("clean", obj, recep)
+
+    def take_from(self, obj: str, recep: str) -> str:
+        """Pick up ``obj`` from ``recep`` where you stand (you carry at most one object)."""
+        return self._act("take", obj, recep)
+
+    def put_in_or_on(self, obj: str, recep: str) -> str:
+        """Place the held ``obj`` in or on ``recep`` where you stand."""
+        return self._act("put", obj, recep)
+
+    def heat_with(self, obj: str, recep: str) -> str:
+        """Heat the held ``obj`` with a microwave where you stand."""
+        return self._act("heat", obj, recep)
+
+    def cool_with(self, obj: str, recep: str) -> str:
+        """Cool the held ``obj`` with a fridge where you stand."""
+        return self._act("cool", obj, recep)
+
+    def clean_with(self, obj: str, recep: str) -> str:
         """Clean the held ``obj`` with a sinkbasin where you stand."""
         return self._act("clean", obj, recep)
 
@@ -192,6 +243,15 @@ class AlfWorldCodeApi:
             return None
         return self._shown(self._went_to if self._went_to in here else here[0])
 
+    def state(self) -> dict[str, str]:
+        """``holding`` and ``location`` as the published agent's attributes read them.
+
+        "nothing" when the hand is empty, "middle of room" before the first ``go_to``
+        (even where the start spot is some receptacle's, as the published agent read it).
+        """
+        where = self.location() if self._went_to is not None else None
+        return {"holding": self.holding() or self.NOTHING, "location": where or self.MIDDLE}
+
     def done(self) -> bool:
         """Whether the episode is over (the task is done or the step limit was reached)."""
         return self._call(_status).done
@@ -211,10 +271,27 @@ class AlfWorldCodeApi:
         )
         return self._send(render(act, self._syntax()))[0]
 
-    def _send(self, command: str) -> tuple[str, bool]:
+    def _send(
+        self, command: str, again_shows: str = "", arriving_at: str | None = None
+    ) -> tuple[str, bool]:
         step = self._call(_step, command)
-        self._history.append(CodeStep(command, step))
-        return step.observation, bool(step.info.get("valid", False))
+        valid = bool(step.info.get("valid", False))
+        if valid and arriving_at is not None:
+            self._went_to = arriving_at
+        text = step.observation
+        if valid and not step.done:
+            verb = command.split(" ", 1)[0]
+            if verb in ("go", "open", "close"):
+                self._here_text = text
+            elif verb in ("take", "put", "move"):
+                self._here_text = ""
+        elif again_shows and not valid and not step.done:
+            text = again_shows  # the published agent shows the place again
+        if self._state_line and not step.done:
+            now = self.state()
+            text = f"{text} You are at {now['location']} and holding {now['holding']}."
+        self._history.append(CodeStep(command, step, "" if text == step.observation else text))
+        return text, valid
 
     def _syntax(self) -> Syntax:
         if self._form is None:

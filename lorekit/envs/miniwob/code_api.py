@@ -12,9 +12,13 @@ action returns the env's closing text ("... you succeeded (reward ...)")
 instead, and later actions the env's "episode is over" message.
 
 A failed action (an xpath that matches nothing or does not parse, an unknown
-key) is a move, not a bug: it returns the unchanged page and is logged as
-failed, never raised. Arguments of the wrong type never reach the object: the
-sandbox's gate checks them against the annotations.
+key) is a move, not a bug: by default it returns the unchanged page and is
+logged as failed, never raised. With ``raise_on_failure=True`` (AutoManual's
+profile, as its published wrapper does) it is logged and then raises
+:class:`ActionFailed`, which ends the code block there, so the failure shows
+up as the turn's error for the builder to diagnose. Arguments of the wrong
+type never reach the object: the sandbox's gate checks them against the
+annotations.
 
 The object keeps a feedback log, AutoManual's "whenever one of the actions is
 executed, we log whether it was executed successfully or failed": every
@@ -42,6 +46,10 @@ from lorekit.envs.miniwob.env import MiniWoBEnv
 R = TypeVar("R")
 _PAGE_MARK = "\nPage:\n"
 _SHOWN_CHARS = 200
+
+
+class ActionFailed(RuntimeError):
+    """An action the page refused (``raise_on_failure``); the message is the env's reason."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +93,9 @@ class MiniWoBCodeApi:
     )
     QUERIES: ClassVar[tuple[str, ...]] = ("html", "utterance", "done", "success", "feedback")
 
-    def __init__(self, env: MiniWoBEnv | AsyncEnv) -> None:
+    def __init__(self, env: MiniWoBEnv | AsyncEnv, *, raise_on_failure: bool = False) -> None:
         self._env = env
+        self._raise = raise_on_failure
         self._loop = owning_loop(env, "MiniWoBCodeApi")
         if not isinstance(env, (AsyncEnv, MiniWoBEnv)):
             raise TypeError(f"MiniWoBCodeApi needs a MiniWoBEnv, got {type(env).__name__}")
@@ -165,7 +174,10 @@ class MiniWoBCodeApi:
         action = f"{verb}({argument!r})"  # the call form round-trips any string exactly
         step = self._call(_step, action)
         shown = argument if len(argument) <= _SHOWN_CHARS else argument[:_SHOWN_CHARS] + "..."
-        self._history.append(CodeStep(f"agent.{verb}({shown!r})", action, step))
+        entry = CodeStep(f"agent.{verb}({shown!r})", action, step)
+        self._history.append(entry)
+        if self._raise and not entry.ok and not step.done:
+            raise ActionFailed(f"{entry.call} failed: {_reason(entry.message)}")
         head, html = split_page(step.observation)
         if html is None:
             return head

@@ -132,10 +132,56 @@ def test_builder_gives_up_after_bounded_bad_blocks() -> None:
     script = Script(["Diagnosis: agent", bad, bad, bad, bad])
     rules = rules_system()
     builder = Builder("ALFWorld", "api", retries=2)
-    report = asyncio.run(builder.build(Roles(script.llm), rules, episode(Outcome.DIRECT_SUCCESS)))
+    report = asyncio.run(builder.build(Roles(script.llm), rules, episode(Outcome.FAILURE)))
     assert rules.rules() == [] and rules.version == 0
     assert report.failed is not None and "retries" in report.failed
     assert len(script.seen) == 4  # diagnosis + 1 + 2 retries
+
+
+def test_the_five_cases() -> None:
+    assert case_name(Outcome.DIRECT_SUCCESS) == "case_direct_success"
+    names = {
+        case_name(o, d)
+        for o in (Outcome.INDIRECT_SUCCESS, Outcome.FAILURE)
+        for d in (Diagnosis.IMPERFECT_RULES, Diagnosis.IMPERFECT_AGENT)
+    }
+    assert len(names | {case_name(Outcome.DIRECT_SUCCESS, Diagnosis.IMPERFECT_AGENT)}) == 5
+    with pytest.raises(ValueError):
+        case_name(Outcome.FAILURE)
+
+
+def test_direct_success_goes_straight_to_the_success_prompt() -> None:
+    script = Script(
+        [
+            "```python\nrule_system.write_rule(rule='Put tasks: go, take, put.', "
+            "type='Success Process', example='agent.go_to(\"desk_1\")', "
+            "validation_record='put-1/0')\nrule_system.stop_generating()\n```"
+        ]
+    )
+    rules = rules_system()
+    ep = episode(Outcome.DIRECT_SUCCESS)
+    ep.turns = ep.turns[1:]
+    report = asyncio.run(Builder("ALFWorld", "api").build(Roles(script.llm), rules, ep))
+    assert report.case == "case_direct_success" and report.diagnosis is None
+    assert len(script.seen) == 1  # no diagnosis call
+    prompt = script.seen[0][-1].content
+    assert "## Trajectory" in prompt and "## Manage rules" in prompt
+    assert "Useful Helper Method" in prompt and "Success Process" in prompt
+    assert "Diagnosis:" not in prompt and "change nothing" not in prompt
+    assert [r.type for r in rules.rules()] == [RuleType.SUCCESS_PROCESS]
+
+
+def test_failure_and_indirect_success_get_their_own_diagnosis_prompts() -> None:
+    asked = {}
+    for outcome in (Outcome.FAILURE, Outcome.INDIRECT_SUCCESS):
+        script = Script(["Diagnosis: agent", "```python\nrule_system.stop_generating()\n```"])
+        asyncio.run(
+            Builder("ALFWorld", "api").build(Roles(script.llm), rules_system(), episode(outcome))
+        )
+        asked[outcome] = script.seen[0][-1].content
+    assert "final error" in asked[Outcome.FAILURE]
+    assert "final error" not in asked[Outcome.INDIRECT_SUCCESS]
+    assert "root cause" in asked[Outcome.INDIRECT_SUCCESS]
 
 
 def test_builder_without_verdict_changes_nothing_and_says_so() -> None:
@@ -183,7 +229,21 @@ def test_consolidator_that_never_merges_is_reported_over_the_limit() -> None:
     consolidator = Consolidator("ALFWorld", "api", max_rules=12, max_rounds=3)
     report = asyncio.run(consolidator.consolidate(Roles(script.llm), rules, None))
     assert report.over_limit and report.after == 14
-    assert len(script.seen) == 3
+    assert len(script.seen) == 1  # it called stop_generating(): not asked again
+
+
+def test_consolidator_goes_on_while_the_model_has_not_stopped() -> None:
+    rules = rules_system()
+    fill_rules(rules, 14)
+    script = Script(
+        [
+            "```python\nrule_system.delete_rule(rule_id='rule_0')\n```",
+            "```python\nrule_system.delete_rule(rule_id='rule_1')\n```",
+        ]
+    )
+    consolidator = Consolidator("ALFWorld", "api", max_rules=12, max_rounds=3)
+    report = asyncio.run(consolidator.consolidate(Roles(script.llm), rules, None))
+    assert report.after == 12 and not report.over_limit and len(script.seen) == 2
 
 
 @pytest.mark.parametrize("outcome", list(Outcome))
@@ -194,3 +254,16 @@ def test_every_case_has_a_prompt(outcome: Outcome, diagnosis: Diagnosis) -> None
     text = fill("builder", case_name(outcome, diagnosis))
     if outcome is Outcome.FAILURE:
         assert "may NOT write" in text
+
+
+def test_the_builder_sees_the_planners_comments_on_the_rules_it_named() -> None:
+    from lorekit.agents.automanual.trajectory import render_trajectory
+
+    ep = episode(Outcome.FAILURE)
+    ep.turns[0].answer = (
+        "### Analysis\nx\n### Related rules\nrule_2: drawers must be opened first, "
+        "so I open them\n### Plan\ny\n### Code\n```python\npass\n```"
+    )
+    ep.turns[0].related_rules = ["rule_2"]
+    text = render_trajectory(ep)
+    assert "Related rules: rule_2: drawers must be opened first, so I open them" in text

@@ -116,6 +116,7 @@ async def test_manual_uses_model_groups_and_the_rules_own_text() -> None:
     call = llm.calls[0]
     assert call.params.temperature == 0.0 and call.params.max_tokens == 4096
     assert "ALFWorld household API" in call.messages[0].content
+    assert "from basic to complex" in call.prompt  # the groups' order, as published
     assert "4 in all: rule_0, rule_1, rule_2, rule_3" in call.last
     assert "heat it with microwave_1" in call.last and "LOG-SECRET" not in call.prompt
 

@@ -49,7 +49,7 @@ assert object_ids, "Error in [Step 1]: still no soapbar"
 # [Step 2] Take it
 soapbar = object_ids[0]
 agent.take(soapbar, found_at)
-assert agent.holding() == soapbar, "Error in [Step 2]"
+assert agent.holding == soapbar, "Error in [Step 2]"
 # [Step 3] Put it in drawer_1
 if "closed" in agent.go_to('drawer_1'):
     agent.open('drawer_1')
@@ -323,3 +323,22 @@ async def test_under_the_harness_env_in_its_own_process(pool: WorkerPool) -> Non
     assert planned.outcome is Outcome.INDIRECT_SUCCESS and ep.trajectory.success
     assert [s[0] for s in recorder.steps] == ep.trajectory.actions
     assert len(ep.trajectory.actions) == sum(t.actions for t in planned.turns) > 5
+
+
+async def test_variables_of_an_earlier_turn_are_still_there(pool: WorkerPool) -> None:
+    # Turn 1 sets plain variables and stops; turn 2 uses them: one namespace per episode.
+    first = FIND + "\nplaces = ['toilet_1', 'drawer_2']\ntarget = 'drawer_1'\n"
+    second = """
+object_ids, found_at = find_object(agent, places, 'soapbar')
+soapbar = object_ids[0]
+agent.take(soapbar, found_at)
+if "closed" in agent.go_to(target):
+    agent.open(target)
+agent.put(soapbar, target)
+"""
+    played = await play(pool, [answer(first), answer(second), skill(first + second)])
+    planned = played.planned
+    assert planned.turns[1].error is None, planned.turns[1].feedback
+    assert played.ep.trajectory.success and planned.outcome is Outcome.INDIRECT_SUCCESS
+    system = played.llm.calls[0].messages[0].content
+    assert "one namespace" in system

@@ -148,6 +148,8 @@ def test_classify() -> None:
     assert classify(True, [ok]) is Outcome.DIRECT_SUCCESS
     assert classify(True, [bad, ok]) is Outcome.INDIRECT_SUCCESS
     assert classify(False, [ok]) is Outcome.FAILURE
+    # A clean first turn that left the task undone, finished in turn 2: indirect.
+    assert classify(True, [ok, ok]) is Outcome.INDIRECT_SUCCESS
 
 
 def test_helper_examples_come_from_helper_rules_only() -> None:

@@ -511,3 +511,15 @@ def test_random_changes_keep_replay_restore_and_a_second_reader_consistent(
         assert sorted(rebuilt) == sorted(r.rule_id for r in rs.rules())
         other.restore(v)
         assert rs.rules() == rs.rules_at(v)  # rs catches up with other's restore
+
+
+def test_logs_keep_three_by_default_as_published() -> None:
+    rs = RuleSystem(open_db(None), "b")
+    rs.begin("e0", succeeded=True, actor="builder")
+    rs.write_rule("When x: y.", "Special Phenomenon", "", "seen in e0")
+    rid = rs.rules()[0].rule_id
+    for i in range(1, 5):
+        rs.begin(f"e{i}", succeeded=True, actor="builder")
+        rs.update_rule(rid, validation_record=f"seen in e{i}")
+    logs = rs.rules()[0].logs
+    assert len(logs) == 3 and "e4" in logs[-1] and not any("e1" in log for log in logs)

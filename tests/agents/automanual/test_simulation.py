@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from lorekit.agents.automanual.profiles import profile_for
 from lorekit.agents.automanual.simulation import draw, planner_model
 from lorekit.agents.automanual.simulation_builder import (
     builder_model,
@@ -93,7 +94,14 @@ def play(
         messages.append(Message("assistant", answer))
         found = CODE.search(answer)
         assert found is not None, answer
-        result = run_code(found.group(1), api, api_name="agent", limits=Limits(max_api_calls=200))
+        result = run_code(
+            found.group(1),
+            api,
+            api_name="agent",
+            api_methods=profile_for("alfworld").callable_methods,
+            limits=Limits(max_api_calls=200),
+            api_state=api.state,  # agent.holding as the published agent reads it
+        )
         feedback = "## Feedback\n" + result.feedback()
         if env.won or env.done:
             break
@@ -232,7 +240,7 @@ def test_same_prompt_same_answer_and_the_seed_matters(env: AlfWorldEnv) -> None:
     a, b = planner_model(forget=0.5, seed=1), planner_model(forget=0.5, seed=1)
     assert [a(p) for p in prompts] == [b(p) for p in prompts]
     forgot = {
-        s: [".heat(" not in planner_model(forget=0.5, seed=s)(p) for p in prompts]
+        s: [".heat_with(" not in planner_model(forget=0.5, seed=s)(p) for p in prompts]
         for s in (1, 2, 3)
     }
     assert any(forgot[1]) and not all(forgot[1])
@@ -245,7 +253,7 @@ def test_a_forgotten_state_change_is_repaired_or_reflected_on(env: AlfWorldEnv) 
     fixed = play(env, task, planner_model(forget=1.0, repair=1.0))
     assert fixed.outcome == "indirect_success"
     assert "### Mistakes" in fixed.conclusion and "I forgot to heat" in fixed.conclusion
-    assert ".heat(" in skill_of(fixed)  # the skill keeps the step it had forgotten
+    assert ".heat_with(" in skill_of(fixed)  # the skill keeps the step it had forgotten
     stuck = play(env, task, planner_model(forget=1.0, repair=0.0))
     assert stuck.outcome == "failure"
     assert "### Reflection" in stuck.conclusion and "# [Step" in stuck.conclusion
