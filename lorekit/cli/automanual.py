@@ -84,10 +84,7 @@ def formulate_cmd(
     from lorekit.agents.automanual.store import open_db
     from lorekit.cli.checks import (
         build_models,
-        check_api_keys,
-        check_cache,
-        check_roles,
-        role_names,
+        check_models,
     )
     from lorekit.eval.store import RunStore
     from lorekit.llm.accounting import UsageLedger
@@ -97,15 +94,7 @@ def formulate_cmd(
     config_path = models.config_path
     cfg, _setting = prepare_config(models, cache=cache, store=store)
     _build_run(str(cfg.store), build)
-    check_roles(
-        cfg,
-        STAGE_ROLES,
-        owner="automanual formulate",
-        from_flags=role_names(models.roles),
-        config_path=config_path,
-    )
-    check_api_keys(cfg, config_path=config_path)
-    check_cache(cfg, config_path=config_path)
+    check_models(cfg, STAGE_ROLES, owner="automanual formulate", models=models)
     db = open_db(str(cfg.store))
     try:
         system = RuleSystem(db, build)

@@ -252,11 +252,9 @@ def build_cmd(
     from lorekit.agents.automanual.retrieval import make_retriever
     from lorekit.cli.checks import (
         build_models,
-        check_api_keys,
         check_cache,
-        check_roles,
+        check_models,
         check_writable,
-        role_names,
     )
     from lorekit.eval.report import render_run
     from lorekit.eval.store import RunMismatchError
@@ -272,14 +270,7 @@ def build_cmd(
     except ValueError as exc:
         raise UserError(str(exc).strip("'\"")) from None
     cfg, store_setting = prepare_config(models, cache=harness.cache, store=harness.store)
-    check_roles(
-        cfg,
-        STAGE_ROLES,
-        owner="automanual build",
-        from_flags=role_names(models.roles),
-        config_path=config_path,
-    )
-    check_api_keys(cfg, config_path=config_path)
+    check_models(cfg, STAGE_ROLES, owner="automanual build", models=models, cache=False)
     env_opt = with_defaults(tasks.env_opt, dict(profile.env_options))
     env_kwargs, chosen, provenance = prepare_tasks(env_name, env_opt, tasks.tasks, tasks.split)
     check_writable(cfg.store, what="run store", setting=store_setting)

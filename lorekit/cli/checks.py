@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from lorekit.cli.errors import UserError
+from lorekit.cli.options import ModelChoice
 from lorekit.config import RunConfig, build_roles, unknown_roles
 from lorekit.llm.roles import Roles
 
@@ -48,6 +49,29 @@ def check_roles(
             raise UserError(f"--role: {problem}")
         click.echo(f"lorekit: warning: {config_path}: roles.{name}: {problem}; ignored", err=True)
         del config.roles[name]  # ignored for real: no client, no key check for it
+
+
+def check_models(
+    config: RunConfig,
+    allowed: Iterable[str] | None,
+    *,
+    owner: str,
+    models: ModelChoice,
+    cache: bool = True,
+) -> None:
+    """The checks every command that calls models makes before it starts: the
+    roles ``owner`` asks for (:func:`check_roles`), their API keys and, unless
+    ``cache`` is False (a command that checks more in between), the model cache."""
+    check_roles(
+        config,
+        allowed,
+        owner=owner,
+        from_flags=role_names(models.roles),
+        config_path=models.config_path,
+    )
+    check_api_keys(config, config_path=models.config_path)
+    if cache:
+        check_cache(config, config_path=models.config_path)
 
 
 def check_api_keys(config: RunConfig, *, config_path: str | None = None) -> None:

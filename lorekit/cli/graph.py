@@ -144,10 +144,7 @@ def run(
     Hooks load only from the spec's folder, LoreKit, and --allow-hooks."""
     from lorekit.cli.checks import (
         build_models,
-        check_api_keys,
-        check_cache,
-        check_roles,
-        role_names,
+        check_models,
     )
     from lorekit.config import ConfigError, RunConfig, apply_overrides, load_config
 
@@ -167,15 +164,7 @@ def run(
         )
     except (GraphError, ConfigError) as exc:
         raise GraphUsageError(_report(str(exc), all_errors)) from None
-    check_roles(
-        cfg,
-        {node.role for node in spec.nodes},
-        owner=f"graph {spec.name}",
-        from_flags=role_names(models.roles),
-        config_path=config_path,
-    )
-    check_api_keys(cfg, config_path=config_path)
-    check_cache(cfg, config_path=config_path)
+    check_models(cfg, {node.role for node in spec.nodes}, owner=f"graph {spec.name}", models=models)
     graph_ = spec.build(build_models(cfg, config_path=config_path))
     try:
         results = asyncio.run(graph_.evaluate(db, sequential=sequential))

@@ -108,10 +108,7 @@ def extract(
     """Mine experience (costs, gains, preconditions per action) from RECORDS with a model."""
     from lorekit.cli.checks import (
         build_models,
-        check_api_keys,
-        check_cache,
-        check_roles,
-        role_names,
+        check_models,
     )
     from lorekit.laws.extract import ROLE, ExtractError, Extractor
     from lorekit.laws.extract_progress import ProgressMismatch
@@ -124,15 +121,7 @@ def extract(
     if cache is None and config_path is None:
         cache = "read-write"
     cfg, _store_setting = prepare_config(models, cache=cache)
-    check_roles(
-        cfg,
-        {ROLE, cfg.default_role},
-        owner="laws extract",
-        from_flags=role_names(models.roles),
-        config_path=config_path,
-    )
-    check_api_keys(cfg, config_path=config_path)
-    check_cache(cfg, config_path=config_path)
+    check_models(cfg, {ROLE, cfg.default_role}, owner="laws extract", models=models)
     records = _read(records_path)
     sidecar = progress_path(out)
     if fresh:

@@ -302,11 +302,9 @@ def team_run(
     Exits 1 when an episode ended in an error (resume with --run-id and --retry-errors)."""
     from lorekit.cli.checks import (
         build_models,
-        check_api_keys,
         check_cache,
-        check_roles,
+        check_models,
         check_writable,
-        role_names,
     )
 
     if env_name != ENV_NAME:
@@ -321,14 +319,7 @@ def team_run(
             "or --simulate for the scripted team"
         )
     cfg, store_setting = prepare_config(models, cache=harness.cache, store=harness.store)
-    check_roles(
-        cfg,
-        TEAM_ROLES,
-        owner="a team",
-        from_flags=role_names(models.roles),
-        config_path=config_path,
-    )
-    check_api_keys(cfg, config_path=config_path)
+    check_models(cfg, TEAM_ROLES, owner="a team", models=models, cache=False)
     served = sorted(r for r, m in cfg.roles.items() if m.provider != "scripted")
     if spec.clock == "virtual" and not simulate and served:
         raise UserError(
