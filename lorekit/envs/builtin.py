@@ -101,6 +101,7 @@ def make_miniwob(
     seed: int = 0,
     success: str = "strict",
     html: str = "clean",
+    actions: str = "plain",
     page_time_ms: int | None = 1_000_000,
     max_steps: int | None = 20,
     pool_size: int | None = None,
@@ -113,6 +114,7 @@ def make_miniwob(
         seed=seed,
         success=success,  # type: ignore[arg-type]
         html=html,  # type: ignore[arg-type]
+        actions=actions,  # type: ignore[arg-type]
         page_time_ms=page_time_ms,
         max_steps=max_steps,
         pool_size=pool_size,

@@ -111,11 +111,17 @@ class MiniWoBCodeApi:
     # -- actions -------------------------------------------------------------------------
 
     def click_xpath(self, xpath: str) -> str:
-        """Click the first element ``xpath`` matches; the page's HTML afterwards."""
+        """Click what ``xpath`` matches; the page's HTML afterwards.
+
+        The first match, or, under the env's ``actions="published"``, every shown and
+        enabled match (AutoManual's wrapper)."""
         return self._send("click_xpath", xpath)
 
     def type(self, text: str) -> str:
-        """Type ``text`` into the element that has the focus (click it first)."""
+        """Type ``text`` into the element that has the focus (click it first).
+
+        Under the env's ``actions="published"`` it fails when nothing that takes
+        text has the focus or the field is not empty, as AutoManual's wrapper does."""
         return self._send("type", text)
 
     def press_key(self, key: str) -> str:

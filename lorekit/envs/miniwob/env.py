@@ -9,7 +9,10 @@ never share an episode. Results group by page.
 The observation is the page's utterance and its HTML (``#wrap`` and any
 dialog the page added), cleaned of MiniWoB's bookkeeping attributes unless
 ``html="raw"``. Actions are AutoManual's (:mod:`.actions`); after each one
-the env says whether it was carried out. Success is strict by default (the
+the env says whether it was carried out. ``actions="published"`` gives
+``type`` and ``click_xpath`` the semantics of AutoManual's published wrapper
+(see :mod:`.page`; AutoManual's profile sets it), ``"plain"`` (the default)
+types wherever the focus is and clicks the first match. Success is strict by default (the
 page's raw reward is 1); ``success="partial"`` counts any positive reward as
 AutoManual does; both verdicts are in every final step's info.
 
@@ -31,7 +34,14 @@ from lorekit import yamlio
 from lorekit.envs.base import Observation, Step, Task, TextEnv
 from lorekit.envs.miniwob.actions import FORMS, ActionSyntaxError, parse_action
 from lorekit.envs.miniwob.browser import Browser, BrowserCrashed
-from lorekit.envs.miniwob.page import DEFAULT_PAGE_TIME_MS, MiniWoBPage, Outcome, page_names
+from lorekit.envs.miniwob.page import (
+    ACTION_FLAVOURS,
+    DEFAULT_PAGE_TIME_MS,
+    Actions,
+    MiniWoBPage,
+    Outcome,
+    page_names,
+)
 from lorekit.envs.miniwob.pool import BrowserPool, shared_pool
 from lorekit.envs.miniwob.solvers import SOLVERS, candidates, solve
 from lorekit.envs.miniwob.view import View, read_view
@@ -105,6 +115,7 @@ class MiniWoBEnv(TextEnv):
         seed: int = 0,
         success: Success = "strict",
         html: Literal["clean", "raw"] = "clean",
+        actions: Actions = "plain",
         page_time_ms: int | None = DEFAULT_PAGE_TIME_MS,
         max_steps: int | None = 20,
         pool: BrowserPool | None = None,
@@ -114,6 +125,8 @@ class MiniWoBEnv(TextEnv):
             raise ValueError(f"success must be 'strict' or 'partial', got {success!r}")
         if html not in ("clean", "raw"):
             raise ValueError(f"html must be 'clean' or 'raw', got {html!r}")
+        if actions not in ACTION_FLAVOURS:
+            raise ValueError(f"actions must be 'plain' or 'published', got {actions!r}")
         if (
             isinstance(episodes_per_task, bool)
             or not isinstance(episodes_per_task, int)
@@ -128,6 +141,7 @@ class MiniWoBEnv(TextEnv):
         self.seed = seed
         self.success_rule: Success = success
         self.raw_html = html == "raw"
+        self.actions: Actions = actions
         self.page_time_ms = page_time_ms
         self.step_limit = max_steps
         self.max_steps = max_steps if max_steps is not None else UNCAPPED
@@ -176,7 +190,9 @@ class MiniWoBEnv(TextEnv):
         browser = self._pool.acquire(owner=self)
         self._browser = browser
         try:
-            page = MiniWoBPage(browser, page_name, page_time_ms=self.page_time_ms)
+            page = MiniWoBPage(
+                browser, page_name, page_time_ms=self.page_time_ms, actions=self.actions
+            )
             page.begin(episode_seed)
             text = self._show(page)
         except BrowserCrashed:

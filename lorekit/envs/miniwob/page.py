@@ -10,6 +10,19 @@ Actions are AutoManual's: ``click_xpath``, ``type``, ``press_key``,
 saying whether it was carried out and, if not, why (a bad xpath, no such
 element, an element that cannot be clicked): never an exception, except
 :class:`~lorekit.envs.miniwob.browser.BrowserCrashed` when the browser died.
+
+Two of them come in two flavours (``actions``):
+
+- ``plain``: ``type`` sends the keys to whatever has the focus (nothing, or a
+  field that already holds text, which it appends to); ``click_xpath`` clicks
+  the first element the xpath matches.
+- ``published``: as AutoManual's published wrapper does. ``type`` fails, with
+  the reason, when the focused element takes no text (nothing clicked yet),
+  is disabled, or is not empty; ``click_xpath`` clicks every match that is
+  shown and enabled, in document order, and fails only when none is. The
+  rules in AutoManual's published manual were learned from these failures
+  ("click the field first", "clear it before typing"), so its planner needs
+  them to meet the same pages. ``press_key`` sends its key either way.
 """
 
 from __future__ import annotations
@@ -19,7 +32,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from lorekit.envs.miniwob.browser import Browser, BrowserCrashed
 
@@ -55,6 +68,9 @@ KEYS = {
     "pagedown": "PAGE_DOWN",
 }
 MAX_TYPED_CHARS = 500
+
+Actions = Literal["plain", "published"]
+ACTION_FLAVOURS: tuple[Actions, ...] = ("plain", "published")
 
 _OWN_ELEMENTS = ("click-canvas", "reward-display", "sync-task-cover")
 _WOB_ATTRIBUTE = re.compile(r'\s+data-(?:wob_[\w-]+|tampered)="[^"]*"')
@@ -114,14 +130,30 @@ return parts.join('\\n');
 """
 
 
+#: The focused element's value and whether it is disabled; null when it takes no text.
+_FOCUSED_FIELD = """
+const el = document.activeElement;
+if (!el || el.value === undefined || el.value === null) return null;
+return [String(el.value), el.disabled === true];
+"""
+
+
 class MiniWoBPage:
     """One task's page in one browser; :meth:`begin` starts an episode."""
 
     def __init__(
-        self, browser: Browser, task: str, *, page_time_ms: int | None = DEFAULT_PAGE_TIME_MS
+        self,
+        browser: Browser,
+        task: str,
+        *,
+        page_time_ms: int | None = DEFAULT_PAGE_TIME_MS,
+        actions: Actions = "plain",
     ) -> None:
         if task not in page_names():
             raise ValueError(f"no MiniWoB page {task!r}; see lorekit.envs.miniwob.page_names()")
+        if actions not in ACTION_FLAVOURS:
+            raise ValueError(f"actions must be 'plain' or 'published', got {actions!r}")
+        self.actions: Actions = actions
         self.browser = browser
         self.task = task
         self.page_time_ms = page_time_ms
@@ -138,10 +170,13 @@ class MiniWoBPage:
                 driver.execute_script("core.endEpisode(0);")
             # A reused page keeps fields that earlier episodes typed into, marked
             # data-tampered="e<episode number>": bookkeeping that would make the
-            # same seed read differently in a browser that ran more episodes.
+            # same seed read differently in a browser that ran more episodes. It
+            # keeps the focus too, where the last episode clicked: an episode
+            # starts as on a freshly loaded page, with nothing focused.
             script = (
                 "document.querySelectorAll('[data-tampered]')"
                 ".forEach(e => e.removeAttribute('data-tampered'));"
+                "if (document.activeElement) document.activeElement.blur();"
                 f"Math.seedrandom({int(seed)});"
             )
             if time_ms is not None:
@@ -182,7 +217,46 @@ class MiniWoBPage:
     # -- acting ------------------------------------------------------------------------
 
     def click_xpath(self, xpath: str) -> ActionResult:
+        if self.actions == "published":
+            return self._click_each(xpath)
         return self._on_element(xpath, "click", lambda d, el: el.click())
+
+    def _click_each(self, xpath: str) -> ActionResult:
+        """Click every shown, enabled element ``xpath`` matches (the published wrapper's click)."""
+        if not xpath.strip():
+            return ActionResult(False, "click: empty xpath")
+
+        def run(driver: Any) -> str:
+            from selenium.common.exceptions import (
+                ElementClickInterceptedException,
+                ElementNotInteractableException,
+                StaleElementReferenceException,
+            )
+            from selenium.webdriver.common.by import By
+
+            found = driver.find_elements(By.XPATH, xpath)
+            if not found:
+                raise LookupError(f"no element matches {xpath}")
+            clicked = 0
+            for element in found:
+                try:
+                    if element.is_displayed() and element.is_enabled():
+                        element.click()
+                        clicked += 1
+                except (
+                    ElementClickInterceptedException,
+                    ElementNotInteractableException,
+                    StaleElementReferenceException,
+                ):
+                    continue  # covered, or gone after an earlier click: as not clickable
+            if not clicked:
+                raise LookupError(
+                    f"none of the {len(found)} element(s) matching {xpath} can be clicked "
+                    "(hidden, disabled or covered)"
+                )
+            return f"click {xpath}" + (f" ({clicked} elements)" if clicked > 1 else "")
+
+        return self._act(run, f"click {xpath}")
 
     def click_option(self, xpath: str) -> ActionResult:
         def pick(driver: Any, element: Any) -> None:
@@ -212,9 +286,15 @@ class MiniWoBPage:
                 False, f"type: {len(text)} characters is too long (at most {MAX_TYPED_CHARS})"
             )
 
+        published = self.actions == "published"
+
         def send(driver: Any) -> None:
             from selenium.webdriver.common.action_chains import ActionChains
 
+            if published:
+                problem = _untypeable(driver.execute_script(_FOCUSED_FIELD))
+                if problem:
+                    raise ValueError(problem)
             ActionChains(driver).send_keys(text).perform()
 
         return self._act(send, f"type {text!r}")
@@ -252,12 +332,25 @@ class MiniWoBPage:
         from selenium.common.exceptions import WebDriverException
 
         try:
-            self.browser.call(fn)
+            said = self.browser.call(fn)
         except BrowserCrashed:
             raise
         except (WebDriverException, LookupError, ValueError) as error:
             return ActionResult(False, f"{done}: {_reason(error)}")
-        return ActionResult(True, done)
+        return ActionResult(True, said if isinstance(said, str) else done)
+
+
+def _untypeable(field: Any) -> str:
+    """Why the published ``type`` refuses the focused element ("" when it may type)."""
+    if not isinstance(field, list):
+        return "nothing that takes text has the focus; click the field first"
+    value, disabled = str(field[0]), bool(field[1])
+    if disabled:
+        return "the focused field is disabled"
+    if value:
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        return f"the focused field is not empty (it holds {shown!r}); clear it first"
+    return ""
 
 
 def _reason(error: BaseException) -> str:

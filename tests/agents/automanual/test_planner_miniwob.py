@@ -47,7 +47,7 @@ def sandbox() -> Iterator[WorkerPool]:
 async def test_the_example_plays_out_on_the_real_page(
     browsers: BrowserPool, sandbox: WorkerPool
 ) -> None:
-    env = MiniWoBEnv(EXAMPLE.task_type, pool=browsers)
+    env = MiniWoBEnv(EXAMPLE.task_type, pool=browsers, **PROFILE.env_options)
     recorder = ListRecorder()
     ep = await Episode.start(env, EXAMPLE.task_id, recorder)
     try:
@@ -76,7 +76,7 @@ async def test_the_example_plays_out_on_the_real_page(
 async def test_failed_actions_and_the_page_are_reported(
     browsers: BrowserPool, sandbox: WorkerPool
 ) -> None:
-    env = MiniWoBEnv("enter-text", pool=browsers)
+    env = MiniWoBEnv("enter-text", pool=browsers, **PROFILE.env_options)
     ep = await Episode.start(env, "enter-text#3")
     code_1 = """
 agent.click_xpath("//*[@id='no-such-box']")
@@ -105,3 +105,38 @@ agent.click_xpath("//button[@id='subbtn']")
     assert "Actions used so far: 1 of 20." in first
     assert planned.turns[0].error is not None and planned.outcome is Outcome.INDIRECT_SUCCESS
     assert ep.trajectory.success and len(ep.trajectory.actions) == 4
+
+
+async def test_the_profile_types_and_clicks_as_the_published_wrapper(
+    browsers: BrowserPool, sandbox: WorkerPool
+) -> None:
+    """Typing with nothing focused, or into a field that holds text, is a failed action
+    that ends the code (the failures the published manual's rules were learned from)."""
+    assert PROFILE.env_options["actions"] == "published"
+    env = MiniWoBEnv("enter-text", pool=browsers, **PROFILE.env_options)
+    ep = await Episode.start(env, "enter-text#5")
+    find_word = """
+import re
+word = re.search(r'<span class="bold">(.*?)</span>', agent.html()).group(1)
+"""
+    code_1 = find_word + "agent.type(word)\nprint('typed')\n"
+    code_2 = find_word + (
+        "agent.click_xpath(\"//input[@id='tt']\")\nagent.type(word)\nagent.type(word)\n"
+    )
+    code_3 = find_word + (
+        "for _ in word:\n    agent.press_key('backspace')\n"
+        "agent.type(word)\nagent.click_xpath(\"//button[@id='subbtn']\")\n"
+    )
+    llm = ScriptedLLM([answer(code_1), answer(code_2), answer(code_3), skill(code_3)])
+    try:
+        planned = await Planner(PROFILE, limits=LIMITS, pool=sandbox).play(
+            ep, Roles(llm), rules_text="", episode_id="mw-3", task_type="enter-text"
+        )
+    finally:
+        await ep.env.end_episode()
+        ep.env.close()
+    first, second = planned.turns[0].feedback, planned.turns[1].feedback
+    assert "-> Action failed: " in first and "nothing that takes text has the focus" in first
+    assert "Printed output: none." in first and "ActionFailed" in first
+    assert "clear it first" in second and "Actions used so far: 4 of 20." in second
+    assert planned.outcome is Outcome.INDIRECT_SUCCESS and ep.trajectory.success
