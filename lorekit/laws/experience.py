@@ -4,8 +4,9 @@ Every source of laws (an LLM reading records, the symbolic learner, the
 ground truth, a hand-written file) produces the same :class:`Experience`, so
 scoring, prompting and reward generation never care where the laws came
 from. A law says what the achievement's action needs (inventory, stations in
-the 3x3 area, the faced thing, upper bounds such as "energy below 9") and
-what a success consumes and yields.
+the 3x3 area, the faced thing, upper bounds such as "energy below 9"), what
+a success consumes and yields, and what the faced cell becomes ("collecting
+stone leaves a path").
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ LAW_ACTIONS: dict[str, str] = {
 ACHIEVEMENT_OF_ACTION: dict[str, str] = {v: k for k, v in LAW_ACTIONS.items()}
 
 _LAW_KEYS = ("achievement", "action", "requires", "nearby", "faced", "costs", "gains")
+_OPTIONAL_KEYS = {"text", "confidence", "evidence", "below", "leaves"}
 
 
 MAX_EXPERIENCE_BYTES = 64 * 1024**2
@@ -57,6 +59,10 @@ class Law:
     below: dict[str, int] = field(default_factory=dict)
     """Upper bounds: ``{"energy": 9}`` means the action needs energy < 9
     (crafter's sleep does nothing at full energy). Optional in files."""
+    leaves: str | None = None
+    """What the faced cell holds after a success (``path`` once stone is mined,
+    ``table`` once one is placed); None: unknown or unchanged. Optional in files
+    (files written before the field load as None)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,6 +74,7 @@ class Law:
             "below": dict(self.below),
             "costs": dict(self.costs),
             "gains": dict(self.gains),
+            "leaves": self.leaves,
             "text": self.text,
             "confidence": self.confidence,
             "evidence": dict(self.evidence),
@@ -81,7 +88,7 @@ class Law:
         missing = [k for k in _LAW_KEYS if k not in data]
         if missing:
             raise ExperienceError(f"{where}: missing field(s) {', '.join(missing)}")
-        unknown = sorted(set(data) - set(_LAW_KEYS) - {"text", "confidence", "evidence", "below"})
+        unknown = sorted(set(data) - set(_LAW_KEYS) - _OPTIONAL_KEYS)
         if unknown:
             raise ExperienceError(f"{where}: unknown field(s) {', '.join(unknown)}")
         achievement = _string(data["achievement"], f"{where}.achievement")
@@ -100,6 +107,9 @@ class Law:
             isinstance(confidence, bool) or not isinstance(confidence, (int, float))
         ):
             raise ExperienceError(f"{where}.confidence: expected a number or null")
+        leaves = data.get("leaves")
+        if leaves is not None:
+            leaves = _string(leaves, f"{where}.leaves").strip() or None
         evidence = data.get("evidence", {})
         if not isinstance(evidence, Mapping):
             raise ExperienceError(f"{where}.evidence: expected an object")
@@ -112,6 +122,7 @@ class Law:
             below=_bounds(data.get("below", {}), f"{where}.below"),
             costs=_counts(data["costs"], f"{where}.costs"),
             gains=_counts(data["gains"], f"{where}.gains"),
+            leaves=leaves,
             text=_string(data.get("text", ""), f"{where}.text"),
             confidence=None if confidence is None else float(confidence),
             evidence=dict(evidence),
@@ -132,7 +143,10 @@ class Law:
         parts = [head + ":"]
         parts.append("needs " + (", ".join(needs) if needs else "nothing special") + ";")
         parts.append("consumes " + (_items(self.costs) or "nothing") + ";")
-        parts.append("gives " + (_items(self.gains) or "nothing") + ".")
+        gives = "gives " + (_items(self.gains) or "nothing")
+        if self.leaves:
+            gives += f"; the faced cell is then {self.leaves}"
+        parts.append(gives + ".")
         return " ".join(parts)
 
 
@@ -229,6 +243,8 @@ def oracle_experience() -> Experience:
             below=dict(rule.below),
             costs=dict(rule.costs),
             gains=dict(rule.gains),
+            # a cell that stays what it was (water drunk, grass searched) is no change
+            leaves=rule.leaves if rule.leaves not in rule.faced else None,
             confidence=1.0,
             evidence={"probability": rule.probability},
         )

@@ -4,13 +4,16 @@ Algorithms 2 and 3), played by the role ``extractor``.
 For each achievement ``g`` with records ``D_g`` (successes ``D_g+``):
 
 1. **Costs and gains** (Algorithm 2), separately per aspect of the player's
-   state (attributes, tools, materials): the model first says what a success
-   should cost and give from its own knowledge, then revises that record by
-   record, each step showing one success's before and after in that aspect.
-2. **Preconditions** (Algorithm 3): from the costs and gains the model guesses
+   state (attributes, tools, materials) and then for the world's side (what
+   the faced cell becomes: "reveals a path"): the model first says what a
+   success should cost and give from its own knowledge, then revises that
+   record by record, each step showing one success's before and after in
+   that aspect.
+2. **Preconditions** (Algorithm 3): from the costs alone the model guesses
    what must hold before the action (items held with counts, things nearby,
-   the faced kind), then revises that over every record of ``g``, successes
-   (which show what is *not* needed) and failures (which show what is).
+   the faced kind), then revises that over every record of ``g``, each step
+   showing the record's state before and after: successes (which show what
+   is *not* needed) and failures (which show what is).
 
 Every step asks for words and a structured form (``extract_parse``); an
 answer whose form is malformed or breaks the schema is fed back with the
@@ -35,15 +38,18 @@ from lorekit.laws.extract_parse import (
     FormError,
     Schema,
     effects_schema,
+    face_schema,
     parse_answer,
     preconditions_schema,
 )
 from lorekit.laws.extract_progress import Progress, fingerprint
 from lorekit.laws.extract_prompts import (
     ASPECTS,
+    FACE,
     answer_format,
     bullets,
     compact,
+    costs_text,
     effects_text,
     fill,
     situation,
@@ -196,6 +202,7 @@ class Extractor:
         try:
             for aspect in ASPECTS:
                 await self._effects(task, state, aspect)
+            await self._face(task, state)
             await self._preconditions(task, state)
         except _StepFailed as failed:
             state["status"], state["failure"] = "failed", failed.info
@@ -229,8 +236,34 @@ class Extractor:
             slot.update(done=step + 1, text=answer.text, form=answer.form)
             self.progress.save()
 
+    async def _face(self, task: _Task, state: dict[str, Any]) -> None:
+        """Algorithm 2 for the world's side: what the faced cell holds after a success."""
+        places = sorted(set(_PLACES) | _seen_places(task.records))
+        schema = face_schema(places)
+        slot = state["effects"].setdefault(FACE, {"done": 0, "text": "", "form": {}})
+        common = {"action": task.action, "achievement": task.achievement}
+        common |= answer_format(schema)
+        successes = task.successes
+        while slot["done"] <= len(successes):
+            step = slot["done"]
+            if step == 0:
+                prompt = fill("face_prior", places=", ".join(places), **common)
+            else:
+                rec = successes[step - 1]
+                prompt = fill(
+                    "face_refine",
+                    current_text=slot["text"] or "(none yet)",
+                    current_form=compact(slot["form"]),
+                    before=rec["before"].get("face", "?"),
+                    after=rec["after"].get("face", "?"),
+                    **common,
+                )
+            answer = await self._ask(state, f"faced cell, step {step}", prompt, schema)
+            slot.update(done=step + 1, text=answer.text, form=answer.form)
+            self.progress.save()
+
     async def _preconditions(self, task: _Task, state: dict[str, Any]) -> None:
-        """Algorithm 3: a guess from the costs, then one revision per record."""
+        """Algorithm 3: a guess from the costs alone, then one revision per record."""
         items = {i for a in ASPECTS for i in (*_ITEMS[a], *_seen_items(task.records, a))}
         places = set(_PLACES) | _seen_places(task.records)
         schema = preconditions_schema(items, places)
@@ -240,11 +273,7 @@ class Extractor:
         while slot["done"] <= len(task.records):
             step = slot["done"]
             if step == 0:
-                prompt = fill(
-                    "preconditions_prior",
-                    effects=effects_text(state),
-                    **common,
-                )
+                prompt = fill("preconditions_prior", costs=costs_text(state), **common)
             else:
                 rec = task.records[step - 1]
                 ok = bool(rec.get("success"))
@@ -254,6 +283,7 @@ class Extractor:
                     current_form=compact(slot["form"]),
                     outcome="succeeded" if ok else "failed",
                     state=situation(rec["before"]),
+                    after=situation(rec["after"]),
                     check=fill("check_success" if ok else "check_failure"),
                     **common,
                 )
@@ -317,6 +347,7 @@ def _law(task: _Task, state: Mapping[str, Any]) -> Law:
         form = state["effects"][aspect]["form"]
         costs.update(form["costs"])
         gains.update(form["gains"])
+    leaves = state["effects"].get(FACE, {}).get("form", {}).get("leaves")
     pre = state["preconditions"]
     text = f"{effects_text(state)}\nPreconditions: {pre['text'] or compact(pre['form'])}"
     successes = len(task.successes)
@@ -329,6 +360,7 @@ def _law(task: _Task, state: Mapping[str, Any]) -> Law:
         below={k: int(n) for k, n in pre["form"].get("below", {}).items() if int(n) > 0},
         costs=costs,
         gains=gains,
+        leaves=leaves if isinstance(leaves, str) else None,
         text=text,
         evidence={
             "successes": successes,

@@ -71,6 +71,16 @@ def effects_schema(items: Iterable[str]) -> Schema:
     }
 
 
+def face_schema(places: Iterable[str]) -> Schema:
+    """What the faced cell holds after a success: one kind, or null (unchanged, unknown)."""
+    return {
+        "type": "object",
+        "required": ["leaves"],
+        "additionalProperties": False,
+        "properties": {"leaves": {"enum": [*sorted(set(places)), None]}},
+    }
+
+
 def preconditions_schema(items: Iterable[str], places: Iterable[str]) -> Schema:
     """What must hold before the action: items held, upper bounds (``below``,
     optional: ``{"energy": 9}`` is energy < 9), things nearby, the thing faced."""
@@ -125,7 +135,7 @@ def validate(value: Any, schema: Mapping[str, Any], path: str = "") -> list[str]
         return [f"{_where(path)} must be of type {kind}, got {_shown(value)}"]
     problems: list[str] = []
     if "enum" in schema and value not in schema["enum"]:
-        allowed = ", ".join(str(x) for x in schema["enum"])
+        allowed = ", ".join("null" if x is None else str(x) for x in schema["enum"])
         problems.append(f"{_where(path)}: {_shown(value)} is not one of: {allowed}")
     if "minimum" in schema and isinstance(value, int | float) and value < schema["minimum"]:
         problems.append(f"{_where(path)} must be at least {schema['minimum']}, got {value}")

@@ -18,6 +18,9 @@ from typing import Any
 from lorekit import yamlio
 
 ASPECTS = ("attributes", "tools", "materials")
+"""The parts of the player's inventory and vitals that costs and gains are about."""
+FACE = "face"
+"""The world's side of a success (what the faced cell becomes), learned like an aspect."""
 
 
 class PromptError(ValueError):
@@ -68,7 +71,21 @@ def effects_text(state: Mapping[str, Any]) -> str:
         if slot:
             words = slot["text"] or "(no description)"
             lines.append(f"- {aspect}: {words} {compact(slot['form'])}")
+    face = state["effects"].get(FACE)
+    if face:
+        words = face["text"] or "(no description)"
+        lines.append(f"- the faced cell: {words} {compact(face['form'])}")
     return "Costs and gains:\n" + "\n".join(lines)
+
+
+def costs_text(state: Mapping[str, Any]) -> str:
+    """The costs the effect steps concluded, and nothing else (Algorithm 3 starts from them)."""
+    costs: dict[str, int] = {}
+    for aspect in ASPECTS:
+        slot = state["effects"].get(aspect)
+        if slot:
+            costs.update(slot["form"].get("costs", {}))
+    return compact(costs) if costs else "nothing"
 
 
 def answer_format(schema: Mapping[str, Any]) -> dict[str, str]:

@@ -7,7 +7,9 @@ count must match too: a wrong count is one false and one missed atom),
 ``ripe plant`` is told apart from a ``plant``: only the ripe one is eaten).
 Per achievement, precision = matched / claimed atoms and recall = matched /
 true atoms (1.0 when the set is empty); totals pool the atoms of all 22
-achievements. Costs and gains score 1 only on an exact match.
+achievements. Costs and gains score 1 only on an exact match, and so does
+what the faced cell becomes (``leaves``), scored only where the truth knows
+it (collecting and placing; ``leaves_ok`` is None elsewhere).
 
 Given records, a true atom is **revealable** when some failure of its
 achievement lacks it while meeting every other true precondition (for a
@@ -88,6 +90,7 @@ class Row:
     revealed: int | None = None
     costs_ok: bool = False
     gains_ok: bool = False
+    leaves_ok: bool | None = None
     missing: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
 
@@ -111,6 +114,7 @@ class Row:
             "revealed": self.revealed,
             "costs_ok": self.costs_ok,
             "gains_ok": self.gains_ok,
+            "leaves_ok": self.leaves_ok,
             "missing": self.missing,
             "extra": self.extra,
         }
@@ -129,6 +133,8 @@ class Score:
             "recall": round(matched / true, 4) if true else 1.0,
             "costs_exact": sum(r.costs_ok for r in self.rows),
             "gains_exact": sum(r.gains_ok for r in self.rows),
+            "leaves_exact": sum(bool(r.leaves_ok) for r in self.rows),
+            "leaves_known": sum(r.leaves_ok is not None for r in self.rows),
             "achievements": len(self.rows),
         }
         if all(r.revealable is not None for r in self.rows):
@@ -161,6 +167,9 @@ def score(
             matched=len(got & want),
             costs_ok=law is not None and law.costs == real.costs,
             gains_ok=law is not None and law.gains == real.gains,
+            leaves_ok=None
+            if real.leaves is None
+            else law is not None and law.leaves == real.leaves,
             missing=sorted(want - got),
             extra=sorted(got - want),
         )

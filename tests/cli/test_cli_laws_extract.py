@@ -51,9 +51,11 @@ def _form(form: dict[str, Any], words: str = "So it seems.") -> str:
 NOTHING = _form({"costs": {}, "gains": {}})
 WOOD = _form({"costs": {}, "gains": {"wood": 1}}, "One wood more.")
 TREE = _form({"requires": {}, "nearby": [], "faced": ["tree"]}, "Face a tree.")
+STAYS = _form({"leaves": None}, "The tree stays.")
 # In order: attributes guess and record, tools guess and record, materials guess
-# and record, the preconditions guess and its two records.
-GOOD = [NOTHING, NOTHING, NOTHING, NOTHING, NOTHING, WOOD, TREE, TREE, TREE]
+# and record, the faced cell's guess and record, the preconditions guess and its
+# two records.
+GOOD = [NOTHING, NOTHING, NOTHING, NOTHING, NOTHING, WOOD, STAYS, STAYS, TREE, TREE, TREE]
 
 
 def _config(tmp_path: Path, answers: list[str]) -> Path:
@@ -85,7 +87,7 @@ def test_extract_writes_the_experience(tmp_path: Path, capsys: pytest.CaptureFix
     law = data["laws"]["collect_wood"]
     assert (law["gains"], law["faced"], law["requires"]) == ({"wood": 1}, ["tree"], {})
     assert data["source"] == "llm:fake" and data["meta"]["calls"] == len(GOOD)
-    assert "wrote" in stdout and "1 laws from 9 model calls" in stdout
+    assert "wrote" in stdout and "1 laws from 11 model calls" in stdout
     assert progress_path(out).is_file()
     # A rerun finds every step done: no model answers are needed at all.
     again = [str(records), "-o", str(out), "-c", str(_config(tmp_path, ["garbage"]))]
@@ -120,7 +122,7 @@ def test_after_a_model_error_the_same_command_continues(
     rest = _config(tmp_path, GOOD[5:])
     code, stdout, err = _run([str(records), "-o", str(out), "-c", str(rest)], capsys)
     assert code == 0, err
-    assert "this run: 4 model calls (0 from the cache)" in stdout
+    assert "this run: 6 model calls (0 from the cache)" in stdout
     data = json.loads(out.read_text())
     assert data["meta"]["calls"] == len(GOOD)
     assert data["laws"]["collect_wood"]["gains"] == {"wood": 1}
@@ -181,6 +183,8 @@ def _http_answer(body: dict[str, Any]) -> str:
     prompt = body["messages"][1]["content"]
     if "must hold before" in prompt:
         return TREE
+    if '"leaves"' in prompt:  # the faced cell's form
+        return STAYS
     if re.search(r"player's\s+materials", prompt) and "before:" in prompt:
         return WOOD
     return NOTHING

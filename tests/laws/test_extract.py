@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from lorekit.laws.experience import Experience
+from lorekit.laws.experience import Experience, oracle_experience
 from lorekit.laws.extract import ExtractError, Extractor, extract_experience
 from lorekit.laws.extract_progress import ProgressMismatch
+from lorekit.laws.score import score
 from lorekit.llm import ScriptedLLM
 from lorekit.llm.base import Message
 
@@ -93,6 +94,13 @@ def knowing(messages: tuple[Message, ...]) -> str:
     match = _ACHIEVEMENT.search(prompt)
     assert match is not None, prompt
     name = match.group(1)
+    if "faced before: " in prompt:
+        before = re.search(r"^faced before: (.*)$", prompt, re.M).group(1)  # type: ignore[union-attr]
+        after = re.search(r"^faced after: +(.*)$", prompt, re.M).group(1)  # type: ignore[union-attr]
+        leaves = None if after == before else after
+        return reply(f"The {before} became {after}.", {"leaves": leaves})
+    if "faced cell hold" in prompt:  # the world's side, before any record
+        return reply("Most likely the cell stays as it was.", {"leaves": None})
     if "From what you know" in prompt:
         return reply("Hard to say without seeing it.", {"costs": {}, "gains": {}})
     if re.search(r"^before: ", prompt, re.M):
@@ -111,7 +119,7 @@ def steps_of(name: str, records: list[dict[str, Any]]) -> int:
     """Calls an extraction of ``name`` makes when every answer is usable."""
     mine = [r for r in records if r["achievement"] == name]
     successes = sum(r["success"] for r in mine)
-    return 3 * (1 + successes) + (1 + len(mine))
+    return 4 * (1 + successes) + (1 + len(mine))
 
 
 async def run(model: ScriptedLLM, **kwargs: Any) -> Experience:
@@ -154,9 +162,70 @@ async def test_each_refinement_shows_one_record_and_the_current_understanding() 
         (True, False),
     ]
     assert "  grass | table | grass" in pre[0]
-    # The precondition guess is made from the costs and gains found before.
+    # The precondition guess starts from the costs found before, and from them alone.
     first = next(p for p in prompts if "What must hold before" in p)
-    assert '"costs": {"wood": 1}' in first and '"gains": {"wood_pickaxe": 1}' in first
+    assert 'uses up:\n{"wood": 1}' in first
+    assert '"wood_pickaxe": 1' not in first and "gives" not in first
+
+
+async def test_each_precondition_step_shows_the_state_before_and_after() -> None:
+    model = ScriptedLLM(fn=knowing)
+    await run(model, achievements=["make_wood_pickaxe"])
+    pre = [
+        c.messages[1].content
+        for c in model.calls
+        if "Here is the state just before" in c.messages[1].content
+    ]
+    records = [r for r in hand_records() if r["achievement"] == "make_wood_pickaxe"]
+    assert len(pre) == len(records)
+    for prompt, rec in zip(pre, records, strict=True):
+        before, _, after = prompt.partition("And the state just after it:")
+        assert f"materials: {json.dumps(rec['before']['materials'], sort_keys=True)}" in before
+        assert f"tools: {json.dumps(rec['after']['tools'], sort_keys=True)}" in after
+    assert 'tools: {"wood_pickaxe": 1}' in pre[0].partition("And the state just after it:")[2]
+
+
+async def test_laws_learn_what_the_faced_cell_becomes() -> None:
+    """Mining stone reveals a path, placing a table puts one there: the records
+    show it, the face step reads it, and the law carries it to the score."""
+    records = [
+        record(
+            "collect_stone",
+            True,
+            state(tools={"wood_pickaxe": 1}, face="stone"),
+            state({"stone": 1}, {"wood_pickaxe": 1}, face="path"),
+        ),
+        record("collect_stone", False, state(face="stone"), state(face="stone")),
+        record("place_table", True, state({"wood": 2}), state(face="table")),
+        record("collect_wood", True, state(face="tree"), state({"wood": 1}, face="tree")),
+    ]
+    truths = {
+        "collect_stone": {"requires": {"wood_pickaxe": 1}, "nearby": [], "faced": ["stone"]},
+        "place_table": {"requires": {"wood": 1}, "nearby": [], "faced": ["grass"]},
+        "collect_wood": TRUE_PRECONDITIONS["collect_wood"],
+    }
+
+    def model(messages: tuple[Message, ...]) -> str:
+        prompt = messages[1].content
+        if "Here is the state just before" in prompt:
+            name = _ACHIEVEMENT.search(prompt).group(1)  # type: ignore[union-attr]
+            return reply("From the record.", truths[name])
+        return knowing(messages)
+
+    llm = ScriptedLLM(fn=model)
+    exp = await extract_experience({"extractor": llm}, records)
+    assert exp.laws["collect_stone"].leaves == "path"
+    assert exp.laws["place_table"].leaves == "table"
+    assert exp.laws["collect_wood"].leaves is None  # the tree stayed: no change learned
+    shown = [c.messages[1].content for c in llm.calls if "faced before: " in c.messages[1].content]
+    assert any("faced before: stone" in p and "faced after:  path" in p for p in shown)
+    reloaded = Experience.from_json(json.loads(json.dumps(exp.to_json())))
+    assert reloaded.laws["collect_stone"].leaves == "path"
+    rows = {r.achievement: r for r in score(reloaded).rows}
+    assert rows["collect_stone"].leaves_ok is True and rows["place_table"].leaves_ok is True
+    truth_wood = oracle_experience().laws["collect_wood"].leaves
+    assert rows["collect_wood"].leaves_ok is (None if truth_wood is None else False)
+    assert rows["collect_drink"].leaves_ok is None  # the truth has no change to score
 
 
 @pytest.mark.parametrize(
@@ -426,6 +495,8 @@ async def test_the_llm_path_carries_an_upper_bound_to_the_score() -> None:
         if '"below"' in messages[1].content:  # the preconditions form shows this field
             form = {"requires": {}, "below": {"energy": 9}, "nearby": [], "faced": []}
             return reply("Sleep only takes when tired.", form)
+        if '"leaves"' in messages[1].content:  # the faced cell's form
+            return reply("The cell stays.", {"leaves": None})
         return reply("Nothing changes.", {"costs": {}, "gains": {}})
 
     exp = await extract_experience({"extractor": ScriptedLLM(fn=fn)}, records)

@@ -92,3 +92,22 @@ def test_ripe_plant_is_told_apart_from_a_plant() -> None:
     variant.laws["eat_plant"].faced = ["plant"]
     row = next(r for r in score(variant).rows if r.achievement == "eat_plant")
     assert row.missing == ["faced:ripe plant"] and row.extra == ["faced:plant"]
+
+
+def test_what_the_faced_cell_becomes_is_scored_where_the_truth_knows_it() -> None:
+    truth = oracle_experience()
+    known = {k for k, law in truth.laws.items() if law.leaves is not None}
+    assert {"collect_stone", "collect_diamond", "place_table"} <= known
+    assert "collect_drink" not in known and "make_wood_pickaxe" not in known
+    assert truth.laws["collect_stone"].leaves == "path"
+    totals = score(truth).totals()
+    assert totals["leaves_exact"] == totals["leaves_known"] == len(known)
+    # an old file (no "leaves" field) loads, and loses only the cells it does not name
+    old = truth.to_json()
+    for law in old["laws"].values():
+        del law["leaves"]
+    loaded = Experience.from_json(old)
+    rows = {r.achievement: r for r in score(loaded).rows}
+    assert rows["collect_stone"].leaves_ok is False and rows["eat_cow"].leaves_ok is None
+    assert score(loaded).totals()["leaves_exact"] == 0
+    assert score(loaded).totals()["precision"] == totals["precision"]

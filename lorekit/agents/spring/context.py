@@ -5,7 +5,9 @@ different knowledge; the basic background (how to read an observation) is
 always given, and the variant decides what the agent is told about the game:
 
 - ``paper``: the game as crafter's authors describe it, in our words
-  (``contexts/paper.md``), with no recipes;
+  (``contexts/paper.md``), followed by what each action needs (materials
+  held, stations nearby, no amounts), generated from crafter's data
+  (:mod:`.requirements`), as SPRING's context carried it;
 - ``actions``: the action names only;
 - ``experience:FILE``: an :class:`~lorekit.laws.experience.Experience` JSON
   file (what was learned from records of play), as its ``render()`` puts it.
@@ -22,6 +24,7 @@ from importlib import resources
 from typing import Literal
 
 from lorekit import yamlio
+from lorekit.agents.spring.requirements import requirement_lines
 
 ContextKind = Literal["paper", "actions", "experience"]
 CONTEXTS = ("paper", "actions", "experience:FILE")
@@ -39,9 +42,12 @@ def texts() -> dict[str, str]:
 
 @functools.cache
 def paper_text() -> str:
-    """The crafter paper's description of the game, in our words (``contexts/paper.md``)."""
+    """The ``paper`` context: the crafter paper's description of the game in our words
+    (``contexts/paper.md``) and the requirement line of every action."""
     files = resources.files("lorekit.agents.spring").joinpath("contexts")
-    return files.joinpath("paper.md").read_text("utf-8").strip()
+    described = files.joinpath("paper.md").read_text("utf-8").strip()
+    lines = "\n".join(f"- {line}" for line in requirement_lines())
+    return f"{described}\n\n{texts()['requirements_heading'].strip()}\n{lines}"
 
 
 @dataclass(frozen=True, slots=True)

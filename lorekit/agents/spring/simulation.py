@@ -2,7 +2,7 @@
 
 It tells the questions of ``spring.yaml`` apart by their wording, answers the
 reasoning ones briefly, and at ``feasible`` works out one action from the
-observation in its prompt: face the nearest thing of the ``seek`` kind and
+current observation in its system text: face the nearest thing of the ``seek`` kind and
 ``do`` it (walk there along the longer axis first; a blocked step only turns
 the player, which is how one comes to face a tree). The ``action`` question
 then names that action. It walks straight lines and does not go around
@@ -21,15 +21,15 @@ from collections.abc import Callable, Sequence
 from lorekit.llm.base import Message
 
 QUESTIONS: dict[str, str] = {
-    "scene": "List the things in view",
-    "outcome": "Compare the two observations",
-    "danger": "Is anything urgent?",
-    "subgoals": "name the three most useful sub-goals",
-    "needs": "Take the first sub-goal",
-    "target": "What is the very next thing",
-    "options": "Name up to three of these actions",
-    "feasible": "For each action you named",
-    "action": "Choose the single best workable action",
+    "last": "Which action did you take at the previous step",
+    "outcome": "Compare the observation before that action",
+    "scene": "Go through the things in the current observation",
+    "ready": "do you have what using it takes right now?",
+    "subgoals": "Name the three sub-goals",
+    "first": "Take the sub-goal with the highest priority.",
+    "options": "Pick five of these allowed actions",
+    "feasible": "Check every candidate action",
+    "action": "pick the single best action",
 }
 """Node -> a phrase only its question holds (the test suite checks them against the spec)."""
 
@@ -71,9 +71,9 @@ def spring_model(seek: str = "tree", invalid: int = 0) -> Callable[[tuple[Messag
     def answer(messages: tuple[Message, ...]) -> str:
         node = which_question(messages)
         if node == "feasible":
-            obs = messages[-1].content.rpartition("Current observation:")[2]
+            obs = messages[0].content.rpartition("Current observation:")[2]
             best = next_move(obs, seek)
-            return f"{best}: workable, it brings me to the {seek}.\nbest: {best}"
+            return f"{best}: met, it brings me to the {seek}.\nbest: {best}"
         if node == "action":
             refused = sum(1 for m in messages if m.role == "assistant")
             if refused < invalid:
@@ -81,13 +81,13 @@ def spring_model(seek: str = "tree", invalid: int = 0) -> Callable[[tuple[Messag
             picks = _BEST.findall("\n".join(m.content for m in messages))
             return f"Action: {picks[-1] if picks else 'noop'}"
         canned = {
-            "scene": f"A {seek} is in view; it is what I am after.",
+            "last": "The step before, meant to bring me closer.",
             "outcome": "Nothing to compare yet, or the step did what I wanted.",
-            "danger": "Nothing is urgent.",
-            "subgoals": f"1. reach the {seek}\n2. use it\n3. look around",
-            "needs": f"Reaching the {seek} needs nothing held.",
-            "target": f"The nearest {seek}.",
-            "options": "move toward it; do once facing it",
+            "scene": f"A {seek} is in view; it gives material and needs nothing.",
+            "ready": f"{seek}: yes, nothing is missing.",
+            "subgoals": f"1. reach the {seek} (5)\n2. use it (4)\n3. look around (2)",
+            "first": f"Reaching the {seek} needs nothing held; walk toward it first.",
+            "options": "move toward it (5); do once facing it (4)",
         }
         return canned.get(node or "", "I do not know.")
 

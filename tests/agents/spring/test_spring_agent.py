@@ -81,12 +81,12 @@ async def test_a_failed_model_call_ends_the_episode_with_an_error(
     crafter: CrafterTextEnv,
 ) -> None:
     def answer(messages: tuple[Message, ...]) -> str:
-        if which_question(messages) == "needs":
+        if which_question(messages) == "first":
             raise LLMError("the server went away")
         return spring_model()(messages)
 
     agent = SpringAgent(max_steps=3)
-    with pytest.raises(SpringPassError, match="step 1: node 'needs' failed \\(model\\)"):
+    with pytest.raises(SpringPassError, match="step 1: node 'first' failed \\(model\\)"):
         await agent.run(crafter, task_of(crafter), Roles(ScriptedLLM(fn=answer)), NullRecorder())
 
 

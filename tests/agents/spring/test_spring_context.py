@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from _spring_support import task_of
+from crafter import constants
 
 from lorekit.agents import make_agent
 from lorekit.agents.base import NullRecorder
@@ -58,32 +59,54 @@ async def _systems(env: CrafterTextEnv, context: str) -> set[str]:
     traj = await agent.run(env, task_of(env), Roles(llm), NullRecorder(), seed=0)
     assert len(traj.steps) == 2 and len(llm.calls) == 18
     assert traj.notes["spring"]["context"] == context
-    systems = {c.messages[0].content for c in llm.calls}
     assert all(c.messages[0].role == "system" for c in llm.calls)
+    # one system text per step: the knowledge is the same, the observations move on
+    systems = {c.messages[0].content for c in llm.calls}
+    assert len(systems) == 2
     return systems
 
 
 async def test_paper_context(crafter: CrafterTextEnv) -> None:
-    (system,) = await _systems(crafter, "paper")  # the same for every question and step
-    assert paper_text() in system and PAPER_LINE in system
-    assert texts()["background"].strip() in system
-    # the paper has no recipes: no counts of materials per tool
-    assert "1 wood" not in paper_text() and "wood_pickaxe" not in paper_text()
+    for system in await _systems(crafter, "paper"):
+        assert paper_text() in system and PAPER_LINE in system
+        assert texts()["background"].strip() in system
+    # like the crafter paper, the lines name materials, never amounts
+    assert "1 wood" not in paper_text() and "2 wood" not in paper_text()
+
+
+def test_paper_context_says_what_each_action_needs(crafter: CrafterTextEnv) -> None:
+    """SPRING's context carried a line per action ("nearby table; wood, stone in
+    inventory"); ours comes from crafter's data, so it names what the game checks."""
+    text = paper_text()
+    assert "- make_stone_pickaxe: a table nearby; wood and stone in the inventory" in text
+    listed = text.partition(texts()["requirements_heading"].strip())[2].strip().splitlines()
+    lines = dict(line.removeprefix("- ").split(": ", 1) for line in listed)
+    assert list(lines) == crafter.candidate_actions()
+    for item, info in constants.make.items():
+        line = lines[f"make_{item}"]
+        assert all(m.replace("_", " ") in line for m in [*info["uses"], *info["nearby"]]), line
+    for item, info in constants.place.items():
+        line = lines[f"place_{item}"]
+        assert all(m.replace("_", " ") in line for m in info["uses"]), line
+        assert ("nearby" in line) == bool(info.get("nearby")), line
+    assert "energy below" in lines["sleep"]
+    assert all(f"move_{d}" in lines for d in ("west", "east", "north", "south"))
 
 
 async def test_actions_context(crafter: CrafterTextEnv) -> None:
-    (system,) = await _systems(crafter, "actions")
     names = ", ".join(crafter.candidate_actions())
-    assert f"The game's actions are named: {names}." in system
-    assert PAPER_LINE not in system and texts()["background"].strip() in system
+    for system in await _systems(crafter, "actions"):
+        assert f"The game's actions are named: {names}." in system
+        assert PAPER_LINE not in system and texts()["background"].strip() in system
+        assert "in the inventory" not in system
 
 
 async def test_experience_context(crafter: CrafterTextEnv, tmp_path: Path) -> None:
     path = experience_file(tmp_path)
     rendered = Experience.load(path).render().strip()
-    (system,) = await _systems(crafter, f"experience:{path}")
-    assert rendered and rendered in system  # whatever render() writes, all of it
-    assert PAPER_LINE not in system and texts()["background"].strip() in system
+    for system in await _systems(crafter, f"experience:{path}"):
+        assert rendered and rendered in system  # whatever render() writes, all of it
+        assert PAPER_LINE not in system and texts()["background"].strip() in system
 
 
 @pytest.mark.parametrize(

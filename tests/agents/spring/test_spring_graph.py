@@ -1,5 +1,6 @@
-"""The question graph: nine questions, a DAG ending in ``action``, each question
-seeing its dependencies' answers (and no other node's), committed in order."""
+"""The question graph: SPRING's nine questions and eleven edges, a DAG ending in
+``action``, each question seeing its dependencies' answers (and no other node's)
+and the last two observations, committed in order."""
 
 from __future__ import annotations
 
@@ -16,22 +17,24 @@ from lorekit.graph.spec import load_spec
 from lorekit.llm import Message, Roles, ScriptedLLM
 
 EXPECTED_DAG = {
+    "last": [],
+    "outcome": ["last"],
     "scene": [],
-    "outcome": [],
-    "danger": ["scene"],
-    "subgoals": ["scene", "outcome", "danger"],
-    "needs": ["subgoals"],
-    "target": ["needs", "scene"],
-    "options": ["target", "outcome"],
-    "feasible": ["options", "danger"],
-    "action": ["options", "feasible"],
+    "ready": ["scene"],
+    "subgoals": ["scene", "ready"],
+    "first": ["subgoals"],
+    "options": ["first"],
+    "feasible": ["options"],
+    "action": ["last", "outcome", "options", "feasible"],
 }
+"""SPRING's published question dependencies (its notebook), with our node names."""
 
 
-def test_spec_is_the_nine_question_dag_ending_in_action() -> None:
+def test_spec_is_springs_nine_question_dag_ending_in_action() -> None:
     spec = load_spec(SPEC_PATH)
     graph = spec.build()
     assert {k: list(graph.deps(k)) for k in graph.nodes} == EXPECTED_DAG
+    assert sum(len(deps) for deps in EXPECTED_DAG.values()) == 11
     # `action` is the only sink: every question feeds the action, directly or not
     feeds = {d for deps in EXPECTED_DAG.values() for d in deps}
     assert set(EXPECTED_DAG) - feeds == {"action"}
@@ -83,21 +86,22 @@ async def test_every_question_sees_exactly_its_dependencies(crafter: CrafterText
             )
 
 
-async def test_the_pass_reads_this_step_and_the_last(crafter: CrafterTextEnv) -> None:
+async def test_every_question_sees_the_last_two_observations(crafter: CrafterTextEnv) -> None:
     llm = ScriptedLLM(fn=spring_model())
     traj = await SpringAgent(max_steps=2).run(
         crafter, task_of(crafter), Roles(llm), NullRecorder(), seed=0
     )
-    outcome_prompts = [
-        "\n".join(m.content for m in c.messages)
-        for c in llm.calls
-        if which_question(c.messages) == "outcome"
-    ]
-    assert "Your last action: (none: this is the first step)" in outcome_prompts[0]
-    assert f"Your last action: {traj.actions[0]}" in outcome_prompts[1]
-    before, now = outcome_prompts[1].split("Your last action:")
-    assert traj.initial_observation.split("\n")[0] in before
-    assert traj.steps[0].observation.split("\n")[0] in now
+    first, second = llm.calls[:9], llm.calls[9:18]
+    assert {which_question(c.messages) for c in second} == set(EXPECTED_DAG)
+    for call in first:
+        prompt = "\n".join(m.content for m in call.messages)
+        assert "Your last action: (none: this is the first step)" in prompt
+        assert traj.initial_observation in prompt
+    for call in second:
+        prompt = "\n".join(m.content for m in call.messages)
+        before, now = prompt.split(f"Your last action: {traj.actions[0]}")
+        assert traj.initial_observation in before
+        assert traj.steps[0].observation in now
     goal = "Your goal: Unlock the achievement collect_wood."
     assert all(
         goal in c.messages[-1].content
