@@ -47,8 +47,9 @@ def _hints(target: Callable[..., Any]) -> dict[str, Any]:
     namespace = dict(getattr(inspect.getmodule(func), "__dict__", {}))
     out: dict[str, Any] = {}
     for name, ann in getattr(func, "__annotations__", {}).items():
-        try:
-            out[name] = eval(ann, namespace) if isinstance(ann, str) else ann
+        one = types.SimpleNamespace(__annotations__={name: ann})
+        try:  # one annotation at a time, so one unresolvable name spoils only itself
+            out[name] = typing.get_type_hints(one, globalns=namespace)[name]
         except Exception:
             continue
     return out
