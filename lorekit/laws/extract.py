@@ -27,7 +27,7 @@ progress (``extract_progress``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -214,51 +214,66 @@ class Extractor:
         """Algorithm 2 for one aspect: a guess, then one revision per success."""
         items = sorted(set(_ITEMS[aspect]) | _seen_items(task.records, aspect))
         schema = effects_schema(items)
-        slot = state["effects"].setdefault(aspect, {"done": 0, "text": "", "form": {}})
         common = {"action": task.action, "achievement": task.achievement, "aspect": aspect}
         common |= answer_format(schema)
-        successes = task.successes
-        while slot["done"] <= len(successes):
-            step = slot["done"]
-            if step == 0:
-                prompt = fill("effects_prior", items=", ".join(items), **common)
-            else:
-                rec = successes[step - 1]
-                prompt = fill(
-                    "effects_refine",
-                    current_text=slot["text"] or "(none yet)",
-                    current_form=compact(slot["form"]),
-                    before=compact(rec["before"].get(aspect, {})),
-                    after=compact(rec["after"].get(aspect, {})),
-                    **common,
-                )
-            answer = await self._ask(state, f"{aspect} effects, step {step}", prompt, schema)
-            slot.update(done=step + 1, text=answer.text, form=answer.form)
-            self.progress.save()
+        await self._guess_then_revise(
+            task,
+            state,
+            aspect,
+            f"{aspect} effects",
+            schema,
+            lambda: fill("effects_prior", items=", ".join(items), **common),
+            lambda slot, rec: fill(
+                "effects_refine",
+                current_text=slot["text"] or "(none yet)",
+                current_form=compact(slot["form"]),
+                before=compact(rec["before"].get(aspect, {})),
+                after=compact(rec["after"].get(aspect, {})),
+                **common,
+            ),
+        )
 
     async def _face(self, task: _Task, state: dict[str, Any]) -> None:
         """Algorithm 2 for the world's side: what the faced cell holds after a success."""
         places = sorted(set(_PLACES) | _seen_places(task.records))
         schema = face_schema(places)
-        slot = state["effects"].setdefault(FACE, {"done": 0, "text": "", "form": {}})
         common = {"action": task.action, "achievement": task.achievement}
         common |= answer_format(schema)
+        await self._guess_then_revise(
+            task,
+            state,
+            FACE,
+            "faced cell",
+            schema,
+            lambda: fill("face_prior", places=", ".join(places), **common),
+            lambda slot, rec: fill(
+                "face_refine",
+                current_text=slot["text"] or "(none yet)",
+                current_form=compact(slot["form"]),
+                before=rec["before"].get("face", "?"),
+                after=rec["after"].get("face", "?"),
+                **common,
+            ),
+        )
+
+    async def _guess_then_revise(
+        self,
+        task: _Task,
+        state: dict[str, Any],
+        key: str,
+        label: str,
+        schema: Schema,
+        prior: Callable[[], str],
+        refine: Callable[[dict[str, Any], Mapping[str, Any]], str],
+    ) -> None:
+        """Algorithm 2's loop for one effect: a first guess, then one revision per
+        success, each answer saved so an interrupted extraction resumes mid-loop."""
+        slot = state["effects"].setdefault(key, {"done": 0, "text": "", "form": {}})
         successes = task.successes
         while slot["done"] <= len(successes):
             step = slot["done"]
-            if step == 0:
-                prompt = fill("face_prior", places=", ".join(places), **common)
-            else:
-                rec = successes[step - 1]
-                prompt = fill(
-                    "face_refine",
-                    current_text=slot["text"] or "(none yet)",
-                    current_form=compact(slot["form"]),
-                    before=rec["before"].get("face", "?"),
-                    after=rec["after"].get("face", "?"),
-                    **common,
-                )
-            answer = await self._ask(state, f"faced cell, step {step}", prompt, schema)
+            prompt = prior() if step == 0 else refine(slot, successes[step - 1])
+            answer = await self._ask(state, f"{label}, step {step}", prompt, schema)
             slot.update(done=step + 1, text=answer.text, form=answer.form)
             self.progress.save()
 
