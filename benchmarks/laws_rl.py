@@ -34,13 +34,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
 from lorekit.eval.store import RunStore
 from lorekit.laws.rl import TrainConfig, train
-from lorekit.laws.rl_env import REWARD_VARIANTS, RewardUnavailable, make_env
+from lorekit.laws.rl_env import REWARD_VARIANTS, ObsKind, RewardUnavailable, make_env
 
 
 def _reward_options(items: list[str]) -> dict[str, dict[str, Any]]:
@@ -93,11 +93,126 @@ def vec_speed(steps: int, device: str) -> None:
     print(f"DummyVecEnv / SubprocVecEnv: {rates['dummy'] / rates['subproc']:.2f}x")
 
 
+class _StopAt:
+    """Ends PPO's learning at a wall-clock time (``--time-limit``): the policy is saved as is.
+
+    A factory rather than a callback class at module level, so importing this
+    script does not need stable-baselines3 for ``--help``.
+    """
+
+    @staticmethod
+    def make(deadline: float) -> Any:
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        class StopAt(BaseCallback):  # type: ignore[misc]
+            def _on_step(self) -> bool:
+                return time.time() < deadline
+
+        return StopAt()
+
+
+def _unit(job: dict[str, Any]) -> str:
+    """Train and evaluate one (observation, reward, seed) in its own process (``--jobs``)."""
+    import torch
+
+    from lorekit.laws.rl import evaluate_seed, train_seed
+
+    torch.set_num_threads(1)
+    config = TrainConfig(**job["config"])
+    seed_dir = Path(job["out"]) / config.reward / f"seed-{job['seed']}"
+    if (seed_dir / "summary.json").exists() and job["resume"]:
+        return f"{config.obs} {config.reward} seed {job['seed']}: already evaluated"
+    callbacks = [] if job["deadline"] is None else [_StopAt.make(job["deadline"])]
+    t0 = time.perf_counter()
+    steps = train_seed(
+        config,
+        job["seed"],
+        seed_dir,
+        resume=job["resume"],
+        device=job["device"],
+        callbacks=callbacks,
+    )
+    evaluate_seed(config, job["seed"], seed_dir, device=job["device"])
+    return (
+        f"{config.obs} {config.reward} seed {job['seed']}: {steps:,} steps, "
+        f"{(time.perf_counter() - t0) / 60:.1f} min with evaluation"
+    )
+
+
+def _configs(args: argparse.Namespace) -> list[TrainConfig]:
+    rewards = [r for r in args.rewards.split(",") if r]
+    unknown = [r for r in rewards if r not in REWARD_VARIANTS]
+    if unknown:
+        raise SystemExit(f"--rewards: unknown {unknown}; choose from {', '.join(REWARD_VARIANTS)}")
+    observations = [o for o in args.obs.split(",") if o]
+    bad = [o for o in observations if o not in get_args(ObsKind)]
+    if bad or not observations:
+        raise SystemExit(
+            f"--obs: expected a list of {', '.join(get_args(ObsKind))}, got {args.obs!r}"
+        )
+    options = _reward_options(args.reward_opt)
+    if args.experience:
+        for variant in ("laws", "laws+penalty", "laws+small-penalty"):
+            options.setdefault(variant, {}).setdefault("experience", args.experience)
+    return [
+        TrainConfig(
+            reward=reward,
+            steps=args.steps,
+            obs=obs,  # type: ignore[arg-type]
+            eval_episodes=args.eval_episodes,
+            reward_options=options.get(reward, {}),
+        )
+        for obs in observations
+        for reward in rewards
+    ]
+
+
+def _train_in_parallel(
+    configs: list[TrainConfig],
+    seeds: list[int],
+    out: Path,
+    args: argparse.Namespace,
+    deadline: float | None,
+) -> None:
+    """Every (observation, reward, seed) in a pool of ``--jobs`` processes: train, then evaluate.
+
+    The aggregation afterwards (:func:`train` with resume) finds every seed
+    evaluated, so it only writes the summaries and the store's run; the
+    evaluation episodes are then in each seed's ``summary.json``, not the store.
+    """
+    import multiprocessing
+
+    jobs = []
+    for config in configs:
+        try:
+            make_env(config.reward, 0, config.obs, options=config.reward_options).close()
+        except RewardUnavailable:
+            continue  # reported as skipped by the aggregation
+        for seed in seeds:
+            jobs.append(
+                {
+                    "config": {**config.to_json(), "ppo": dict(config.ppo)},
+                    "seed": seed,
+                    "out": str(out / config.obs),
+                    "resume": args.resume,
+                    "device": args.device,
+                    "deadline": deadline,
+                }
+            )
+    # spawn, not fork: a forked child must not inherit a parent's CUDA state
+    with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+        for line in pool.imap_unordered(_unit, jobs):
+            print("  " + line, file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=250_000)
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--rewards", default=",".join(REWARD_VARIANTS))
+    parser.add_argument(
+        "--obs", default="symbolic", help="symbolic, image, or both: symbolic,image"
+    )
     parser.add_argument("--eval-episodes", type=int, default=10)
     parser.add_argument("--out", default=None, help="run files (default: a temporary folder)")
     parser.add_argument("--store", default=None, help="run store (default: inside --out)")
@@ -109,67 +224,94 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="experience JSON for laws and laws+penalty (e.g. the symbolic learner's)",
     )
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="train (obs, reward, seed) units in N processes"
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop training at this many seconds after the start (steps reached are printed)",
+    )
     parser.add_argument("--vec-speed", type=int, default=None, metavar="STEPS")
     args = parser.parse_args(argv)
     if args.vec_speed is not None:
         vec_speed(args.vec_speed, args.device)
         return 0
-    rewards = [r for r in args.rewards.split(",") if r]
-    unknown = [r for r in rewards if r not in REWARD_VARIANTS]
-    if unknown:
-        raise SystemExit(f"--rewards: unknown {unknown}; choose from {', '.join(REWARD_VARIANTS)}")
-    options = _reward_options(args.reward_opt)
-    if args.experience:
-        for variant in ("laws", "laws+penalty", "laws+small-penalty"):
-            options.setdefault(variant, {}).setdefault("experience", args.experience)
+    if args.jobs < 1:
+        raise SystemExit("--jobs: give at least 1")
+    configs = _configs(args)
+    deadline = None if args.time_limit is None else time.time() + args.time_limit
     out = Path(args.out or tempfile.mkdtemp(prefix="laws-rl-"))
     store = Path(args.store) if args.store else out / "runs.sqlite3"
     seeds = list(range(args.seeds))
-    print(f"PPO, {args.steps:,} steps x {len(seeds)} seeds per reward; files in {out}")
-    results: dict[str, dict[str, Any] | None] = {}
-    for reward in rewards:
-        config = TrainConfig(
-            reward=reward,
-            steps=args.steps,
-            eval_episodes=args.eval_episodes,
-            reward_options=options.get(reward, {}),
-        )
+    print(f"PPO, {args.steps:,} steps x {len(seeds)} seeds per reward; files in {out}", flush=True)
+    if args.jobs > 1:
+        _train_in_parallel(configs, seeds, out, args, deadline)
+    results: dict[tuple[str, str], dict[str, Any] | None] = {}
+    for config in configs:
         t0 = time.perf_counter()
+        callbacks = [] if deadline is None else [_StopAt.make(deadline)]
         try:
             result = train(
                 config,
                 seeds,
-                out,
-                resume=args.resume,
+                out / config.obs,
+                resume=args.resume or args.jobs > 1,
                 device=args.device,
                 open_store=functools.partial(RunStore, store),
                 report=lambda line: print("  " + line, file=sys.stderr),
+                callbacks=callbacks,
             )
         except RewardUnavailable as exc:
-            print(f"{reward}: skipped ({exc})")
-            results[reward] = None
+            print(f"{config.obs} {config.reward}: skipped ({exc})")
+            results[(config.obs, config.reward)] = None
             continue
         result["wall_s"] = time.perf_counter() - t0
-        results[reward] = result
+        result["steps_done"] = _steps_done(out / config.obs / config.reward, seeds)
+        results[(config.obs, config.reward)] = result
     _table(results)
     return 0
 
 
-def _table(results: dict[str, dict[str, Any] | None]) -> None:
-    health = results.get("health")
-    base = health["score_mean"] if health else None
+def _steps_done(run_dir: Path, seeds: list[int]) -> list[int]:
+    import json
+
+    done = []
+    for seed in seeds:
+        state = run_dir / f"seed-{seed}" / "state.json"
+        done.append(int(json.loads(state.read_text())["steps_done"]) if state.exists() else 0)
+    return done
+
+
+def _table(results: dict[tuple[str, str], dict[str, Any] | None]) -> None:
+    """Score ± s.e. over seeds, the ratio to ``health`` with the same observation, and the parts."""
     print()
-    print(f"{'reward':14s} {'score %':>15s} {'vs health':>9s} {'wall':>7s}  top achievements")
-    for reward, result in results.items():
+    print(
+        f"{'obs':8s} {'reward':18s} {'score %':>13s} {'vs health':>9s} {'steps':>9s} "
+        f"{'bonus':>6s} {'penalty':>7s} {'health':>6s}  top achievements"
+    )
+    for (obs, reward), result in results.items():
         if result is None:
-            print(f"{reward:14s} {'skipped':>15s}")
+            print(f"{obs:8s} {reward:18s} {'skipped':>13s}")
             continue
+        health = results.get((obs, "health"))
+        base = health["score_mean"] if health else None
         se = result["score_se"]
         score = f"{result['score_mean']:.2f}" + ("" if se is None else f" ± {se:.2f}")
         ratio = f"{result['score_mean'] / base:.2f}x" if base else "n/a"
+        steps = min(result["steps_done"])
+        parts = result.get("reward_parts_mean", {})
+        cells = [
+            f"{parts.get(k, 0.0):{w}.2f}" for k, w in (("laws", 6), ("penalty", 7), ("health", 6))
+        ]
         rates = sorted(result["success_rates"].items(), key=lambda kv: -kv[1])
         top = ", ".join(f"{a} {r:.0f}%" for a, r in rates[:5] if r > 0) or "none"
-        print(f"{reward:14s} {score:>15s} {ratio:>9s} {result['wall_s'] / 60:6.1f}m  {top}")
+        print(
+            f"{obs:8s} {reward:18s} {score:>13s} {ratio:>9s} {steps:>9,d} {' '.join(cells)}  {top}"
+        )
+    print("(steps: the fewest any seed reached; parts: mean per evaluation episode)")
 
 
 if __name__ == "__main__":
