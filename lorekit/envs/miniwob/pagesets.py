@@ -53,11 +53,13 @@ class Change:
 
 @dataclass(frozen=True)
 class PageSetSpec:
-    """A set's changes to the core script and to task pages, by page name."""
+    """A set's changes to the core script and to task pages, by page name, and
+    its pages' own time limits (ms; ``"default"`` for a page that sets none)."""
 
     name: str
     core: tuple[Change, ...]
     pages: Mapping[str, tuple[Change, ...]]
+    time_limits_ms: Mapping[str, int]
 
 
 def check_page_set(pages: object) -> PageSet:
@@ -88,7 +90,15 @@ def spec(name: PageSet) -> PageSetSpec:
         name,
         changes(entry.get("core") or ()),
         {str(page): changes(items) for page, items in (entry.get("pages") or {}).items()},
+        {str(p): int(s) * 1000 for p, s in (entry.get("time_limits_s") or {}).items()},
     )
+
+
+def own_time_limit_ms(name: PageSet, task: str) -> int | None:
+    """The time limit a set's version of ``task`` sets itself; None where the set
+    keeps the installed page's own (``farama``), which the page applies at load."""
+    limits = spec(name).time_limits_ms
+    return limits.get(task, limits.get("default"))
 
 
 def changed_pages(name: PageSet) -> tuple[str, ...]:

@@ -274,3 +274,16 @@ def test_automanual_profile_plays_the_published_pages(browsers: TrackedPool) -> 
         assert env.step("press_key tab").info["pages"] == "automanual"
     finally:
         env.close()
+
+
+def test_the_pages_own_time_limits_are_automanuals(play: Callable[..., MiniWoBEnv]) -> None:
+    """With ``page_time_ms=None`` each page keeps its own limit: on AutoManual's
+    copies 200 s for click-button, 3,000 s for email-inbox, 1,000 s by default."""
+    limit = "return core.EPISODE_MAX_TIME;"
+    ours = {
+        page: script(play("automanual", f"{page}#0", page_time_ms=None), limit)
+        for page in ("click-button", "email-inbox", "enter-text")
+    }
+    assert ours == {"click-button": 200_000, "email-inbox": 3_000_000, "enter-text": 1_000_000}
+    assert script(play("farama", "email-inbox#0", page_time_ms=None), limit) == 30_000
+    assert script(play("automanual", "email-inbox#0"), limit) == 1_000_000  # the env's default
