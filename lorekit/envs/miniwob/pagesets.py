@@ -141,13 +141,11 @@ def pages_root(name: PageSet) -> Path:
         if (target / ".complete").exists():
             return target
         base.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if target.exists():  # left half-written by a process that died: write it again
-            shutil.rmtree(target, ignore_errors=True)
         partial = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=base))
         try:
             _write_set(root, partial, wanted)
             (partial / ".complete").write_text(f"miniwob {version}\n")
-            try:
+            try:  # atomic: a folder at ``target`` is always a complete one
                 os.replace(partial, target)
             except OSError:  # another process wrote it first (a non-empty target)
                 if not (target / ".complete").exists():
