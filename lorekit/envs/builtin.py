@@ -102,6 +102,7 @@ def make_miniwob(
     success: str = "strict",
     html: str = "clean",
     actions: str = "plain",
+    pages: str = "farama",
     page_time_ms: int | None = 1_000_000,
     max_steps: int | None = 20,
     pool_size: int | None = None,
@@ -115,6 +116,7 @@ def make_miniwob(
         success=success,  # type: ignore[arg-type]
         html=html,  # type: ignore[arg-type]
         actions=actions,  # type: ignore[arg-type]
+        pages=pages,  # type: ignore[arg-type]
         page_time_ms=page_time_ms,
         max_steps=max_steps,
         pool_size=pool_size,

@@ -40,6 +40,7 @@ SummaryFn = Callable[[Any, str, list[str]], RunSummary | None]
 #: Env name -> ``module:function`` of its run summary.
 RUN_SUMMARIES: dict[str, str] = {
     "crafter": "lorekit.envs.crafter.runs:run_summary",
+    "miniwob": "lorekit.envs.miniwob.runs:run_summary",
 }
 
 

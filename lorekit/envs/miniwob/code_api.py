@@ -227,7 +227,7 @@ def _step(env: TextEnv, action: str) -> Step:
 def _html(env: TextEnv) -> str | None:
     web = _web(env)
     page = web._page  # the env's live page; None between episodes
-    return None if page is None else page.html(raw=web.raw_html)
+    return None if page is None else page.html(web.html_view)
 
 
 def _utterance(env: TextEnv) -> str | None:

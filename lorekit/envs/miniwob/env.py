@@ -6,10 +6,18 @@ which pages (``automanual-53``, ``feedback-9``, ``all`` or a comma list);
 each split draws its seeds per page from the env's ``seed``, so dev and test
 never share an episode. Results group by page.
 
+``pages`` names the page set (:mod:`.pagesets`): ``"farama"`` (the
+default), the installed package's pages, or ``"automanual"``, the pages as
+AutoManual ran them (13 of its 53 generate or score differently; AutoManual's
+profile sets it). Every step's info names the set (``pages``) and the action
+semantics (``actions``), so a recorded run says what it played.
+
 The observation is the page's utterance and its HTML (``#wrap`` and any
 dialog the page added), cleaned of MiniWoB's bookkeeping attributes unless
-``html="raw"``. Actions are AutoManual's (:mod:`.actions`); after each one
-the env says whether it was carried out. ``actions="published"`` gives
+``html="raw"``; ``html="published"`` shows it as AutoManual's planner read it
+(``data-wob_ref``/``data-wob_eps`` marks, hidden body children). Actions
+are AutoManual's (:mod:`.actions`); after each one the env says whether it
+was carried out. ``actions="published"`` gives
 ``type`` and ``click_xpath`` the semantics of AutoManual's published wrapper
 (see :mod:`.page`; AutoManual's profile sets it), ``"plain"`` (the default)
 types wherever the focus is and clicks the first match. Success is strict by default (the
@@ -37,11 +45,14 @@ from lorekit.envs.miniwob.browser import Browser, BrowserCrashed
 from lorekit.envs.miniwob.page import (
     ACTION_FLAVOURS,
     DEFAULT_PAGE_TIME_MS,
+    HTML_VIEWS,
     Actions,
+    HtmlView,
     MiniWoBPage,
     Outcome,
     page_names,
 )
+from lorekit.envs.miniwob.pagesets import PageSet, check_page_set, pages_root
 from lorekit.envs.miniwob.pool import BrowserPool, shared_pool
 from lorekit.envs.miniwob.solvers import SOLVERS, candidates, solve
 from lorekit.envs.miniwob.view import View, read_view
@@ -114,8 +125,9 @@ class MiniWoBEnv(TextEnv):
         episodes_per_task: int = 6,
         seed: int = 0,
         success: Success = "strict",
-        html: Literal["clean", "raw"] = "clean",
+        html: HtmlView = "clean",
         actions: Actions = "plain",
+        pages: PageSet = "farama",
         page_time_ms: int | None = DEFAULT_PAGE_TIME_MS,
         max_steps: int | None = 20,
         pool: BrowserPool | None = None,
@@ -123,8 +135,8 @@ class MiniWoBEnv(TextEnv):
     ) -> None:
         if success not in ("strict", "partial"):
             raise ValueError(f"success must be 'strict' or 'partial', got {success!r}")
-        if html not in ("clean", "raw"):
-            raise ValueError(f"html must be 'clean' or 'raw', got {html!r}")
+        if html not in HTML_VIEWS:
+            raise ValueError(f"html must be one of {', '.join(HTML_VIEWS)}, got {html!r}")
         if actions not in ACTION_FLAVOURS:
             raise ValueError(f"actions must be 'plain' or 'published', got {actions!r}")
         if (
@@ -140,8 +152,11 @@ class MiniWoBEnv(TextEnv):
         self.episodes_per_task = episodes_per_task
         self.seed = seed
         self.success_rule: Success = success
+        self.html_view: HtmlView = html
         self.raw_html = html == "raw"
         self.actions: Actions = actions
+        self.page_set: PageSet = check_page_set(pages)
+        pages_root(self.page_set)  # a set that does not fit the installed pages fails here
         self.page_time_ms = page_time_ms
         self.step_limit = max_steps
         self.max_steps = max_steps if max_steps is not None else UNCAPPED
@@ -191,7 +206,11 @@ class MiniWoBEnv(TextEnv):
         self._browser = browser
         try:
             page = MiniWoBPage(
-                browser, page_name, page_time_ms=self.page_time_ms, actions=self.actions
+                browser,
+                page_name,
+                page_time_ms=self.page_time_ms,
+                actions=self.actions,
+                pages=self.page_set,
             )
             page.begin(episode_seed)
             text = self._show(page)
@@ -203,7 +222,14 @@ class MiniWoBEnv(TextEnv):
         self._steps = 0
         self._done = False
         self._success = False
-        return Observation(text, {"task_id": chosen.id, "page": page_name, "seed": episode_seed})
+        return Observation(
+            text,
+            {"task_id": chosen.id, "page": page_name, "seed": episode_seed, **self._options()},
+        )
+
+    def _options(self) -> dict[str, str]:
+        """The options that decide what an episode is, for every step's info."""
+        return {"pages": self.page_set, "actions": self.actions}
 
     def _pick(self, task: Task | str | None, seed: int | None) -> Task:
         if isinstance(task, Task):
@@ -258,7 +284,12 @@ class MiniWoBEnv(TextEnv):
         truncated = (
             not outcome.done and self.step_limit is not None and self._steps >= self.step_limit
         )
-        info: dict[str, Any] = {"valid": valid, "steps": self._steps, "success": success}
+        info: dict[str, Any] = {
+            "valid": valid,
+            "steps": self._steps,
+            "success": success,
+            **self._options(),
+        }
         if outcome.done:
             verdict = "succeeded" if success else "failed"
             text += (
@@ -309,7 +340,7 @@ class MiniWoBEnv(TextEnv):
             raise
 
     def _show(self, page: MiniWoBPage) -> str:
-        return f"Task: {page.utterance()}\nPage:\n{page.html(raw=self.raw_html)}"
+        return f"Task: {page.utterance()}\nPage:\n{page.html(self.html_view)}"
 
     def _release(self) -> None:
         browser, self._browser = self._browser, None

@@ -1,9 +1,17 @@
 """A MiniWoB++ task page in a :class:`Browser`: episodes, observations, actions.
 
 The pages are the Farama ``miniwob`` package's own (``miniwob/html/miniwob``),
-loaded from disk. An episode is MiniWoB's: ``Math.seedrandom(seed)``, the
+loaded from disk, or another page set's versions of them (``pages``; see
+:mod:`.pagesets`). An episode is MiniWoB's: ``Math.seedrandom(seed)``, the
 page's time limit, ``core.startEpisodeReal()``; the page scores itself into
 ``WOB_REWARD_GLOBAL`` (time-scaled) and ``WOB_RAW_REWARD_GLOBAL`` (not).
+
+The HTML comes in three views (:meth:`MiniWoBPage.html`): ``clean`` and
+``raw`` show ``#wrap`` and the shown elements a page added to ``<body>``;
+``published`` is what AutoManual's planner read: ``core.getDOMInfo()`` run
+first (it marks each shown element with ``data-wob_ref`` and ``data-wob_eps``),
+then ``#wrap`` and every other child of ``<body>``, hidden ones too, joined
+with nothing between them.
 
 Actions are AutoManual's: ``click_xpath``, ``type``, ``press_key``,
 ``click_option``, ``move_mouse_on``. Each returns an :class:`ActionResult`
@@ -35,6 +43,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lorekit.envs.miniwob.browser import Browser, BrowserCrashed
+from lorekit.envs.miniwob.pagesets import (
+    PageSet,
+    check_page_set,
+    loads_afresh,
+    own_time_limit_ms,
+    page_url,
+)
 
 #: The page's own time limit when LoreKit runs it (ms): long enough that a
 #: model's latency never decides an episode (AutoManual does the same).
@@ -71,6 +86,8 @@ MAX_TYPED_CHARS = 500
 
 Actions = Literal["plain", "published"]
 ACTION_FLAVOURS: tuple[Actions, ...] = ("plain", "published")
+HtmlView = Literal["clean", "raw", "published"]
+HTML_VIEWS: tuple[HtmlView, ...] = ("clean", "raw", "published")
 
 _OWN_ELEMENTS = ("click-canvas", "reward-display", "sync-task-cover")
 _WOB_ATTRIBUTE = re.compile(r'\s+data-(?:wob_[\w-]+|tampered)="[^"]*"')
@@ -113,10 +130,25 @@ def clean_html(html: str) -> str:
     """Without the whitespace between tags and MiniWoB's bookkeeping
     attributes (``data-tampered``, which numbers the episode a field was typed
     in; ``data-wob_ref`` and ``data-wob_eps``, which the page adds only
-    once ``core.getDOMInfo()`` has run, which LoreKit does not call): about
-    6% shorter over AutoManual's 53 pages (median 538 characters)."""
+    once ``core.getDOMInfo()`` has run, which LoreKit calls only for the
+    ``published`` view): about 6% shorter over AutoManual's 53 pages (median
+    538 characters)."""
     return _BETWEEN_TAGS.sub("><", _WOB_ATTRIBUTE.sub("", html)).strip()
 
+
+#: AutoManual's view: DOM info first (which marks the elements), then #wrap and
+#: every other body child, shown or not, with nothing between them.
+_READ_PUBLISHED = """
+core.getDOMInfo();
+const own = new Set(arguments[0]);
+const wrap = document.getElementById('wrap');
+const parts = [wrap ? wrap.outerHTML : ''];
+for (const el of document.body.children) {
+  if (el.id === 'wrap' || own.has(el.id)) continue;
+  parts.push(el.outerHTML);
+}
+return parts.join('');
+"""
 
 _READ_PAGE = """
 const own = new Set(arguments[0]);
@@ -148,23 +180,28 @@ class MiniWoBPage:
         *,
         page_time_ms: int | None = DEFAULT_PAGE_TIME_MS,
         actions: Actions = "plain",
+        pages: PageSet = "farama",
     ) -> None:
         if task not in page_names():
             raise ValueError(f"no MiniWoB page {task!r}; see lorekit.envs.miniwob.page_names()")
         if actions not in ACTION_FLAVOURS:
             raise ValueError(f"actions must be 'plain' or 'published', got {actions!r}")
         self.actions: Actions = actions
+        self.pages: PageSet = check_page_set(pages)
         self.browser = browser
         self.task = task
         self.page_time_ms = page_time_ms
-        self.url = (html_dir() / f"{task}.html").as_uri()
+        self.url = page_url(task, self.pages)
 
     def begin(self, seed: int) -> None:
         """Load the page (if the browser shows another) and start an episode."""
         time_ms = self.page_time_ms
+        if time_ms is None:  # the page's own limit, as the set's version of it sets it
+            time_ms = own_time_limit_ms(self.pages, self.task)
+        afresh = loads_afresh(self.pages)
 
         def start(driver: Any) -> bool:
-            if driver.current_url != self.url:
+            if afresh or driver.current_url != self.url:
                 driver.get(self.url)
             else:
                 driver.execute_script("core.endEpisode(0);")
@@ -199,10 +236,16 @@ class MiniWoBPage:
             return str(found.get("utterance", ""))
         return str(found)
 
-    def html(self, *, raw: bool = False) -> str:
-        """The task area (``#wrap``) and any dialog the page added, as HTML."""
-        text = str(self.browser.call(lambda d: d.execute_script(_READ_PAGE, list(_OWN_ELEMENTS))))
-        return text if raw else clean_html(text)
+    def html(self, view: HtmlView = "clean", *, raw: bool = False) -> str:
+        """The task area (``#wrap``) and any dialog the page added, as HTML, in
+        one of the views the module docstring describes (``raw=True`` is
+        ``view="raw"``)."""
+        view = "raw" if raw else view
+        if view not in HTML_VIEWS:
+            raise ValueError(f"html view must be one of {', '.join(HTML_VIEWS)}, got {view!r}")
+        script = _READ_PUBLISHED if view == "published" else _READ_PAGE
+        text = str(self.browser.call(lambda d: d.execute_script(script, list(_OWN_ELEMENTS))))
+        return clean_html(text) if view == "clean" else text
 
     def outcome(self) -> Outcome:
         data = self.browser.call(
