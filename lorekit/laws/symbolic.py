@@ -14,6 +14,11 @@ achievement:
 * An **upper bound** on a vital (``below``: energy < 9 for sleep) is a
   candidate when no success had it full; it is judged like the rest.
 * A consumed item is required (an inventory cannot go below zero).
+* What the faced cell **leaves** (``leaves``: mined stone leaves a path) is
+  the cell after the action when every success but at most one shows the
+  same change (a creature or an arrow can step into the cell at the same
+  tick); a cell that stays what it was, or one that turns into different
+  things (a defeated zombie uncovers whatever it stood on), gives none.
 * A **near miss** is a failure that breaks exactly one candidate: that
   candidate must be a true precondition. Failures that break several
   candidates and none accepted so far are then covered by the cheapest set
@@ -103,6 +108,7 @@ def learn_law(achievement: str, records: Sequence[LawRecord]) -> Law:
         },
         costs=costs,
         gains=gains,
+        leaves=_leaves(wins, faces),
         confidence=round(share * len(wins) / (len(wins) + 1), 3),
         evidence={
             "successes": len(wins),
@@ -141,6 +147,25 @@ def _effects(wins: Sequence[LawRecord]) -> tuple[dict[str, int], dict[str, int]]
             gains[item] = max([_mode(exact)] if exact else [], default=0)
             gains[item] = max(gains[item], *(d for d, capped in rises if capped), 0)
     return costs, gains
+
+
+def _leaves(wins: Sequence[LawRecord], faces: Sequence[str]) -> str | None:
+    """What the faced cell becomes, when the successes agree on one change.
+
+    Needs three successes, all but one of them showing the same new cell;
+    a result that is one of the faced kinds themselves is no change.
+    """
+    if len(wins) < 3:
+        return None
+    changed = Counter(
+        str(r.after["face"]) for r in wins if str(r.after["face"]) != str(r.before["face"])
+    )
+    if not changed:
+        return None
+    cell, seen = changed.most_common(1)[0]
+    if seen < len(wins) - 1 or cell in faces:
+        return None
+    return cell
 
 
 def _mode(values: list[int]) -> int:

@@ -58,6 +58,10 @@ def test_recovers_crafter_laws_from_default_records(default_records: LawCollecti
     cow = learned.laws["eat_cow"]  # chance decides: only the faced kind is kept
     assert cow.faced == ["cow"] and cow.requires == {} and cow.gains == {"food": 6}
     assert learned.laws["eat_plant"].faced == ["ripe plant"]
+    # what the faced cell becomes: every law whose truth says so
+    assert totals["leaves_known"] == 9 and totals["leaves_exact"] == 9
+    assert learned.laws["collect_stone"].leaves == "path"
+    assert learned.laws["make_wood_pickaxe"].leaves is None  # the table stays a table
 
 
 def test_chance_failures_keep_only_a_single_faced_kind() -> None:
@@ -104,3 +108,28 @@ def test_learns_the_upper_bound_of_sleep() -> None:
     law = learn_law("wake_up", records)
     assert law.below == {"energy": 9} and law.requires == {} and law.faced == []
     assert "below:energy" in law.evidence["near_misses"]
+
+
+def _mine(face_after: str, ok: bool = True, face_before: str = "stone") -> LawRecord:
+    before = _state(0, [], face=face_before, extra=1)
+    after = _state(0, [], face=face_after if ok else face_before, extra=1)
+    return LawRecord("collect_stone", "collect_stone", ok, before, after)
+
+
+def test_leaves_is_the_change_every_success_but_one_shows() -> None:
+    # an arrow can fly into the mined cell at the same tick: one odd success is tolerated
+    records = [_mine("path") for _ in range(5)] + [_mine("arrow"), _mine("stone", ok=False)]
+    assert learn_law("collect_stone", records).leaves == "path"
+    # two odd successes: the records do not agree on one result
+    records += [_mine("grass")]
+    assert learn_law("collect_stone", records).leaves is None
+
+
+def test_leaves_needs_a_change_and_three_successes() -> None:
+    unchanged = [_mine("stone") for _ in range(4)]  # the cell stays what it was
+    assert learn_law("collect_stone", unchanged).leaves is None
+    assert learn_law("collect_stone", [_mine("path"), _mine("path")]).leaves is None
+    # a result that is itself one of the faced kinds is no change either
+    mixed = [_mine("path", face_before="stone") for _ in range(3)]
+    mixed += [_mine("stone", face_before="path") for _ in range(3)]
+    assert learn_law("collect_stone", mixed).leaves is None
