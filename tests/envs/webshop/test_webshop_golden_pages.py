@@ -295,7 +295,8 @@ def test_recorder_against_the_live_original(tmp_path: Path) -> None:
     python = os.environ.get(PYTHON_ENV_VAR) or sys.executable
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [python, "-W", "ignore", str(HERE / "record_pages.py"), str(out)]
-    subprocess.run(command, check=True, env=env, cwd=ROOT, timeout=1800)
+    done = subprocess.run(command, env=env, cwd=ROOT, timeout=1800, capture_output=True, text=True)
+    assert done.returncode == 0, f"the recorder failed ({PYTHON_ENV_VAR}?):\n{done.stderr[-3000:]}"
     live = json.loads(gzip.decompress(out.read_bytes()))
     assert live["files"] == golden()["files"]
     assert live["episodes"] == golden()["episodes"]
