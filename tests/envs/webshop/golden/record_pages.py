@@ -267,7 +267,7 @@ def script(kind: str, ours: WebShopEnv, n: int) -> Iterator[str]:
         return
     # "tricky": open each edge-case product by its title, try every option, buy.
     tricky = [p for p in ours.products if p.asin in tricky_asins()]
-    for product in tricky[n % 2 :: 2]:
+    for product in tricky[(n // len(KINDS)) % 2 :: 2]:  # even and odd ones in turn
         yield f"search[{product.title}]"
         if product.asin not in shown_asins(ours):
             continue
