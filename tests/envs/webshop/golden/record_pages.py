@@ -89,7 +89,7 @@ def tricky_products(products: list[Product]) -> list[Product]:
                 description="  Leading & trailing blanks, <b>not bold</b>.  "),
         variant(1, description="", bullet_points=(), reviews=(), rating="N.A."),
         variant(2, options={"color": ("black", "navy / white"), "size": ()},
-                bullet_points=("  spaced bullet  ", "Line one\nline two")),
+                bullet_points=("  spaced bullet  ", "", "Line one\nline two")),
         variant(3, options={"color": ("black", "red"), "pattern": ("red", "plain")}),
         variant(4, options={"Color": ("Dark Navy", "Off-White")}, pricing=(), price=100.0),
         variant(5, pricing=(12.5, 20.0), price=15.25, title="  Padded   Title  "),
