@@ -30,7 +30,7 @@ CI_ALLOWED_SKIPS: tuple[str, ...] = (
     "LOREKIT_CI_LOCAL",
     # Re-recording TextCraft's golden traces needs a checkout of the original.
     "LOREKIT_TEXTCRAFT_ORIGINAL",
-    # Re-recording WebShop's golden rewards needs a checkout of the original.
+    # Re-recording WebShop's golden rewards and pages needs a checkout of the original.
     "LOREKIT_WEBSHOP_ORIGINAL",
 )
 """Substrings of skip reasons CI accepts. Keep it short: each entry is a test

@@ -234,14 +234,24 @@ class WebShopEnv(TextEnv):
             browser.page, browser.page_number = "results", 1
             browser.product, browser.options = None, {}
             return None
-        return self._click(argument)
+        return self._click(match.group(2))
+
+    def _find_button(self, argument: str) -> str | None:
+        """The button ``argument`` names: as the original matches it (lower-cased, blanks
+        kept, so ``navy  |  white`` from ``navy / white`` needs its two spaces), else with
+        runs of blanks taken as one (LoreKit's leniency)."""
+        clicks = self.valid_clicks()
+        lowered = {c.lower(): c for c in clicks}
+        if argument.lower() in lowered:
+            return lowered[argument.lower()]
+        collapsed = {" ".join(c.lower().split()): c for c in clicks}
+        return collapsed.get(" ".join(argument.lower().split()))
 
     def _click(self, argument: str) -> str | None:
         browser = self._browser
-        lowered = {c.lower(): c for c in self.valid_clicks()}
-        button = lowered.get(argument.lower())
+        button = self._find_button(argument)
         if button is None:
-            return self._invalid("no_button", button=argument)
+            return self._invalid("no_button", button=" ".join(argument.split()))
         if button == BACK_TO_SEARCH:
             self._browser = Browser()
         elif button == NEXT_PAGE:

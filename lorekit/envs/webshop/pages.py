@@ -4,7 +4,10 @@ Pages: search (the instruction and a search box), results (10 per page of the
 top 50), item (option groups with their values as buttons, title, price,
 rating, links to the sub-pages, "Buy Now"), the item's description, features
 and reviews, and the page after buying. Every page but the last repeats the
-instruction, as the original's did.
+instruction, as the original's did. Each text is shown as the original's text
+mode shows an HTML text node (:func:`visible`): stripped, and left out when
+empty; tests/envs/webshop/test_webshop_golden_pages.py checks the pages against
+the original's, recorded.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass, field
 from lorekit.envs.webshop.catalog import Product
 
 SEP = " [SEP] "
+_ASCII_BLANKS = " \t\n\r\f"
 PRODUCT_WINDOW = 10
 BACK_TO_SEARCH = "Back to Search"
 NEXT_PAGE = "Next >"
@@ -62,6 +66,27 @@ def clickables(browser: Browser, products: Sequence[Product]) -> list[str]:
     return []
 
 
+def visible(texts: Sequence[str]) -> list[str]:
+    """``texts`` as the original's text mode shows them: it strips each HTML text node
+    (beautifulsoup's), drops the ones that are exactly a newline, and an empty
+    field makes no node at all. Beautifulsoup turns a node of ASCII blanks into
+    a newline when it holds one, else into one space, which stays as an empty text."""
+    out = []
+    for text in texts:
+        if not text:
+            continue
+        if not text.strip(_ASCII_BLANKS):
+            if "\n" not in text:
+                out.append("")
+            continue
+        out.append(text.strip())
+    return out
+
+
+def _join(texts: Sequence[str]) -> str:
+    return SEP.join(visible(texts))
+
+
 def _instruction(instruction: str) -> list[str]:
     return ["Instruction:", instruction]
 
@@ -72,9 +97,11 @@ def render(
     """The current page's text."""
     head = _instruction(instruction)
     if browser.page == "search":
-        return SEP.join(["WebShop", *head, "Search"])
+        return _join(["WebShop", *head, "Search"])
     if browser.page == "done":
-        return SEP.join(
+        # The original's page also shows its MTurk form's fields (empty here); only the
+        # thank-you line and the score are kept (docs/webshop.md).
+        return _join(
             ["Thank you for shopping with us!", "Your score (min 0.0, max 1.0)", f"{reward or 0.0}"]
         )
     if browser.page == "results":
@@ -85,20 +112,22 @@ def render(
         parts.append(NEXT_PAGE)
         for i in browser.shown_results():
             parts += [products[i].asin, products[i].title, products[i].price_tag]
-        return SEP.join(parts)
+        return _join(parts)
     assert browser.product is not None
     product = products[browser.product]
     if browser.page == "item":
-        return SEP.join([*head, *item_lines(product)])
+        return _join([*head, *item_lines(product)])
     parts = [*head, BACK_TO_SEARCH, PREV_PAGE]
     if browser.page == "description":
         parts.append(product.description)
     elif browser.page == "features":
-        parts += list(product.bullet_points)
+        # The original's template puts a space before each bullet: an empty bullet is
+        # a blank node, shown as an empty text.
+        parts += [f" {bullet}" for bullet in product.bullet_points]
     else:
-        for review in product.reviews:
-            parts += [review.title, str(review.score), review.body]
-    return SEP.join(parts)
+        for review in product.reviews:  # the original quotes a review's title
+            parts += [f'"{review.title}"', str(review.score), review.body]
+    return _join(parts)
 
 
 def item_lines(product: Product) -> list[str]:
@@ -111,11 +140,13 @@ def item_lines(product: Product) -> list[str]:
 
 
 def option_group(product: Product, value: str) -> str | None:
-    """The first option group of ``product`` offering ``value``."""
+    """The option group a click on ``value`` selects in: the last group offering it, as
+    in the original (its page's buttons are keyed by value, the later one winning)."""
+    found = None
     for group, values in product.options.items():
         if value in values:
-            return group
-    return None
+            found = group
+    return found
 
 
 def describe_choices(options: Mapping[str, str]) -> str:

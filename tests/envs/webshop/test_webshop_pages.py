@@ -5,7 +5,7 @@ from __future__ import annotations
 from lorekit.envs.checker import check_env
 from lorekit.envs.registry import make
 from lorekit.envs.webshop import WebShopEnv
-from lorekit.envs.webshop.pages import SEP
+from lorekit.envs.webshop.pages import SEP, visible
 
 
 def open_results(env: WebShopEnv, query: str = "made") -> str:
@@ -158,3 +158,10 @@ def test_search_only_on_the_search_page_is_an_option() -> None:
     step = env.step("search[more]")
     assert not step.info["valid"] and "click[Back to Search]" in step.observation
     assert "search[<query>]" not in step.observation and env.browser.page == "results"
+
+
+def test_texts_show_as_the_originals_text_nodes() -> None:
+    # Stripped; an empty field makes no node; a blank node holding a newline is dropped,
+    # one without is an empty text (what beautifulsoup and the original's filter do).
+    texts = ["a", "  b  ", "", "   ", "\n  ", "x\ny", "\xa0"]
+    assert visible(texts) == ["a", "b", "", "x\ny", ""]
