@@ -3,7 +3,10 @@
 The build plays tasks one at a time with the planner, builder and consolidator
 (a run in the run store whose episodes carry every rule change); after a kill,
 the same command with ``--run-id BUILD`` continues it. :func:`run_build` is the
-loop itself, for studies that drive it from Python.
+loop itself, for studies that drive it from Python. ``--from BUILD`` starts a
+new build from a copy of a finished one, and ``--library-only`` keeps its rules
+as they are (the paper's second MiniWoB++ step: libraries on the 44 task types
+without feedback; see :mod:`lorekit.cli.automanual_from`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 import click
 
 from lorekit.agents.automanual.core import STAGE_ROLES
+from lorekit.cli.automanual_from import BuildSourceError, inherit, open_source
 from lorekit.cli.console import console, err_console, show_progress
 from lorekit.cli.errors import Interrupted, RunFailed, UserError
 from lorekit.cli.options import (
@@ -67,6 +71,10 @@ class BuildOutcome:
     rules_version: int
     retired: tuple[str, ...]
     dropped_on_resume: int
+    from_build: str | None = None
+    library_only: bool = False
+    skills: int = 0
+    reflections: int = 0
 
 
 async def run_build(
@@ -77,7 +85,7 @@ async def run_build(
     tasks: Sequence[Task],
     roles: Any,
     run_id: str | None = None,
-    variant: str = "automanual",
+    variant: str | None = "automanual",
     per_type: int = 6,
     seed: int = 0,
     max_rules: int = 12,
@@ -89,16 +97,37 @@ async def run_build(
     retry_errors: bool = False,
     progress: Any = False,
     shuffle: bool = True,
+    from_build: str | None = None,
+    library_only: bool = False,
 ) -> BuildOutcome:
-    """Play (or resume) a build; everything goes to the run store at ``store_path``."""
+    """Play (or resume) a build; everything goes to the run store at ``store_path``.
+
+    ``from_build`` starts from a copy of that finished build's rules, libraries
+    and manuals; ``library_only`` (which needs it) never changes the rules, so
+    only the skill and reflection libraries grow. ``variant=None`` takes the
+    source build's (or ``automanual``). Raises :class:`BuildSourceError` when
+    the source cannot be started from.
+    """
     from lorekit.agents.automanual.build_agent import AutoManualBuildAgent, CommittedEpisode
     from lorekit.envs import EnvSpec
     from lorekit.eval.runner import plan_episodes, run_eval
     from lorekit.eval.store import RunStore, new_run_id
 
+    if library_only and from_build is None:
+        raise BuildSourceError("a library-only pass needs the build whose rules it keeps (--from)")
     chosen = build_plan(tasks, per_type=per_type, seed=seed, shuffle=shuffle)
     plan = plan_episodes(chosen, seed=seed)
     rid = run_id or new_run_id()
+    source, variant = open_source(
+        store_path,
+        from_build,
+        variant,
+        env_name=env_name,
+        env_kwargs=env_kwargs,
+        plan=[spec.key for spec in plan],
+    )
+    variant = variant or "automanual"
+    agent_name = f"automanual-build:{variant}" + (":library-only" if library_only else "")
     options = {
         "variant": variant,
         "per_type": per_type,
@@ -107,11 +136,13 @@ async def run_build(
         "max_replans": max_replans,
         "retriever": retriever,
     }
+    if source is not None:
+        options.update(from_build=source.run_id, library_only=library_only)
     with RunStore(store_path) as store:
         rid = store.create_run(
             rid,
             env=env_name,
-            agent=f"automanual-build:{variant}",
+            agent=agent_name,
             config={
                 **(config or {}),
                 "automanual": options,
@@ -122,6 +153,8 @@ async def run_build(
             meta={"episodes": len(plan)},
         )
         _same_options(store, rid, options, seed, [t.id for t in chosen])
+        if source is not None:
+            inherit(store_path, source, rid)
         agent = AutoManualBuildAgent(
             db_path=str(store_path),
             build_id=rid,
@@ -131,19 +164,26 @@ async def run_build(
             retire_after=retire_after,
             max_replans=max_replans,
             retriever=retriever,
+            learn_rules=not library_only,
         )
-        agent.name = f"automanual-build:{variant}"
+        agent.name = agent_name
         try:
             committed = sorted(store.episodes(rid), key=lambda e: e.index)
             dropped = agent.restore(
-                CommittedEpisode(
-                    e.episode_key,
-                    e.task_group or "task",
-                    e.status,
-                    dict(e.info.get("notes") or {}),
-                )
-                for e in committed
+                [
+                    *(source.committed if source is not None else ()),
+                    *(
+                        CommittedEpisode(
+                            e.episode_key,
+                            e.task_group or "task",
+                            e.status,
+                            dict(e.info.get("notes") or {}),
+                        )
+                        for e in committed
+                    ),
+                ]
             )
+            rules_before = agent.rules.version
             result = await run_eval(
                 store,
                 env_factory=EnvSpec(env_name, env_kwargs),
@@ -159,6 +199,11 @@ async def run_build(
                 progress=progress,
                 before_episode=lambda spec: agent.should_play(spec.task),
             )
+            if library_only and agent.rules.version != rules_before:
+                raise RuntimeError(  # a bug: the agent calls no builder then
+                    f"library-only build {rid!r} changed its rules (version {rules_before} -> "
+                    f"{agent.rules.version})"
+                )
             return BuildOutcome(
                 rid,
                 result.played,
@@ -169,6 +214,10 @@ async def run_build(
                 agent.rules.version,
                 tuple(sorted(agent.retired)),
                 dropped,
+                None if source is None else source.run_id,
+                library_only,
+                len(agent.libraries.skills()),
+                len(agent.libraries.reflections()),
             )
         finally:
             agent.close()
@@ -220,6 +269,20 @@ def _same_options(
     help="How a skill of another task type is picked when none of the type exists: "
     "bm25, or embedding:MODEL (an OpenAI-compatible embeddings server, see docs).",
 )
+@click.option(
+    "--from",
+    "from_build",
+    default=None,
+    metavar="BUILD",
+    help="Start from a copy of this finished build's rules, skills, reflections and manuals "
+    "(in the same store; BUILD itself is only read).",
+)
+@click.option(
+    "--library-only",
+    is_flag=True,
+    help="With --from: keep BUILD's rules exactly (no builder, no consolidator); only the "
+    "skill and reflection libraries grow (the paper's second MiniWoB++ step).",
+)
 @task_options(
     split="dev",
     split_help="Tasks to build on.",
@@ -244,6 +307,8 @@ def build_cmd(
     retire_after: int,
     max_replans: int | None,
     retriever: str,
+    from_build: str | None,
+    library_only: bool,
 ) -> None:
     """Building stage: play tasks with the planner; the builder keeps the rules.
 
@@ -264,6 +329,9 @@ def build_cmd(
         raise UserError(f"--timeout: expected a positive number of seconds, got {timeout_s}")
     if not models.given:
         raise UserError("the build needs models: pass --model (and --base-url) or --config")
+    if library_only and from_build is None:
+        raise UserError("--library-only: name the build whose rules to keep with --from BUILD")
+    given_variant = click.get_current_context().get_parameter_source("variant")
     try:
         profile = profile_for(env_name)
         make_retriever(retriever)
@@ -292,7 +360,9 @@ def build_cmd(
                 tasks=chosen,
                 roles=roles,
                 run_id=harness.run_id,
-                variant=variant,
+                variant=None
+                if from_build and given_variant is click.core.ParameterSource.DEFAULT
+                else variant,
                 per_type=per_type,
                 seed=harness.seed,
                 max_rules=max_rules,
@@ -303,10 +373,14 @@ def build_cmd(
                 episode_timeout_s=timeout_s,
                 retry_errors=harness.retry_errors,
                 progress=err_console if show_progress(harness.progress) else False,
+                from_build=from_build,
+                library_only=library_only,
             )
         )
     except RunMismatchError as exc:
         raise UserError(f"--run-id: {exc}") from None
+    except BuildSourceError as exc:
+        raise UserError(f"--from: {exc}") from None
     except KeyboardInterrupt:
         raise Interrupted(
             f"interrupted; resume with --run-id {harness.run_id or '<the build id>'}"
@@ -322,6 +396,12 @@ def build_cmd(
         f"retired types: {', '.join(outcome.retired) or 'none'}   "
         f"played {outcome.played}, skipped {outcome.skipped}, retired-type tasks {outcome.declined}"
     )
+    if outcome.from_build is not None:
+        kept = "kept as they were" if outcome.library_only else "copied, then built on"
+        console.print(
+            f"from build {outcome.from_build}: rules {kept}   libraries now: {outcome.skills} "
+            f"skills, {outcome.reflections} reflections (task types)"
+        )
     console.print(f"next: lorekit automanual formulate {outcome.run_id} --store {cfg.store}")
     if outcome.errors:
         raise RunFailed(
