@@ -22,10 +22,17 @@ from typing import Any
 import click
 
 from lorekit.agents.automanual.core import STAGE_ROLES
-from lorekit.cli.automanual_from import BuildSourceError, inherit, open_source
+from lorekit.cli.automanual_from import (
+    BuildSourceError,
+    inherit,
+    open_source,
+    same_options,
+    source_options,
+)
 from lorekit.cli.console import console, err_console, show_progress
 from lorekit.cli.errors import Interrupted, RunFailed, UserError
 from lorekit.cli.options import (
+    MAX_RUN_ID,
     HarnessOptions,
     ModelChoice,
     TaskChoice,
@@ -36,6 +43,9 @@ from lorekit.cli.options import (
 from lorekit.cli.prepare import prepare_config, prepare_tasks, with_defaults
 from lorekit.cli.stores import open_store
 from lorekit.envs.base import Task
+
+LIBRARIES = "-libraries"
+"""The run id suffix of the library-only pass that ``--libraries-on`` adds."""
 
 
 def build_plan(
@@ -152,7 +162,7 @@ async def run_build(
             },
             meta={"episodes": len(plan)},
         )
-        _same_options(store, rid, options, seed, [t.id for t in chosen])
+        same_options(store, rid, options, seed, [t.id for t in chosen])
         if source is not None:
             inherit(store_path, source, rid)
         agent = AutoManualBuildAgent(
@@ -223,31 +233,6 @@ async def run_build(
             agent.close()
 
 
-def _same_options(
-    store: Any, run_id: str, options: dict[str, Any], seed: int, plan: list[str]
-) -> None:
-    """A resumed build must be played as it began: same options, seed and task plan.
-
-    Otherwise its rule history would mix two curricula; refuse with what differs.
-    """
-    from lorekit.eval.store import RunMismatchError
-
-    info = store.get_run(run_id)
-    stored = info.config if info is not None else {}
-    if "automanual" not in stored:
-        return
-    now = {**options, "seed": seed}
-    before = {**stored["automanual"], "seed": stored.get("seed")}
-    changed = [f"{k} {before.get(k)!r} -> {now[k]!r}" for k in now if before.get(k) != now[k]]
-    if stored.get("plan") is not None and stored["plan"] != plan:
-        changed.append("the task plan (split, tasks or --per-type)")
-    if changed:
-        raise RunMismatchError(
-            f"build {run_id!r} was started with other settings ({'; '.join(changed)}); "
-            "resume it with the same ones, or choose another run id"
-        )
-
-
 @click.command("build")
 @click.argument("env_name", metavar="ENV")
 @model_options
@@ -269,20 +254,7 @@ def _same_options(
     help="How a skill of another task type is picked when none of the type exists: "
     "bm25, or embedding:MODEL (an OpenAI-compatible embeddings server, see docs).",
 )
-@click.option(
-    "--from",
-    "from_build",
-    default=None,
-    metavar="BUILD",
-    help="Start from a copy of this finished build's rules, skills, reflections and manuals "
-    "(in the same store; BUILD itself is only read).",
-)
-@click.option(
-    "--library-only",
-    is_flag=True,
-    help="With --from: keep BUILD's rules exactly (no builder, no consolidator); only the "
-    "skill and reflection libraries grow (the paper's second MiniWoB++ step).",
-)
+@source_options
 @task_options(
     split="dev",
     split_help="Tasks to build on.",
@@ -309,6 +281,7 @@ def build_cmd(
     retriever: str,
     from_build: str | None,
     library_only: bool,
+    libraries_on: str | None,
 ) -> None:
     """Building stage: play tasks with the planner; the builder keeps the rules.
 
@@ -332,6 +305,11 @@ def build_cmd(
     if library_only and from_build is None:
         raise UserError("--library-only: name the build whose rules to keep with --from BUILD")
     given_variant = click.get_current_context().get_parameter_source("variant")
+    if libraries_on is not None and len(harness.run_id or "") + len(LIBRARIES) > MAX_RUN_ID:
+        raise UserError(
+            f"--run-id: at most {MAX_RUN_ID - len(LIBRARIES)} characters with "
+            "--libraries-on (the pass is BUILD" + LIBRARIES + ")"
+        )
     try:
         profile = profile_for(env_name)
         make_retriever(retriever)
@@ -341,6 +319,9 @@ def build_cmd(
     check_models(cfg, STAGE_ROLES, owner="automanual build", models=models, cache=False)
     env_opt = with_defaults(tasks.env_opt, dict(profile.env_options))
     env_kwargs, chosen, provenance = prepare_tasks(env_name, env_opt, tasks.tasks, tasks.split)
+    second = None
+    if libraries_on is not None:
+        second = prepare_tasks(env_name, env_opt, libraries_on, tasks.split)
     check_writable(cfg.store, what="run store", setting=store_setting)
     check_cache(cfg, config_path=config_path)
     config = {
@@ -351,56 +332,75 @@ def build_cmd(
         "seed": harness.seed,
     }
     roles = build_models(cfg, config_path=config_path)
-    try:
-        outcome = asyncio.run(
-            run_build(
-                cfg.store,
-                env_name=env_name,
-                env_kwargs=env_kwargs,
-                tasks=chosen,
-                roles=roles,
-                run_id=harness.run_id,
-                variant=None
-                if from_build and given_variant is click.core.ParameterSource.DEFAULT
-                else variant,
-                per_type=per_type,
-                seed=harness.seed,
-                max_rules=max_rules,
-                retire_after=retire_after,
-                max_replans=max_replans,
-                retriever=retriever,
-                config=config,
-                episode_timeout_s=timeout_s,
-                retry_errors=harness.retry_errors,
-                progress=err_console if show_progress(harness.progress) else False,
-                from_build=from_build,
-                library_only=library_only,
+
+    def stage(**given: Any) -> BuildOutcome:
+        """One build (the second of ``--libraries-on`` too): run it and report it."""
+        try:
+            outcome = asyncio.run(
+                run_build(
+                    cfg.store,
+                    env_name=env_name,
+                    roles=roles,
+                    per_type=per_type,
+                    seed=harness.seed,
+                    max_rules=max_rules,
+                    retire_after=retire_after,
+                    max_replans=max_replans,
+                    retriever=retriever,
+                    episode_timeout_s=timeout_s,
+                    retry_errors=harness.retry_errors,
+                    progress=err_console if show_progress(harness.progress) else False,
+                    **given,
+                )
             )
-        )
-    except RunMismatchError as exc:
-        raise UserError(f"--run-id: {exc}") from None
-    except BuildSourceError as exc:
-        raise UserError(f"--from: {exc}") from None
-    except KeyboardInterrupt:
-        raise Interrupted(
-            f"interrupted; resume with --run-id {harness.run_id or '<the build id>'}"
-        ) from None
-    with open_store(str(cfg.store)) as db:
-        render_run(db, outcome.run_id, console)
-    if outcome.dropped_on_resume:
-        err_console.print(
-            f"resumed: dropped {outcome.dropped_on_resume} rows of an episode that never finished"
-        )
-    console.print(
-        f"build: {outcome.run_id}   rules: {outcome.rules} (version {outcome.rules_version})   "
-        f"retired types: {', '.join(outcome.retired) or 'none'}   "
-        f"played {outcome.played}, skipped {outcome.skipped}, retired-type tasks {outcome.declined}"
-    )
-    if outcome.from_build is not None:
-        kept = "kept as they were" if outcome.library_only else "copied, then built on"
+        except RunMismatchError as exc:
+            raise UserError(f"--run-id: {exc}") from None
+        except BuildSourceError as exc:
+            raise UserError(f"--from: {exc}") from None
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"interrupted; resume with --run-id {harness.run_id or '<the build id>'}"
+            ) from None
+        with open_store(str(cfg.store)) as db:
+            render_run(db, outcome.run_id, console)
+        if outcome.dropped_on_resume:
+            err_console.print(
+                f"resumed: dropped {outcome.dropped_on_resume} rows of an episode that never "
+                "finished"
+            )
         console.print(
-            f"from build {outcome.from_build}: rules {kept}   libraries now: {outcome.skills} "
-            f"skills, {outcome.reflections} reflections (task types)"
+            f"build: {outcome.run_id}   rules: {outcome.rules} (version {outcome.rules_version})"
+            f"   retired types: {', '.join(outcome.retired) or 'none'}   played "
+            f"{outcome.played}, skipped {outcome.skipped}, retired-type tasks {outcome.declined}"
+        )
+        if outcome.from_build is not None:
+            kept = "kept as they were" if outcome.library_only else "copied, then built on"
+            console.print(
+                f"from build {outcome.from_build}: rules {kept}   libraries now: "
+                f"{outcome.skills} skills, {outcome.reflections} reflections (task types)"
+            )
+        return outcome
+
+    outcome = stage(
+        env_kwargs=env_kwargs,
+        tasks=chosen,
+        run_id=harness.run_id,
+        variant=None
+        if from_build and given_variant is click.core.ParameterSource.DEFAULT
+        else variant,
+        config=config,
+        from_build=from_build,
+        library_only=library_only,
+    )
+    if second is not None and not outcome.errors:
+        outcome = stage(
+            env_kwargs=second[0],
+            tasks=second[1],
+            run_id=outcome.run_id + LIBRARIES,
+            variant=None,
+            config={**config, "tasks_from": second[2]},
+            from_build=outcome.run_id,
+            library_only=True,
         )
     console.print(f"next: lorekit automanual formulate {outcome.run_id} --store {cfg.store}")
     if outcome.errors:

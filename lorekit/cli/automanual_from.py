@@ -1,25 +1,55 @@
-"""``lorekit automanual build --from BUILD``: check the build a new one starts from.
+"""``lorekit automanual build``: check what a build starts from or resumes.
 
 The paper's two-step MiniWoB++ build (rules on the 9 task types with feedback,
 then only the skill and reflection libraries on the other 44) is two builds:
 the second starts from a copy of the first (:mod:`lorekit.agents.automanual.inherit`),
 usually with ``--library-only``. Starting from a build only makes sense when
 its rules were learned in the same world, from episodes the store committed;
-:func:`read_source` refuses anything else, saying what is wrong.
+:func:`read_source` refuses anything else, saying what is wrong. A resumed
+build must go on as it began (:func:`same_options`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import click
 
 if TYPE_CHECKING:
     from lorekit.agents.automanual.build_agent import CommittedEpisode
 
 #: Env options that only choose which tasks are played, not how the world behaves.
 TASK_CHOICE_OPTIONS = frozenset({"tasks", "split", "seed", "episodes_per_task"})
+
+
+def source_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--from BUILD``, ``--library-only`` and ``--libraries-on TASKS`` of ``build``."""
+    f = click.option(
+        "--libraries-on",
+        default=None,
+        metavar="TASKS",
+        help="Then a library-only pass over this build on TASKS (run id BUILD-libraries): the "
+        "paper's two MiniWoB++ steps in one command "
+        "(--tasks feedback-9 --libraries-on no-feedback-44).",
+    )(f)
+    f = click.option(
+        "--library-only",
+        is_flag=True,
+        help="With --from: keep BUILD's rules exactly (no builder, no consolidator); only the "
+        "skill and reflection libraries grow (the paper's second MiniWoB++ step).",
+    )(f)
+    f = click.option(
+        "--from",
+        "from_build",
+        default=None,
+        metavar="BUILD",
+        help="Start from a copy of this finished build's rules, skills, reflections and manuals "
+        "(in the same store; BUILD itself is only read).",
+    )(f)
+    return f
 
 
 class BuildSourceError(ValueError):
@@ -141,3 +171,28 @@ def inherit(store_path: str | Path, source: SourceBuild, run_id: str) -> None:
         raise BuildSourceError(str(exc)) from None
     finally:
         db.close()
+
+
+def same_options(
+    store: Any, run_id: str, options: dict[str, Any], seed: int, plan: list[str]
+) -> None:
+    """A resumed build must be played as it began: same options, seed and task plan.
+
+    Otherwise its rule history would mix two curricula; refuse with what differs.
+    """
+    from lorekit.eval.store import RunMismatchError
+
+    info = store.get_run(run_id)
+    stored = info.config if info is not None else {}
+    if "automanual" not in stored:
+        return
+    now = {**options, "seed": seed}
+    before = {**stored["automanual"], "seed": stored.get("seed")}
+    changed = [f"{k} {before.get(k)!r} -> {now[k]!r}" for k in now if before.get(k) != now[k]]
+    if stored.get("plan") is not None and stored["plan"] != plan:
+        changed.append("the task plan (split, tasks or --per-type)")
+    if changed:
+        raise RunMismatchError(
+            f"build {run_id!r} was started with other settings ({'; '.join(changed)}); "
+            "resume it with the same ones, or choose another run id"
+        )

@@ -297,3 +297,33 @@ def test_a_killed_library_pass_resumes_to_the_same_libraries(built: Path, tmp_pa
     )
     assert state(store, "lib") == state(reference, "lib")
     assert state(store, "lib")["history"] == state(store, "b")["history"]
+
+
+def test_libraries_on_runs_both_steps_in_one_command_and_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "runs.sqlite3"
+    monkeypatch.setattr("lorekit.cli.checks.build_models", lambda *a, **k: sim_roles())
+    args = [
+        "automanual", "build", "alfworld", "--tasks", "pick_two_obj_and_place",
+        "--libraries-on", OTHER, "--per-type", "1", "--run-id", "two",
+        "--store", str(store), *SIM_MODEL,
+    ]  # fmt: skip
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert "build: two " in out and "build: two-libraries " in out
+    assert "from build two: rules kept as they were" in out
+    assert f"next: lorekit automanual formulate two-libraries --store {store}" in out
+    first, second = state(store, "two"), state(store, "two-libraries")
+    assert first["rules"] and second["history"] == first["history"]
+    assert {row[1] for row in first["library"]} == {"pick_two_obj_and_place"}
+    assert second["library"][: len(first["library"])] == first["library"]
+    assert {row[1] for row in second["library"][len(first["library"]) :]} == {OTHER}
+    with RunStore(store) as db:
+        info = db.get_run("two-libraries")
+        assert info is not None and info.config["automanual"]["library_only"] is True
+        assert [e.task_group for e in db.episodes("two-libraries")] == [OTHER]
+    code, out, err = run_cli(args, capsys)  # again: both steps resume, nothing is replayed
+    assert code == 0, err
+    assert out.count("played 0, skipped 1") == 2
+    assert state(store, "two-libraries") == second
