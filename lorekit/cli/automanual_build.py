@@ -333,8 +333,11 @@ def build_cmd(
     }
     roles = build_models(cfg, config_path=config_path)
 
-    def stage(**given: Any) -> BuildOutcome:
-        """One build (the second of ``--libraries-on`` too): run it and report it."""
+    def stage(flag: str, resume_id: str | None, **given: Any) -> BuildOutcome:
+        """One build (the second of ``--libraries-on`` too): run it and report it.
+
+        ``flag`` names the option a bad source comes from; ``resume_id`` the run id
+        that resumes the whole command."""
         try:
             outcome = asyncio.run(
                 run_build(
@@ -356,10 +359,10 @@ def build_cmd(
         except RunMismatchError as exc:
             raise UserError(f"--run-id: {exc}") from None
         except BuildSourceError as exc:
-            raise UserError(f"--from: {exc}") from None
+            raise UserError(f"{flag}: {exc}") from None
         except KeyboardInterrupt:
             raise Interrupted(
-                f"interrupted; resume with --run-id {harness.run_id or '<the build id>'}"
+                f"interrupted; resume with --run-id {resume_id or '<the build id>'}"
             ) from None
         with open_store(str(cfg.store)) as db:
             render_run(db, outcome.run_id, console)
@@ -382,6 +385,8 @@ def build_cmd(
         return outcome
 
     outcome = stage(
+        "--from",
+        harness.run_id,
         env_kwargs=env_kwargs,
         tasks=chosen,
         run_id=harness.run_id,
@@ -394,6 +399,8 @@ def build_cmd(
     )
     if second is not None and not outcome.errors:
         outcome = stage(
+            "--libraries-on",
+            outcome.run_id,
             env_kwargs=second[0],
             tasks=second[1],
             run_id=outcome.run_id + LIBRARIES,
