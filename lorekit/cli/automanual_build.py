@@ -3,7 +3,10 @@
 The build plays tasks one at a time with the planner, builder and consolidator
 (a run in the run store whose episodes carry every rule change); after a kill,
 the same command with ``--run-id BUILD`` continues it. :func:`run_build` is the
-loop itself, for studies that drive it from Python.
+loop itself, for studies that drive it from Python. ``--from BUILD`` starts a
+new build from a copy of a finished one, and ``--library-only`` keeps its rules
+as they are (the paper's second MiniWoB++ step: libraries on the 44 task types
+without feedback; see :mod:`lorekit.cli.automanual_from`).
 """
 
 from __future__ import annotations
@@ -19,9 +22,17 @@ from typing import Any
 import click
 
 from lorekit.agents.automanual.core import STAGE_ROLES
+from lorekit.cli.automanual_from import (
+    BuildSourceError,
+    inherit,
+    open_source,
+    same_options,
+    source_options,
+)
 from lorekit.cli.console import console, err_console, show_progress
 from lorekit.cli.errors import Interrupted, RunFailed, UserError
 from lorekit.cli.options import (
+    MAX_RUN_ID,
     HarnessOptions,
     ModelChoice,
     TaskChoice,
@@ -32,6 +43,9 @@ from lorekit.cli.options import (
 from lorekit.cli.prepare import prepare_config, prepare_tasks, with_defaults
 from lorekit.cli.stores import open_store
 from lorekit.envs.base import Task
+
+LIBRARIES = "-libraries"
+"""The run id suffix of the library-only pass that ``--libraries-on`` adds."""
 
 
 def build_plan(
@@ -67,6 +81,10 @@ class BuildOutcome:
     rules_version: int
     retired: tuple[str, ...]
     dropped_on_resume: int
+    from_build: str | None = None
+    library_only: bool = False
+    skills: int = 0
+    reflections: int = 0
 
 
 async def run_build(
@@ -77,7 +95,7 @@ async def run_build(
     tasks: Sequence[Task],
     roles: Any,
     run_id: str | None = None,
-    variant: str = "automanual",
+    variant: str | None = "automanual",
     per_type: int = 6,
     seed: int = 0,
     max_rules: int = 12,
@@ -89,16 +107,37 @@ async def run_build(
     retry_errors: bool = False,
     progress: Any = False,
     shuffle: bool = True,
+    from_build: str | None = None,
+    library_only: bool = False,
 ) -> BuildOutcome:
-    """Play (or resume) a build; everything goes to the run store at ``store_path``."""
+    """Play (or resume) a build; everything goes to the run store at ``store_path``.
+
+    ``from_build`` starts from a copy of that finished build's rules, libraries
+    and manuals; ``library_only`` (which needs it) never changes the rules, so
+    only the skill and reflection libraries grow. ``variant=None`` takes the
+    source build's (or ``automanual``). Raises :class:`BuildSourceError` when
+    the source cannot be started from.
+    """
     from lorekit.agents.automanual.build_agent import AutoManualBuildAgent, CommittedEpisode
     from lorekit.envs import EnvSpec
     from lorekit.eval.runner import plan_episodes, run_eval
     from lorekit.eval.store import RunStore, new_run_id
 
+    if library_only and from_build is None:
+        raise BuildSourceError("a library-only pass needs the build whose rules it keeps (--from)")
     chosen = build_plan(tasks, per_type=per_type, seed=seed, shuffle=shuffle)
     plan = plan_episodes(chosen, seed=seed)
     rid = run_id or new_run_id()
+    source, variant = open_source(
+        store_path,
+        from_build,
+        variant,
+        env_name=env_name,
+        env_kwargs=env_kwargs,
+        plan=[spec.key for spec in plan],
+    )
+    variant = variant or "automanual"
+    agent_name = f"automanual-build:{variant}" + (":library-only" if library_only else "")
     options = {
         "variant": variant,
         "per_type": per_type,
@@ -107,11 +146,13 @@ async def run_build(
         "max_replans": max_replans,
         "retriever": retriever,
     }
+    if source is not None:
+        options.update(from_build=source.run_id, library_only=library_only)
     with RunStore(store_path) as store:
         rid = store.create_run(
             rid,
             env=env_name,
-            agent=f"automanual-build:{variant}",
+            agent=agent_name,
             config={
                 **(config or {}),
                 "automanual": options,
@@ -121,7 +162,9 @@ async def run_build(
             },
             meta={"episodes": len(plan)},
         )
-        _same_options(store, rid, options, seed, [t.id for t in chosen])
+        same_options(store, rid, options, seed, [t.id for t in chosen])
+        if source is not None:
+            inherit(store_path, source, rid)
         agent = AutoManualBuildAgent(
             db_path=str(store_path),
             build_id=rid,
@@ -131,19 +174,26 @@ async def run_build(
             retire_after=retire_after,
             max_replans=max_replans,
             retriever=retriever,
+            learn_rules=not library_only,
         )
-        agent.name = f"automanual-build:{variant}"
+        agent.name = agent_name
         try:
             committed = sorted(store.episodes(rid), key=lambda e: e.index)
             dropped = agent.restore(
-                CommittedEpisode(
-                    e.episode_key,
-                    e.task_group or "task",
-                    e.status,
-                    dict(e.info.get("notes") or {}),
-                )
-                for e in committed
+                [
+                    *(source.committed if source is not None else ()),
+                    *(
+                        CommittedEpisode(
+                            e.episode_key,
+                            e.task_group or "task",
+                            e.status,
+                            dict(e.info.get("notes") or {}),
+                        )
+                        for e in committed
+                    ),
+                ]
             )
+            rules_before = agent.rules.version
             result = await run_eval(
                 store,
                 env_factory=EnvSpec(env_name, env_kwargs),
@@ -159,6 +209,11 @@ async def run_build(
                 progress=progress,
                 before_episode=lambda spec: agent.should_play(spec.task),
             )
+            if library_only and agent.rules.version != rules_before:
+                raise RuntimeError(  # a bug: the agent calls no builder then
+                    f"library-only build {rid!r} changed its rules (version {rules_before} -> "
+                    f"{agent.rules.version})"
+                )
             return BuildOutcome(
                 rid,
                 result.played,
@@ -169,34 +224,13 @@ async def run_build(
                 agent.rules.version,
                 tuple(sorted(agent.retired)),
                 dropped,
+                None if source is None else source.run_id,
+                library_only,
+                len(agent.libraries.skills()),
+                len(agent.libraries.reflections()),
             )
         finally:
             agent.close()
-
-
-def _same_options(
-    store: Any, run_id: str, options: dict[str, Any], seed: int, plan: list[str]
-) -> None:
-    """A resumed build must be played as it began: same options, seed and task plan.
-
-    Otherwise its rule history would mix two curricula; refuse with what differs.
-    """
-    from lorekit.eval.store import RunMismatchError
-
-    info = store.get_run(run_id)
-    stored = info.config if info is not None else {}
-    if "automanual" not in stored:
-        return
-    now = {**options, "seed": seed}
-    before = {**stored["automanual"], "seed": stored.get("seed")}
-    changed = [f"{k} {before.get(k)!r} -> {now[k]!r}" for k in now if before.get(k) != now[k]]
-    if stored.get("plan") is not None and stored["plan"] != plan:
-        changed.append("the task plan (split, tasks or --per-type)")
-    if changed:
-        raise RunMismatchError(
-            f"build {run_id!r} was started with other settings ({'; '.join(changed)}); "
-            "resume it with the same ones, or choose another run id"
-        )
 
 
 @click.command("build")
@@ -220,6 +254,7 @@ def _same_options(
     help="How a skill of another task type is picked when none of the type exists: "
     "bm25, or embedding:MODEL (an OpenAI-compatible embeddings server, see docs).",
 )
+@source_options
 @task_options(
     split="dev",
     split_help="Tasks to build on.",
@@ -244,6 +279,9 @@ def build_cmd(
     retire_after: int,
     max_replans: int | None,
     retriever: str,
+    from_build: str | None,
+    library_only: bool,
+    libraries_on: str | None,
 ) -> None:
     """Building stage: play tasks with the planner; the builder keeps the rules.
 
@@ -264,6 +302,14 @@ def build_cmd(
         raise UserError(f"--timeout: expected a positive number of seconds, got {timeout_s}")
     if not models.given:
         raise UserError("the build needs models: pass --model (and --base-url) or --config")
+    if library_only and from_build is None:
+        raise UserError("--library-only: name the build whose rules to keep with --from BUILD")
+    given_variant = click.get_current_context().get_parameter_source("variant")
+    if libraries_on is not None and len(harness.run_id or "") + len(LIBRARIES) > MAX_RUN_ID:
+        raise UserError(
+            f"--run-id: at most {MAX_RUN_ID - len(LIBRARIES)} characters with "
+            "--libraries-on (the pass is BUILD" + LIBRARIES + ")"
+        )
     try:
         profile = profile_for(env_name)
         make_retriever(retriever)
@@ -273,6 +319,9 @@ def build_cmd(
     check_models(cfg, STAGE_ROLES, owner="automanual build", models=models, cache=False)
     env_opt = with_defaults(tasks.env_opt, dict(profile.env_options))
     env_kwargs, chosen, provenance = prepare_tasks(env_name, env_opt, tasks.tasks, tasks.split)
+    second = None
+    if libraries_on is not None:
+        second = prepare_tasks(env_name, env_opt, libraries_on, tasks.split)
     check_writable(cfg.store, what="run store", setting=store_setting)
     check_cache(cfg, config_path=config_path)
     config = {
@@ -283,45 +332,83 @@ def build_cmd(
         "seed": harness.seed,
     }
     roles = build_models(cfg, config_path=config_path)
-    try:
-        outcome = asyncio.run(
-            run_build(
-                cfg.store,
-                env_name=env_name,
-                env_kwargs=env_kwargs,
-                tasks=chosen,
-                roles=roles,
-                run_id=harness.run_id,
-                variant=variant,
-                per_type=per_type,
-                seed=harness.seed,
-                max_rules=max_rules,
-                retire_after=retire_after,
-                max_replans=max_replans,
-                retriever=retriever,
-                config=config,
-                episode_timeout_s=timeout_s,
-                retry_errors=harness.retry_errors,
-                progress=err_console if show_progress(harness.progress) else False,
+
+    def stage(flag: str, resume_id: str | None, **given: Any) -> BuildOutcome:
+        """One build (the second of ``--libraries-on`` too): run it and report it.
+
+        ``flag`` names the option a bad source comes from; ``resume_id`` the run id
+        that resumes the whole command."""
+        try:
+            outcome = asyncio.run(
+                run_build(
+                    cfg.store,
+                    env_name=env_name,
+                    roles=roles,
+                    per_type=per_type,
+                    seed=harness.seed,
+                    max_rules=max_rules,
+                    retire_after=retire_after,
+                    max_replans=max_replans,
+                    retriever=retriever,
+                    episode_timeout_s=timeout_s,
+                    retry_errors=harness.retry_errors,
+                    progress=err_console if show_progress(harness.progress) else False,
+                    **given,
+                )
             )
+        except RunMismatchError as exc:
+            raise UserError(f"--run-id: {exc}") from None
+        except BuildSourceError as exc:
+            raise UserError(f"{flag}: {exc}") from None
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"interrupted; resume with --run-id {resume_id or '<the build id>'}"
+            ) from None
+        with open_store(str(cfg.store)) as db:
+            render_run(db, outcome.run_id, console)
+        if outcome.dropped_on_resume:
+            err_console.print(
+                f"resumed: dropped {outcome.dropped_on_resume} rows of an episode that never "
+                "finished"
+            )
+        console.print(
+            f"build: {outcome.run_id}   rules: {outcome.rules} (version {outcome.rules_version})"
+            f"   retired types: {', '.join(outcome.retired) or 'none'}   played "
+            f"{outcome.played}, skipped {outcome.skipped}, retired-type tasks {outcome.declined}"
         )
-    except RunMismatchError as exc:
-        raise UserError(f"--run-id: {exc}") from None
-    except KeyboardInterrupt:
-        raise Interrupted(
-            f"interrupted; resume with --run-id {harness.run_id or '<the build id>'}"
-        ) from None
-    with open_store(str(cfg.store)) as db:
-        render_run(db, outcome.run_id, console)
-    if outcome.dropped_on_resume:
-        err_console.print(
-            f"resumed: dropped {outcome.dropped_on_resume} rows of an episode that never finished"
-        )
-    console.print(
-        f"build: {outcome.run_id}   rules: {outcome.rules} (version {outcome.rules_version})   "
-        f"retired types: {', '.join(outcome.retired) or 'none'}   "
-        f"played {outcome.played}, skipped {outcome.skipped}, retired-type tasks {outcome.declined}"
+        if outcome.from_build is not None:
+            kept = "kept as they were" if outcome.library_only else "copied, then built on"
+            console.print(
+                f"from build {outcome.from_build}: rules {kept}   libraries now: "
+                f"{outcome.skills} skills, {outcome.reflections} reflections (task types)"
+            )
+        return outcome
+
+    outcome = stage(
+        "--from",
+        harness.run_id,
+        env_kwargs=env_kwargs,
+        tasks=chosen,
+        run_id=harness.run_id,
+        variant=None
+        if from_build and given_variant is click.core.ParameterSource.DEFAULT
+        else variant,
+        config=config,
+        from_build=from_build,
+        library_only=library_only,
     )
+    if second is not None and not outcome.errors:
+        outcome = stage(
+            "--libraries-on",
+            outcome.run_id,
+            env_kwargs=second[0],
+            tasks=second[1],
+            run_id=outcome.run_id + LIBRARIES,
+            variant=None,
+            config={**config, "tasks_from": second[2]},
+            from_build=outcome.run_id,
+            library_only=True,
+        )
     console.print(f"next: lorekit automanual formulate {outcome.run_id} --store {cfg.store}")
     if outcome.errors:
         raise RunFailed(

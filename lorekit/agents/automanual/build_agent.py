@@ -16,7 +16,10 @@ answers, hence the same rule history). An episode that ends in an exception
 (a model error, a timeout) rolls its own rows back at once.
 
 The ``planner-lib`` variant is the paper's Planner+Lib. baseline: the same
-planner and libraries, no builder and no rules.
+planner and libraries, no builder and no rules. ``learn_rules=False`` is the
+library-only pass of the paper's two-step MiniWoB++ build: the planner sees
+the rules (inherited from an earlier build, :mod:`.inherit`) but neither the
+builder nor the consolidator runs, so only the libraries change.
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ class AutoManualBuildAgent:
         builder_role: str = "builder",
         consolidator_role: str = "consolidator",
         retriever: str = "bm25",
+        learn_rules: bool = True,
     ) -> None:
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
@@ -87,6 +91,7 @@ class AutoManualBuildAgent:
         self.variant = variant
         self.build_id = build_id
         self.retire_after = retire_after
+        self.learn_rules = learn_rules
         self.profile: EnvProfile = profile_for(env_name)
         self.db = open_db(db_path)
         self.rules = RuleSystem(self.db, build_id, trajectory=self._trajectory_text)
@@ -97,20 +102,24 @@ class AutoManualBuildAgent:
         self.consolidator = Consolidator(
             self.profile.title, api, role=consolidator_role, max_rules=max_rules
         )
-        roles = [planner_role] if variant == "planner-lib" else [planner_role, builder_role]
-        if variant == "automanual":
-            roles.append(consolidator_role)
+        roles = [planner_role]
+        if self._builds_rules:
+            roles += [builder_role, consolidator_role]
         self.model_roles = model_roles(*roles)
         self.episodes: dict[str, PlannerEpisode] = {}
         self.kept: list[str] = []
         self.streaks: dict[str, int] = {}
         self.retired: set[str] = set()
 
+    @property
+    def _builds_rules(self) -> bool:
+        return self.variant == "automanual" and self.learn_rules
+
     # -- state --------------------------------------------------------------------------
 
     def seed_rules(self) -> int:
         """Write the profile's initial rules (from the human example) into an empty build."""
-        if self.variant != "automanual" or self.rules.version > 0:
+        if not self._builds_rules or self.rules.version > 0:
             return 0
         self.rules.begin(None, succeeded=None, actor="seed")
         for rule in self.profile.initial_rules:
@@ -185,6 +194,8 @@ class AutoManualBuildAgent:
             "variant": self.variant,
             "rules_version_before": self.rules.version,
         }
+        if not self.learn_rules:
+            build_notes["library_only"] = True
         retrieved = await self.libraries.retrieve_async(task.group, task.goal)
         played = await self.planner.play(
             ep,
@@ -203,7 +214,7 @@ class AutoManualBuildAgent:
             self.libraries.add_reflection(
                 task.group, task.goal, played.reflection or played.conclusion, key
             )
-        if self.variant == "automanual":
+        if self._builds_rules:
             report = await self.builder.build(roles, self.rules, played)
             build_notes["builder"] = report.to_dict()
             if self.consolidator.needed(self.rules):
