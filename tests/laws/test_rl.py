@@ -340,3 +340,41 @@ def test_command_line_errors_are_one_line(tmp_path: Path, extra: list[str], mess
     assert result.exit_code == 2
     assert message in result.output and len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "health").exists()  # refused before any file was written
+
+
+BENCH = Path(__file__).parents[2] / "benchmarks" / "laws_rl.py"
+
+
+def test_benchmark_runs_each_obs_reward_seed_in_its_own_process(tmp_path: Path) -> None:
+    """``--jobs`` trains every (observation, reward, seed) in a process of its own and
+    ``--time-limit`` stops training early: the table names the steps reached."""
+    out = tmp_path / "bench"
+    args = ["--steps", "4096", "--seeds", "2", "--obs", "symbolic,image", "--rewards", "health"]
+    args += ["--eval-episodes", "1", "--out", str(out), "--jobs", "2", "--time-limit", "0"]
+    done = subprocess.run(
+        [sys.executable, str(BENCH), *args], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = {
+        line.split()[0]: line.split()
+        for line in done.stdout.splitlines()
+        if line.split()[:2] in (["symbolic", "health"], ["image", "health"])
+    }
+    assert set(rows) == {"symbolic", "image"}
+    for obs in ("symbolic", "image"):
+        for seed in (0, 1):
+            summary = json.loads(
+                (out / obs / "health" / f"seed-{seed}" / "summary.json").read_text()
+            )
+            assert summary["steps"] < 4096  # stopped by the time limit, then evaluated
+            assert len(summary["episode_summaries"]) == 1
+        cells = rows[obs]
+        ratio = next(i for i, c in enumerate(cells) if c.endswith("x") or c == "n/a")
+        steps = int(cells[ratio + 1].replace(",", ""))
+        assert steps < 4096
+    assert "fewest any seed reached" in done.stdout
+    bad = subprocess.run(
+        [sys.executable, str(BENCH), "--obs", "pixels", "--out", str(tmp_path / "x")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode != 0 and "--obs: expected a list of symbolic, image" in bad.stderr
