@@ -300,12 +300,7 @@ def team_run(
     """Play party tasks with a team; everything goes to the run store.
 
     Exits 1 when an episode ended in an error (resume with --run-id and --retry-errors)."""
-    from lorekit.cli.checks import (
-        build_models,
-        check_cache,
-        check_models,
-        check_writable,
-    )
+    from lorekit.cli.checks import check_cache, check_models, check_writable
 
     if env_name != ENV_NAME:
         raise UserError(f"ENV: teams play {ENV_NAME!r} (the multi-player world), not {env_name!r}")
@@ -336,7 +331,7 @@ def team_run(
     tasks, provenance = pick_tasks(task_ids, split, episodes, players, env_kwargs)
     check_writable(cfg.store, what="run store", setting=store_setting)
     check_cache(cfg, config_path=config_path)
-    episode_models = _simulated_models() if simulate else None
+    episode_models = _simulated_models() if simulate else _served_models(cfg, config_path)
     config = {
         "run": cfg.model_dump(),
         "env": ENV_NAME,
@@ -350,9 +345,9 @@ def team_run(
         cfg,
         spec,
         parts,
-        build_models(cfg, config_path=config_path) if episode_models is None else None,
         tasks,
         models=episode_models,
+        name="simulated" if simulate else "episode-model",
         env_kwargs=env_kwargs,
         harness=harness,
         config=config,
@@ -395,14 +390,24 @@ def _simulated_models() -> Any:
     return build
 
 
+def _served_models(cfg: Any, config_path: str | None) -> Any:
+    """The run's models, built anew for every episode (fresh clients, scripted
+    answers from their start; one cache and one set of server limits for the run),
+    so nothing said in one episode reaches another."""
+    from lorekit.cli.checks import model_factory
+
+    fresh = model_factory(cfg, config_path=config_path)
+    return lambda _seed: fresh()
+
+
 def _play(
     cfg: Any,
     spec: TeamSpec,
     parts: TeamParts,
-    roles: Any,
     tasks: Sequence[Any],
     *,
-    models: Any = None,
+    models: Any,
+    name: str,
     env_kwargs: dict[str, Any],
     harness: HarnessOptions,
     config: dict[str, Any],
@@ -427,7 +432,7 @@ def _play(
                     db,
                     env_factory=EnvSpec(ENV_NAME, env_kwargs, execution="inline"),
                     agent=TeamAgent(spec, parts, models, harness.seed, _world(env_kwargs)),
-                    roles=roles if models is None else episode_roles(TEAM_ROLES, "simulated"),
+                    roles=episode_roles(TEAM_ROLES, name),
                     episodes=plan_episodes(tasks, seed=harness.seed),
                     run_id=rid,
                     env_name=ENV_NAME,
