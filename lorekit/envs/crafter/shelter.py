@@ -93,7 +93,7 @@ class StagedShelter:
                             "cell": list(cell),
                             "material": material,
                             "why": why,
-                        }  # fmt: skip
+                        }
                     )
             if unfinished is None and self.built(world, stage) < len(stage.cells):
                 unfinished = stage.name
