@@ -139,18 +139,23 @@ def team_spec(choice: OrgChoice, clock: str) -> TeamSpec:
     else:
         kind = org
         if leaves is not None and org != "tree":
-            raise UserError(f"--leaves: only a tree has leaves; for --org {org} use --size")
+            hint = "a solo team has one agent" if org == "solo" else f"for --org {org} use --size"
+            raise UserError(f"--leaves: only a tree has leaves; {hint}")
         if size is not None and org not in ("chain", "graph"):
             hint = "use --leaves" if org == "tree" else "a solo team has one agent"
             raise UserError(f"--size: sets the size of a chain or graph; for --org {org} {hint}")
-        if size is not None and size < 1:
-            raise UserError(f"--size: a {org} needs at least 1 agent, got {size}")
         for flag, value in (("--size", size), ("--leaves", leaves)):
             if value is not None and value > MAX_AGENTS:
                 raise UserError(
                     f"{flag}: at most {MAX_AGENTS} agents play in one world, got {value}"
                 )
-        size = {"solo": 1, "tree": leaves if leaves is not None else 2}.get(org, size or 3)
+        default = size if size is not None else 3  # too small a size is the spec's to refuse
+        size = {"solo": 1, "tree": leaves if leaves is not None else 2}.get(org, default)
+    if choice.working_root and kind != "tree":
+        raise UserError(
+            "--working-root: only the root of a tree may be kept from working; every agent "
+            f"of a {'solo team' if kind == 'solo' else kind} works with its own player"
+        )
     mode = choice.mode or ("relay" if kind == "chain" else "async")
     try:
         return TeamSpec(
@@ -232,7 +237,9 @@ def pick_tasks(
         shown = " ".join(f"{k}={v}" for k, v in kwargs.items() if k != "players")
         where = f" with --env-opt {shown}" if shown else ""
         if str(exc).startswith("bad arguments for env"):  # the registry names env and options
-            raise UserError(f"--env-opt: {exc}") from None
+            # ...and lists players, which the organization sets: not one to suggest
+            text = str(exc).replace("accepted: players, ", "accepted: ")
+            raise UserError(f"--env-opt: {text}") from None
         raise UserError(f"env {ENV_NAME!r}{where}: {exc}") from None
     try:
         splits = tuple(probe.splits()) if hasattr(probe, "splits") else ("test",)
@@ -248,14 +255,23 @@ def pick_tasks(
     chosen = []
     for tid in task_ids:
         if tid not in known:
-            close = difflib.get_close_matches(tid, list(known), n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise UserError(
-                f"--task: unknown {ENV_NAME} task {tid!r} (ids look like "
-                f"'collect-20-wood/seed-0' or 'shelter-0_-2/seed-1'){hint}"
-            )
+            raise UserError(f"--task: unknown {ENV_NAME} task {tid!r} {_task_hint(tid, known)}")
         chosen.append(known[tid])
     return chosen, "--task"
+
+
+def _task_hint(tid: str, known: dict[str, Any]) -> str:
+    """Examples that exist (the first id of each kind) and the nearest id: the same
+    task on seed 0 when the seed was left out, else the closest spelling."""
+    kinds: dict[str, str] = {}
+    for name in known:
+        kinds.setdefault(name.split("-", 1)[0], name)
+    examples = [repr(name) for name in kinds.values()]
+    shown = ", ".join(examples[:-1]) + f" or {examples[-1]}" if len(examples) > 1 else examples[0]
+    seeded = f"{tid}/seed-0"
+    close = [seeded] if "/" not in tid and seeded in known else []
+    close = close or difflib.get_close_matches(tid, list(known), n=1, cutoff=0.6)
+    return f"(ids look like {shown})" + (f"; did you mean {close[0]!r}?" if close else "")
 
 
 @click.group()
@@ -310,16 +326,24 @@ def team_run(
         raise UserError("--simulate plays with scripted models: drop --model/--role/--config")
     if not simulate and not models.given:
         raise UserError(
-            "a team needs models: pass --model (and --base-url), --role leader=M, --config, "
-            "or --simulate for the scripted team"
+            "a team needs models: pass --model (and --base-url), --role leader=M --role worker=M, "
+            "--config, or --simulate for the scripted team"
         )
+    if models.roles and not models.config_path and not models.model:  # --role alone
+        named = {r.partition("=")[0] for r in models.roles}
+        bare = [r for r in TEAM_ROLES if r not in named]
+        if bare:
+            raise UserError(
+                f"--role: the team's {bare[0]} role has no model (it would get the built-in "
+                f"echo model); add --role {bare[0]}=M, or give --model M for every role"
+            )
     cfg, store_setting = prepare_config(models, cache=harness.cache, store=harness.store)
     check_models(cfg, TEAM_ROLES, owner="a team", models=models, cache=False)
     served = sorted(r for r, m in cfg.roles.items() if m.provider != "scripted")
     if spec.clock == "virtual" and not simulate and served:
         raise UserError(
             f"--clock virtual: served models ({', '.join(served)}) take real time that the "
-            "virtual clock cannot charge; use --clock wall (or --simulate)"
+            "virtual clock cannot charge; use --clock wall (or drop the models for --simulate)"
         )
     parts = _parts()
     try:

@@ -104,6 +104,8 @@ class CrafterParty(TextEnv):
             raise ValueError(f"a party needs at least 2 players, got {players}")
         if not isinstance(peaceful, bool):  # "maybe" from a command line is not True
             raise ValueError(f"peaceful must be true or false, got {peaceful!r}")
+        if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+            raise ValueError(f"length must be a whole number of ticks above 0, got {length!r}")
         self.max_steps = length
         self.peaceful = peaceful
         # Tasks name map cells relative to the centre of crafter's 64x64 area.
