@@ -198,7 +198,12 @@ class _Policy:
         return self._plan(p, mem)
 
     def _absorb(self, p: _Prompt, mem: _Memory) -> None:
-        """Take in teammates' reports once: free the reporter, count what it collected."""
+        """Take in teammates' reports once: free the reporter, count what it collected;
+        and the shelter pieces its own skills built."""
+        for line in p.results:
+            call, _, verdict = line.partition(": ")
+            if verdict.startswith("succeeded"):
+                mem.built |= set(_pieces(call))
         for line in p.messages:
             if line in mem.seen:
                 continue
@@ -220,7 +225,6 @@ class _Policy:
         own = _targets(_split(p.stage).get("me", ""))
         done = all(any(r.startswith(f"{t}: succeeded") for r in p.results) for t in own)
         if done and not mem.busy:
-            mem.built |= set(_pieces(_split(p.stage).get("me", "")))
             return _json(status="success", rationale="my part is done and every teammate reported")
         return _json(status="ongoing", rationale="work is still under way")
 
