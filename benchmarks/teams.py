@@ -186,7 +186,7 @@ def stages(rows: dict[tuple[str, str], Any], labels: list[str], tasks: list[str]
         print(f"{'team':8} {'foundation':>10} {'walls':>6} {'roof':>5} {'fell':>5}")
         for label in labels:
             row = rows[(task, label)]
-            done = collections.Counter()
+            done: collections.Counter[str] = collections.Counter()
             for text in row["progress"]:
                 for name, built, total in re.findall(r"(\w+) (\d+)/(\d+)", text):
                     done[name] += built == total
