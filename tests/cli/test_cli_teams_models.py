@@ -61,10 +61,13 @@ def test_a_scripted_config_starts_its_answers_over_in_every_episode(
     assert forward[STONE] == run("alone", STONE)[STONE]
 
 
+@pytest.mark.parametrize("cache", ["off", "read-write"])
 def test_served_models_are_new_in_every_episode(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, cache: str
 ) -> None:
-    """Episode 2's requests carry nothing of episode 1: no word it heard, no connection."""
+    """Episode 2's requests carry nothing of episode 1: no word it heard, no connection
+    (the run's cache, shared by the episodes, stays open for the second)."""
+    monkeypatch.chdir(tmp_path)  # the cache file goes to .lorekit/ here
 
     def script(body: dict[str, Any]) -> str:
         """The task planner names the goal in its task; the action planner, which
@@ -81,6 +84,7 @@ def test_served_models_are_new_in_every_episode(
             "--max-time", "3", "--cutoff", "2", "--model", "test-model",
             "--base-url", srv.base_url, "--task", WOOD, "--task", STONE, "-j", "1",
             "--store", str(tmp_path / "runs.sqlite3"), "--run-id", "served",
+            "--cache", cache,
         ]  # fmt: skip
         code, _, err = run_cli(args, capsys)
         requests = srv.requests
