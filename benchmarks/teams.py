@@ -6,7 +6,11 @@ played as the paper's relay: one agent after another) and a 3-agent graph
 stone: the figure's "50 stones"), with TC and mPT. Then, unless
 ``--paper-only``: every organization (solo; CoA and GoA with 3 agents; ToA with
 1..3 workers, the root planning and delegating only) on collection (wood,
-stone, iron, small and large) and shelter tasks; and relay vs round vs async
+stone, iron, small and large) and shelter tasks -- the eight stone walls and
+the paper's staged shelter (``house-0_-3``: stone foundation, then walls of
+wood, then stone roof, each stage only on the finished one below; the paper
+gives no figures for it, Fig. 5 only shows a run, so its table reports how far
+each team got and how many pieces fell); and relay vs round vs async
 for ToA(``--mode-leaves``) -- "async beats rounds" is only an illustration in
 the paper (its Fig. 4), not one of its findings.
 
@@ -39,6 +43,7 @@ import asyncio
 import collections
 import math
 import random
+import re
 import statistics
 import time
 from typing import Any
@@ -60,6 +65,7 @@ TASKS = [
     "collect-2-iron",
     "collect-5-iron",
     "shelter-0_-3",
+    "house-0_-3",
 ]
 LARGE = ("collect-50-wood", "collect-50-stone", "collect-5-iron")
 ORGS: list[tuple[str, Organization]] = [
@@ -72,7 +78,11 @@ ORGS: list[tuple[str, Organization]] = [
 ]
 
 
-async def one(org: Organization, mode: Mode, task: str, seed: int, args: Any) -> TeamMetrics:
+async def one(
+    org: Organization, mode: Mode, task: str, seed: int, args: Any
+) -> tuple[TeamMetrics, str, int]:
+    """One run: its metrics, the world's progress at the end, and the shelter pieces
+    that fell (built before the stage under them was finished)."""
     clock = VirtualClock()
     party = CrafterParty(players=max(2, len(org.agents)), peaceful=args.peaceful)
     world = TeamWorld(party, clock)
@@ -87,7 +97,8 @@ async def one(org: Organization, mode: Mode, task: str, seed: int, args: Any) ->
     result = await run_team(
         world, org, roles, mode=mode, clock=clock, cutoff_s=args.cutoff_s, max_time_s=1800
     )
-    return result.metrics
+    fell = len(party.shelter.fell) if party.shelter is not None else 0
+    return result.metrics, world.progress(), fell
 
 
 def study(
@@ -99,8 +110,14 @@ def study(
         for label, org in orgs:
             how: Mode = "relay" if org.kind == "chain" else mode  # CoA: the paper's relay
             print(f"  ... {how}, {label}, {task}: {len(args.seeds)} seed(s)", flush=True)
-            runs = [asyncio.run(one(org, how, task, s, args)) for s in args.seeds]
-            out[(task, label)] = {**summarize(runs), "seeds": runs}
+            played = [asyncio.run(one(org, how, task, s, args)) for s in args.seeds]
+            runs = [m for m, _, _ in played]
+            out[(task, label)] = {
+                **summarize(runs),
+                "seeds": runs,
+                "progress": [p for _, p, _ in played],
+                "fell": sum(f for _, _, f in played),
+            }
     return out
 
 
@@ -162,6 +179,24 @@ def table(rows: dict[tuple[str, str], Any], labels: list[str], base: str, tasks:
             )
 
 
+def stages(rows: dict[tuple[str, str], Any], labels: list[str], tasks: list[str]) -> None:
+    """The staged shelter per team: runs that finished each stage, pieces that fell."""
+    for task in (t for t in tasks if t.startswith("house")):
+        print(f"\nThe paper's staged shelter, {task}: runs that finished each stage")
+        print(f"{'team':8} {'foundation':>10} {'walls':>6} {'roof':>5} {'fell':>5}")
+        for label in labels:
+            row = rows[(task, label)]
+            done: collections.Counter[str] = collections.Counter()
+            for text in row["progress"]:
+                for name, built, total in re.findall(r"(\w+) (\d+)/(\d+)", text):
+                    done[name] += built == total
+            n = len(row["progress"])
+            print(
+                f"{label:8} {done['foundation']:>7}/{n:<2} {done['walls']:>3}/{n:<2} "
+                f"{done['roof']:>2}/{n:<2} {row['fell']:>5}"
+            )
+
+
 def verdict(name: str, holds: bool | None, detail: str) -> None:
     word = "unclear" if holds is None else "holds" if holds else "does not hold"
     print(f"  [{word}] {name}: {detail}")
@@ -203,6 +238,7 @@ def run_world(args: Any) -> None:
         runs += len(args.seeds) * len(args.tasks) * len(ORGS)
         print(f"\nOrganizations (CoA in relay, the others async), seeds {args.seeds}")
         table(orgs, labels, "solo", args.tasks)
+        stages(orgs, labels, args.tasks)
     modes: dict[tuple[str, str], Any] = {}
     if args.full:
         tree = build_org("tree", leaves=args.mode_leaves)

@@ -329,13 +329,28 @@ def build_roles(config: RunConfig, *, limiter_factory: LimiterFactory = local_li
     share one cache. ``limiter_factory`` builds those limiters: the default
     holds in this process; the Ray backend passes one that holds across a
     cluster (:mod:`lorekit.eval.ray_backend`)."""
+    return roles_factory(config, limiter_factory=limiter_factory)()
+
+
+def roles_factory(
+    config: RunConfig, *, limiter_factory: LimiterFactory = local_limiter
+) -> Callable[[], Roles]:
+    """A builder of fresh role models, for runs whose episodes must share nothing
+    but the server's limits and the cache: each call builds new model objects
+    (new HTTP clients, scripted answers from their start), while the limiters
+    and the cache are made once here, so a limit still holds across episodes
+    played side by side. :func:`build_roles` is one call of it."""
     limiters = _shared_limiters(config, factory=limiter_factory)
-    built: dict[str, LLM] = {}
     cache = SQLiteCache(config.cache.path) if config.cache.mode != "off" else None
-    for role, s in config.roles.items():
-        llm = build_model(s, limiters[role])
-        if cache is not None:
-            mode: CacheMode = config.cache.mode
-            llm = CachedLLM(llm, cache, mode)
-        built[role] = llm
-    return Roles(built, config.default_role)
+
+    def build() -> Roles:
+        built: dict[str, LLM] = {}
+        for role, s in config.roles.items():
+            llm = build_model(s, limiters[role])
+            if cache is not None:
+                mode: CacheMode = config.cache.mode
+                llm = CachedLLM(llm, cache, mode)
+            built[role] = llm
+        return Roles(built, config.default_role)
+
+    return build

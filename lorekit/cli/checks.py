@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import click
 
 from lorekit.cli.errors import UserError
 from lorekit.cli.options import ModelChoice
-from lorekit.config import RunConfig, build_roles, unknown_roles
+from lorekit.config import RunConfig, roles_factory, unknown_roles
 from lorekit.llm.roles import Roles
 
 
@@ -155,8 +155,14 @@ def check_cache(config: RunConfig, *, config_path: str | None = None) -> None:
 def build_models(config: RunConfig, *, config_path: str | None = None) -> Roles:
     """:func:`~lorekit.config.build_roles`, with a cache file that is not a
     usable SQLite database reported as one line naming it."""
+    return model_factory(config, config_path=config_path)()
+
+
+def model_factory(config: RunConfig, *, config_path: str | None = None) -> Callable[[], Roles]:
+    """:func:`~lorekit.config.roles_factory` (fresh models on each call, one
+    cache and one set of limiters), with the cache checked as in :func:`build_models`."""
     try:
-        return build_roles(config)
+        return roles_factory(config)
     except sqlite3.DatabaseError as exc:
         raise UserError(
             f"cannot use {config.cache.path} as the model cache: {exc} (set another with "

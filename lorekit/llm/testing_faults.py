@@ -199,7 +199,9 @@ class RecordedRequest:
     """One request as the server received it; ``body`` is the parsed JSON (or None).
 
     Header names are lower-cased: HTTP treats them case-insensitively and
-    clients differ in how they spell them, so tests should not care.
+    clients differ in how they spell them, so tests should not care. ``peer``
+    (host, port) tells connections apart: requests on one kept-alive
+    connection share it.
     """
 
     method: str
@@ -207,3 +209,4 @@ class RecordedRequest:
     headers: dict[str, str]
     body: dict[str, Any] | None
     received_at: float = field(default_factory=time.monotonic)
+    peer: tuple[str, int] | None = None  # the client's address: one per connection

@@ -108,7 +108,11 @@ class ChatHandler(BaseHTTPRequestHandler):
     def _record(self, body: dict[str, Any] | None) -> None:
         self.owner._record(
             RecordedRequest(
-                self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                self.command,
+                self.path,
+                {k.lower(): v for k, v in self.headers.items()},
+                body,
+                peer=(str(self.client_address[0]), int(self.client_address[1])),
             )
         )
 

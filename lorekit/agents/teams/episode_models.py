@@ -8,9 +8,14 @@ second and make results depend on task order and on ``-j``. Instead the run
 gets :func:`episode_roles`: stand-ins that forward each call to the models of
 the episode being played, which :class:`~lorekit.agents.teams.runs.TeamAgent`
 builds fresh per episode, seeded from the run seed and the task id only
-(:func:`episode_seed`), and publishes in :data:`current_models` while the
-episode plays. Metering and call rows still wrap the stand-ins, so every call
-lands in its episode's rows under its role as before.
+(:func:`episode_seed`), publishes in :data:`current_models` while the
+episode plays, and closes when it ends (:func:`close_models`). Served models
+are built the same way: a new client per episode (its connections closed at
+the end), so nothing of one episode -- a scripted model's place in its
+answers, an open connection -- reaches the next; only the run's limiters and
+cache, which are the server's and the run's, are shared. Metering and call
+rows still wrap the stand-ins, so every call lands in its episode's rows
+under its role as before.
 """
 
 from __future__ import annotations
@@ -71,6 +76,22 @@ class EpisodeModel:
             response_format=response_format,
             sample=sample,
         )
+
+
+async def close_models(models: Roles) -> None:
+    """Close what an episode's models hold open (a served model's HTTP client),
+    looking through the wrappers (cache, limiter) that keep the model as ``inner``;
+    models with nothing to close are left as they are."""
+    seen: set[int] = set()
+    for role in models:
+        model: Any = models[role]
+        while model is not None and id(model) not in seen:
+            seen.add(id(model))
+            aclose = getattr(model, "aclose", None)
+            if callable(aclose):
+                await aclose()
+                break
+            model = getattr(model, "inner", None)
 
 
 def episode_roles(roles: Sequence[str], name: str = "episode-model") -> Roles:

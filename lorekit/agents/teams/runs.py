@@ -31,7 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lorekit.agents.base import Recorder, Trajectory
-from lorekit.agents.teams.episode_models import ModelFactory, current_models, episode_seed
+from lorekit.agents.teams.episode_models import (
+    ModelFactory,
+    close_models,
+    current_models,
+    episode_seed,
+)
 from lorekit.envs.asyncenv import EnvLike, LocalEnv
 from lorekit.envs.base import Task, TextEnv
 from lorekit.extras import requires_extra
@@ -255,9 +260,10 @@ class TeamAgent:
         if callable(attach):
             attach(traj)  # an episode ended by an error keeps what is known
         token = current_clock.set(clock)
-        fresh = None
+        fresh, models = None, None
         if self.models is not None:
-            fresh = current_models.set(self.models(episode_seed(self.seed, task.id)))
+            models = self.models(episode_seed(self.seed, task.id))
+            fresh = current_models.set(models)
         try:
             result = await parts.run_team(
                 world,
@@ -273,6 +279,8 @@ class TeamAgent:
             current_clock.reset(token)
             if fresh is not None:
                 current_models.reset(fresh)
+            if models is not None:
+                await close_models(models)
         notes.update(record_result(result, world))
         player = {m["name"]: m.get("player") for m in notes["org"]["members"]}
         for event in notes["events"]:

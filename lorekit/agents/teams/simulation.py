@@ -4,8 +4,10 @@ No LLM runs here. :func:`simulated_roles` gives ``leader`` and ``worker``
 models whose answers are computed from the prompt the way a careful model
 would: read the goal, the team progress, the inventory, the reports and the
 skill results; plan the tool chain an item needs (table, wood pickaxe, stone
-pickaxe); split a collection or the eight walls of a shelter between the
-agent and the subordinates that are free; reassign after a failure report.
+pickaxe); split a collection, or the current stage of a shelter (its
+eight walls; or the staged shelter's foundation, then walls, then roof, a
+stage only once every piece of the one before was reported built), between
+the agent and the subordinates that are free; reassign after a failure report.
 Latencies are seeded log-normal draws (leaders think longer than workers)
 slept on the world's clock, so a study on a virtual clock is deterministic.
 
@@ -30,6 +32,8 @@ Sleep = Callable[[float], Awaitable[None]]
 
 CHUNK = 10  # the most a leader hands out in one assignment, so it can rebalance later
 _CALL = re.compile(r"\b(collect|place)\(([^)]*)\)")
+_PIECE = re.compile(r"place\((stone|table),\s*(-?\d+),\s*(-?\d+)\)")
+Piece = tuple[int, int, str]  # a shelter cell and the material it is built of
 
 
 @dataclass
@@ -37,7 +41,8 @@ class _Memory:
     """What one simulated agent remembers between its calls (a model's context)."""
 
     busy: dict[str, str] = field(default_factory=dict)  # subordinate -> task given
-    walls: set[tuple[int, int]] = field(default_factory=set)  # shelter cells handed out
+    walls: set[Piece] = field(default_factory=set)  # shelter pieces handed out
+    built: set[Piece] = field(default_factory=set)  # pieces reported (or seen) built
     seen: set[str] = field(default_factory=set)  # message lines already taken in
     reported: int = 0  # items teammates reported collected
 
@@ -142,20 +147,30 @@ def _own_actions(task: str, inventory: dict[str, int]) -> list[str]:
         have = inventory.get("stone", 0)
         extra = [f"collect(stone, {walls - have})"] if walls > have else []
         return [*tool_chain("stone", inventory), *extra, *calls]
+    if first.startswith("place(table"):  # a table takes 2 wood
+        wood = 2 * sum(c.startswith("place(table") for c in calls) - inventory.get("wood", 0)
+        return [*([f"collect(wood, {wood})"] if wood > 0 else []), *calls]
     item = first[len("collect(") :].split(",")[0].strip()
     return [*tool_chain(item, inventory), *calls]
 
 
-def _goal(goal: str) -> tuple[str, int, str] | list[tuple[int, int]]:
-    """("collect", amount, item), or the eight wall cells of a shelter."""
+def _goal(goal: str) -> tuple[str, int, str] | list[list[Piece]]:
+    """("collect", amount, item), or a shelter's stages in order (lists of pieces):
+    the staged shelter's as its goal names them, or one stage of eight stone walls."""
     match = re.search(r"collect (\d+) (\w+)", goal)
     if match:
         return ("collect", int(match.group(1)), match.group(2))
+    stages = re.findall(r"\w+: (stone|table) at ((?:-?\d+,-?\d+ ?)+)", goal)
+    if stages:
+        return [
+            [(int(x), int(y), item) for x, y in re.findall(r"(-?\d+),(-?\d+)", cells)]
+            for item, cells in stages
+        ]
     where = re.search(r"(-?\d+)\s*,\s*(-?\d+) on the map", goal)
     if where is None:
         return ("collect", 0, "wood")
     x, y = int(where.group(1)), int(where.group(2))
-    return [(x + dx, y + dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dx or dy]
+    return [[(x + dx, y + dy, "stone") for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dx or dy]]
 
 
 def _remaining(progress: str, amount: int) -> int:
@@ -183,7 +198,12 @@ class _Policy:
         return self._plan(p, mem)
 
     def _absorb(self, p: _Prompt, mem: _Memory) -> None:
-        """Take in teammates' reports once: free the reporter, count what it collected."""
+        """Take in teammates' reports once: free the reporter, count what it collected;
+        and the shelter pieces its own skills built."""
+        for line in p.results:
+            call, _, verdict = line.partition(": ")
+            if verdict.startswith("succeeded"):
+                mem.built |= set(_pieces(call))
         for line in p.messages:
             if line in mem.seen:
                 continue
@@ -192,9 +212,10 @@ class _Policy:
             if report and report.group(1) in mem.busy:
                 given = mem.busy.pop(report.group(1))
                 if report.group(2) == "failed":
-                    mem.walls -= set(_cells(given))  # hand those walls out again
+                    mem.walls -= set(_pieces(given))  # hand those pieces out again
                 else:
                     mem.reported += _task_amount(given)
+                    mem.built |= set(_pieces(given))
 
     def _monitor(self, p: _Prompt, mem: _Memory) -> str:
         self._absorb(p, mem)
@@ -255,10 +276,15 @@ class _Policy:
         actions += (["fight(zombie)"] if p.threat <= 3 else []) + _care(p.vitals)
         return actions + (_own_actions(own, p.inventory) if own else [])
 
-    def _walls(
-        self, p: _Prompt, mem: _Memory, cells: list[tuple[int, int]], people: int
-    ) -> list[str]:
-        pool = _cells(p.task or "") if p.assigned else [c for c in cells if c not in mem.walls]
+    def _walls(self, p: _Prompt, mem: _Memory, stages: list[list[Piece]], people: int) -> list[str]:
+        """Shares of the first stage not yet built; nothing of a later stage while a
+        piece of an earlier one is still out (a stage stands on the one before)."""
+        pool = _pieces(p.task or "") if p.assigned else []
+        for stage in stages if not p.assigned else ():
+            todo = [c for c in stage if c not in mem.built]
+            if todo:
+                pool = [c for c in todo if c not in mem.walls]
+                break
         if not pool:
             return []
         per = math.ceil(len(pool) / people)
@@ -266,7 +292,7 @@ class _Policy:
         for i in range(0, len(pool), per):
             part = pool[i : i + per]
             mem.walls |= set(part)
-            shares.append("; ".join(f"place(stone, {x}, {y})" for x, y in part))
+            shares.append("; ".join(f"place({item}, {x}, {y})" for x, y, item in part))
         return shares
 
 
@@ -326,8 +352,8 @@ def _task_amount(task: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def _cells(task: str) -> list[tuple[int, int]]:
-    return [(int(x), int(y)) for x, y in re.findall(r"place\(stone,\s*(-?\d+),\s*(-?\d+)\)", task)]
+def _pieces(task: str) -> list[Piece]:
+    return [(int(x), int(y), item) for item, x, y in _PIECE.findall(task)]
 
 
 def _json(**fields: object) -> str:

@@ -4,7 +4,9 @@ Every player has its own inventory, view and text observation; a step takes
 one action per player (``"p1: move_west 3; p2: do"``) and may carry messages
 (``"p1 say: found iron"``, ``"p1 tell p2: come north"``) that the others read
 in their next observation. Tasks are collective: gather N of an item between
-all players, or wall in a given point with stone, checked on the world map.
+all players, wall in a given point with stone, or build the paper's staged
+shelter (foundation, then walls, then roof; :mod:`.shelter`), checked on the
+world map.
 Time is counted both in environment ticks and in wall-clock seconds.
 
 ``peaceful=True`` makes a world without zombies or skeletons (see
@@ -24,6 +26,7 @@ from typing import Any
 from lorekit.envs.base import Observation, Step, Task, TextEnv, pick_task
 from lorekit.envs.crafter.core import CrafterCore, world_seed
 from lorekit.envs.crafter.data import data
+from lorekit.envs.crafter.shelter import StagedShelter, house_stages
 from lorekit.envs.crafter.textobs import canonical_actions, describe
 
 SPLITS: tuple[str, ...] = ("test", "dev")
@@ -53,19 +56,40 @@ def build_party_tasks(split: str) -> list[Task]:
                      {"kind": "collect", "item": item, "amount": amount, "seed": seed})
             )  # fmt: skip
         for dx, dy in settings["shelter"]:
-            where = ", ".join(
-                part
-                for part in (
-                    f"{abs(dy)} {'north' if dy < 0 else 'south'}" if dy else "",
-                    f"{abs(dx)} {'west' if dx < 0 else 'east'}" if dx else "",
-                )
-                if part
-            )
-            goal = str(settings["shelter_goal"]).format(where=where, x=32 + dx, y=32 + dy)
+            goal = str(settings["shelter_goal"]).format(where=_where(dx, dy), x=32 + dx, y=32 + dy)
             tasks.append(
                 Task(f"shelter-{dx}_{dy}/seed-{seed}", goal, "shelter",
                      {"kind": "shelter", "offset": [dx, dy], "seed": seed})
             )  # fmt: skip
+        tasks += _house_tasks(settings, seed)
+    return tasks
+
+
+def _where(dx: int, dy: int) -> str:
+    """``3 north, 4 west``: an offset from the spawn point in words."""
+    parts = (
+        f"{abs(dy)} {'north' if dy < 0 else 'south'}" if dy else "",
+        f"{abs(dx)} {'west' if dx < 0 else 'east'}" if dx else "",
+    )
+    return ", ".join(part for part in parts if part)
+
+
+def _house_tasks(settings: Mapping[str, Any], seed: int) -> list[Task]:
+    """The staged shelters of one seed: each stage's cells named in the goal."""
+    tasks = []
+    for dx, dy in settings["house"]:
+        x, y = 32 + dx, 32 + dy
+        stages = "; then ".join(
+            str(settings["house_stage"]).format(
+                name=s.name, item=s.item, cells=" ".join(f"{cx},{cy}" for cx, cy in s.cells)
+            )
+            for s in house_stages((x, y), settings["house_stages"])
+        )
+        goal = str(settings["house_goal"]).format(x=x, y=y, where=_where(dx, dy), stages=stages)
+        tasks.append(
+            Task(f"house-{dx}_{dy}/seed-{seed}", goal, "house",
+                 {"kind": "house", "offset": [dx, dy], "seed": seed})
+        )  # fmt: skip
     return tasks
 
 
@@ -80,6 +104,8 @@ class CrafterParty(TextEnv):
             raise ValueError(f"a party needs at least 2 players, got {players}")
         if not isinstance(peaceful, bool):  # "maybe" from a command line is not True
             raise ValueError(f"peaceful must be true or false, got {peaceful!r}")
+        if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+            raise ValueError(f"length must be a whole number of ticks above 0, got {length!r}")
         self.max_steps = length
         self.peaceful = peaceful
         # Tasks name map cells relative to the centre of crafter's 64x64 area.
@@ -90,6 +116,7 @@ class CrafterParty(TextEnv):
         self._tasks = {split: build_party_tasks(split) for split in SPLITS}
         self._by_id = {t.id: t for tasks in self._tasks.values() for t in tasks}
         self._task: Task | None = None
+        self.shelter: StagedShelter | None = None  # the staged shelter of a house task
         self._done = False
         self._success = False
         self._inbox: list[list[str]] = [[] for _ in self.names]
@@ -122,6 +149,11 @@ class CrafterParty(TextEnv):
         episode_seed = int(seed if seed is not None else chosen.data.get("seed", 0))
         self.core.reset(world_seed(episode_seed))
         self._task = chosen
+        self.shelter = None
+        if chosen.data["kind"] == "house":
+            layout = _settings()["house_stages"]
+            self.shelter = StagedShelter(house_stages(self.shelter_point(chosen), layout))
+            self.shelter.clear_site(self.core.world)
         self._done = self._success = False
         self._inbox = [[] for _ in self.names]
         self.messages = []
@@ -179,6 +211,8 @@ class CrafterParty(TextEnv):
         if self._task is None or self._done:
             raise RuntimeError("no episode is running: call reset before tick")
         rewards = self.core.step(joint)
+        if self.shelter is not None:
+            self.shelter.check(self.core.world, self.core.step_count)
         self._update_done()
         return rewards
 
@@ -202,6 +236,8 @@ class CrafterParty(TextEnv):
         if self._task.data["kind"] == "collect":
             amount = int(self._task.data["amount"])
             return min(self.collected(self._task.data["item"]), amount) / amount
+        if self.shelter is not None:
+            return self.shelter.fraction(self.core.world)
         return (8 - len(self.missing_walls())) / 8
 
     def _parse(self, text: str) -> tuple[dict[int, tuple[str, int]], list[str]]:
@@ -270,6 +306,8 @@ class CrafterParty(TextEnv):
         if self._task.data["kind"] == "collect":
             item, amount = self._task.data["item"], self._task.data["amount"]
             return f"{min(self.collected(item), amount)}/{amount} {item}"
+        if self.shelter is not None:
+            return self.shelter.progress(self.core.world)
         return f"{8 - len(self.missing_walls())}/8 wall cells"
 
     def collected(self, item: str) -> int:
@@ -287,6 +325,8 @@ class CrafterParty(TextEnv):
         assert self._task is not None
         if self._task.data["kind"] == "collect":
             self._success = self.collected(self._task.data["item"]) >= self._task.data["amount"]
+        elif self.shelter is not None:
+            self._success = self.shelter.complete(self.core.world)
         else:
             self._success = not self.missing_walls()
         wiped = all(not self.core.alive(p) for p in self.core.players)

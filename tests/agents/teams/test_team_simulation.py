@@ -143,3 +143,47 @@ def test_a_chain_hands_each_link_its_third() -> None:
     asyncio.run(agents["agent2"].iterate())
     assert said(world, "p2")[-1] == "p3: COMMAND: collect(wood, 10)"
     assert skills.ran[-1] == ("p2", "collect(wood, 10)")
+
+
+HOUSE = (
+    "Build a shelter around 32,29 on the map (3 north of the spawn point), in stages: "
+    "foundation: stone at 31,30 32,30 33,30; then walls: table at 31,29 33,29; "
+    "then roof: stone at 31,28 32,28 33,28."
+)
+
+
+def test_a_leader_hands_out_each_stage_once_the_one_below_is_reported_built() -> None:
+    """The paper's shelter: foundation, then walls, then roof, each to free workers."""
+    world, skills, agents = team(2, HOUSE)
+
+    def orders() -> list[str]:
+        return [text for text in said(world, "p1") if "COMMAND" in text]
+
+    asyncio.run(agents["leader"].iterate())
+    assert orders() == [
+        "p2: COMMAND: place(stone, 31, 30); place(stone, 32, 30)",
+        "p3: COMMAND: place(stone, 33, 30)",
+    ]
+    for _ in range(2):  # worker1 builds its part, then reports it done
+        asyncio.run(agents["worker1"].iterate())
+    assert "p1: REPORT succeeded" in said(world, "p2")[-1]
+    asyncio.run(agents["leader"].iterate())
+    assert len(orders()) == 2  # a foundation piece is still out: no walls yet
+    for _ in range(2):
+        asyncio.run(agents["worker2"].iterate())
+    asyncio.run(agents["leader"].iterate())
+    assert orders()[2:] == [
+        "p2: COMMAND: place(table, 31, 29)",
+        "p3: COMMAND: place(table, 33, 29)",
+    ]
+    for worker in ("worker1", "worker2"):
+        for _ in range(2):
+            asyncio.run(agents[worker].iterate())
+    asyncio.run(agents["leader"].iterate())
+    assert orders()[4:] == [
+        "p2: COMMAND: place(stone, 31, 28); place(stone, 32, 28)",
+        "p3: COMMAND: place(stone, 33, 28)",
+    ]
+    calls = [call for player, call in skills.ran if player == "p2"]
+    wall = calls.index("place(table, 31, 29)")
+    assert calls[wall - 1] == "collect(wood, 2)"  # a table takes 2 wood
