@@ -152,6 +152,7 @@ def run_cmd(
     so: such a run checks that every row plays, it reproduces nothing."""
     from lorekit.agents import needs_model
     from lorekit.cli.prepare import kv, prepare_config
+    from lorekit.cli.reproduce_build import run_builds
     from lorekit.cli.run import Played, play
     from lorekit.eval.reproduce import find_experiment
     from lorekit.ids import new_run_id
@@ -177,8 +178,13 @@ def run_cmd(
     base_opts = tuple(f"{k}={_opt_text(v)}" for k, v in env_options.items())
     tasks = TaskChoice(split or exp.split, n, (*base_opts, *env_opt), None)
     prefix = harness.run_id or new_run_id()
+    built = run_builds(
+        exp, rows, models=models, harness=harness, env_opt=tasks.env_opt, prefix=prefix,
+        simulate=simulate,
+    )  # fmt: skip
     played: dict[str, Played] = {}
     for row in rows:
+        options = {**row.options, **({"manual": built[row.build]} if row.build else {})}
         err_console.print(f"[bold]{exp.id}[/]: row {row.id} ({row.label})")
         played[row.id] = play(
             exp.env,
@@ -189,12 +195,12 @@ def run_cmd(
             dataclasses.replace(harness, run_id=f"{prefix}.{row.id}"),
             max_initial_failures,
             backend,
-            agent_kwargs=dict(row.options),
+            agent_kwargs=options,
             roles_for=roles_for if needs_model(row.agent) else None,
         )
     cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store)
     answered = _answered(exp, rows, cfg, simulate)
-    _compare_and_save(exp, played, cfg.store, answered, prefix, out)
+    _compare_and_save(exp, played, cfg.store, answered, prefix, out, built)
     errored = [p for p in played.values() if p.errored]
     if errored:
         raise RunFailed(errored[0].errored_message())
@@ -276,7 +282,13 @@ def _print_plan(exp: Any, rows: list[Any], n: int, split: str) -> None:
 
 
 def _compare_and_save(
-    exp: Any, played: dict[str, Any], store: str, answered: Any, prefix: str, out: str | None
+    exp: Any,
+    played: dict[str, Any],
+    store: str,
+    answered: Any,
+    prefix: str,
+    out: str | None,
+    builds: dict[str, str] | None = None,
 ) -> None:
     from lorekit.eval.reproduce_compare import HEADERS, cell_texts, compare, markdown
     from lorekit.eval.store import RunStore
@@ -299,6 +311,7 @@ def _compare_and_save(
         "answered_by": answered.kind,
         "reproduction": answered.reproduction,
         "runs": {row: p.run_id for row, p in played.items()},
+        "builds": builds or {},
         "cells": [c.to_dict() for c in cells],
     }
     Path(f"{stem}.json").write_text(json.dumps(record, indent=2), encoding="utf-8")

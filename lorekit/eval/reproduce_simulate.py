@@ -43,6 +43,7 @@ class Simulation:
 _PAIRS = frozenset(
     {(env, agent) for env in ("textcraft", "alfworld", "webshop") for agent in ADAPT_FAMILY}
     | {("crafter", "spring"), ("crafter", "agentkit-crafter"), ("webshop", "agentkit-webshop")}
+    | {("alfworld", "automanual")}
 )
 
 
@@ -61,6 +62,11 @@ def describe(env_name: str, agent: str) -> str:
     """How the summary names the scripted models of ``agent`` on ``env_name``."""
     if not supported(env_name, agent):
         raise NoSimulation(f"no scripted models for agent {agent!r} on env {env_name!r}")
+    if agent == "automanual":
+        return (
+            "scripted AutoManual planner, builder, consolidator and formulator "
+            "(lorekit.agents.automanual.simulation, simulation_builder)"
+        )
     if env_name == "textcraft":
         return (
             f"scripted TextCraft executor (capability {CAPABILITY}, noise {NOISE}) "
@@ -82,6 +88,8 @@ def simulation(env_name: str, env_kwargs: Mapping[str, Any], agent: str) -> Simu
     from lorekit.llm.scripted import ScriptedLLM
 
     text = describe(env_name, agent)
+    if agent == "automanual":
+        return Simulation(_automanual(), text)
     if env_name == "textcraft":
         return Simulation(_textcraft(env_kwargs), text)
     if agent in ADAPT_FAMILY:
@@ -128,3 +136,25 @@ def _textcraft(env_kwargs: Mapping[str, Any]) -> Roles:
     )
     planner = SimulatedLLM(textcraft_planner(book), model="simulated-textcraft-planner")
     return Roles({"default": executor, "planner": planner})
+
+
+def _automanual() -> Roles:
+    """The Path Dependence study's ALFWorld models, one per AutoManual stage."""
+    from lorekit.agents.automanual.simulation import planner_model
+    from lorekit.agents.automanual.simulation_builder import (
+        builder_model,
+        consolidator_model,
+        formulator_model,
+    )
+    from lorekit.llm.scripted import ScriptedLLM
+
+    fns = {
+        "planner": planner_model(),
+        "builder": builder_model(),
+        "consolidator": consolidator_model(),
+        "formulator": formulator_model(),
+    }
+    models = {
+        role: ScriptedLLM(fn=fn, model=f"simulated-automanual-{role}") for role, fn in fns.items()
+    }
+    return Roles(models, "planner")

@@ -16,7 +16,10 @@ from lorekit.eval.reproduce import load_all
 from lorekit.eval.store import RunStore
 from lorekit.llm.testing import OpenAICompatServer
 
-SLOW = {"adapt-table1-alfworld", "adapt-table4-alfworld-models"}
+SLOW = {"adapt-table1-alfworld", "adapt-table4-alfworld-models"} | {
+    f"automanual-table{n}-{name}"
+    for n, name in ((1, "alfworld"), (3, "ablation"), (6, "rule-system"))
+}
 """ALFWorld plays each episode in a child process: these take a minute or more."""
 RUNNABLE = [
     pytest.param(e, id=e.id, marks=[pytest.mark.slow] if e.id in SLOW else [])
@@ -47,7 +50,11 @@ def test_every_experiment_plays_end_to_end_with_scripted_models(
     assert "NOT a reproduction" in (here / "reproduce" / f"{exp.id}-sim.md").read_text()
     rows = [r for r in exp.runnable_rows]
     assert set(saved["runs"]) == {r.id for r in rows}
+    builds = {r.build for r in rows if r.build}
+    assert saved["builds"] == {b: f"sim.build-{b}" for b in builds}
     with RunStore(store) as db:
+        for build in builds:  # played first, one game per task type
+            assert len(db.episodes(f"sim.build-{build}")) == exp.simulate_per_type * 6
         for row in rows:
             episodes = db.episodes(f"sim.{row.id}")
             assert len(episodes) == 2 and all(e.status != "error" for e in episodes), row.id
@@ -138,3 +145,34 @@ def test_a_local_model_run_says_the_bundled_small_model_answered(
     with RunStore(store) as db:
         calls = db.llm_calls("loc.react")
     assert calls and {c["model"] for c in calls} == {"SmolLM2-135M-Instruct.Q4"}
+
+
+@pytest.mark.slow
+def test_the_rows_test_with_the_build_they_name(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """AutoManual's rows get the manual of the build reproduce played (checked on the
+    store of a simulated run: the automanual build has a formulated manual, the
+    Planner+Lib. build has skills and no rules)."""
+    from lorekit.agents.automanual.manuals import latest_manual
+    from lorekit.agents.automanual.rules import RuleSystem
+    from lorekit.agents.automanual.store import open_db
+
+    exp = next(e for e in load_all() if e.id == "automanual-table1-alfworld")
+    assert {r.build for r in exp.rows} == {"automanual", "planner-lib"}
+    store = here / "s.sqlite3"
+    args = ["reproduce", "run", exp.id, "--simulate", "-n", "1", "--rows", "automanual-gpt4"]
+    code, _out, err = run_cli(
+        [*args, "--store", str(store), "--run-id", "b", "--no-progress"], capsys
+    )
+    assert code == 0, err
+    db = open_db(str(store))
+    try:
+        assert latest_manual(db, "b.build-automanual") is not None
+        assert RuleSystem(db, "b.build-automanual").rules()
+    finally:
+        db.close()
+    with RunStore(store) as runs:
+        assert runs.get_run("b.build-planner-lib") is None  # no chosen row needs it
+        (episode,) = runs.episodes("b.automanual-gpt4")
+    assert "build b.build-automanual" in json.dumps(episode.info)

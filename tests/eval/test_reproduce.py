@@ -125,6 +125,13 @@ rows:
         (("agent: oracle,", "agent: oracle, runnable: false,"), "bad.yaml: rows[0].reason:"),
         (("columns: [{name: all}]", "columns: [{name: all}, {name: all}]"), "bad.yaml: columns:"),
         (("paper: P", "paper: P\npaper: Q"), "bad.yaml:2:"),
+        (("agent: oracle,", "agent: oracle, build: b,"), "bad.yaml: rows[0].build: no such"),
+        (
+            ("split: test", "split: test\nbuilds: [{id: b, variant: magic, split: dev}]"),
+            "bad.yaml: builds[0].variant: expected automanual or planner-lib",
+        ),
+        (("split: test", "split: test\nsimulate: {per_type: 0}"), "bad.yaml: simulate.per_type:"),
+        (("split: test", "split: test\nsimulate: {fast: 1}"), "bad.yaml: simulate.fast: unknown"),
     ],
 )
 def test_a_bad_file_names_the_file_and_field(
