@@ -263,6 +263,13 @@ def _print_plan(exp: Any, rows: list[Any], n: int, split: str) -> None:
     console.print(f"env {exp.env}, split {split}, options {dict(exp.env_options)}")
     if exp.needs_data:
         console.print(f"needs data: {exp.needs_data}")
+    for b in exp.builds:
+        if any(r.build == b.id for r in rows):
+            models = ", ".join(f"{k}={v}" for k, v in b.paper_models.items()) or "-"
+            console.print(
+                f"first, build {b.id}: {b.variant} on {b.per_type} tasks per type of "
+                f"{b.split} (paper's models: {models}), then the rows that test with it"
+            )
     cost = {c.row: c for c in estimate(exp, rows, n)}
     lines = []
     for row in rows:

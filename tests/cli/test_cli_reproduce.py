@@ -88,6 +88,12 @@ def test_dry_run_plays_nothing_and_prints_the_plan(
     code, out, err = run_cli(["reproduce", "run", "adapt-table2-textcraft", "--dry-run"], capsys)
     assert code == 0, err
     assert "estimate: 38,000 calls" in out  # 200 episodes x the per-agent table
+    args = ["reproduce", "run", "automanual-table1-alfworld", "--rows", "automanual-gpt4"]
+    code, out, err = run_cli([*args, "--dry-run"], capsys)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "first, build automanual: automanual on 6 tasks per type of dev" in flat
+    assert "build planner-lib" not in flat  # no chosen row tests with it
 
 
 @pytest.mark.parametrize(
