@@ -209,7 +209,7 @@ def run_cmd(
 def _simulation_check(exp: Any, rows: list[Any], models: ModelChoice) -> Any:
     """The scripted models' builder, once every row is known to have some."""
     from lorekit.agents import needs_model
-    from lorekit.eval.reproduce_simulate import simulated_roles, supported
+    from lorekit.agents.simulated import simulated_roles, supported
 
     if models.given or models.base_url:
         raise UserError("--simulate plays with scripted models: drop --model/--role/--config")
@@ -224,8 +224,8 @@ def _simulation_check(exp: Any, rows: list[Any], models: ModelChoice) -> Any:
 
 def _answered(exp: Any, rows: list[Any], cfg: Any, simulate: bool) -> Any:
     from lorekit.agents import needs_model
+    from lorekit.agents.simulated import describe
     from lorekit.cli.reproduce_models import from_config, simulated
-    from lorekit.eval.reproduce_simulate import describe
 
     if simulate and any(needs_model(r.agent) for r in rows):
         return simulated({r.id: describe(exp.env, r.agent) for r in rows if needs_model(r.agent)})

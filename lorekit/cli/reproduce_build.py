@@ -36,9 +36,9 @@ def run_builds(
     if not needed:
         return {}
     from lorekit.agents.automanual.profiles import profile_for
+    from lorekit.agents.simulated import simulated_roles
     from lorekit.cli.automanual_build import run_build
     from lorekit.cli.checks import build_models
-    from lorekit.eval.reproduce_simulate import simulated_roles
 
     cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store)
     try:

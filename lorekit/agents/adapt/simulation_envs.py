@@ -20,9 +20,11 @@ method, and the reproduce summary says the answers came from scripted models.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from lorekit.llm.base import Message
+from lorekit.llm.roles import Roles
 
 ModelFn = Callable[[tuple[Message, ...]], str]
 
@@ -155,3 +157,55 @@ def webshop_executor() -> ModelFn:
         return _say("I cannot find it.", "failed")
 
     return act
+
+
+# ------------------------------------------------------------------ roles
+CAPABILITY = 2
+"""The scripted TextCraft executor of ``reproduce --simulate`` keeps this many
+crafting levels in mind ..."""
+NOISE = 0.1
+"""... and declares success too early on this share of its turns."""
+
+
+def textcraft_roles(env_kwargs: Mapping[str, Any]) -> Roles:
+    """ADaPT's TextCraft study models (:mod:`lorekit.agents.adapt.simulation`), reading
+    the recipes of the env built with ``env_kwargs``."""
+    from lorekit.agents.adapt.simulation import (
+        SimulatedLLM,
+        textcraft_executor,
+        textcraft_planner,
+    )
+    from lorekit.envs import make
+
+    env = make("textcraft", **dict(env_kwargs))
+    try:
+        book = env.book  # type: ignore[attr-defined]
+    finally:
+        env.close()
+    executor = SimulatedLLM(
+        textcraft_executor(book, capability=CAPABILITY, noise=NOISE),
+        model="simulated-textcraft-executor",
+    )
+    planner = SimulatedLLM(textcraft_planner(book), model="simulated-textcraft-planner")
+    return Roles({"default": executor, "planner": planner})
+
+
+def alfworld_roles(env_kwargs: Mapping[str, Any]) -> Roles:
+    """The ALFWorld executor (every role but the planner) and the one-step planner."""
+    return _roles("alfworld", alfworld_executor())
+
+
+def webshop_roles(env_kwargs: Mapping[str, Any]) -> Roles:
+    """The WebShop executor (every role but the planner) and the one-step planner."""
+    return _roles("webshop", webshop_executor())
+
+
+def _roles(env_name: str, executor: ModelFn) -> Roles:
+    from lorekit.llm.scripted import ScriptedLLM
+
+    return Roles(
+        {
+            "default": ScriptedLLM(fn=executor, model=f"simulated-{env_name}-executor"),
+            "planner": ScriptedLLM(fn=planner(), model="simulated-planner"),
+        }
+    )
