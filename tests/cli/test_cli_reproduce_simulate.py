@@ -176,3 +176,20 @@ def test_the_rows_test_with_the_build_they_name(
         assert runs.get_run("b.build-planner-lib") is None  # no chosen row needs it
         (episode,) = runs.episodes("b.automanual-gpt4")
     assert "build b.build-automanual" in json.dumps(episode.info)
+
+
+@pytest.mark.slow
+def test_simulated_rows_play_on_the_ray_backend(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The scripted models are built where the episodes play (a picklable recipe)."""
+    pytest.importorskip("ray", reason="the Ray backend needs the ray extra")
+    store = here / "s.sqlite3"
+    args = ["reproduce", "run", "adapt-table2-textcraft", "--rows", "adapt", "--simulate"]
+    opts = ["-n", "2", "--store", str(store), "--run-id", "ray", "--no-progress"]
+    code, _out, err = run_cli([*args, *opts, "--backend", "ray", "--actors", "1"], capsys)
+    assert code == 0, err
+    with RunStore(store) as db:
+        models = {c["model"] for c in db.llm_calls("ray.adapt")}
+        assert len(db.episodes("ray.adapt")) == 2
+    assert models == {"simulated-textcraft-executor", "simulated-textcraft-planner"}
