@@ -304,7 +304,7 @@ def _compare_and_save(
         episodes = {row: db.episodes(p.run_id) for row, p in played.items()}
     cells = compare(exp, episodes, {row: p.run_id for row, p in played.items()})
     console.print(f"{exp.paper}, {exp.source}; {answered.line()}")
-    _print_table(HEADERS, [cell_texts(c) for c in cells])
+    _print_table(HEADERS, [answered.marked(cell_texts(c)) for c in cells])
     if not answered.reproduction and answered.kind != "none":
         console.print(f"[bold]{answered.line()}[/]")
     folder = Path(out) if out else Path(store).parent / "reproduce"

@@ -29,6 +29,13 @@ class Answered:
         """Whether the figures can stand for a model's (a real model answered)."""
         return self.kind == "model"
 
+    def marked(self, texts: list[str]) -> list[str]:
+        """A printed cell's texts, its verdict (the last) saying which models gave it
+        when they were not real ones: ``compatible (simulated)``."""
+        if self.reproduction or self.kind == "none" or texts[-1] == "-":
+            return texts
+        return [*texts[:-1], f"{texts[-1]} ({self.kind})"]
+
     def line(self) -> str:
         """The sentence printed above the table and saved with it."""
         if self.reproduction or self.kind == "none":

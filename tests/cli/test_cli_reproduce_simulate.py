@@ -45,6 +45,9 @@ def test_every_experiment_plays_end_to_end_with_scripted_models(
     assert code == 0, err
     flat = " ".join(out.split())
     assert "scripted models (--simulate)" in flat and "NOT a reproduction" in flat
+    verdicts = [line.split("│")[-2].strip() for line in out.splitlines() if line.count("│") > 6]
+    assert verdicts and all(v in ("-", "compatible (simulated)", "differs (simulated)")
+                            for v in verdicts), verdicts  # fmt: skip
     saved = json.loads((here / "reproduce" / f"{exp.id}-sim.json").read_text(encoding="utf-8"))
     assert saved["answered_by"] == "simulated" and saved["reproduction"] is False
     assert "NOT a reproduction" in (here / "reproduce" / f"{exp.id}-sim.md").read_text()
@@ -139,7 +142,7 @@ def test_a_local_model_run_says_the_bundled_small_model_answered(
     assert code == 0, err
     flat = " ".join(out.split())
     assert "default=local (SmolLM2-135M-Instruct.Q4, the bundled small model)" in flat
-    assert "NOT a reproduction" in flat
+    assert "NOT a reproduction" in flat and "(local) │" in out
     saved = json.loads((here / "reproduce" / "adapt-table2-textcraft-loc.json").read_text())
     assert saved["answered_by"] == "local" and saved["reproduction"] is False
     with RunStore(store) as db:
