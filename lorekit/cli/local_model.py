@@ -60,3 +60,12 @@ def local_server_url() -> tuple[str, str]:
             atexit.register(server.stop)
             _started[LOCAL_MODEL] = server
     return server.alias, server.base_url
+
+
+def served_here(base_url: str | None) -> bool:
+    """Whether ``base_url`` is the bundled model's server this process started, so a
+    summary can say a tiny local model answered, not the model a paper used."""
+    from lorekit.llm.local_server import LOCAL_MODEL
+
+    server = _started.get(LOCAL_MODEL)
+    return base_url is not None and server is not None and server.base_url == base_url

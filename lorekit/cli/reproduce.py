@@ -119,6 +119,11 @@ def _loaded(load: Any) -> Any:
     help="Stop a row when its first N episodes all fail with the same error (0: never).",
 )
 @backend_options
+@click.option(
+    "--simulate",
+    is_flag=True,
+    help="Play every row with scripted models (offline; a check, not a reproduction).",
+)
 @click.option("--dry-run", is_flag=True, help="Print the plan and our cost estimate; play nothing.")
 @click.option(
     "--out",
@@ -136,14 +141,18 @@ def run_cmd(
     harness: HarnessOptions,
     max_initial_failures: int,
     backend: BackendChoice,
+    simulate: bool,
     dry_run: bool,
     out: str | None,
 ) -> None:
     """Play each row of EXPERIMENT (an id from `reproduce list`, or a YAML file) and print
     a table: the published figure, ours with a 95% interval, the difference, and whether
-    they are compatible. Exits 1 when an episode ended in an error."""
+    they are compatible. Exits 1 when an episode ended in an error. With --simulate
+    (scripted models) or --model local (the bundled small model) the summary says
+    so: such a run checks that every row plays, it reproduces nothing."""
     from lorekit.agents import needs_model
     from lorekit.cli.prepare import kv, prepare_config
+    from lorekit.cli.reproduce_build import run_builds
     from lorekit.cli.run import Played, play
     from lorekit.eval.reproduce import find_experiment
     from lorekit.ids import new_run_id
@@ -159,16 +168,23 @@ def run_cmd(
     # what can be told before any row plays: malformed options, a missing model
     kv(env_opt, "--env-opt")
     wanting = [r.agent for r in rows if needs_model(r.agent)]
-    if wanting and not models.given:
+    roles_for = _simulation_check(exp, rows, models) if simulate else None
+    if wanting and not models.given and not simulate:
         raise UserError(
             f"rows with {', '.join(dict.fromkeys(wanting))} need a model: "
             "pass --model (and --base-url) or --config"
         )
-    base_opts = tuple(f"{k}={_opt_text(v)}" for k, v in exp.env_options.items())
+    env_options = {**exp.env_options, **(exp.simulate_env_options if simulate else {})}
+    base_opts = tuple(f"{k}={_opt_text(v)}" for k, v in env_options.items())
     tasks = TaskChoice(split or exp.split, n, (*base_opts, *env_opt), None)
     prefix = harness.run_id or new_run_id()
+    built = run_builds(
+        exp, rows, models=models, harness=harness, env_opt=tasks.env_opt, prefix=prefix,
+        simulate=simulate,
+    )  # fmt: skip
     played: dict[str, Played] = {}
     for row in rows:
+        options = {**row.options, **({"manual": built[row.build]} if row.build else {})}
         err_console.print(f"[bold]{exp.id}[/]: row {row.id} ({row.label})")
         played[row.id] = play(
             exp.env,
@@ -179,18 +195,41 @@ def run_cmd(
             dataclasses.replace(harness, run_id=f"{prefix}.{row.id}"),
             max_initial_failures,
             backend,
-            agent_kwargs=dict(row.options),
+            agent_kwargs=options,
+            roles_for=roles_for if needs_model(row.agent) else None,
         )
     cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store)
-    answered = (
-        ", ".join(f"{role}={s.provider}:{s.model}" for role, s in cfg.roles.items())
-        if any(needs_model(r.agent) for r in rows)
-        else "none (agents without a model)"
-    )
-    _compare_and_save(exp, played, cfg.store, answered, prefix, out)
+    answered = _answered(exp, rows, cfg, simulate)
+    _compare_and_save(exp, played, cfg.store, answered, prefix, out, built)
     errored = [p for p in played.values() if p.errored]
     if errored:
         raise RunFailed(errored[0].errored_message())
+
+
+def _simulation_check(exp: Any, rows: list[Any], models: ModelChoice) -> Any:
+    """The scripted models' builder, once every row is known to have some."""
+    from lorekit.agents import needs_model
+    from lorekit.agents.simulated import simulated_roles, supported
+
+    if models.given or models.base_url:
+        raise UserError("--simulate plays with scripted models: drop --model/--role/--config")
+    for row in rows:
+        if needs_model(row.agent) and not supported(exp.env, row.agent):
+            raise UserError(
+                f"--simulate: no scripted models for row {row.id!r} "
+                f"(agent {row.agent!r} on env {exp.env!r})"
+            )
+    return simulated_roles
+
+
+def _answered(exp: Any, rows: list[Any], cfg: Any, simulate: bool) -> Any:
+    from lorekit.agents import needs_model
+    from lorekit.agents.simulated import describe
+    from lorekit.cli.reproduce_models import from_config, simulated
+
+    if simulate and any(needs_model(r.agent) for r in rows):
+        return simulated({r.id: describe(exp.env, r.agent) for r in rows if needs_model(r.agent)})
+    return from_config(cfg, [needs_model(r.agent) for r in rows])
 
 
 def _pick_rows(exp: Any, rows_opt: str | None) -> list[Any]:
@@ -224,6 +263,13 @@ def _print_plan(exp: Any, rows: list[Any], n: int, split: str) -> None:
     console.print(f"env {exp.env}, split {split}, options {dict(exp.env_options)}")
     if exp.needs_data:
         console.print(f"needs data: {exp.needs_data}")
+    for b in exp.builds:
+        if any(r.build == b.id for r in rows):
+            models = ", ".join(f"{k}={v}" for k, v in b.paper_models.items()) or "-"
+            console.print(
+                f"first, build {b.id}: {b.variant} on {b.per_type} tasks per type of "
+                f"{b.split} (paper's models: {models}), then the rows that test with it"
+            )
     cost = {c.row: c for c in estimate(exp, rows, n)}
     lines = []
     for row in rows:
@@ -243,7 +289,13 @@ def _print_plan(exp: Any, rows: list[Any], n: int, split: str) -> None:
 
 
 def _compare_and_save(
-    exp: Any, played: dict[str, Any], store: str, answered: str, prefix: str, out: str | None
+    exp: Any,
+    played: dict[str, Any],
+    store: str,
+    answered: Any,
+    prefix: str,
+    out: str | None,
+    builds: dict[str, str] | None = None,
 ) -> None:
     from lorekit.eval.reproduce_compare import HEADERS, cell_texts, compare, markdown
     from lorekit.eval.store import RunStore
@@ -251,8 +303,10 @@ def _compare_and_save(
     with RunStore(store) as db:
         episodes = {row: db.episodes(p.run_id) for row, p in played.items()}
     cells = compare(exp, episodes, {row: p.run_id for row, p in played.items()})
-    console.print(f"{exp.paper}, {exp.source}; models that answered here: {answered}")
-    _print_table(HEADERS, [cell_texts(c) for c in cells])
+    console.print(f"{exp.paper}, {exp.source}; {answered.line()}")
+    _print_table(HEADERS, [answered.marked(cell_texts(c)) for c in cells])
+    if not answered.reproduction and answered.kind != "none":
+        console.print(f"[bold]{answered.line()}[/]")
     folder = Path(out) if out else Path(store).parent / "reproduce"
     folder.mkdir(parents=True, exist_ok=True)
     stem = folder / f"{exp.id}-{prefix}"
@@ -260,10 +314,16 @@ def _compare_and_save(
         "experiment": exp.id,
         "paper": exp.paper,
         "source": exp.source,
-        "models": answered,
+        "models": answered.text,
+        "answered_by": answered.kind,
+        "reproduction": answered.reproduction,
         "runs": {row: p.run_id for row, p in played.items()},
+        "builds": builds or {},
         "cells": [c.to_dict() for c in cells],
     }
     Path(f"{stem}.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
-    Path(f"{stem}.md").write_text(markdown(exp, cells, answered), encoding="utf-8")
+    Path(f"{stem}.md").write_text(
+        markdown(exp, cells, answered.line().removeprefix("models that answered here: ")),
+        encoding="utf-8",
+    )
     console.print(f"saved: {stem}.md and .json")

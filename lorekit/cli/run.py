@@ -12,7 +12,7 @@ import contextlib
 import functools
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,11 +114,14 @@ def play(
     backend: BackendChoice,
     *,
     agent_kwargs: dict[str, Any] | None = None,
+    roles_for: Callable[[str, dict[str, Any], str], Any] | None = None,
 ) -> Played:
     """Prepare, check and play one run as ``lorekit run`` does; print its summary.
 
     ``agent_kwargs`` (options as values, e.g. from an experiment file) replaces
     parsing ``agent_opt``, which then only names the options in messages.
+    ``roles_for(env, env_kwargs, agent)`` builds the role models instead of the
+    config (``reproduce run --simulate``: scripted models, no cache, no keys).
     Raises the CLI's errors (:class:`UserError`, :class:`RunFailed`, ...); an
     errored episode is reported in the result, not raised."""
     from lorekit.agents import agent_parameters, declared_roles, make_agent, needs_model
@@ -160,7 +163,7 @@ def play(
         from_flags=role_names(models.roles),
         config_path=config_path,
     )
-    if needs_model(agent_name) and not models.given:
+    if needs_model(agent_name) and not models.given and roles_for is None:
         raise UserError(
             f"agent {agent_name!r} needs a model: pass --model (and --base-url) or --config"
         )
@@ -179,6 +182,13 @@ def play(
         "tasks_from": provenance,
         "seed": harness.seed,
     }
+    roles_factory = (
+        None
+        if roles_for is None
+        else functools.partial(roles_for, env_name, env_kwargs, agent_name)
+    )
+    if roles_factory is not None:
+        config["simulated"] = True
     try:
         db = RunStore(cfg.store)
     except StoreError as exc:
@@ -194,9 +204,12 @@ def play(
             agent_name,
             agent_kwargs,
             cfg,
+            roles_factory,
         ) as remote,
     ):
-        roles = build_models(cfg, config_path=config_path)
+        roles = (
+            build_models(cfg, config_path=config_path) if roles_factory is None else roles_factory()
+        )
         rid = harness.run_id or new_run_id()
         try:
             result = asyncio.run(
@@ -251,6 +264,7 @@ def _episode_backend(
     agent_name: str,
     agent_kwargs: dict[str, Any],
     cfg: Any,
+    roles_factory: Callable[[], Any] | None = None,
 ) -> Iterator[Any]:
     """None for the local backend; a started Ray backend, closed on the way out."""
     if backend.backend == "local":
@@ -264,7 +278,7 @@ def _episode_backend(
     recipe = HostRecipe(
         env,
         functools.partial(make_agent, agent_name, **agent_kwargs),
-        functools.partial(build_roles, cfg, limiter_factory=ClusterLimits()),
+        roles_factory or functools.partial(build_roles, cfg, limiter_factory=ClusterLimits()),
         cfg.prices(),
     )
     ray_backend = RayBackend(recipe, actors=backend.actors, address=backend.address)

@@ -44,6 +44,8 @@ _TOP = {
     "reason": False,
     "needs_data": False,
     "notes": False,
+    "simulate": False,
+    "builds": False,
 }
 """Top-level fields of an experiment file -> whether each is required."""
 _ROW = {
@@ -56,7 +58,9 @@ _ROW = {
     "runnable": False,
     "reason": False,
     "notes": False,
+    "build": False,
 }
+_BUILD = {"id": True, "variant": True, "split": True, "per_type": False, "paper_models": False}
 
 
 class ExperimentError(ValueError):
@@ -92,6 +96,20 @@ class Row:
     runnable: bool = True
     reason: str | None = None
     notes: str | None = None
+    build: str | None = None
+    """The :class:`Build` whose manual (or libraries) this row tests with."""
+
+
+@dataclass(frozen=True, slots=True)
+class Build:
+    """A stage that must run before the rows that name it: AutoManual's building
+    (``variant`` ``automanual`` or ``planner-lib``) on ``per_type`` tasks of each type."""
+
+    id: str
+    variant: str
+    split: str
+    per_type: int = 6
+    paper_models: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +135,12 @@ class Experiment:
     reason: str | None = None
     needs_data: str | None = None
     notes: str | None = None
+    simulate_env_options: Mapping[str, Any] = field(default_factory=dict)
+    """Env options over ``env_options`` for ``reproduce run --simulate`` only (e.g. a
+    shorter Crafter game), so the offline check of every row stays quick."""
+    builds: tuple[Build, ...] = ()
+    simulate_per_type: int | None = None
+    """Tasks per type of each build under ``--simulate`` (a shorter build)."""
 
     def row(self, row_id: str) -> Row:
         for row in self.rows:
@@ -182,6 +206,10 @@ def load_experiment(path: Path) -> Experiment:
     rows = tuple(
         _row(where, r, f"rows[{i}]", set(names)) for i, r in enumerate(where.items(data, "rows"))
     )
+    builds = tuple(_build(where, b, f"builds[{i}]") for i, b in enumerate(data.get("builds") or []))
+    for i, row in enumerate(rows):
+        if row.build is not None and row.build not in {b.id for b in builds}:
+            where.fail(f"rows[{i}].build", f"no such build; builds: {[b.id for b in builds]}")
     ids = [r.id for r in rows]
     if len(set(ids)) != len(ids):
         where.fail("rows", f"row ids repeat: {ids}")
@@ -194,6 +222,12 @@ def load_experiment(path: Path) -> Experiment:
     env_options = data.get("env_options") or {}
     if not isinstance(env_options, dict):
         where.fail("env_options", "expected a mapping of option: value")
+    simulate = where.mapping(
+        data.get("simulate") or {}, "simulate", {"env_options": False, "per_type": False}
+    )
+    simulate_env = simulate.get("env_options") or {}
+    if not isinstance(simulate_env, dict):
+        where.fail("simulate.env_options", "expected a mapping of option: value")
     return Experiment(
         id=path.stem,
         path=path,
@@ -214,6 +248,9 @@ def load_experiment(path: Path) -> Experiment:
         reason=reason,
         needs_data=where.optional_text(data, "needs_data"),
         notes=where.optional_text(data, "notes"),
+        simulate_env_options=dict(simulate_env),
+        builds=builds,
+        simulate_per_type=_count(where, simulate.get("per_type"), "simulate.per_type"),
     )
 
 
@@ -300,6 +337,30 @@ def _row(where: _Where, value: Any, at: str, columns: set[str]) -> Row:
         runnable=runnable,
         reason=reason,
         notes=where.optional_text(data, "notes", f"{at}."),
+        build=where.optional_text(data, "build", f"{at}."),
+    )
+
+
+def _count(where: _Where, value: Any, at: str) -> int | None:
+    if value is not None and (type(value) is not int or value < 1):
+        where.fail(at, f"expected a positive integer, got {value!r}")
+    return value
+
+
+def _build(where: _Where, value: Any, at: str) -> Build:
+    data = where.mapping(value, at, _BUILD)
+    variant = where.text(data, "variant", f"{at}.")
+    if variant not in ("automanual", "planner-lib"):
+        where.fail(f"{at}.variant", f"expected automanual or planner-lib, got {variant!r}")
+    models = data.get("paper_models") or {}
+    if not isinstance(models, dict):
+        where.fail(f"{at}.paper_models", "expected a mapping of role: model name")
+    return Build(
+        id=where.text(data, "id", f"{at}."),
+        variant=variant,
+        split=where.text(data, "split", f"{at}."),
+        per_type=_count(where, data.get("per_type", 6), f"{at}.per_type") or 6,
+        paper_models={str(k): str(v) for k, v in models.items()},
     )
 
 
@@ -321,7 +382,7 @@ def build_check(experiment: Experiment, rows: Sequence[Row] | None = None) -> di
 
     Returns row id -> what went wrong (empty when all build). An env whose data
     is missing here (``FileNotFoundError``) is reported under ``"env"``."""
-    from lorekit.agents import make_agent
+    from lorekit.agents import agent_parameters, make_agent
     from lorekit.envs import make
 
     problems: dict[str, str] = {}
@@ -329,7 +390,10 @@ def build_check(experiment: Experiment, rows: Sequence[Row] | None = None) -> di
         return problems  # its env may not exist here at all (the file says why)
     for row in experiment.runnable_rows if rows is None else rows:
         try:
-            make_agent(row.agent, **dict(row.options))
+            if row.build is None:
+                make_agent(row.agent, **dict(row.options))
+            elif unknown := set(row.options) - set(agent_parameters(row.agent)):
+                raise TypeError(f"unknown options {sorted(unknown)}")  # built once its build is
         except (LookupError, TypeError, ValueError, OSError) as exc:
             problems[row.id] = f"agent {row.agent!r}: {exc}"
     try:

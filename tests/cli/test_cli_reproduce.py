@@ -43,12 +43,19 @@ def test_list_names_each_paper_and_what_cannot_run(capsys: pytest.CaptureFixture
     for name in (
         "adapt-table2-textcraft",
         "automanual-table1",
+        "automanual-table2-miniwob",
+        "automanual-table3-ablation",
+        "automanual-table5-miniwob-feedback",
+        "automanual-table6-rule-system",
         "agentkit-table1",
+        "agentkit-table2-webshop",
         "sagents-fig7",
+        "laws-table1-spring-contexts",
         "laws-table2",
     ):
         assert name in out
-    assert out.count("no: the") == 3 and "PPO" in out  # AutoManual, Laws, S-Agents say why
+    # AutoManual's MiniWoB++ tables, Laws Table 2 and S-Agents say why they cannot run
+    assert out.count("no: the") == 4 and "PPO" in out  # "the ..." or "there are no ..."
 
 
 def test_run_records_each_row_and_prints_the_comparison(
@@ -81,6 +88,12 @@ def test_dry_run_plays_nothing_and_prints_the_plan(
     code, out, err = run_cli(["reproduce", "run", "adapt-table2-textcraft", "--dry-run"], capsys)
     assert code == 0, err
     assert "estimate: 38,000 calls" in out  # 200 episodes x the per-agent table
+    args = ["reproduce", "run", "automanual-table1-alfworld", "--rows", "automanual-gpt4"]
+    code, out, err = run_cli([*args, "--dry-run"], capsys)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "first, build automanual: automanual on 6 tasks per type of dev" in flat
+    assert "build planner-lib" not in flat  # no chosen row tests with it
 
 
 @pytest.mark.parametrize(

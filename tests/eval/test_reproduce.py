@@ -27,7 +27,11 @@ PAPER_FILES = {
     "S-Agents": "003_a01012e624e6c7b1.txt",
     "From Laws": "004_ef8407d4ce8702f5.txt",
 }
-DERIVED = {("adapt-table1-alfworld", "adapt", "All"): "43.3 + 28.3 points (Sec. 5)"}
+DERIVED = {
+    ("adapt-table1-alfworld", "adapt", "All"): "43.3 + 28.3 points (Sec. 5)",
+    ("laws-table1-spring-contexts", "experience", "reward"): "9.94+1.0: 9.9 ± 1.0",
+    ("laws-table1-spring-contexts", "action", "reward"): "1.3+04: 1.3 ± 0.4",
+}
 """Figures our text copy does not print as such, and how they follow from it."""
 
 EXPERIMENTS = load_all()
@@ -71,6 +75,20 @@ def test_a_derived_figure_follows_from_the_text() -> None:
     assert exp.row("adapt").published["All"].value == pytest.approx(43.3 + 28.3)
 
 
+def test_garbled_figures_are_read_from_the_garbled_text() -> None:
+    """The laws paper's Table 1 lost its decimal points and ± signs in our copy."""
+    path = PAPERS / PAPER_FILES["From Laws"]
+    if not path.is_file():
+        pytest.skip("the papers' text is not on this machine")
+    text = path.read_text(encoding="utf-8")
+    exp = find_experiment("laws-table1-spring-contexts")
+    for row, printed in (("experience", "9.94+1.0"), ("action", "1.3+04")):
+        figure = exp.row(row).published["reward"]
+        assert printed in text and DERIVED[(exp.id, row, "reward")].startswith(printed)
+        assert DERIVED[(exp.id, row, "reward")].endswith(f"{figure.value} ± {figure.spread}")
+    assert "7.7+£0.8" in text and exp.row("paper").published["reward"].value == 7.7
+
+
 def test_the_estimate_multiplies_episodes_calls_and_tokens() -> None:
     exp = find_experiment("adapt-table2-textcraft")
     table = {"adapt": {"calls": 10, "prompt_tokens": 100, "completion_tokens": 10}}
@@ -107,6 +125,13 @@ rows:
         (("agent: oracle,", "agent: oracle, runnable: false,"), "bad.yaml: rows[0].reason:"),
         (("columns: [{name: all}]", "columns: [{name: all}, {name: all}]"), "bad.yaml: columns:"),
         (("paper: P", "paper: P\npaper: Q"), "bad.yaml:2:"),
+        (("agent: oracle,", "agent: oracle, build: b,"), "bad.yaml: rows[0].build: no such"),
+        (
+            ("split: test", "split: test\nbuilds: [{id: b, variant: magic, split: dev}]"),
+            "bad.yaml: builds[0].variant: expected automanual or planner-lib",
+        ),
+        (("split: test", "split: test\nsimulate: {per_type: 0}"), "bad.yaml: simulate.per_type:"),
+        (("split: test", "split: test\nsimulate: {fast: 1}"), "bad.yaml: simulate.fast: unknown"),
     ],
 )
 def test_a_bad_file_names_the_file_and_field(

@@ -9,6 +9,7 @@ answers, not that the model is good.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -113,3 +114,23 @@ def test_an_agent_plays_textcraft_on_the_local_model(
             assert call["prompt_tokens"] > 0 and call["completion_tokens"] > 0
             assert call["latency_s"] > 0
         print(f"{agent}: {ep.status}, {len(calls)} calls, {ep.steps} steps")
+
+
+@pytest.mark.slow
+@needs_local
+def test_reproduce_runs_a_row_on_the_local_model_and_says_so(tmp_path: Path) -> None:
+    store = tmp_path / "runs.sqlite3"
+    args = [
+        sys.executable, "-m", "lorekit.cli", "reproduce", "run", "adapt-table2-textcraft",
+        "--rows", "react", "--model", "local", "-n", "1", "--run-id", "rep",
+        "--store", str(store), "--cache", "off", "--no-progress", "--request-timeout", "120",
+        "--out", str(tmp_path / "out"),
+    ]  # fmt: skip
+    out = subprocess.run(args, capture_output=True, text=True, timeout=900, env=dict(os.environ))
+    assert out.returncode in (0, 1), out.stderr  # 1: an episode error is a model's failure
+    assert "the bundled small model" in out.stdout and "NOT a reproduction" in out.stdout
+    saved = json.loads((tmp_path / "out" / "adapt-table2-textcraft-rep.json").read_text())
+    assert saved["answered_by"] == "local" and saved["reproduction"] is False
+    with RunStore(store) as db:
+        calls = db.llm_calls("rep.react")
+    assert calls and all(c["model"] == bundled_model_path().stem for c in calls)

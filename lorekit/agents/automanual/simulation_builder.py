@@ -36,8 +36,9 @@ functions be adapted):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from lorekit.agents.automanual.simulation import draw, sections
 from lorekit.agents.automanual.simulation_code import (
@@ -53,6 +54,7 @@ from lorekit.agents.automanual.simulation_rules import (
 )
 from lorekit.envs.alfworld.world import TASK_TYPES
 from lorekit.llm.base import Message
+from lorekit.llm.roles import Roles
 
 ModelFn = Callable[[tuple[Message, ...]], str]
 
@@ -341,3 +343,24 @@ def formulator_model(*, title: str = "ALFWorld manual") -> ModelFn:
         return "```markdown\n" + "\n".join(lines).rstrip() + "\n```\n"
 
     return answer
+
+
+def stage_roles(env_kwargs: Mapping[str, Any] | None = None) -> Roles:
+    """One scripted model per AutoManual stage (``planner`` also the default), as the
+    Path Dependence study uses them; for ``reproduce run --simulate`` on ALFWorld."""
+    from lorekit.agents.automanual.simulation import planner_model
+    from lorekit.llm.scripted import ScriptedLLM
+
+    fns = {
+        "planner": planner_model(),
+        "builder": builder_model(),
+        "consolidator": consolidator_model(),
+        "formulator": formulator_model(),
+    }
+    return Roles(
+        {
+            role: ScriptedLLM(fn=fn, model=f"simulated-automanual-{role}")
+            for role, fn in fns.items()
+        },
+        "planner",
+    )

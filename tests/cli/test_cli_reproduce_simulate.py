@@ -1,0 +1,198 @@
+"""``lorekit reproduce run --simulate``: every runnable experiment plays end to end with
+scripted models, and the summary never passes a simulated or tiny-model run off as a
+reproduction (the printed table, the saved JSON and Markdown say which models answered)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _cli import run_cli
+
+from lorekit.agents import needs_model
+from lorekit.eval.reproduce import load_all
+from lorekit.eval.store import RunStore
+from lorekit.llm.testing import OpenAICompatServer
+
+SLOW = {"adapt-table1-alfworld", "adapt-table4-alfworld-models"} | {
+    f"automanual-table{n}-{name}"
+    for n, name in ((1, "alfworld"), (3, "ablation"), (6, "rule-system"))
+}
+"""ALFWorld plays each episode in a child process: these take a minute or more."""
+RUNNABLE = [
+    pytest.param(e, id=e.id, marks=[pytest.mark.slow] if e.id in SLOW else [])
+    for e in load_all()
+    if e.runnable
+]
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LOREKIT_STORE", raising=False)
+    return tmp_path
+
+
+@pytest.mark.parametrize("exp", RUNNABLE)
+def test_every_experiment_plays_end_to_end_with_scripted_models(
+    exp: Any, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = here / "s.sqlite3"
+    args = ["reproduce", "run", exp.id, "--simulate", "-n", "2", "--store", str(store)]
+    code, out, err = run_cli([*args, "--run-id", "sim", "--no-progress"], capsys)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "scripted models (--simulate)" in flat and "NOT a reproduction" in flat
+    verdicts = [line.split("│")[-2].strip() for line in out.splitlines() if line.count("│") > 6]
+    assert verdicts and all(v in ("-", "compatible (simulated)", "differs (simulated)")
+                            for v in verdicts), verdicts  # fmt: skip
+    saved = json.loads((here / "reproduce" / f"{exp.id}-sim.json").read_text(encoding="utf-8"))
+    assert saved["answered_by"] == "simulated" and saved["reproduction"] is False
+    assert "NOT a reproduction" in (here / "reproduce" / f"{exp.id}-sim.md").read_text()
+    rows = [r for r in exp.runnable_rows]
+    assert set(saved["runs"]) == {r.id for r in rows}
+    builds = {r.build for r in rows if r.build}
+    assert saved["builds"] == {b: f"sim.build-{b}" for b in builds}
+    with RunStore(store) as db:
+        for build in builds:  # played first, one game per task type
+            assert len(db.episodes(f"sim.build-{build}")) == exp.simulate_per_type * 6
+        for row in rows:
+            episodes = db.episodes(f"sim.{row.id}")
+            assert len(episodes) == 2 and all(e.status != "error" for e in episodes), row.id
+            models = {c["model"] for c in db.llm_calls(f"sim.{row.id}")}
+            if needs_model(row.agent):  # every answer came from a scripted model
+                assert models and all(m.startswith("simulated-") for m in models), models
+            else:
+                assert not models
+
+
+TINY = """\
+paper: Test paper
+source: Table 9
+title: tiny
+env: crafter
+split: test
+metric: mean_reward
+aggregation: one run
+runnable: true
+columns: [{name: reward}]
+rows:
+  - {id: react, label: ReAct, agent: react, published: {reward: 1.0}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["adapt-table2-webshop", "--model", "gpt-4o"], "--simulate plays with scripted models"),
+        (["TINY"], "--simulate: no scripted models for row 'react' (agent 'react' on env"),
+    ],
+)
+def test_simulate_refuses_a_model_and_rows_without_scripted_models(
+    here: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    tiny = here / "tiny.yaml"
+    tiny.write_text(TINY, encoding="utf-8")
+    args = [str(tiny) if a == "TINY" else a for a in args]
+    code, _out, err = run_cli(["reproduce", "run", *args, "--simulate", "-n", "1"], capsys)
+    assert code == 2 and err.startswith("lorekit: error: " + message), err
+    assert not (here / "runs").exists()
+
+
+class _FakeLocalServer:
+    """Stands in for llama.cpp's server of the bundled model: an OpenAI-compatible test
+    server under the GGUF's alias, so ``--model local`` takes its real path here."""
+
+    alias = "SmolLM2-135M-Instruct.Q4"
+
+    def __init__(self) -> None:
+        self.srv = OpenAICompatServer(None)  # echoes: a model that understands nothing
+
+    def start(self) -> str:
+        self.srv.start()
+        return self.base_url
+
+    @property
+    def base_url(self) -> str:
+        return self.srv.base_url
+
+    @property
+    def running(self) -> bool:
+        return True
+
+    def stop(self) -> None:
+        self.srv.close()
+
+
+def test_a_local_model_run_says_the_bundled_small_model_answered(
+    here: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import lorekit.cli.local_model as local_model
+    import lorekit.llm.local_server as local_server
+
+    monkeypatch.setattr(local_server, "LocalServer", _FakeLocalServer)
+    monkeypatch.setattr(local_model, "_started", {})
+    store = here / "s.sqlite3"
+    args = ["reproduce", "run", "adapt-table2-textcraft", "--rows", "react", "--model", "local"]
+    opts = ["-n", "1", "--store", str(store), "--run-id", "loc", "--cache", "off"]
+    code, out, err = run_cli([*args, *opts, "--no-progress"], capsys)
+    local_model._started.pop("local").stop()
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "default=local (SmolLM2-135M-Instruct.Q4, the bundled small model)" in flat
+    assert "NOT a reproduction" in flat and "(local) │" in out
+    saved = json.loads((here / "reproduce" / "adapt-table2-textcraft-loc.json").read_text())
+    assert saved["answered_by"] == "local" and saved["reproduction"] is False
+    with RunStore(store) as db:
+        calls = db.llm_calls("loc.react")
+    assert calls and {c["model"] for c in calls} == {"SmolLM2-135M-Instruct.Q4"}
+
+
+@pytest.mark.slow
+def test_the_rows_test_with_the_build_they_name(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """AutoManual's rows get the manual of the build reproduce played (checked on the
+    store of a simulated run: the automanual build has a formulated manual, the
+    Planner+Lib. build has skills and no rules)."""
+    from lorekit.agents.automanual.manuals import latest_manual
+    from lorekit.agents.automanual.rules import RuleSystem
+    from lorekit.agents.automanual.store import open_db
+
+    exp = next(e for e in load_all() if e.id == "automanual-table1-alfworld")
+    assert {r.build for r in exp.rows} == {"automanual", "planner-lib"}
+    store = here / "s.sqlite3"
+    args = ["reproduce", "run", exp.id, "--simulate", "-n", "1", "--rows", "automanual-gpt4"]
+    code, _out, err = run_cli(
+        [*args, "--store", str(store), "--run-id", "b", "--no-progress"], capsys
+    )
+    assert code == 0, err
+    db = open_db(str(store))
+    try:
+        assert latest_manual(db, "b.build-automanual") is not None
+        assert RuleSystem(db, "b.build-automanual").rules()
+    finally:
+        db.close()
+    with RunStore(store) as runs:
+        assert runs.get_run("b.build-planner-lib") is None  # no chosen row needs it
+        (episode,) = runs.episodes("b.automanual-gpt4")
+    assert "build b.build-automanual" in json.dumps(episode.info)
+
+
+@pytest.mark.slow
+def test_simulated_rows_play_on_the_ray_backend(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The scripted models are built where the episodes play (a picklable recipe)."""
+    pytest.importorskip("ray", reason="the Ray backend needs the ray extra")
+    store = here / "s.sqlite3"
+    args = ["reproduce", "run", "adapt-table2-textcraft", "--rows", "adapt", "--simulate"]
+    opts = ["-n", "2", "--store", str(store), "--run-id", "ray", "--no-progress"]
+    code, _out, err = run_cli([*args, *opts, "--backend", "ray", "--actors", "1"], capsys)
+    assert code == 0, err
+    with RunStore(store) as db:
+        models = {c["model"] for c in db.llm_calls("ray.adapt")}
+        assert len(db.episodes("ray.adapt")) == 2
+    assert models == {"simulated-textcraft-executor", "simulated-textcraft-planner"}
