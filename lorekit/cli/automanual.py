@@ -42,15 +42,13 @@ automanual.add_command(build_cmd)
 
 def _build_run(store: str, build: str) -> None:
     """Refuse anything that is not an AutoManual build in ``store``."""
+    from lorekit.cli.automanual_from import not_a_build
+
     with open_store(store) as db:
         info = db.get_run(build)
-    if info is None:
-        raise UserError(f"BUILD: no run {build!r} in {store} (see `lorekit runs list`)")
-    if not info.agent.startswith("automanual-build"):
-        raise UserError(
-            f"BUILD: run {build!r} is a {info.agent!r} run, not an AutoManual build "
-            "(made by `lorekit automanual build`)"
-        )
+    problem = not_a_build(info, build, store)
+    if problem:
+        raise UserError(f"BUILD: {problem}")
 
 
 def _world(store: str, build: str) -> str:

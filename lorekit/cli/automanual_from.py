@@ -70,6 +70,18 @@ class SourceBuild:
         return frozenset(e.key for e in self.committed if e.status != "error")
 
 
+def not_a_build(info: Any, run_id: str, store_path: Any) -> str | None:
+    """Why run ``run_id`` (its ``RunInfo``, or None when missing) is no AutoManual build."""
+    if info is None:
+        return f"no run {run_id!r} in {store_path} (see `lorekit runs list`)"
+    if not str(info.agent).startswith("automanual-build"):
+        return (
+            f"run {run_id!r} is a {info.agent!r} run, not an AutoManual build "
+            "(made by `lorekit automanual build`)"
+        )
+    return None
+
+
 def read_source(
     store: Any, run_id: str, *, env_name: str, env_kwargs: Mapping[str, Any]
 ) -> SourceBuild:
@@ -77,13 +89,9 @@ def read_source(
     from lorekit.agents.automanual.build_agent import CommittedEpisode
 
     info = store.get_run(run_id)
-    if info is None:
-        raise BuildSourceError(f"no run {run_id!r} in {store.path} (see `lorekit runs list`)")
-    if not info.agent.startswith("automanual-build"):
-        raise BuildSourceError(
-            f"run {run_id!r} is a {info.agent!r} run, not an AutoManual build "
-            "(made by `lorekit automanual build`)"
-        )
+    problem = not_a_build(info, run_id, store.path)
+    if problem:
+        raise BuildSourceError(problem)
     if info.env != env_name:
         raise BuildSourceError(
             f"build {run_id!r} was built on {info.env}, not {env_name}; its rules are about "
