@@ -12,7 +12,7 @@ import contextlib
 import functools
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,11 +114,14 @@ def play(
     backend: BackendChoice,
     *,
     agent_kwargs: dict[str, Any] | None = None,
+    before_episode: Callable[[Any], bool] | None = None,
 ) -> Played:
     """Prepare, check and play one run as ``lorekit run`` does; print its summary.
 
     ``agent_kwargs`` (options as values, e.g. from an experiment file) replaces
     parsing ``agent_opt``, which then only names the options in messages.
+    ``before_episode`` may decline episodes when their turn comes (a spending
+    limit); declined ones are not recorded, so resuming plays them.
     Raises the CLI's errors (:class:`UserError`, :class:`RunFailed`, ...); an
     errored episode is reported in the result, not raised."""
     from lorekit.agents import agent_parameters, declared_roles, make_agent, needs_model
@@ -216,6 +219,7 @@ def play(
                     progress=err_console if show_progress(harness.progress) else False,
                     early_stop=EarlyStop(max_initial_failures),
                     backend=remote,
+                    before_episode=before_episode,
                 )
             )
         except RunMismatchError as exc:
