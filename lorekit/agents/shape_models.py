@@ -29,9 +29,25 @@ ADAPT_FAMILY = frozenset({"react", "adapt", "plan-execute", "try-again", "reflex
 MODEL = "simulated"
 """The model name the scripted models record (priced at zero)."""
 
+_ADAPT_ORDER = (
+    "stable parts first: the system message (manual, rules, worked examples), then the "
+    "task and state; each turn appends to the previous prompt"
+)
+PROMPT_ORDER: dict[str, str] = {
+    **dict.fromkeys(ADAPT_FAMILY, _ADAPT_ORDER),
+    "agentkit-crafter": "stable parts first: the system message (the manual), then what is "
+    "known, this pass's earlier answers and the node's question; consecutive nodes differ "
+    "after the shared start",
+    "agentkit-webshop": "stable parts first: the system message (guidance), then the page "
+    "and the node's question",
+    "spring": "stable parts first: the paper's context and the knowledge, then the last two "
+    "observations, then the question; the questions of one step share all but the last",
+}
+"""How each agent orders its prompts, for the dry run's report on prompt caching."""
+
 _TURN = re.compile(r"^Thought: (.*)\nAction: (.*)$", re.M)
 _GOAL = re.compile(r"^Goal: (.*)$", re.M)
-_EXAMPLE_2 = re.compile(r"^Example 2$", re.M)
+_EXAMPLE = re.compile(r"^Example (\d+)$", re.M)
 
 
 def shape_roles(env: str, agent: str, env_options: Mapping[str, Any] | None = None) -> Roles:
@@ -90,8 +106,8 @@ def replay_answer(messages: tuple[Message, ...], draw: int = 0) -> str:
             f"Step 2: {task}\n"
             "Execution order: (Step 1 AND Step 2)"
         )
-    first = _EXAMPLE_2.split(system, maxsplit=1)[0]
-    turns = _TURN.findall(first)
+    examples = _EXAMPLE.split(system)  # [before, "1", example 1, "2", example 2, ...]
+    turns = _TURN.findall(examples[2]) if len(examples) > 2 else []
     taken = sum(1 for m in messages[2:] if m.role == "assistant")
     if not turns:
         return "Thought: I see no way to go on.\nAction: failed"

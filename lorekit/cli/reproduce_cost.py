@@ -164,6 +164,7 @@ def print_dry_run(
     console.print(
         f"estimate: {calls:,.0f} calls, {tokens:,.0f} tokens for {size} episodes per row{money}"
     )
+    _print_prefix_shares(rows, measured)
     unpriced = sorted({n for c in totals for n in c.unpriced})
     if unpriced:
         console.print(f"no price for: {', '.join(unpriced)} (add them with --prices FILE)")
@@ -173,6 +174,23 @@ def print_dry_run(
         "that repeat the start of the role's previous prompt (what prompt caching discounts)"
     )
     console.print(table.dated)
+
+
+def _print_prefix_shares(rows: Sequence[Any], measured: Sequence[Any]) -> None:
+    """Per agent: the share of prompt tokens in a stable prefix, and how it orders its prompts."""
+    from lorekit.agents.shape_models import PROMPT_ORDER
+
+    seen: dict[str, Any] = {}
+    for row, m in zip(rows, measured, strict=True):
+        total = seen.setdefault(row.agent, [0.0, 0.0])
+        mean = m.mean()
+        total[0] += mean.stable
+        total[1] += mean.prompt
+    for agent, (stable, prompt) in seen.items():
+        if not prompt:
+            continue
+        order = PROMPT_ORDER.get(agent, "its prompt order is not described")
+        console.print(f"stable prefix, {agent}: {stable / prompt:.0%} of prompt tokens; {order}")
 
 
 def print_table(headers: list[str], rows: list[list[str]]) -> None:

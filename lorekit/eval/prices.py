@@ -90,15 +90,15 @@ class PriceTable:
 def load_prices(path: Path | str = DEFAULT_PRICES) -> PriceTable:
     """Read and check one price file; any problem is a :class:`PriceError`."""
     path = Path(path)
+    label = path.name if path == DEFAULT_PRICES else str(path)
     try:
         data = yamlio.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise PriceError(yamlio.describe_error(exc, path.name)) from None
+        raise PriceError(yamlio.describe_error(exc, label)) from None
     except UnicodeDecodeError:
         raise PriceError(f"{path}: not a text (UTF-8) file; prices are YAML") from None
     except OSError as exc:
         raise PriceError(f"{path}: {exc.strerror or exc}") from None
-    label = path.name if path == DEFAULT_PRICES else str(path)
 
     def fail(at: str, message: str) -> NoReturn:
         raise PriceError(f"{label}: {at}: {message}")
@@ -145,11 +145,21 @@ def _price(
     value = entry.get(key)
     if value is None:
         fail(f"{at}.{key}", "missing (USD per million tokens)")
+    if isinstance(value, str) and _looks_numeric(value):
+        fail(f"{at}.{key}", f"YAML reads {value!r} as text; write it as 1.0e6 or 1000000")
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         fail(f"{at}.{key}", f"expected a number (USD per million tokens), got {value!r}")
     if value < 0:
         fail(f"{at}.{key}", f"a price cannot be negative, got {value}")
     return float(value)
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def price_table(override: Path | str | None = None) -> PriceTable:
