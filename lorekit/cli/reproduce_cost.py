@@ -22,7 +22,8 @@ from lorekit.cli.console import console, err_console
 from lorekit.cli.errors import UserError
 
 DRY_EPISODES = 2
-"""Episodes the dry run plays per row."""
+"""Episodes the dry run plays per row at least (one per task group where a split has
+2 to 8 groups)."""
 EXIT_COST_LIMIT = 3
 """Exit code of a run that stopped at ``--max-cost`` (resumable)."""
 
@@ -93,7 +94,8 @@ def print_dry_run(
     table: Any,
     cfg: Any | None,
 ) -> None:
-    """Play :data:`DRY_EPISODES` scripted episodes per row, then print per row the
+    """Play a few scripted episodes per row (:data:`DRY_EPISODES` at least, one per
+    task group: :func:`lorekit.eval.cost.dry_sample`), then print per row the
     measured calls and tokens per episode, the total for the experiment's size, the
     price at the paper's (or the given) models and the prompts' stable prefix share."""
     from lorekit.agents.shape_models import shape_roles
@@ -105,7 +107,7 @@ def print_dry_run(
         console.print(f"needs data: {exp.needs_data}")
     try:
         size = planned or len(_split_tasks(exp, split))
-        err_console.print(f"dry run: {DRY_EPISODES} scripted episodes per row ...")
+        err_console.print("dry run: scripted episodes of each row (one per task group) ...")
         measured = measure_rows(
             exp.env,
             exp.env_options,
@@ -168,10 +170,12 @@ def print_dry_run(
     unpriced = sorted({n for c in totals for n in c.unpriced})
     if unpriced:
         console.print(f"no price for: {', '.join(unpriced)} (add them with --prices FILE)")
+    played = max((len(m.episodes) for m in measured), default=0)
     console.print(
-        f"measured on {DRY_EPISODES} episodes per row with scripted models answering the real "
-        "prompts (about 4 characters a token); stable prefix: the share of prompt tokens "
-        "that repeat the start of the role's previous prompt (what prompt caching discounts)"
+        f"measured on {played} episodes per row (one per task group, weighted by its share; "
+        "at least 2) with scripted models answering the real prompts (about 4 characters a "
+        "token); stable prefix: the share of prompt tokens that repeat the start of the "
+        "role's previous prompt (what prompt caching discounts)"
     )
     console.print(table.dated)
 

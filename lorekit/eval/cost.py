@@ -1,6 +1,7 @@
 """What a reproduction will cost, measured on a few scripted episodes before it starts.
 
-``--dry-run`` plays a few episodes of each row with scripted models that
+``--dry-run`` plays a few episodes of each row (one per task group, weighted
+by the group's share of the tasks) with scripted models that
 answer the agent's real prompts in the shape of a real model (the caller
 picks them; see :mod:`lorekit.agents.shape_models`), through the real harness
 into a throw-away store. The calls are metered as every run's are (the
@@ -109,20 +110,23 @@ def meter(calls: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Tokens]]:
 
 @dataclass(slots=True)
 class RowMeasure:
-    """A row's measured episodes: per episode and role, and the role totals."""
+    """A row's measured episodes (per role) and their weights in the mean episode
+    (the shares of the task groups they stand for; none given: alike)."""
 
     row: str
     agent: str
     episodes: list[dict[str, Tokens]] = field(default_factory=list)
+    weights: list[float] = field(default_factory=list)
 
     def per_episode(self) -> dict[str, Tokens]:
-        """Mean :class:`Tokens` per episode, by role."""
-        total: dict[str, Tokens] = {}
-        for episode in self.episodes:
-            for role, tokens in episode.items():
-                total.setdefault(role, Tokens()).add(tokens)
+        """The mean episode's :class:`Tokens`, by role."""
         n = len(self.episodes)
-        return {r: t.scaled(1 / n) for r, t in sorted(total.items())} if n else {}
+        weights = self.weights if len(self.weights) == n else [1 / n] * n
+        total: dict[str, Tokens] = {}
+        for episode, weight in zip(self.episodes, weights, strict=True):
+            for role, tokens in episode.items():
+                total.setdefault(role, Tokens()).add(tokens.scaled(weight))
+        return dict(sorted(total.items()))
 
     def mean(self) -> Tokens:
         out = Tokens()
@@ -138,6 +142,30 @@ def spread_sample(count: int, k: int) -> list[int]:
     return [int((i + 0.5) * count / k) for i in range(k)]
 
 
+MAX_GROUPS = 8
+"""Most task groups the dry run plays one episode of each (more: an even spread)."""
+
+
+def dry_sample(groups: Sequence[str | None], episodes: int) -> list[tuple[int, float]]:
+    """Which tasks to play and each one's weight (summing to 1) in the mean episode.
+
+    Tasks of one group (ALFWorld's task types, TextCraft's depths) cost alike and
+    groups differ a lot, so with 2 to :data:`MAX_GROUPS` groups the dry run plays
+    the middle task of each group, weighted by the group's share of the tasks (at
+    least ``episodes`` tasks: the rest spread evenly). Otherwise, ``episodes``
+    tasks spread evenly, weighted alike; ``episodes >= len(groups)``: all of them."""
+    count = len(groups)
+    if episodes >= count:
+        return [(i, 1 / count) for i in range(count)]
+    members: dict[str | None, list[int]] = {}
+    for i, group in enumerate(groups):
+        members.setdefault(group, []).append(i)
+    if not 2 <= len(members) <= MAX_GROUPS or len(members) < episodes:
+        picked = spread_sample(count, episodes)
+        return [(i, 1 / len(picked)) for i in picked]
+    return [(m[len(m) // 2], len(m) / count) for m in members.values()]
+
+
 def measure_rows(
     env: str,
     env_options: Mapping[str, Any],
@@ -150,8 +178,9 @@ def measure_rows(
     timeout_s: float = 600.0,
     store_path: Path | None = None,
 ) -> list[RowMeasure]:
-    """Play ``episodes`` per row (agent, options from the experiment), spread over the
-    first ``planned`` tasks of ``split``, with ``roles_for``'s models; meter them.
+    """Play a few episodes per row (agent, options from the experiment) among the first
+    ``planned`` tasks of ``split`` (:func:`dry_sample`: one per task group, or
+    ``episodes`` spread evenly), with ``roles_for``'s models; meter them.
 
     A row whose agent needs no model is measured as zero calls without playing."""
     from lorekit.agents import needs_model
@@ -162,7 +191,9 @@ def measure_rows(
     finally:
         built.close()
     tasks = tasks[:planned] if planned else tasks
-    chosen = [tasks[i] for i in spread_sample(len(tasks), episodes)]
+    sample = dry_sample([t.group for t in tasks], episodes)
+    chosen = [tasks[i] for i, _ in sample]
+    weights = {tasks[i].id: w for i, w in sample}
     out = []
     with tempfile.TemporaryDirectory(prefix="lorekit-dry-") as tmp:
         path = store_path or Path(tmp) / "dry.sqlite3"
@@ -172,6 +203,7 @@ def measure_rows(
                 out.append(measured)
                 if not needs_model(row.agent):
                     measured.episodes = [{} for _ in chosen]
+                    measured.weights = [w for _, w in sample]
                     continue
                 result = asyncio.run(
                     run_eval(
@@ -182,13 +214,14 @@ def measure_rows(
                         episodes=plan_episodes(chosen),
                         run_id=f"dry.{row.id}",
                         env_name=env,
-                        concurrency=len(chosen) or 1,
+                        concurrency=min(len(chosen), 8) or 1,
                         episode_timeout_s=timeout_s,
                     )
                 )
                 metered = meter(db.llm_calls(result.run_id))
-                keys = [e.episode_key for e in db.episodes(result.run_id)]
-                measured.episodes = [metered.get(k, {}) for k in keys]
+                played = db.episodes(result.run_id)
+                measured.episodes = [metered.get(e.episode_key, {}) for e in played]
+                measured.weights = [weights[str(e.task_id)] for e in played]
     return out
 
 

@@ -46,7 +46,8 @@ def test_dry_run_measures_scripted_episodes_and_prices_them(
     code, out, err = run_cli(args, capsys)
     assert code == 0, err
     flat = _flat(out)
-    assert "dry run: 2 scripted episodes per row" in err
+    assert "dry run: scripted episodes of each row (one per task group)" in err
+    assert "measured on 3 episodes per row (one per task group" in flat  # depths 2, 3, 4
     assert "executor=GPT-3.5" in flat and "(completion)" in flat
     assert "estimate:" in flat and "for 200 episodes per row, $" in flat
     assert "at the paper's models" in flat and "with prompt caching" in flat

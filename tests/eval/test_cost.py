@@ -11,6 +11,7 @@ from lorekit.agents.shape_models import shape_roles
 from lorekit.eval.cost import (
     RowMeasure,
     Tokens,
+    dry_sample,
     measure_rows,
     meter,
     price_row,
@@ -73,6 +74,22 @@ def test_spread_sample_covers_the_split() -> None:
     assert spread_sample(1, 2) == [0]
 
 
+def test_dry_sample_plays_one_task_per_group_weighted_by_its_share() -> None:
+    groups = ["a", "b", "a", "a", "c", "b", "a", "a"]
+    assert dry_sample(groups, 2) == [(3, 5 / 8), (5, 2 / 8), (4, 1 / 8)]
+    assert dry_sample(["x"] * 10, 2) == [(2, 0.5), (7, 0.5)]  # one group: an even spread
+    many = [str(i) for i in range(20)]  # more groups than MAX_GROUPS: an even spread
+    assert dry_sample(many, 2) == [(5, 0.5), (15, 0.5)]
+    assert dry_sample(groups[:2], 2) == [(0, 0.5), (1, 0.5)]  # as many as asked: all
+
+
+def test_the_mean_episode_weighs_each_by_its_group_share() -> None:
+    m = RowMeasure("r", "react", [{"executor": Tokens(10, 100)}, {"executor": Tokens(2, 20)}])
+    assert m.mean().calls == 6  # alike without weights
+    m.weights = [0.25, 0.75]
+    assert (m.mean().calls, m.mean().prompt) == (4, 40)
+
+
 def test_price_row_scales_and_prices_each_role_at_its_model() -> None:
     m = RowMeasure("r", "adapt")
     m.episodes = [
@@ -102,7 +119,7 @@ def test_the_dry_run_estimate_meets_the_metered_run_within_20_percent() -> None:
     table = price_table()
     estimate, metered = Tokens(), Tokens()
     for d, f in zip(dry, full, strict=True):
-        assert len(d.episodes) == 2 and len(f.episodes) == 12
+        assert 2 <= len(d.episodes) <= 4 and len(f.episodes) == 12  # one per depth
         estimate.add(price_row(d, 12, lambda role: "gpt-4o", table).total)
         metered.add(price_row(f, 12, lambda role: "gpt-4o", table).total)
     assert metered.calls > 12 * len(rows)  # every row called the model
