@@ -11,6 +11,8 @@ prompt (its thoughts and actions, ending with its verdict), writes a two-step
 plan when asked for one and a one-line lesson when asked to reflect. The
 replayed actions meet another game, so most such episodes fail: they cost
 what a failing episode costs, the dear case, which an estimate should not miss.
+(On WebShop the replayed example ends with a purchase, which ends the episode:
+ADaPT never decomposes there, so its estimate is ReAct's, a lower bound.)
 """
 
 from __future__ import annotations
