@@ -122,6 +122,9 @@ def print_dry_run(
     lines, totals = [], []
     who = "your models" if cfg is not None else "the paper's models"
     for row, m in zip(rows, measured, strict=True):
+        if m.missing is not None:
+            lines.append([row.id, row.agent, "-", "-", "not measured", m.missing, *["-"] * 4])
+            continue
         models = configured_model(cfg) if cfg is not None else paper_model(row)
         cost = price_row(m, size, models, table)
         totals.append(cost)
@@ -166,6 +169,11 @@ def print_dry_run(
     console.print(
         f"estimate: {calls:,.0f} calls, {tokens:,.0f} tokens for {size} episodes per row{money}"
     )
+    skipped = [r.id for r, m in zip(rows, measured, strict=True) if m.missing is not None]
+    if skipped:
+        console.print(
+            f"not measured (no scripted models answer their agents): {', '.join(skipped)}"
+        )
     _print_prefix_shares(rows, measured)
     unpriced = sorted({n for c in totals for n in c.unpriced})
     if unpriced:

@@ -117,6 +117,8 @@ class RowMeasure:
     agent: str
     episodes: list[dict[str, Tokens]] = field(default_factory=list)
     weights: list[float] = field(default_factory=list)
+    missing: str | None = None
+    """Why the row was not measured (no scripted models answer its agent)."""
 
     def per_episode(self) -> dict[str, Tokens]:
         """The mean episode's :class:`Tokens`, by role."""
@@ -182,7 +184,9 @@ def measure_rows(
     ``planned`` tasks of ``split`` (:func:`dry_sample`: one per task group, or
     ``episodes`` spread evenly), with ``roles_for``'s models; meter them.
 
-    A row whose agent needs no model is measured as zero calls without playing."""
+    A row whose agent needs no model is measured as zero calls without playing; one
+    that ``roles_for`` has no models for (LookupError) is left unmeasured, the
+    reason in :attr:`RowMeasure.missing`."""
     from lorekit.agents import needs_model
 
     built = make(env, **dict(env_options))
@@ -205,12 +209,17 @@ def measure_rows(
                     measured.episodes = [{} for _ in chosen]
                     measured.weights = [w for _, w in sample]
                     continue
+                try:
+                    roles = roles_for(env, row.agent, env_options)
+                except LookupError as exc:
+                    measured.missing = str(exc)
+                    continue
                 result = asyncio.run(
                     run_eval(
                         db,
                         env_factory=EnvSpec(env, dict(env_options)),
                         agent=make_agent(row.agent, **dict(row.options)),
-                        roles=roles_for(env, row.agent, env_options),
+                        roles=roles,
                         episodes=plan_episodes(chosen),
                         run_id=f"dry.{row.id}",
                         env_name=env,

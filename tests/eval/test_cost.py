@@ -3,6 +3,7 @@ its estimate against the metered tokens of the same simulated run."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -88,6 +89,19 @@ def test_the_mean_episode_weighs_each_by_its_group_share() -> None:
     assert m.mean().calls == 6  # alike without weights
     m.weights = [0.25, 0.75]
     assert (m.mean().calls, m.mean().prompt) == (4, 40)
+
+
+def test_rows_without_a_model_or_without_scripted_models_play_nothing() -> None:
+    def no_models(env: str, agent: str, options: Any) -> Any:
+        raise LookupError(f"no scripted models answer agent {agent!r}")
+
+    rows = [
+        SimpleNamespace(id="o", agent="oracle", options={}),
+        SimpleNamespace(id="r", agent="react", options={}),
+    ]
+    oracle, react = measure_rows("textcraft", {}, "test", rows, no_models, planned=4)
+    assert oracle.missing is None and oracle.mean().calls == 0 and len(oracle.episodes) == 2
+    assert react.missing == "no scripted models answer agent 'react'" and not react.episodes
 
 
 def test_price_row_scales_and_prices_each_role_at_its_model() -> None:
