@@ -139,8 +139,8 @@ def _loaded(load: Any) -> Any:
 @click.option(
     "--dry-run",
     is_flag=True,
-    help="Play 2 scripted episodes per row (no model, no store) and print the measured "
-    "calls, tokens, stable prompt prefix and priced estimate; play nothing else.",
+    help="Play a few scripted episodes per row (one per task group; no model, no store) "
+    "and print the measured calls, tokens, stable prompt prefix and priced estimate.",
 )
 @_prices_option
 @click.option(
