@@ -25,6 +25,7 @@ columns:
   - {name: all}
 rows:
   - {id: react, label: ReAct, agent: react, options: {max_turns: 2}, published: {all: 50.0}}
+  - {id: again, label: ReAct again, agent: react, published: {all: 50.0}}
 """
 
 
@@ -111,13 +112,15 @@ def test_max_cost_stops_cleanly_and_the_same_run_id_resumes(
         assert "Resume with --run-id r and a higher --max-cost" in _flat(err)
         with RunStore.open_readonly(store) as db:
             done = db.episodes("r.react")
+            later = db.get_run("r.again")
         assert [e.status for e in done] == ["failure"]  # one whole episode, nothing half-written
+        assert later is None  # the next row is not begun
         assert srv.request_count == 1
         code, out, err = run_cli([*args, "--max-cost", "1e12"], capsys)
         assert code == 0, err
         assert "1 episodes already done, 2 played now" in err
         assert "models that answered here: default=openai:pricey" in out  # the comparison
-        assert srv.request_count == 3
+        assert srv.request_count == 6  # the rest of the first row, all of the second
         # a model without a price cannot be watched
         free = [a if a != "pricey" else "free" for a in args]
         code, _out, err = run_cli([*free, "--run-id", "r2", "--max-cost", "1"], capsys)
