@@ -34,11 +34,22 @@ def reproduce() -> None:
     """Rerun a paper's table with your model; see ours beside the published figures."""
 
 
+_prices_option = click.option(
+    "--prices",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="A price table (YAML, USD per million tokens) over the dated default.",
+)
+
+
 @reproduce.command("list")
-def list_cmd() -> None:
+@_prices_option
+def list_cmd(prices: str | None) -> None:
     """The experiments: paper and table, env, the paper's models, and our cost estimate."""
+    from lorekit.cli.reproduce_cost import load_table, rough_usd
     from lorekit.eval.reproduce import estimate, load_all
 
+    table = load_table(prices)
     rows = []
     for exp in _loaded(load_all):
         models = sorted({m for r in exp.rows for m in r.paper_models.values()})
@@ -47,12 +58,14 @@ def list_cmd() -> None:
             calls = sum(c.calls for c in cost)
             tokens = sum(c.tokens for c in cost)
             state = f"yes ({len(exp.runnable_rows)}/{len(exp.rows)} rows)"
+            usd = rough_usd(exp, exp.runnable_rows, exp.episodes or 1, table)
+            money = "" if usd is None else f", ~${usd:,.2f} at the paper's models"
             est = (
                 f"{exp.episodes} ep/row: ~{calls:,.0f} calls, ~{tokens / 1e6:.1f}M tokens"
                 if exp.episodes
                 else f"whole split; per episode of all rows: ~{calls:,.0f} calls, "
                 f"~{tokens / 1e3:,.0f}k tokens"
-            )
+            ) + money
         else:
             state, est = f"no: {exp.reason}", "-"
         rows.append(
@@ -67,6 +80,10 @@ def list_cmd() -> None:
         )
     headers = ["experiment", "paper", "env", "paper's models", "runnable", "our estimate"]
     _print_table(headers, rows)
+    console.print(
+        "estimates: lorekit/experiments/costs.yaml (rough, per agent); measure one with "
+        f"`reproduce run EXPERIMENT --dry-run`; {table.dated}"
+    )
 
 
 def _print_table(headers: list[str], rows: list[list[str]]) -> None:
@@ -124,7 +141,20 @@ def _loaded(load: Any) -> Any:
     is_flag=True,
     help="Play every row with scripted models (offline; a check, not a reproduction).",
 )
-@click.option("--dry-run", is_flag=True, help="Print the plan and our cost estimate; play nothing.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Play a few scripted episodes per row (one per task group; no model, no store) "
+    "and print the measured calls, tokens, stable prompt prefix and priced estimate.",
+)
+@_prices_option
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Stop (exit 3) once the spend the store records for this reproduction reaches "
+    "USD; resume with the same --run-id and a higher limit.",
+)
 @click.option(
     "--out",
     type=click.Path(file_okay=False),
@@ -143,13 +173,16 @@ def run_cmd(
     backend: BackendChoice,
     simulate: bool,
     dry_run: bool,
+    prices: str | None,
+    max_cost: float | None,
     out: str | None,
 ) -> None:
     """Play each row of EXPERIMENT (an id from `reproduce list`, or a YAML file) and print
     a table: the published figure, ours with a 95% interval, the difference, and whether
-    they are compatible. Exits 1 when an episode ended in an error. With --simulate
-    (scripted models) or --model local (the bundled small model) the summary says
-    so: such a run checks that every row plays, it reproduces nothing."""
+    they are compatible. Exits 1 when an episode ended in an error, 3 when it
+    stopped at --max-cost. With --simulate (scripted models) or --model local (the
+    bundled small model) the summary says so: such a run checks that every row
+    plays, it reproduces nothing."""
     from lorekit.agents import needs_model
     from lorekit.cli.prepare import kv, prepare_config
     from lorekit.cli.reproduce_build import run_builds
@@ -163,7 +196,11 @@ def run_cmd(
     rows = _pick_rows(exp, rows_opt)
     n = episodes or exp.episodes
     if dry_run:
-        _print_plan(exp, rows, n or 0, split or exp.split)
+        from lorekit.cli.reproduce_cost import load_table, print_dry_run
+
+        given = prepare_config(models)[0] if models.given else None
+        _print_builds(exp, rows)
+        print_dry_run(exp, rows, n, split or exp.split, load_table(prices), given)
         return
     # what can be told before any row plays: malformed options, a missing model
     kv(env_opt, "--env-opt")
@@ -183,7 +220,15 @@ def run_cmd(
         simulate=simulate,
     )  # fmt: skip
     played: dict[str, Played] = {}
+    guard = None
+    if max_cost is not None:
+        from lorekit.cli.reproduce_cost import cost_guard
+
+        limits = prepare_config(models, cache=harness.cache, store=harness.store)[0]
+        guard = cost_guard(limits, [f"{prefix}.{r.id}" for r in rows], max_cost, prices)
     for row in rows:
+        if guard is not None and not guard():
+            break
         options = {**row.options, **({"manual": built[row.build]} if row.build else {})}
         err_console.print(f"[bold]{exp.id}[/]: row {row.id} ({row.label})")
         played[row.id] = play(
@@ -197,7 +242,12 @@ def run_cmd(
             backend,
             agent_kwargs=options,
             roles_for=roles_for if needs_model(row.agent) else None,
+            before_episode=guard,
         )
+    if guard is not None and guard.tripped:
+        from lorekit.cli.reproduce_cost import CostLimitReached
+
+        raise CostLimitReached(guard.message(prefix))
     cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store)
     answered = _answered(exp, rows, cfg, simulate)
     _compare_and_save(exp, played, cfg.store, answered, prefix, out, built)
@@ -256,13 +306,8 @@ def _opt_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _print_plan(exp: Any, rows: list[Any], n: int, split: str) -> None:
-    from lorekit.eval.reproduce import estimate
-
-    console.print(f"{exp.paper}, {exp.source}: {exp.title}")
-    console.print(f"env {exp.env}, split {split}, options {dict(exp.env_options)}")
-    if exp.needs_data:
-        console.print(f"needs data: {exp.needs_data}")
+def _print_builds(exp: Any, rows: list[Any]) -> None:
+    """The builds a dry run's rows need first (AutoManual's building stage)."""
     for b in exp.builds:
         if any(r.build == b.id for r in rows):
             models = ", ".join(f"{k}={v}" for k, v in b.paper_models.items()) or "-"
@@ -270,22 +315,6 @@ def _print_plan(exp: Any, rows: list[Any], n: int, split: str) -> None:
                 f"first, build {b.id}: {b.variant} on {b.per_type} tasks per type of "
                 f"{b.split} (paper's models: {models}), then the rows that test with it"
             )
-    cost = {c.row: c for c in estimate(exp, rows, n)}
-    lines = []
-    for row in rows:
-        c = cost[row.id]
-        models = ", ".join(f"{k}={v}" for k, v in row.paper_models.items()) or "-"
-        opts = " ".join(f"{k}={_opt_text(v)}" for k, v in row.options.items()) or "-"
-        lines.append(
-            [row.id, row.agent, opts, models, str(n), f"{c.calls:,.0f}", f"{c.tokens:,.0f}"]
-        )
-    headers = ["row", "agent", "options", "paper's models", "episodes", "calls", "tokens"]
-    _print_table(headers, lines)
-    total = sum(c.tokens for c in cost.values())
-    console.print(
-        f"estimate: {sum(c.calls for c in cost.values()):,.0f} calls, {total:,.0f} tokens "
-        "(from lorekit/experiments/costs.yaml, per agent; not measured)"
-    )
 
 
 def _compare_and_save(

@@ -115,6 +115,7 @@ def play(
     *,
     agent_kwargs: dict[str, Any] | None = None,
     roles_for: Callable[[str, dict[str, Any], str], Any] | None = None,
+    before_episode: Callable[[Any], bool] | None = None,
 ) -> Played:
     """Prepare, check and play one run as ``lorekit run`` does; print its summary.
 
@@ -122,6 +123,8 @@ def play(
     parsing ``agent_opt``, which then only names the options in messages.
     ``roles_for(env, env_kwargs, agent)`` builds the role models instead of the
     config (``reproduce run --simulate``: scripted models, no cache, no keys).
+    ``before_episode`` may decline episodes when their turn comes (a spending
+    limit); declined ones are not recorded, so resuming plays them.
     Raises the CLI's errors (:class:`UserError`, :class:`RunFailed`, ...); an
     errored episode is reported in the result, not raised."""
     from lorekit.agents import agent_parameters, declared_roles, make_agent, needs_model
@@ -229,6 +232,7 @@ def play(
                     progress=err_console if show_progress(harness.progress) else False,
                     early_stop=EarlyStop(max_initial_failures),
                     backend=remote,
+                    before_episode=before_episode,
                 )
             )
         except RunMismatchError as exc:

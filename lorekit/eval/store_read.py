@@ -12,7 +12,7 @@ import json
 import math
 import sqlite3
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -167,6 +167,21 @@ class StoreReader:
         return {
             r[0]: dict(zip(USAGE_KEYS, (int(v) for v in tuple(r)[1:]), strict=True)) for r in rows
         }
+
+    def tokens_by_model(self, run_ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+        """Prompt and completion tokens spent per model over ``run_ids`` (runs the
+        store does not hold count nothing). Cache hits cost nothing; failed calls
+        count what was billed. This is what a spending limit watches."""
+        ids = list(dict.fromkeys(run_ids))
+        if not ids:
+            return {}
+        spent = "coalesce(sum(CASE WHEN cached THEN 0 ELSE {} END), 0)"
+        rows = self._query(
+            f"SELECT model, {spent.format('prompt_tokens')}, {spent.format('completion_tokens')} "
+            f"FROM llm_calls WHERE run_id IN ({', '.join('?' * len(ids))}) GROUP BY model",
+            tuple(ids),
+        )
+        return {r[0]: (int(r[1]), int(r[2])) for r in rows}
 
     def export_jsonl(self, run_id: str, out: TextIO) -> int:
         """Write the run as JSON lines; returns the number of lines written.

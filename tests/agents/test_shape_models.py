@@ -1,0 +1,30 @@
+"""The dry run meters the very models ``reproduce run --simulate`` plays with."""
+
+from __future__ import annotations
+
+import pytest
+
+from lorekit.agents.shape_models import PROMPT_ORDER, shape_roles
+from lorekit.agents.simulated import ADAPT_FAMILY, describe, simulated_roles
+
+
+@pytest.mark.parametrize("env", ["alfworld", "webshop", "textcraft"])
+def test_the_dry_run_uses_the_simulation_registry(env: str) -> None:
+    shaped = shape_roles(env, "react")
+    simulated = simulated_roles(env, {}, "react")
+    assert type(shaped["executor"]) is type(simulated["executor"])
+    assert shaped["executor"].model == simulated["executor"].model
+    assert describe(env, "react")  # the same entry names them in a summary
+
+
+def test_rows_without_scripted_models_or_with_a_build_are_not_measured() -> None:
+    with pytest.raises(LookupError, match="tests with a build"):
+        shape_roles("alfworld", "automanual")
+    with pytest.raises(LookupError, match="no scripted models for agent 'spring' on env 'webshop'"):
+        shape_roles("webshop", "spring")
+
+
+def test_every_agent_with_scripted_models_says_how_it_orders_its_prompts() -> None:
+    assert set(ADAPT_FAMILY) | {"agentkit-crafter", "agentkit-webshop", "spring"} <= set(
+        PROMPT_ORDER
+    )
