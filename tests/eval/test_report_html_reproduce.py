@@ -239,3 +239,22 @@ def test_report_of_a_reproduction_row_shows_its_comparison(
     )
     assert code == 0, err
     assert dom((here / "r3.html").read_text()).find_all("section", id="reproduce-0")
+
+
+def test_the_viewer_shows_the_comparisons_beside_the_store(store_path: Path) -> None:
+    from lorekit.eval.report_html_serve import ReportServer
+
+    folder = store_path.parent / "reproduce"
+    folder.mkdir(exist_ok=True)
+    record = _record("local", False, [_cell("a", "all", 1.0, None, 1.0, 0.0, 2.0, True)])
+    record["runs"] = {"a": "r.a"}
+    (folder / "exp-1-view.json").write_text(json.dumps(record), encoding="utf-8")
+    srv = ReportServer(store_path, ["r.a"], port=0)
+    try:
+        root = dom(srv.page())
+    finally:
+        srv.server_close()
+        (folder / "exp-1-view.json").unlink()
+    (section,) = root.find_all("section", id="reproduce-0")
+    (warning,) = section.find_all("p", class_="repro-not")
+    assert "the bundled small model answered (--model local)" in warning.text
