@@ -8,6 +8,7 @@ same page on 127.0.0.1 and rebuilds it on every reload, for runs in progress.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -27,6 +28,22 @@ def _check_runs(db: object, run_ids: tuple[str, ...], store: str) -> None:
         raise UserError(
             f"RUN: no run {missing[0]!r} in {store} (recent runs: {known}; see `lorekit runs list`)"
         )
+
+
+def _reproductions(files: tuple[Path, ...], store: Path, run_ids: tuple[str, ...]) -> list[Any]:
+    """The saved comparisons to draw: those named, else those found beside the store."""
+    from lorekit.eval.report_html_reproduce import comparisons_for, load_comparisons
+
+    if not files:
+        return comparisons_for(store.parent / "reproduce", run_ids)
+    records = load_comparisons(files)
+    found = {r["path"] for r in records}
+    for path in files:
+        if str(path) not in found:
+            raise UserError(
+                f"--reproduce: {path} is not a comparison saved by `lorekit reproduce run`"
+            )
+    return records
 
 
 _max_episodes = click.option(
@@ -60,6 +77,14 @@ _rl_dir = click.option(
 @_max_episodes
 @_rl_dir
 @click.option("--title", default="LoreKit report", show_default=True)
+@click.option(
+    "--reproduce",
+    "reproduce_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A comparison saved by `reproduce run` (JSON) to draw beside the paper's figures "
+    "(default: those in reproduce/ beside the store whose rows' runs are among RUNs).",
+)
 def report_cmd(
     run_ids: tuple[str, ...],
     output: Path,
@@ -67,13 +92,22 @@ def report_cmd(
     max_episodes: int | None,
     rl_dir: Path | None,
     title: str,
+    reproduce_files: tuple[Path, ...],
 ) -> None:
     """Write one self-contained HTML file comparing RUNs, with their episodes to page through."""
     from lorekit.eval.report_html import build_report
 
+    records = _reproductions(reproduce_files, Path(store), run_ids)
     with open_store(store) as db:
         _check_runs(db, run_ids, store)
-        page = build_report(db, run_ids, max_episodes=max_episodes, rl_dir=rl_dir, title=title)
+        page = build_report(
+            db,
+            run_ids,
+            max_episodes=max_episodes,
+            rl_dir=rl_dir,
+            title=title,
+            reproductions=records,
+        )
     try:
         output.write_text(page, encoding="utf-8")
     except OSError as exc:

@@ -326,11 +326,11 @@ def _compare_and_save(
     out: str | None,
     builds: dict[str, str] | None = None,
 ) -> None:
-    from lorekit.eval.reproduce_compare import HEADERS, cell_texts, compare, markdown
+    from lorekit.eval.reproduce_compare import HEADERS, cell_texts, compare, markdown, recorded
     from lorekit.eval.store import RunStore
 
     with RunStore(store) as db:
-        episodes = {row: db.episodes(p.run_id) for row, p in played.items()}
+        episodes = {row: recorded(db, p.run_id, exp) for row, p in played.items()}
     cells = compare(exp, episodes, {row: p.run_id for row, p in played.items()})
     console.print(f"{exp.paper}, {exp.source}; {answered.line()}")
     _print_table(HEADERS, [answered.marked(cell_texts(c)) for c in cells])
@@ -343,6 +343,8 @@ def _compare_and_save(
         "experiment": exp.id,
         "paper": exp.paper,
         "source": exp.source,
+        "title": exp.title,
+        "spread_kind": exp.spread_kind,
         "models": answered.text,
         "answered_by": answered.kind,
         "reproduction": answered.reproduction,

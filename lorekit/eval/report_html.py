@@ -24,7 +24,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from importlib.resources import files
 from pathlib import Path
@@ -33,6 +33,7 @@ from typing import Any
 from lorekit.agents.views import load_views, report_script_text
 from lorekit.envs.summaries import RunSummary
 from lorekit.eval.report_html_data import RunFigures, episode_data, run_figures
+from lorekit.eval.report_html_reproduce import reproduce_sections
 from lorekit.eval.report_html_runs import run_colours, runs_section, section, table
 from lorekit.eval.report_html_svg import Series, bar_chart, histogram, xy_chart
 from lorekit.eval.store_read import StoreReader
@@ -318,9 +319,12 @@ def build_report(
     max_episodes: int | None = None,
     rl_dir: Path | None = None,
     title: str = "LoreKit report",
+    reproductions: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """The whole page as one string. ``max_episodes`` caps the episodes embedded per run
-    (the figures always use all of them). ``LookupError`` names an unknown run."""
+    (the figures always use all of them). ``reproductions`` are saved ``reproduce run``
+    comparisons, drawn first (:mod:`lorekit.eval.report_html_reproduce`).
+    ``LookupError`` names an unknown run."""
     runs = [run_figures(store, rid, rl_dir=rl_dir) for rid in run_ids]
     episodes = []
     for rid in run_ids:
@@ -329,6 +333,7 @@ def build_report(
             episodes.append(episode_data(store, e))
     body = "".join(
         (
+            reproduce_sections(reproductions),
             runs_section(runs),
             _success_section(runs),
             _effort_section(runs),

@@ -167,8 +167,10 @@ class ReportServer(ThreadingHTTPServer):
 
     def page(self) -> str:
         """Build the page now (the handler asks :attr:`cache`, which calls this on a change)."""
+        from lorekit.eval.report_html_reproduce import comparisons_for
         from lorekit.eval.store import RunStore
 
+        saved = comparisons_for(self.store_path.parent / "reproduce", self.run_ids)
         with RunStore.open_readonly(self.store_path) as store:
             return build_report(
                 store,
@@ -176,6 +178,7 @@ class ReportServer(ThreadingHTTPServer):
                 max_episodes=self.max_episodes,
                 rl_dir=self.rl_dir,
                 title="LoreKit viewer",
+                reproductions=saved,
             )
 
     def server_close(self) -> None:

@@ -20,11 +20,10 @@ from typing import Any, NoReturn
 import yaml
 
 from lorekit import yamlio
+from lorekit.eval.reproduce_columns import METRICS as METRICS  # re-exported
+from lorekit.eval.reproduce_columns import Column as Column  # part of an experiment
+from lorekit.eval.reproduce_columns import parse_column
 from lorekit.experiments import DIRECTORY
-
-METRICS = ("success_rate", "mean_reward")
-"""What a column measures: the share of episodes that succeeded (in percent), or
-the mean episode reward (times the experiment's ``scale``)."""
 
 _TOP = {
     "paper": True,
@@ -73,14 +72,6 @@ class Figure:
 
     value: float
     spread: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Column:
-    """A column of the table: all episodes, or those of one task group."""
-
-    name: str
-    group: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +182,7 @@ def load_experiment(path: Path) -> Experiment:
     where = _Where(path.name)
     data = where.mapping(data, "", _TOP)
     columns = tuple(
-        _column(where, c, f"columns[{i}]") for i, c in enumerate(where.items(data, "columns"))
+        parse_column(where, c, f"columns[{i}]") for i, c in enumerate(where.items(data, "columns"))
     )
     names = [c.name for c in columns]
     if len(set(names)) != len(names):
@@ -297,12 +288,6 @@ class _Where:
         if not isinstance(value, bool):
             self.fail(f"{at}{key}", f"expected true or false, got {value!r}")
         return bool(value)
-
-
-def _column(where: _Where, value: Any, at: str) -> Column:
-    data = where.mapping(value, at, {"name": True, "group": False})
-    group = where.optional_text(data, "group", f"{at}.")
-    return Column(where.text(data, "name", f"{at}."), group)
 
 
 def _row(where: _Where, value: Any, at: str, columns: set[str]) -> Row:

@@ -196,3 +196,25 @@ def test_simulated_rows_play_on_the_ray_backend(
         models = {c["model"] for c in db.llm_calls("ray.adapt")}
         assert len(db.episodes("ray.adapt")) == 2
     assert models == {"simulated-textcraft-executor", "simulated-textcraft-planner"}
+
+
+def test_a_crafter_table_compares_the_score_column(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """AgentKit's Table 1 has a Crafter score column beside the reward: computed from the
+    games' final achievements, with a bootstrap interval, saved with its metric."""
+    store = here / "s.sqlite3"
+    args = ["reproduce", "run", "agentkit-table1-crafter", "--rows", "random", "--simulate"]
+    code, _out, err = run_cli(
+        [*args, "-n", "2", "--store", str(store), "--run-id", "cs", "--no-progress"], capsys
+    )
+    assert code == 0, err
+    saved = json.loads((here / "reproduce" / "agentkit-table1-crafter-cs.json").read_text())
+    cells = {c["column"]: c for c in saved["cells"]}
+    score = cells["score"]
+    assert (score["metric"], score["published"], score["n"]) == ("crafter_score", 1.6, 2)
+    assert score["low"] <= score["ours"] <= score["high"]
+    assert cells["reward"]["metric"] == "mean_reward"
+    assert "Crafter score (%) over last_step.achievements" in (
+        here / "reproduce" / "agentkit-table1-crafter-cs.md"
+    ).read_text(encoding="utf-8")

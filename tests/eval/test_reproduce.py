@@ -31,6 +31,7 @@ DERIVED = {
     ("adapt-table1-alfworld", "adapt", "All"): "43.3 + 28.3 points (Sec. 5)",
     ("laws-table1-spring-contexts", "experience", "reward"): "9.94+1.0: 9.9 ± 1.0",
     ("laws-table1-spring-contexts", "action", "reward"): "1.3+04: 1.3 ± 0.4",
+    ("laws-table1-spring-contexts", "paper", "score"): "84+14: 8.4 ± 1.4",
 }
 """Figures our text copy does not print as such, and how they follow from it."""
 
@@ -87,6 +88,8 @@ def test_garbled_figures_are_read_from_the_garbled_text() -> None:
         assert printed in text and DERIVED[(exp.id, row, "reward")].startswith(printed)
         assert DERIVED[(exp.id, row, "reward")].endswith(f"{figure.value} ± {figure.spread}")
     assert "7.7+£0.8" in text and exp.row("paper").published["reward"].value == 7.7
+    score = exp.row("paper").published["score"]
+    assert "84+14 7.7" in text and (score.value, score.spread) == (8.4, 1.4)
 
 
 def test_the_estimate_multiplies_episodes_calls_and_tokens() -> None:

@@ -154,10 +154,17 @@ class PlannerEpisode:
     skill_code: str = ""
     reflection: str = ""
 
+    @property
+    def error_steps(self) -> int:
+        """The turns that did not end the task (the paper's Avg. Error Steps, Table 3:
+        at most 4 with 3 replans): all of a failure's, all but the last of a success's."""
+        return len(self.turns) - (0 if self.outcome is Outcome.FAILURE else 1)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["outcome"] = self.outcome.value
         d["turns"] = [t.to_dict() for t in self.turns]
+        d["error_steps"] = self.error_steps  # derived; from_dict recomputes it
         return d
 
     @classmethod
