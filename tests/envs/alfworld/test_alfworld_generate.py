@@ -87,8 +87,6 @@ def _init_facts(game: GeneratedGame) -> list[tuple[str, str, str]]:
 def test_objects_stand_only_where_the_rule_tables_allow(split: str) -> None:
     cfg = rules.settings()
     fixed_places = {**cfg["fixtures"], **cfg["lamps"]}
-    if cfg["splits"][split].get("generator_version") == 1:  # the sparse rooms dev keeps
-        fixed_places = {"DeskLamp": cfg["v1_rooms"]["lamp_receptacles"]}
     for game in generated_split(split, "move"):
         facts = _init_facts(game)
         types: dict[str, str] = {}
