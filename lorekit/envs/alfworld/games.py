@@ -90,7 +90,7 @@ class GameRef:
 def generated_split(split: str, syntax: str) -> tuple[Any, ...]:
     """The shipped split ``split`` as :class:`GeneratedGame` objects (cached per process)."""
     from lorekit.envs.alfworld import rules
-    from lorekit.envs.alfworld.generate import GENERATOR_VERSION, generate_games
+    from lorekit.envs.alfworld.generate import generate_games
 
     specs = rules.settings()["splits"]
     if split not in specs:
@@ -105,7 +105,6 @@ def generated_split(split: str, syntax: str) -> tuple[Any, ...]:
         syntax=syntax,  # type: ignore[arg-type]
         floor_plans=plans,
         label=split,
-        version=int(spec.get("generator_version", GENERATOR_VERSION)),
     )
     return tuple(games)
 

@@ -32,16 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lorekit.envs.alfworld import rules, scene_v1
+from lorekit.envs.alfworld import rules
 from lorekit.envs.alfworld.planner import Unsolvable, plan
 from lorekit.envs.alfworld.scene import Scene, display_names
 from lorekit.envs.alfworld.text import Syntax, grammar_for_syntax, render
 from lorekit.envs.alfworld.world import TASK_TYPES, Goal
 
-GENERATOR_VERSION = 2
-"""Bumped whenever the same seed would give different games (2: rooms as full as
-the official games'; 1: the sparse rooms of ``scene_v1``, kept for the dev split)."""
-VERSIONS = (1, 2)
+GENERATOR_VERSION = 3
+"""Bumped whenever the same seed would give different games (3: countertops, dining
+tables and desks hold the most; 2: rooms as full as the official games'; 1: sparse
+rooms, the task's object and a few other types)."""
 
 MAX_ATTEMPTS = 200
 
@@ -90,7 +90,6 @@ def generate_games(
     syntax: Syntax = "move",
     floor_plans: Iterable[int] | None = None,
     label: str = "gen",
-    version: int = GENERATOR_VERSION,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[GeneratedGame]:
     """``n`` games cycling through ``task_types`` (n=12 over six types: two each);
@@ -106,9 +105,7 @@ def generate_games(
     games = []
     for i in range(n):
         kind = task_types[i % len(task_types)]
-        games.append(
-            generate_game(seed, kind, i, syntax=syntax, plans=plans, label=label, version=version)
-        )
+        games.append(generate_game(seed, kind, i, syntax=syntax, plans=plans, label=label))
         if progress is not None:
             progress(i + 1, n)
     return games
@@ -134,36 +131,26 @@ def generate_game(
     syntax: Syntax = "move",
     plans: Sequence[rules.FloorPlan] | None = None,
     label: str = "gen",
-    version: int = GENERATOR_VERSION,
 ) -> GeneratedGame:
     """Game number ``index`` of ``task_type`` for ``seed`` (tries up to MAX_ATTEMPTS rooms)."""
     plans = tuple(plans) if plans is not None else rules.floor_plans()
     rooms = [p for p in plans if p.room in rules.valid_rooms(task_type)]
     if not rooms:
         raise GenerationError(f"none of the chosen floor plans suits {task_type}")
-    if version not in VERSIONS:
-        raise ValueError(f"generator version must be one of {VERSIONS}, got {version}")
-    sample = Scene.sample if version == GENERATOR_VERSION else scene_v1.Scene.sample
-    rng = rng_for("alfworld", version, seed, label, task_type, index)
+    rng = rng_for("alfworld", GENERATOR_VERSION, seed, label, task_type, index)
     for _attempt in range(MAX_ATTEMPTS):
-        scene = sample(rng, rng.choice(rooms), task_type)
+        scene = Scene.sample(rng, rng.choice(rooms), task_type)
         if scene is None:
             continue
         try:
-            return _finish(scene, rng, seed, index, syntax, label, version)
+            return _finish(scene, rng, seed, index, syntax, label)
         except Unsolvable:
             continue
     raise GenerationError(f"no solvable {task_type} game after {MAX_ATTEMPTS} rooms (seed {seed})")
 
 
 def _finish(
-    scene: Scene | scene_v1.Scene,
-    rng: random.Random,
-    seed: int,
-    index: int,
-    syntax: Syntax,
-    label: str,
-    version: int,
+    scene: Scene, rng: random.Random, seed: int, index: int, syntax: Syntax, label: str
 ) -> GeneratedGame:
     """Name, plan and write down a sampled room; Unsolvable if no plan wins."""
     names = display_names([*scene.receptacles, *scene.objects])
@@ -200,7 +187,7 @@ def _finish(
         "turk_annotations": {"anns": [{"task_desc": task_text}]},
         "lorekit": {
             "generated": True,
-            "generator_version": version,
+            "generator_version": GENERATOR_VERSION,
             "seed": seed,
             "index": index,
             "split_label": label,

@@ -85,6 +85,7 @@ class Scene:
         """Move some small objects into a bowl, mug, ... that accepts them; they stay
         in that one's receptacle too, as AI2-THOR lists every parent."""
         share = float(rules.settings()["nested_share"])
+        limit = int(rules.settings()["view_limit"])
         holders = sorted(o for o, t in self.objects.items() if rules.movable(t))
         for ident in sorted(self.objects):
             otype = self.objects[ident]
@@ -96,6 +97,7 @@ class Scene:
                 for h in holders
                 if rules.accepts(self.objects[h], otype)
                 and self.receptacles[self.inside[h]] not in banned
+                and (self.inside[h] == self.inside[ident] or self._count(self.inside[h]) < limit)
             ]
             if options:
                 holder = rng.choice(options)

@@ -10,6 +10,15 @@ object as ReAct's prompts teach: it visits, in random order, the receptacles
 that can hold that object until one does. A view lists every object
 ``inReceptacle`` its receptacle (a fork in a mug on a countertop is listed
 there too, as the engine lists it).
+
+The distinct objects seen after k receptacles come two ways. In random order
+among the likely receptacles (``distinct_seen``), most first visits are
+cabinets and drawers. ReAct's agents do not search that way: they start at
+the countertops, dining tables and desks (``SURFACES``), which in the official
+kitchens list 10-13 objects each, so the review's "18 objects after 2
+receptacles" is read as an agent that visits those first
+(``distinct_seen_surfaces_first``): distinct object names in its views, the
+receptacles themselves and the opening's list of them not counted.
 """
 
 from __future__ import annotations
@@ -21,6 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 _FACT = re.compile(r"\((objectType|receptacleType|inReceptacle|canContain) (\S+) (\S+)\)")
+SURFACES = frozenset({"CounterTop", "DiningTable", "Desk"})
+"""Where ReAct's agents start looking for an object that can lie there."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +44,8 @@ class Room:
     """Receptacle -> the objects its view lists (empty receptacles included)."""
     holds: Mapping[str, frozenset[str]]
     """Receptacle -> the object types it can hold."""
+    kinds: Mapping[str, str]
+    """Receptacle -> its type (``CounterTop``)."""
 
     @classmethod
     def from_problem(cls, problem: str) -> Room:
@@ -55,15 +68,20 @@ class Room:
             objects,
             {r: frozenset(o) for r, o in contents.items()},
             {r: frozenset(can.get(t, ())) for r, t in recep_type.items()},
+            recep_type,
         )
 
-    def visits(self, otype: str, rng: random.Random) -> list[str]:
+    def visits(
+        self, otype: str, rng: random.Random, first: frozenset[str] = frozenset()
+    ) -> list[str]:
         """Every receptacle, in the order a searcher for ``otype`` visits them:
-        those that can hold it first, each group in random order."""
+        those that can hold it first (of those, the types in ``first`` before
+        the others), each group in random order."""
         likely = sorted(r for r in self.contents if otype in self.holds.get(r, ()))
         rest = sorted(set(self.contents) - set(likely))
         rng.shuffle(likely)
         rng.shuffle(rest)
+        likely.sort(key=lambda r: self.kinds.get(r) not in first)  # stable: random within
         return likely + rest
 
     def search(self, otype: str, rng: random.Random) -> list[str]:
@@ -75,9 +93,11 @@ class Room:
                 break
         return visits
 
-    def seen_after(self, k: int, otype: str, rng: random.Random) -> int:
+    def seen_after(
+        self, k: int, otype: str, rng: random.Random, first: frozenset[str] = frozenset()
+    ) -> int:
         """Distinct objects a searcher for ``otype`` has seen after ``k`` receptacles."""
-        order = self.visits(otype, rng)[:k]
+        order = self.visits(otype, rng, first)[:k]
         return len(set().union(*(self.contents[r] for r in order)))
 
 
@@ -92,6 +112,9 @@ class RoomFigures:
     objects_per_nonempty_view: float
     max_objects_per_view: int
     distinct_seen: Mapping[int, float]
+    """After k receptacles, the likely ones in random order."""
+    distinct_seen_surfaces_first: Mapping[int, float]
+    """After k receptacles, the likely countertops, tables and desks first (ReAct's way)."""
 
 
 def figures(
@@ -117,13 +140,24 @@ def figures(
         empty_view_share=(len(views) - len(full)) / len(views),
         objects_per_nonempty_view=statistics.fmean(full) if full else 0.0,
         max_objects_per_view=max(views),
-        distinct_seen={
-            k: statistics.fmean(
-                room.seen_after(k, otype, rng) for room, otype in rooms for _ in range(tries)
-            )
-            for k in ks
-        },
+        distinct_seen=_seen(rooms, ks, rng, tries, frozenset()),
+        distinct_seen_surfaces_first=_seen(rooms, ks, rng, tries, SURFACES),
     )
+
+
+def _seen(
+    rooms: Sequence[tuple[Room, str]],
+    ks: Sequence[int],
+    rng: random.Random,
+    tries: int,
+    first: frozenset[str],
+) -> dict[int, float]:
+    return {
+        k: statistics.fmean(
+            room.seen_after(k, otype, rng, first) for room, otype in rooms for _ in range(tries)
+        )
+        for k in ks
+    }
 
 
 def report(fig: RoomFigures, official: Mapping[str, object]) -> list[str]:
@@ -145,13 +179,17 @@ def report(fig: RoomFigures, official: Mapping[str, object]) -> list[str]:
         ),
     ]
     rows += [
-        (f"distinct objects after {k} receptacles", value, seen_official.get(k))
+        (f"distinct objects after {k} receptacles, surfaces first", value, seen_official.get(k))
+        for k, value in fig.distinct_seen_surfaces_first.items()
+    ]
+    rows += [
+        (f"distinct objects after {k} receptacles, random order", value, None)
         for k, value in fig.distinct_seen.items()
     ]
-    lines = [f"{'':40}{'generated':>10}{'official':>10}{'ratio':>8}"]
+    lines = [f"{'':52}{'generated':>10}{'official':>10}{'ratio':>8}"]
     for name, ours, theirs in rows:
         if isinstance(theirs, int | float):
-            lines.append(f"{name:40}{ours:10.2f}{theirs:10.2f}{ours / theirs:8.2f}")
+            lines.append(f"{name:52}{ours:10.2f}{theirs:10.2f}{ours / theirs:8.2f}")
         else:
-            lines.append(f"{name:40}{ours:10.2f}")
+            lines.append(f"{name:52}{ours:10.2f}")
     return lines

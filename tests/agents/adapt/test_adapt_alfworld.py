@@ -25,13 +25,13 @@ from lorekit.envs.alfworld import AlfWorldEnv
 from lorekit.eval.store import RunStore
 from lorekit.llm import Message, Roles, ScriptedLLM
 
-CLOTH_GAME = "pick_clean_then_place_in_recep-Cloth-None-Drawer-419/trial_dev_1012_00002"
-ROOT = "clean some cloth and put it in drawer"
+CLOTH_GAME = "pick_clean_then_place_in_recep-Cloth-None-Drawer-409/trial_dev_1012_00020"
+ROOT = "put a clean cloth in drawer"
 FIND = "find and take a cloth"
 CLEAN = "clean the cloth with the sinkbasin"
 PUT = "put the clean cloth in/on the drawer"
-FROM_SIDETABLE = "find and take a cloth from the sidetable"
-FROM_BATHTUB = "find and take a cloth from the bathtubbasin"
+FROM_TOILET = "find and take a cloth from the toilet"
+FROM_COUNTERTOP = "find and take a cloth from the countertop"
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +58,12 @@ def test_bridge_checks_sub_tasks_against_the_engine_state(alf: AlfWorldEnv) -> N
     assert isinstance(bridge, AlfworldBridge)
     opening = alf.reset(game(alf)).text
     setting = bridge.describe_setting(opening, ROOT)
-    assert setting.startswith("You are in the middle of a room.") and "bathtubbasin 1" in setting
+    assert setting.startswith("You are in the middle of a room.") and "towelholder 1" in setting
     assert "Your task is to" not in setting and "Welcome" not in setting
     assert bridge.describe_state(alf) == "You are in the middle of the room. You hold nothing."
     plan = [
-        ("go to bathtubbasin 1", {"find a cloth": True, FIND: False, "go to the bathtub": True}),
-        ("take cloth 1 from bathtubbasin 1", {FIND: True, "take cloth 2": None, CLEAN: False}),
+        ("go to countertop 1", {"find a cloth": True, FIND: False, "go to the countertop": True}),
+        ("take cloth 1 from countertop 1", {FIND: True, "take cloth 9": None, CLEAN: False}),
         ("go to sinkbasin 1", {}),
         ("clean cloth 1 with sinkbasin 1", {CLEAN: True, "heat the cloth": False, PUT: False}),
         ("go to drawer 1", {"open drawer 1": False}),
@@ -91,8 +91,8 @@ def test_bridge_checks_sub_tasks_against_the_engine_state(alf: AlfWorldEnv) -> N
         ("take the clean cloth", "take", ("cloth", None, ())),
         ("put two cloths in the drawers", "place", ("cloth", None, ())),
         ("find a soap bar", "find", ("soapbar", None, ())),
-        ("go to the sidetable", "go", (None, None, ())),
-        ("take cloth 9 from the bathtubbasin", None, None),
+        ("go to the toilet", "go", (None, None, ())),
+        ("take cloth 9 from the countertop", None, None),
     ],
 )
 def test_sub_task_wordings_read_as_conditions(
@@ -111,7 +111,7 @@ def test_sub_task_wordings_read_as_conditions(
 def test_root_task_is_judged_by_the_env_goal(alf: AlfWorldEnv) -> None:
     bridge = AlfworldBridge()
     alf.reset(game(alf))
-    for action in ("go to bathtubbasin 1", "take cloth 1 from bathtubbasin 1", "go to drawer 1"):
+    for action in ("go to countertop 1", "take cloth 1 from countertop 1", "go to drawer 1"):
         alf.step(action)
     alf.step("open drawer 1")
     alf.step("move cloth 1 to drawer 1")  # placed, but never cleaned
@@ -125,10 +125,10 @@ def test_state_text_follows_the_env_text_options() -> None:
     env = make("alfworld", split="dev", syntax="put", object_ids=True, strip_arrival=True)
     bridge = pickle.loads(pickle.dumps(AlfworldBridge()))  # it must travel to a process env
     env.reset(game(env))
-    for action in ("go to bathtubbasin 1", "take cloth_1 from bathtubbasin_1", "go to drawer_1"):
+    for action in ("go to countertop 1", "take cloth_1 from countertop_1", "go to drawer_1"):
         assert env.step(action).info["valid"], action
     assert bridge.describe_state(env) == "You are at drawer_1 (closed). You hold cloth_1."
-    assert bridge.check_subtask(env, "take cloth_1 from bathtubbasin_1") is True
+    assert bridge.check_subtask(env, "take cloth_1 from countertop_1") is True
     env.step("open drawer_1")
     assert env.step("put cloth_1 in/on drawer_1").info["valid"]
     assert bridge.check_subtask(env, "put cloth_1 in/on drawer_1") is True
@@ -138,41 +138,42 @@ def test_state_text_follows_the_env_text_options() -> None:
 
 
 def test_shared_spots_and_lamps_show_in_the_state(alf: AlfWorldEnv) -> None:
-    look = "look_at_obj_in_light-CreditCard-None-None-305/trial_dev_1012_00103"
+    look = "look_at_obj_in_light-Statue-None-None-211/trial_dev_1012_00097"
     alf.reset(game(alf, look))
     bridge = AlfworldBridge()
-    alf.step("go to drawer 2")
-    alf.step("open drawer 2")
+    alf.step("go to sidetable 2")
+    alf.step("open drawer 1")
     assert bridge.describe_state(alf) == (
-        "You are at a spot shared by drawer 2 (open) and drawer 3 (closed). You hold nothing."
+        "You are at a spot shared by drawer 1 (open) and sidetable 2. You hold nothing."
     )
-    alf.step("take creditcard 1 from drawer 2")
-    alf.step("go to bed 1")
-    assert bridge.check_subtask(alf, "use the desklamp") is False
-    alf.step("use desklamp 1")
-    assert bridge.describe_state(alf).endswith("You hold creditcard 1. The desklamp 1 is on.")
-    assert bridge.check_subtask(alf, "use the desklamp") is True
-    assert bridge.check_subtask(alf, "look at creditcard under the desklamp") is True
-    assert bridge.check_subtask(alf, "examine the credit card with the lamp") is True
-    assert bridge.check_subtask(alf, "look at the bowl under the desklamp") is False
+    alf.step("go to shelf 1")
+    alf.step("take statue 1 from shelf 1")
+    alf.step("go to sidetable 2")
+    assert bridge.check_subtask(alf, "use the floorlamp") is False
+    alf.step("use floorlamp 1")
+    assert bridge.describe_state(alf).endswith("You hold statue 1. The floorlamp 1 is on.")
+    assert bridge.check_subtask(alf, "use the floorlamp") is True
+    assert bridge.check_subtask(alf, "look at statue under the floorlamp") is True
+    assert bridge.check_subtask(alf, "examine the statue with the lamp") is True
+    assert bridge.check_subtask(alf, "look at the box under the floorlamp") is False
 
 
 # -- ADaPT with scripted models ------------------------------------------------------
 
 EXECUTOR = {
     ROOT: [
-        say("A cloth could be in the garbage can.", "go to garbagecan 1"),
-        say("I take the cloth.", "take cloth from garbagecan 1"),  # no number: invalid
+        say("A cloth could be on the towel holder.", "go to towelholder 1"),
+        say("I take the cloth.", "take cloth from towelholder 1"),  # no number: invalid
         say("There is no cloth here and I do not know where to look.", "failed"),
     ],
     FIND: [say("I have no idea where a cloth is.", "failed")],
-    FROM_SIDETABLE: [
-        say("I check the sidetable.", "go to sidetable 1"),
-        say("A handtowel is as good as a cloth.", "completed"),  # it is not
+    FROM_TOILET: [
+        say("I check the toilet.", "go to toilet 1"),
+        say("A toiletpaper is as good as a cloth.", "completed"),  # it is not
     ],
-    FROM_BATHTUB: [
-        say("I check the bathtubbasin.", "go to bathtubbasin 1"),
-        say("Cloth 1 is here.", "take cloth 1 from bathtubbasin 1"),
+    FROM_COUNTERTOP: [
+        say("I check the countertop.", "go to countertop 1"),
+        say("Cloth 1 is here.", "take cloth 1 from countertop 1"),
         say("I hold cloth 1.", "completed"),
     ],
     CLEAN: [
@@ -192,7 +193,7 @@ PLANS = {
         f"Step 1: {FIND}\nStep 2: {CLEAN}\nStep 3: {PUT}\n"
         "Execution order: (Step 1 AND Step 2 AND Step 3)",
     ],
-    FIND: f"Step 1: {FROM_SIDETABLE}\nStep 2: {FROM_BATHTUB}\n"
+    FIND: f"Step 1: {FROM_TOILET}\nStep 2: {FROM_COUNTERTOP}\n"
     "Step 3: find and take a cloth from the drawers\n"
     "Execution order: (Step 1 OR Step 2 OR Step 3)",
 }
@@ -219,19 +220,19 @@ async def test_adapt_decomposes_after_failure_and_the_env_decides(alf: AlfWorldE
     assert len(tree["plan"]["errors"]) == 1 and "Step 1:" in tree["plan"]["errors"][0]
     find, clean, put = tree["children"]
     assert find["plan"]["order"] == "(Step 1 OR Step 2 OR Step 3)"
-    sidetable, bathtub = find["children"]  # OR stopped at the first real success
-    assert sidetable["executor"]["overclaimed"] and sidetable["success"] is False
-    assert bathtub["success"] and bathtub["verified"] is True and find["verified"] is True
+    toilet, countertop = find["children"]  # OR stopped at the first real success
+    assert toilet["executor"]["overclaimed"] and toilet["success"] is False
+    assert countertop["success"] and countertop["verified"] is True and find["verified"] is True
     assert clean["success"] and put["executor"]["stop"] == "env_done"
     assert traj.notes["overclaims"] == 1 and traj.notes["depth_reached"] == 3
     # what carried over: the state read from the env, the last action of a success
     prompts = first_prompts(executor)
-    assert "Current state: You are at bathtubbasin 1. You hold cloth 1." in prompts[CLEAN]
-    assert "Last successful action: take cloth 1 from bathtubbasin 1" in prompts[CLEAN]
+    assert "Current state: You are at countertop 1. You hold cloth 1." in prompts[CLEAN]
+    assert "Last successful action: take cloth 1 from countertop 1" in prompts[CLEAN]
     assert "You hold cloth 1 (clean)." in prompts[PUT]
     assert "Last successful action: clean cloth 1 with sinkbasin 1" in prompts[PUT]
-    # the failed sidetable branch passed nothing on to the bathtub branch
-    assert "Last successful action: none yet" in prompts[FROM_BATHTUB]
+    # the failed toilet branch passed nothing on to the countertop branch
+    assert "Last successful action: none yet" in prompts[FROM_COUNTERTOP]
     assert "Your task is to" not in prompts[CLEAN] and ROOT not in prompts[CLEAN]
     system = executor.calls[0].messages[0].content
     assert "Rules that matter in ALFWorld" in system and "Example 2" in system
@@ -241,7 +242,7 @@ async def test_adapt_decomposes_after_failure_and_the_env_decides(alf: AlfWorldE
 async def test_believing_the_executor_stops_at_its_false_claim(alf: AlfWorldEnv) -> None:
     roles = Roles({"executor": by_task(EXECUTOR), "planner": planner_by_task(PLANS)})
     traj = await AdaptAgent(d_max=3, trust="self").run(alf, game(alf), roles, NullRecorder())
-    # the handtowel claim is believed, so no cloth is ever taken: the env says no
+    # the toiletpaper claim is believed, so no cloth is ever taken: the env says no
     assert not traj.success and traj.notes["tree"]["children"][0]["children"][0]["success"]
 
 
@@ -251,29 +252,28 @@ async def test_prompts_show_examples_in_the_env_syntax() -> None:
     roles = Roles({"executor": executor, "planner": ScriptedLLM(default="no plan")})
     await AdaptAgent(d_max=2, plan_retries=0).run(env, game(env), roles, NullRecorder())
     system = executor.calls[0].messages[0].content
-    assert "Action: put cup 1 in/on sidetable 1" in system
-    assert "You put the cup 1 in/on the sidetable 1." in system
+    assert "Action: put cup 1 in/on shelf 1" in system
+    assert "You put the cup 1 in/on the shelf 1." in system
     assert "move cup 1" not in system and "put <object> in/on <receptacle>" in system
     env.close()
 
 
-PENCIL = [  # dev game 0: put some pencil on coffeetable
-    "go to drawer 5",
-    "open drawer 5",
-    "take pencil 1 from drawer 5",
+STATUE = [  # dev game 0: put some statue on diningtable
     "go to coffeetable 1",
-    "move pencil 1 to coffeetable 1",
+    "take statue 1 from coffeetable 1",
+    "go to diningtable 1",
+    "move statue 1 to diningtable 1",
 ]
 
 
-def pencil_player(messages: tuple[Message, ...]) -> str:
-    """Plays the pencil game from the start of each executor run, or plans it in one step."""
+def statue_player(messages: tuple[Message, ...]) -> str:
+    """Plays the statue game from the start of each executor run, or plans it in one step."""
     if "Execution order" in messages[0].content:
-        return "Step 1: put some pencil on coffeetable\nExecution order: Step 1"
+        return "Step 1: put some statue on diningtable\nExecution order: Step 1"
     if messages[0].content.startswith("You look back"):
-        return "Reflection: look in the drawers first."
+        return "Reflection: look on the coffeetable first."
     turn = sum(1 for m in messages[2:] if m.role == "assistant")
-    return say("Next step.", PENCIL[turn] if turn < len(PENCIL) else "failed")
+    return say("Next step.", STATUE[turn] if turn < len(STATUE) else "failed")
 
 
 @pytest.mark.parametrize("agent", ["react", "plan-execute", "try-again", "reflexion", "adapt"])
@@ -281,9 +281,9 @@ async def test_every_method_on_the_shared_executor_plays_alfworld(
     alf: AlfWorldEnv, agent: str
 ) -> None:
     first = alf.tasks("dev")[0]
-    llm = ScriptedLLM(fn=pencil_player)
+    llm = ScriptedLLM(fn=statue_player)
     traj = await make_agent(agent).run(alf, first, Roles(llm), NullRecorder())
-    assert traj.success and traj.actions == PENCIL
+    assert traj.success and traj.actions == STATUE
     assert "Rules that matter in ALFWorld" in llm.calls[0].messages[0].content
 
 
@@ -295,15 +295,15 @@ def test_cli_runs_adapt_on_alfworld(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     executor = [
-        say("Pencils lie on desks; there is a dresser.", "go to dresser 1"),
-        say("No pencil on the dresser. I give up.", "failed"),
-        *(say("Next.", a) for a in PENCIL[:3]),
-        say("I hold pencil 1.", "completed"),
-        *(say("Next.", a) for a in PENCIL[3:]),
+        say("Statues stand on dressers; there is one.", "go to dresser 1"),
+        say("No statue on the dresser. I give up.", "failed"),
+        *(say("Next.", a) for a in STATUE[:2]),
+        say("I hold statue 1.", "completed"),
+        *(say("Next.", a) for a in STATUE[2:]),
     ]
     plan = (
-        "Thought: take it, then place it.\nStep 1: find and take a pencil\n"
-        "Step 2: put the pencil in/on the coffeetable\nExecution order: (Step 1 AND Step 2)"
+        "Thought: take it, then place it.\nStep 1: find and take a statue\n"
+        "Step 2: put the statue in/on the diningtable\nExecution order: (Step 1 AND Step 2)"
     )
     scripted = {"provider": "scripted", "model": "s"}
     roles = {
@@ -323,7 +323,7 @@ def test_cli_runs_adapt_on_alfworld(
         (episode,) = db.episodes("alf")
     assert (
         episode.success
-        and episode.steps == 1 + len(PENCIL)
+        and episode.steps == 1 + len(STATUE)
         and episode.task_group == "pick_and_place_simple"
     )
 

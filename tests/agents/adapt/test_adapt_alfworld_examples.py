@@ -21,50 +21,52 @@ BRIDGE = AlfworldBridge()
 
 # Which dev game each executor example plays, and what earlier sub-tasks did first.
 REPLAYS: dict[str, tuple[str, list[str]]] = {
-    "heat some cup and put it in sidetable": (
-        "pick_heat_then_place_in_recep-Cup-None-SideTable-21/trial_dev_1012_00081",
+    "heat some cup and put it in shelf": (
+        "pick_heat_then_place_in_recep-Cup-None-Shelf-7/trial_dev_1012_00051",
         [],
     ),
-    "examine the creditcard with the desklamp": (
-        "look_at_obj_in_light-CreditCard-None-None-305/trial_dev_1012_00103",
+    "examine the mug with the desklamp": (
+        "look_at_obj_in_light-Mug-None-None-323/trial_dev_1012_00061",
         [],
     ),
     "find and take a pencil from the drawers": (
-        "look_at_obj_in_light-AlarmClock-None-None-305/trial_dev_1012_00037",
+        "look_at_obj_in_light-BaseballBat-None-None-305/trial_dev_1012_00055",
         [],
     ),
     "put the clean cloth in/on the drawer": (
-        "pick_clean_then_place_in_recep-Cloth-None-Drawer-409/trial_dev_1012_00098",
+        "pick_clean_then_place_in_recep-Cloth-None-Drawer-409/trial_dev_1012_00020",
         [
-            "go to garbagecan 1",
-            "take cloth 1 from garbagecan 1",
+            "go to countertop 1",
+            "take cloth 1 from countertop 1",
             "go to sinkbasin 1",
             "clean cloth 1 with sinkbasin 1",
         ],
     ),
     "clean the soapbar with the sinkbasin": (
-        "pick_clean_then_place_in_recep-SoapBar-None-CounterTop-407/trial_dev_1012_00116",
-        ["go to bathtubbasin 1", "take soapbar 1 from bathtubbasin 1"],
+        "pick_clean_then_place_in_recep-SoapBar-None-Toilet-403/trial_dev_1012_00068",
+        ["go to countertop 1", "take soapbar 1 from countertop 1"],
     ),
-    "cool the apple with the fridge": (
-        "pick_cool_then_place_in_recep-Apple-None-Microwave-23/trial_dev_1012_00076",
-        ["go to garbagecan 1", "take apple 1 from garbagecan 1"],
+    "cool the tomato with the fridge": (
+        "pick_cool_then_place_in_recep-Tomato-None-CounterTop-23/trial_dev_1012_00028",
+        ["go to sinkbasin 1", "take tomato 1 from sinkbasin 1"],
     ),
     "find and use a desklamp": (
-        "look_at_obj_in_light-Book-None-None-305/trial_dev_1012_00085",
-        ["go to bed 1", "take book 2 from bed 1"],
+        "look_at_obj_in_light-BaseballBat-None-None-305/trial_dev_1012_00055",
+        ["go to bed 1", "take baseballbat 1 from bed 1"],
     ),
 }
 # The rooms of the worked plans, by task.
 PLAN_ROOMS = {
-    "put a clean cloth in toilet": "pick_clean_then_place_in_recep-Cloth-None-Toilet-405/"
-    "trial_dev_1012_00008",
-    "find and take a cloth": "pick_clean_then_place_in_recep-Cloth-None-Toilet-405/"
-    "trial_dev_1012_00008",
-    "look at pen under the desklamp": "look_at_obj_in_light-Pen-None-None-317/trial_dev_1012_00013",
-    "find and use a desklamp": "look_at_obj_in_light-Pen-None-None-317/trial_dev_1012_00013",
-    "put two soapbottle in countertop": "pick_two_obj_and_place-SoapBottle-None-CounterTop-403/"
-    "trial_dev_1012_00017",
+    "put a clean cloth in toilet": "pick_clean_then_place_in_recep-Cloth-None-Toilet-403/"
+    "trial_dev_1012_00014",
+    "find and take a cloth": "pick_clean_then_place_in_recep-Cloth-None-Toilet-403/"
+    "trial_dev_1012_00014",
+    "look at pen under the desklamp": "look_at_obj_in_light-BaseballBat-None-None-315/"
+    "trial_dev_1012_00037",
+    "find and use a desklamp": "look_at_obj_in_light-BaseballBat-None-None-315/"
+    "trial_dev_1012_00037",
+    "put two soapbottle in toilet": "pick_two_obj_and_place-SoapBottle-None-Toilet-405/"
+    "trial_dev_1012_00023",
 }
 OPTIONS = [
     {},
@@ -119,10 +121,8 @@ def test_examples_follow_the_env_syntax() -> None:
     put = adapt_examples(ALFWORLD, syntax="put")
     actions = [t.action for d in put.executor for t in d.turns]
     replies = [t.observation or "" for d in put.executor for t in d.turns]
-    assert "put cup 1 in/on sidetable 1" in actions and not any(
-        a.startswith("move ") for a in actions
-    )
-    assert "You put the cup 1 in/on the sidetable 1." in replies
+    assert "put cup 1 in/on shelf 1" in actions and not any(a.startswith("move ") for a in actions)
+    assert "You put the cup 1 in/on the shelf 1." in replies
     ids = adapt_examples(ALFWORLD, strip=True, object_ids=True)
     first = ids.executor[0]
     assert "cabinet_4" in first.setting and first.turns[0].action == "go to countertop_1"

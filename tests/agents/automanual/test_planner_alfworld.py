@@ -1,7 +1,7 @@
 """The AutoManual planner on real generated ALFWorld games, through the real sandbox.
 
 The model is scripted; everything else is real: the env (the example's dev
-game, "put a soapbar in drawer"), the code API, the sandbox worker, the
+game, "put a soapbottle in drawer"), the code API, the sandbox worker, the
 feedback, and the episode's record. Success always comes from the env.
 """
 
@@ -27,7 +27,7 @@ from lorekit.llm.roles import Roles
 from lorekit.sandbox import Limits, WorkerPool
 
 PROFILE: EnvProfile = profile_for("alfworld")
-GAME = PROFILE.example.task_id  # a soapbar on toilet_1; drawer_1 is closed
+GAME = PROFILE.example.task_id  # a soapbottle on toilet_1; drawer_1 is closed
 TYPE = PROFILE.example.task_type
 
 FIND = """
@@ -44,24 +44,24 @@ def find_object(agent, receptacles, object_name):
 #: Finish the task from anywhere, with find_object already defined.
 FINISH = """
 # [Step 1] Search where the first code did not look
-object_ids, found_at = find_object(agent, ['toilet_1', 'drawer_2'], 'soapbar')
-assert object_ids, "Error in [Step 1]: still no soapbar"
+object_ids, found_at = find_object(agent, ['toilet_1', 'garbagecan_1'], 'soapbottle')
+assert object_ids, "Error in [Step 1]: still no soapbottle"
 # [Step 2] Take it
-soapbar = object_ids[0]
-agent.take(soapbar, found_at)
-assert agent.holding == soapbar, "Error in [Step 2]"
+soapbottle = object_ids[0]
+agent.take(soapbottle, found_at)
+assert agent.holding == soapbottle, "Error in [Step 2]"
 # [Step 3] Put it in drawer_1
 if "closed" in agent.go_to('drawer_1'):
     agent.open('drawer_1')
-agent.put(soapbar, 'drawer_1')
+agent.put(soapbottle, 'drawer_1')
 """
 SOLVE = FIND + FINISH
 WRONG = (
     FIND
     + """
-# [Step 1] Only the countertops (wrongly assumed to hold the soap)
-object_ids, found_at = find_object(agent, ['countertop_1', 'countertop_2'], 'soapbar')
-assert object_ids, "Error in [Step 1]: no soapbar on the countertops"
+# [Step 1] Only the basins (wrongly assumed to hold the soap)
+object_ids, found_at = find_object(agent, ['sinkbasin_1', 'bathtubbasin_1'], 'soapbottle')
+assert object_ids, "Error in [Step 1]: no soapbottle in the basins"
 """
 )
 REFLECTION = "### Reflection\nThe segment `agent.look()` never searched the room."
@@ -110,18 +110,18 @@ def _check_record(played: Played) -> None:
 
 
 async def test_direct_success_with_the_example_answer(pool: WorkerPool) -> None:
-    code = SOLVE.replace("['toilet_1', 'drawer_2']", "['countertop_1', 'toilet_1']")
+    code = SOLVE.replace("['toilet_1', 'garbagecan_1']", "['sidetable_1', 'toilet_1']")
     played = await play(pool, [PROFILE.example.turns[0].answer, skill(code)])
     t, planned = played.ep.trajectory, played.planned
     assert t.success and t.done  # the engine's verdict
     assert planned.outcome is Outcome.DIRECT_SUCCESS
     assert len(planned.turns) == 1 and planned.turns[0].error is None
-    assert planned.goal == "put a soapbar in drawer"
+    assert planned.goal == "put a soapbottle in drawer"
     assert planned.skill_code.startswith("def find_object") and planned.reflection == ""
     _check_record(played)
-    assert t.actions[-1] == "move soapbar 2 to drawer 1"
+    assert t.actions[-1] == "move soapbottle 1 to drawer 1"
     feedback = planned.turns[0].feedback
-    assert "agent.go_to('toilet_1') -> You arrive at toilet_1." in feedback
+    assert "agent.go_to('sidetable_1') -> You arrive at sidetable_1." in feedback
     assert "The episode is over: the task was accomplished." in feedback
     # The prompt: the system message, then the sections of the contract, in order.
     first = played.llm.calls[0].messages
@@ -129,25 +129,25 @@ async def test_direct_success_with_the_example_answer(pool: WorkerPool) -> None:
     assert "get_object_with_id(observation, object_name)" in first[0].content
     user = first[1].content
     assert user.index("## Rules\n(no rules yet)") < user.index("## Task\n")
-    assert "Your task is to: put a soapbar in drawer." in user
+    assert "Your task is to: put a soapbottle in drawer." in user
     closing = played.llm.calls[1].messages[-1].content
     assert closing.startswith("## Conclusion: direct_success\n")
 
 
 async def test_indirect_success_reuses_the_defs_of_the_failed_turn(pool: WorkerPool) -> None:
-    mistakes = "I searched only the countertops."
+    mistakes = "I searched only the basins."
     played = await play(pool, [answer(WRONG), answer(FINISH), skill(SOLVE, mistakes)])
     planned, t = played.planned, played.ep.trajectory
     assert t.success and planned.outcome is Outcome.INDIRECT_SUCCESS
     first, second = planned.turns
     assert first.error == "AssertionFailed" and second.error is None
-    assert "Error in [Step 1]: no soapbar on the countertops" in first.feedback
+    assert "Error in [Step 1]: no soapbottle in the basins" in first.feedback
     assert "at: assert object_ids" in first.feedback
     # The second code only calls find_object: the first turn's def was preloaded,
     # and nothing the first turn did was done again.
     assert "def find_object" not in second.code
-    assert t.actions.count("go to countertop 1") == 1
-    assert t.actions[:2] == ["go to countertop 1", "go to countertop 2"]
+    assert t.actions.count("go to sinkbasin 1") == 1
+    assert t.actions[:2] == ["go to sinkbasin 1", "go to bathtubbasin 1"]
     assert t.actions[2] == "go to toilet 1"
     second_prompt = played.llm.calls[1].messages[-1].content
     assert second_prompt.startswith("## Feedback\nThe code stopped early: AssertionError")
@@ -253,10 +253,10 @@ try:
     print('acts_when_defined defined')
 except NameError:
     print('acts_when_defined missing')
-soapbar = fetch_from(agent, 'toilet_1', 'soapbar')
+soapbottle = fetch_from(agent, 'toilet_1', 'soapbottle')
 agent.go_to('drawer_1')
 agent.open('drawer_1')
-agent.put(soapbar, 'drawer_1')
+agent.put(soapbottle, 'drawer_1')
 """
     env = make("alfworld", split="dev", **PROFILE.env_options)
     ep = await Episode.start(env, GAME)
@@ -327,14 +327,14 @@ async def test_under_the_harness_env_in_its_own_process(pool: WorkerPool) -> Non
 
 async def test_variables_of_an_earlier_turn_are_still_there(pool: WorkerPool) -> None:
     # Turn 1 sets plain variables and stops; turn 2 uses them: one namespace per episode.
-    first = FIND + "\nplaces = ['toilet_1', 'drawer_2']\ntarget = 'drawer_1'\n"
+    first = FIND + "\nplaces = ['toilet_1', 'garbagecan_1']\ntarget = 'drawer_1'\n"
     second = """
-object_ids, found_at = find_object(agent, places, 'soapbar')
-soapbar = object_ids[0]
-agent.take(soapbar, found_at)
+object_ids, found_at = find_object(agent, places, 'soapbottle')
+soapbottle = object_ids[0]
+agent.take(soapbottle, found_at)
 if "closed" in agent.go_to(target):
     agent.open(target)
-agent.put(soapbar, target)
+agent.put(soapbottle, target)
 """
     played = await play(pool, [answer(first), answer(second), skill(first + second)])
     planned = played.planned

@@ -129,7 +129,7 @@ first = agent.go_to('toilet_1')
 again = agent.go_to('toilet_1')
 print(agent.location, agent.holding)
 print(again.split(" You are at")[0] == first.split(" You are at")[0])
-agent.take('soapbar_1', 'toilet_1')
+agent.take('soapbottle_2', 'toilet_1')
 print(agent.holding)
 """
     llm = ScriptedLLM(
@@ -141,13 +141,13 @@ print(agent.holding)
     feedback = planned.turns[0].feedback
     assert planned.turns[0].error is None, feedback
     assert "You are at toilet_1 and holding nothing." in feedback
-    assert "You are at toilet_1 and holding soapbar_1." in feedback
+    assert "You are at toilet_1 and holding soapbottle_2." in feedback
     assert "Nothing happens" not in feedback  # the second go_to showed the place again
-    assert "toilet_1 nothing\nTrue\nsoapbar_1" in feedback
+    assert "toilet_1 nothing\nTrue\nsoapbottle_2" in feedback
     assert "the task is not completed" in feedback
     system, first = (m.content for m in llm.calls[0].messages[:2])
     assert "at most 50 actions" in system
     assert "agent.take_from(" in system and "agent.holding: str" in system
     assert "agent.take(" not in system  # the alias works but is not offered
     assert "-= Welcome" not in first
-    assert "towelholder_1.\nYour task is to: put a soapbar in drawer." in first
+    assert "towelholder_1.\nYour task is to: put a soapbottle in drawer." in first

@@ -330,15 +330,15 @@ def test_queries_read_the_engine_state() -> None:
     env = new_env(object_ids=True)
     api = AlfWorldCodeApi(env)
     assert (api.holding(), api.location(), api.done(), api.won()) == (None, None, False, False)
-    env.reset(env.tasks("dev")[1])  # a room where drawer 3 and drawer 5 share a spot
+    env.reset(env.tasks("dev")[55])  # a room where drawer 2 and drawer 3 share a spot
     assert api.location() is None  # the middle of the room
-    api.go_to("drawer 5")
-    assert api.location() == "drawer_5" and env.step("look").info["valid"]
+    api.go_to("drawer 2")
+    assert api.location() == "drawer_2" and env.step("look").info["valid"]
     assert api.go_to("drawer_3") == "Nothing happens."  # the engine: already there
-    assert api.location() == "drawer_5"
+    assert api.location() == "drawer_2"
     api.go_to("dresser 1")
-    api.take("cd_1", "dresser_1")
-    assert (api.holding(), api.location()) == ("cd_1", "dresser_1")
+    api.take("cd_2", "dresser_1")
+    assert (api.holding(), api.location()) == ("cd_2", "dresser_1")
     assert len(api.history) == 4  # the direct env.step above is not the API's
 
 
@@ -352,7 +352,7 @@ def test_action_methods_are_the_gates_schema() -> None:
     assert described["holding"] == "() -> str | None"
 
 
-SIMPLE_TASK = "pick_and_place_simple-Pencil-None-CoffeeTable-315/trial_dev_1012_00000"
+SIMPLE_TASK = "pick_and_place_simple-Book-None-Desk-309/trial_dev_1012_00012"
 
 
 async def test_code_drives_the_harness_process_env(pool: WorkerPool) -> None:
@@ -366,17 +366,17 @@ async def test_code_drives_the_harness_process_env(pool: WorkerPool) -> None:
         await handle.reset(SIMPLE_TASK)
         api = AlfWorldCodeApi(handle)
         code = (
-            "print(agent.go_to('drawer_5'))\nprint(agent.open('drawer 5'))\n"
-            "print(agent.take('pencil_1', 'drawer_5'))\nprint(agent.holding(), agent.location())\n"
-            "agent.go_to('coffeetable_1')\nprint(agent.put('pencil_1', 'coffeetable_1'))\n"
+            "print(agent.go_to('drawer_3'))\nprint(agent.open('drawer 3'))\n"
+            "print(agent.take('book_1', 'drawer_3'))\nprint(agent.holding(), agent.location())\n"
+            "agent.go_to('desk_1')\nprint(agent.put('book_1', 'desk_1'))\n"
             "print(agent.won())"
         )
         result = await run_code_async(code, api, api_name="agent", pool=pool, limits=FAST)
         assert result.ok, result.feedback()
         lines = result.output.splitlines()
-        assert lines[0] == "You arrive at drawer_5. drawer_5 is closed."
-        assert lines[3] == "pencil_1 drawer_5"
-        assert lines[4] == "You move pencil_1 to coffeetable_1." and lines[5] == "True"
+        assert lines[0] == "You arrive at drawer_3. drawer_3 is closed."
+        assert lines[3] == "book_1 drawer_3"
+        assert lines[4] == "You move book_1 to desk_1." and lines[5] == "True"
         assert api.history[-1].step.info["success"] is True
         # Run on the loop itself, the API would wait on the loop it blocks: it says so instead.
         blocked = run_code("agent.look()", api, api_name="agent", pool=pool, limits=FAST)
