@@ -392,25 +392,30 @@ def comparison_row(name: str, results: Sequence[SeedResult], keep: Any = None) -
     keys = sorted(set(am) & set(lib))
     a, b = [am[k] for k in keys], [lib[k] for k in keys]
     if not keys:
-        return f"| {name} | - | - | - | - | - | - | - | - |"
-    d, low, high = paired_difference([e.success for e in a], [e.success for e in b])
+        return f"| {name} |" + " - |" * 9
     only_a = sum(x.success and not y.success for x, y in zip(a, b, strict=True))
     only_b = sum(y.success and not x.success for x, y in zip(a, b, strict=True))
-    copied = (sum(e.copied_shortcut for e in a), sum(e.copied_shortcut for e in b))
+    same = sum(e.copied_shortcut for e in a), sum(e.copied_shortcut for e in b)
     return (
-        f"| {name} | {_solved(a)} | {_solved(b)} | {_failed(a)} | {_failed(b)} "
-        f"| {sum(e.first_try for e in a)} / {sum(e.first_try for e in b)} "
-        f"| {only_a} / {only_b} | {d:+.1%} [{low:+.1%}, {high:+.1%}] "
-        f"| {copied[0]} / {copied[1]} |"
+        f"| {name} | {_solved(a)} | {_solved(b)} | {_failed(a)} / {_failed(b)} "
+        f"| {only_a} / {only_b} | {_difference(a, b, 'success')} "
+        f"| {_solved(a, 'first_try')} | {_solved(b, 'first_try')} "
+        f"| {_difference(a, b, 'first_try')} | {same[0]} / {same[1]} |"
     )
+
+
+def _difference(a: Sequence[Ep], b: Sequence[Ep], attr: str) -> str:
+    d, low, high = paired_difference([getattr(e, attr) for e in a], [getattr(e, attr) for e in b])
+    return f"{d:+.1%} [{low:+.1%}, {high:+.1%}]"
 
 
 HEADER = (
     "| condition | AutoManual solved [95% CI] | Planner+Lib. solved [95% CI] "
-    "| AutoManual failed | Planner+Lib. failed | first try (AM / P+L) "
-    "| solved by one only (AM / P+L) | difference AM - P+L [95% CI] "
-    "| Put Two started with the second taken where the first was (AM / P+L) "
-    "|\n" + "|---" * 9 + "|"
+    "| failed (AM / P+L) [95% CI] | solved by one only (AM / P+L) "
+    "| difference in solved, AM - P+L [95% CI] | AutoManual first try [95% CI] "
+    "| Planner+Lib. first try [95% CI] | difference at first try [95% CI] "
+    "| Put Two started taking the second where the first was (AM / P+L) "
+    "|\n" + "|---" * 10 + "|"
 )
 
 
