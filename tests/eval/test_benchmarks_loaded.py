@@ -73,7 +73,8 @@ def test_automanual_study_prints_progress_as_it_goes(
     lines: list[str] = []
     real = module.say
     monkeypatch.setattr(module, "say", lambda message: (lines.append(message), real(message)))
-    module.main(["--per-type", "1", "--test-per-type", "1", "--seeds", "0", "--window", "1"])
+    small = ["--per-type", "1", "--test-per-type", "1", "--seeds", "0", "--window", "1"]
+    module.main([*small, "--types", "pick_two_obj_and_place", "--conditions", "as-designed"])
     out = capsys.readouterr().out
     assert out.index("building on dev") < out.index("testing on test") < out.index("wall:")
     for method in ("AutoManual", "Planner+Lib."):

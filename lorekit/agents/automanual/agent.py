@@ -9,7 +9,10 @@ test run never changes the build it reads.
 
 ``retriever`` picks the most similar skill when the task's type has none:
 ``bm25`` (default) or ``embedding:MODEL`` (an OpenAI-compatible embeddings
-endpoint the user configures; nothing is downloaded).
+endpoint the user configures; nothing is downloaded). ``retrieval``:
+``together`` (default, as published: that skill and the type's reflection
+together) or ``one``; ``predefine_skills`` (default true, as published): the
+shown skill's functions are defined before the planner's code runs.
 
 ``manual`` is a build id in the run store (``store``: the run store file;
 the CLI passes its own) or a path to a Markdown file (e.g. one written by
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lorekit.agents.automanual.build_agent import episode_id
+from lorekit.agents.automanual.build_agent import RETRIEVALS, episode_id
 from lorekit.agents.automanual.core import STAGE_ROLES
 from lorekit.agents.automanual.libraries import Libraries
 from lorekit.agents.automanual.manuals import latest_manual
@@ -56,7 +59,13 @@ class AutoManualAgent:
         max_replans: int | None = None,
         role: str = "planner",
         retriever: str = "bm25",
+        retrieval: str = "together",
+        predefine_skills: bool = True,
     ) -> None:
+        if retrieval not in RETRIEVALS:
+            raise ValueError(f"retrieval must be one of {', '.join(RETRIEVALS)}, got {retrieval!r}")
+        self.together = retrieval == "together"
+        self.predefine_skills = predefine_skills
         if not isinstance(manual, str) or not manual.strip():
             raise ValueError(
                 "needs the manual to test with: --agent-opt manual=BUILD (a build id from "
@@ -86,7 +95,9 @@ class AutoManualAgent:
         db = open_db(store)
         found = latest_manual(db, manual)
         if skills:
-            self.libraries = Libraries(db, manual, retriever=self.retriever, readonly=True)
+            self.libraries = Libraries(
+                db, manual, retriever=self.retriever, readonly=True, together=self.together
+            )
         if found is not None:
             self.helpers = helper_examples(RuleSystem(db, manual).rules_at(found.rules_version))
             return (
@@ -113,7 +124,12 @@ class AutoManualAgent:
         if env_name not in self._planners:
             profile = profile_for(env_name)
             replans = profile.test_max_replans if self.max_replans is None else self.max_replans
-            self._planners[env_name] = Planner(profile, role=self.role, max_replans=replans)
+            self._planners[env_name] = Planner(
+                profile,
+                role=self.role,
+                max_replans=replans,
+                predefine_skills=self.predefine_skills,
+            )
         return self._planners[env_name]
 
     async def run(
@@ -122,7 +138,7 @@ class AutoManualAgent:
         ep = await Episode.start(env, task, recorder, seed=seed)
         ep.trajectory.notes["manual"] = self.source
         retrieved = (
-            await self.libraries.retrieve_async(task.group, task.goal)
+            await self.libraries.retrieve_all_async(task.group, task.goal)
             if self.libraries is not None
             else None
         )

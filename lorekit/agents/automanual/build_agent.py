@@ -20,6 +20,11 @@ planner and libraries, no builder and no rules. ``learn_rules=False`` is the
 library-only pass of the paper's two-step MiniWoB++ build: the planner sees
 the rules (inherited from an earlier build, :mod:`.inherit`) but neither the
 builder nor the consolidator runs, so only the libraries change.
+
+As in the authors' code, a skill from a direct success is never replaced
+(``keep_direct``), the planner sees a similar skill together with its type's
+reflection (``retrieval="together"``), and the shown skill's functions are
+defined before its code runs (``predefine_skills``); each can be switched off.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from typing import Any, Literal
 
 from lorekit.agents.automanual.builder import Builder
 from lorekit.agents.automanual.consolidator import Consolidator
-from lorekit.agents.automanual.core import PlannerEpisode
+from lorekit.agents.automanual.core import Outcome, PlannerEpisode
 from lorekit.agents.automanual.libraries import Libraries
 from lorekit.agents.automanual.planner import Planner, helper_examples
 from lorekit.agents.automanual.profiles import EnvProfile, profile_for
@@ -45,6 +50,11 @@ from lorekit.llm.roles import Roles
 
 Variant = Literal["automanual", "planner-lib"]
 VARIANTS: tuple[str, ...] = ("automanual", "planner-lib")
+Retrieval = Literal["together", "one"]
+RETRIEVALS: tuple[str, ...] = ("together", "one")
+"""What the planner is shown from the libraries: a similar skill and the type's
+reflection together (as published), or one item (the type's skill, else its
+reflection, else a similar skill)."""
 SEED_RECORD = "Given by the user: derived from the one human example."
 
 
@@ -83,7 +93,12 @@ class AutoManualBuildAgent:
         consolidator_role: str = "consolidator",
         retriever: str = "bm25",
         learn_rules: bool = True,
+        keep_direct: bool = True,
+        retrieval: Retrieval = "together",
+        predefine_skills: bool = True,
     ) -> None:
+        if retrieval not in RETRIEVALS:
+            raise ValueError(f"retrieval must be one of {', '.join(RETRIEVALS)}, got {retrieval!r}")
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
         if max_rules < 1 or retire_after < 1:
@@ -95,8 +110,19 @@ class AutoManualBuildAgent:
         self.profile: EnvProfile = profile_for(env_name)
         self.db = open_db(db_path)
         self.rules = RuleSystem(self.db, build_id, trajectory=self._trajectory_text)
-        self.libraries = Libraries(self.db, build_id, retriever=make_retriever(retriever))
-        self.planner = Planner(self.profile, role=planner_role, max_replans=max_replans)
+        self.libraries = Libraries(
+            self.db,
+            build_id,
+            retriever=make_retriever(retriever),
+            keep_direct=keep_direct,
+            together=retrieval == "together",
+        )
+        self.planner = Planner(
+            self.profile,
+            role=planner_role,
+            max_replans=max_replans,
+            predefine_skills=predefine_skills,
+        )
         api = self.profile.api_text
         self.builder = Builder(self.profile.title, api, role=builder_role, max_rules=max_rules)
         self.consolidator = Consolidator(
@@ -196,7 +222,7 @@ class AutoManualBuildAgent:
         }
         if not self.learn_rules:
             build_notes["library_only"] = True
-        retrieved = await self.libraries.retrieve_async(task.group, task.goal)
+        retrieved = await self.libraries.retrieve_all_async(task.group, task.goal)
         played = await self.planner.play(
             ep,
             roles,
@@ -209,7 +235,13 @@ class AutoManualBuildAgent:
         )
         self.episodes[key] = played
         if played.outcome.succeeded and played.skill_code.strip():
-            self.libraries.add_skill(task.group, task.goal, played.skill_code, key)
+            self.libraries.add_skill(
+                task.group,
+                task.goal,
+                played.skill_code,
+                key,
+                direct=played.outcome is Outcome.DIRECT_SUCCESS,
+            )
         elif not played.outcome.succeeded:
             self.libraries.add_reflection(
                 task.group, task.goal, played.reflection or played.conclusion, key

@@ -2,13 +2,20 @@
 
 AutoManual keeps two small libraries next to the rules (section 3.2). A
 successful episode's cleaned code becomes the *skill* of its task type,
-replacing the previous one; a failed episode's reflection becomes the
-*reflection* of its type. When a new task comes the planner is shown
+replacing the previous one unless that one came from a direct success (the
+authors' skill bank keeps a first-try skill for good: ``keep_direct``); a
+failed episode's reflection becomes the *reflection* of its type. When a new
+task comes the planner is shown (:meth:`Libraries.retrieve_all`, as the
+authors' code does)
 
-1. the skill of the same task type, if there is one;
-2. otherwise the reflection of that type, if there is one;
-3. otherwise (``similar=True``) the skill of the most similar stored task,
-   ranked by a :class:`~.retrieval.Retriever` over ``"task_type: goal"``.
+1. the skill of the same task type, if there is one, else (``similar=True``)
+   the skill of the most similar stored task, ranked by a
+   :class:`~.retrieval.Retriever` over ``"task_type: goal"``;
+2. and, when the type has no skill of its own, the reflection of that type,
+   beside the similar skill.
+
+``together=False`` shows one item instead (:meth:`Libraries.retrieve`: the
+type's skill, else its reflection, else the most similar skill).
 
 Every addition is a row of ``automanual_library`` (the history is kept; the
 current entry of a type is its latest row), tagged with the episode it came
@@ -134,6 +141,11 @@ class Libraries:
     default); ``similar=False`` turns that fallback off (only the task's own
     type is used). A similarity match must score above ``min_score``: with
     BM25, a stored goal sharing no word with the new one is never offered.
+    ``keep_direct`` (default, as published): a skill that came from a direct
+    success stays its type's skill; later ones are stored in the history,
+    marked ``shelved``, and never become current. ``together`` (default, as
+    published): :meth:`retrieve_all` shows a similar skill and the type's
+    reflection together; False: the single item of :meth:`retrieve`.
     """
 
     def __init__(
@@ -145,6 +157,8 @@ class Libraries:
         similar: bool = True,
         min_score: float = 0.0,
         readonly: bool = False,
+        keep_direct: bool = True,
+        together: bool = True,
     ) -> None:
         if not build_id:
             raise ValueError("Libraries needs a build id (the build run's id)")
@@ -154,6 +168,8 @@ class Libraries:
         self.similar = similar
         self.min_score = min_score
         self.readonly = readonly
+        self.keep_direct = keep_direct
+        self.together = together
 
     # ---------------------------------------------------------------- writing
     def add_skill(
@@ -163,10 +179,21 @@ class Libraries:
         code: str,
         episode_id: str | None,
         *,
+        direct: bool = False,
         meta: Mapping[str, Any] | None = None,
     ) -> int:
-        """Make ``code`` the skill of ``task_type`` (the previous one stays in the history)."""
-        return self._add("skill", task_type, goal, code, episode_id, meta)
+        """Make ``code`` the skill of ``task_type`` (the previous one stays in the history).
+
+        ``direct``: the episode succeeded in its first turn. With
+        ``keep_direct``, a type whose current skill is direct keeps it: the new
+        row is stored ``shelved`` (history only), as the authors' skill bank
+        never replaces a skill that worked at the first try.
+        """
+        info = {**dict(meta or {}), **({"direct": True} if direct else {})}
+        current = self.skills().get(task_type)
+        if self.keep_direct and current is not None and current.meta.get("direct"):
+            info["shelved"] = True
+        return self._add("skill", task_type, goal, code, episode_id, info)
 
     def add_reflection(
         self,
@@ -248,9 +275,12 @@ class Libraries:
         return [_entry(r) for r in self.db.execute(sql + " ORDER BY seq", args).fetchall()]
 
     def current(self, kind: Kind) -> dict[str, LibraryEntry]:
-        """The latest entry of ``kind`` per task type, oldest entry first."""
+        """The latest entry of ``kind`` per task type, oldest entry first (rows stored
+        ``shelved`` never become current: see :meth:`add_skill`)."""
         out: dict[str, LibraryEntry] = {}
         for entry in self.history(kind):
+            if entry.meta.get("shelved"):
+                continue
             out.pop(entry.task_type, None)  # re-inserted last: the dict stays in seq order
             out[entry.task_type] = entry
         return out
@@ -280,6 +310,46 @@ class Libraries:
             self.retriever.rank, _doc(task_type, goal), _docs(candidates)
         )
         return self._best(candidates, ranked)
+
+    def retrieve_all(self, task_type: str, goal: str) -> list[Retrieved]:
+        """Everything to show the planner for a new task (see the module docstring).
+
+        With ``together``: the type's skill or the most similar one, then the
+        type's reflection when the type has no skill. Otherwise the one item
+        of :meth:`retrieve`, if any.
+        """
+        if not self.together:
+            one = self.retrieve(task_type, goal)
+            return [] if one is None else [one]
+        skill, candidates, reflection = self._lookup_together(task_type)
+        if skill is None and candidates:
+            ranked = self.retriever.rank(_doc(task_type, goal), _docs(candidates))
+            skill = self._best(candidates, ranked)
+        return [r for r in (skill, reflection) if r is not None]
+
+    async def retrieve_all_async(self, task_type: str, goal: str) -> list[Retrieved]:
+        """:meth:`retrieve_all` for an event loop (the ranking runs in a worker thread)."""
+        if not self.together:
+            one = await self.retrieve_async(task_type, goal)
+            return [] if one is None else [one]
+        skill, candidates, reflection = self._lookup_together(task_type)
+        if skill is None and candidates:
+            ranked = await asyncio.to_thread(
+                self.retriever.rank, _doc(task_type, goal), _docs(candidates)
+            )
+            skill = self._best(candidates, ranked)
+        return [r for r in (skill, reflection) if r is not None]
+
+    def _lookup_together(
+        self, task_type: str
+    ) -> tuple[Retrieved | None, list[LibraryEntry], Retrieved | None]:
+        """The type's own skill (or the skills to rank) and, without one, its reflection."""
+        skills = self.skills()
+        if task_type in skills:
+            return _retrieved(skills[task_type], same_type=True), [], None
+        found = self.reflections().get(task_type)
+        reflection = None if found is None else _retrieved(found, same_type=True)
+        return None, list(skills.values()) if self.similar else [], reflection
 
     def _lookup(self, task_type: str) -> tuple[Retrieved | None, list[LibraryEntry]]:
         """The exact answer if the type has one; else the skills to rank (maybe none)."""

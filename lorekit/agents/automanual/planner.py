@@ -13,10 +13,12 @@ The planner then writes its conclusion: a clean code block for a success
 One namespace per episode, as in the authors' code: every turn's code runs
 in the same sandbox worker (:class:`~lorekit.sandbox.SandboxSession`), so
 variables and functions of earlier turns are still there. Before the first
-run the env profile's helper functions and the function definitions in Useful
-Helper Method rules are defined (``preload``). Should the worker be lost
-mid-episode (a time limit, a guard violation), the next turn starts on a
-fresh one with the helpers and the functions earlier turns defined (only
+run the env profile's helper functions, the function definitions in Useful
+Helper Method rules and those of the retrieved skill are defined
+(``preload``), as the authors' code defines them before the planner's code.
+Should the worker be lost mid-episode (a time limit, a guard violation), the
+next turn starts on a fresh one with the helpers and the functions earlier
+turns defined (only
 ``def`` statements, so nothing an earlier turn did is done again); their
 variables are gone, and the feedback says so.
 
@@ -85,6 +87,8 @@ class Planner:
     the sandbox's worker pool (default: the process-wide one).
     ``format_retries`` bounds how often an answer without code (or a
     conclusion without its part) is sent back before the turn counts as failed.
+    ``predefine_skills`` (default, as published): the functions of a skill
+    shown in the prompt are defined before the planner's first code runs.
     """
 
     def __init__(
@@ -97,7 +101,9 @@ class Planner:
         format_retries: int = 2,
         max_tokens: int | None = None,
         pool: WorkerPool | None = None,
+        predefine_skills: bool = True,
     ) -> None:
+        self.predefine_skills = predefine_skills
         self.profile = profile_for(profile) if isinstance(profile, str) else profile
         self.role = role
         self.limits = limits or self.profile.limits
@@ -134,22 +140,18 @@ class Planner:
         *,
         rules_text: str,
         rules_heading: Literal["Rules", "Manual"] = "Rules",
-        retrieved: Retrieved | None = None,
+        retrieved: Retrieved | Sequence[Retrieved] | None = None,
     ) -> str:
-        """The episode's first user message: rules (or manual), a retrieved example, the task."""
+        """The episode's first user message: rules (or manual), what the libraries gave
+        (a skill, a reflection, or both, in that order), the task."""
         shown_rules = rules_text.strip() or fill("no_rules")
         if rules_heading == "Manual":
             shown_rules = nest_headings(shown_rules)
         parts = [fill("rules_section", heading=rules_heading, text=shown_rules)]
-        if retrieved is not None and retrieved.text.strip():
-            name = "skill_section" if retrieved.kind == "skill" else "reflection_section"
+        for item in _items(retrieved):
+            name = "skill_section" if item.kind == "skill" else "reflection_section"
             parts.append(
-                fill(
-                    name,
-                    task_type=retrieved.task_type,
-                    goal=retrieved.goal,
-                    text=retrieved.text.strip(),
-                )
+                fill(name, task_type=item.task_type, goal=item.goal, text=item.text.strip())
             )
         parts.append(fill("task_section", opening=opening.strip()))
         return "\n\n".join(parts)
@@ -163,7 +165,7 @@ class Planner:
         *,
         rules_text: str,
         rules_heading: Literal["Rules", "Manual"] = "Rules",
-        retrieved: Retrieved | None = None,
+        retrieved: Retrieved | Sequence[Retrieved] | None = None,
         episode_id: str,
         task_type: str,
         helper_sources: Sequence[str] = (),
@@ -173,7 +175,9 @@ class Planner:
 
         ``helper_sources`` are the examples of the Useful Helper Method rules
         (or any code whose function definitions should be predefined): only
-        their ``def`` statements are used. ``conclude=False`` (the testing
+        their ``def`` statements are used; with ``predefine_skills`` the
+        retrieved skills' follow them (a skill's function wins over a rule's
+        of the same name, as in the authors' code). ``conclude=False`` (the testing
         stage, which stores no skill or reflection) skips the conclusion
         request. Model errors propagate; what was
         played so far stays in ``ep.trajectory.notes["automanual"]``.
@@ -191,7 +195,10 @@ class Planner:
         api = self.profile.code_api(ep.env)
         gate = RecordingApi(api, self.profile.callable_methods, ep)
         preload = [self.profile.helpers] if self.profile.helpers.strip() else []
-        preload += [d for d in (definitions(s) for s in helper_sources) if d]
+        sources = list(helper_sources)
+        if self.predefine_skills:
+            sources += [r.text for r in _items(retrieved) if r.kind == "skill"]
+        preload += [d for d in (definitions(s) for s in sources) if d]
         earlier: dict[str, str] = {}  # this episode's functions by name, the latest version
         messages = [
             Message("system", self.system_prompt()),
@@ -355,6 +362,14 @@ class Planner:
             planned.skill_code = found.skill_code
             planned.reflection = found.mistakes if found.skill_code else found.reflection
             return
+
+
+def _items(retrieved: Retrieved | Sequence[Retrieved] | None) -> list[Retrieved]:
+    """What the libraries gave, as a list without empty entries."""
+    if retrieved is None:
+        return []
+    many = [retrieved] if not isinstance(retrieved, Sequence) else list(retrieved)
+    return [r for r in many if r.text.strip()]
 
 
 def nest_headings(markdown: str, levels: int = 2) -> str:

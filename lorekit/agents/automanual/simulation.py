@@ -16,7 +16,10 @@ same prompt gets the same answer):
 2. Rules first: a rule that applies to the task's type and carries a key
    phrase of :mod:`~lorekit.agents.automanual.simulation_rules` sets that part
    of the strategy (``TWO_APART``: search again for Put Two's second object;
-   ``TRANSFORM``: never forget the state change).
+   ``TRANSFORM``: never forget the state change), and so does a wrong one
+   (``TWO_SAME``: take the second where the first was; ``SKIP_CHANGE``: leave
+   the state change out). It follows the rules of an episode with probability
+   ``obey`` (drawn from the task, so both methods draw alike), else ignores them.
 3. Otherwise it copies a skill of the same type (path dependence): Put Two's
    skill written after an episode where both objects lay together takes the
    second object from the first one's receptacle, which fails when they lie
@@ -29,8 +32,9 @@ same prompt gets the same answer):
    where it was (and fails again).
 6. On ``## Conclusion`` it writes a skill (success: the program with what this
    episode saw baked in, e.g. "same receptacle" when both objects were
-   together and no rule or error told it otherwise), with ``### Mistakes`` for
-   an indirect success, or a ``### Reflection`` naming the failing step.
+   together and no rule or error told it otherwise; with probability ``bake``,
+   else the generic search), with ``### Mistakes`` for an indirect success, or a
+   ``### Reflection`` naming the failing step.
 """
 
 from __future__ import annotations
@@ -55,8 +59,10 @@ from lorekit.agents.automanual.simulation_code import (
 )
 from lorekit.agents.automanual.simulation_rules import (
     LOOK_TYPE,
+    SKIP_CHANGE,
     TRANSFORM,
     TWO_APART,
+    TWO_SAME,
     TWO_TYPE,
     Knowledge,
     recognise,
@@ -101,14 +107,15 @@ class _Prompt:
     reflection: str = ""
 
 
-def _read_first(text: str) -> _Prompt | None:
+def _read_first(text: str, obey: float = 1.0, seed: int = 0) -> _Prompt | None:
     parts = sections(text)
     task = parts.get("Task", "")
     goal = parse_goal(task)
     if goal is None:
         return None
-    rules = _rules_text(text)
-    prompt = _Prompt(task, goal, parse_receptacles(task), recognise(rules, goal.task_type))
+    obeys = obey >= 1.0 or draw(seed, "obey", task) < obey
+    know = recognise(_rules_text(text), goal.task_type) if obeys else Knowledge()
+    prompt = _Prompt(task, goal, parse_receptacles(task), know)
     for heading, body in parts.items():
         m = _TYPE_IN.search(heading)
         same = m is not None and m.group(1) == goal.task_type
@@ -161,10 +168,18 @@ class _Episode:
     feedback: str = ""
 
 
-def planner_model(*, forget: float = 0.0, repair: float = 1.0, seed: int = 0) -> ModelFn:
+def planner_model(
+    *,
+    forget: float = 0.0,
+    repair: float = 1.0,
+    seed: int = 0,
+    obey: float = 1.0,
+    bake: float = 1.0,
+) -> ModelFn:
     """The scripted planner (see the module docstring) as a function of the messages."""
-    if not (0.0 <= forget <= 1.0 and 0.0 <= repair <= 1.0):
-        raise ValueError(f"forget and repair are probabilities, got {forget}, {repair}")
+    for name, p in (("forget", forget), ("repair", repair), ("obey", obey), ("bake", bake)):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{name} is a probability, got {p}")
 
     def answer(messages: tuple[Message, ...]) -> str:
         first = next(
@@ -172,7 +187,7 @@ def planner_model(*, forget: float = 0.0, repair: float = 1.0, seed: int = 0) ->
         )
         if first is None:
             return _apology("I cannot find the task in this prompt.")
-        prompt = _read_first(messages[first].content)
+        prompt = _read_first(messages[first].content, obey, seed)
         if prompt is None:
             return _apology("I cannot tell what this task asks for.")
         episode = _Episode(prompt)
@@ -185,7 +200,7 @@ def planner_model(*, forget: float = 0.0, repair: float = 1.0, seed: int = 0) ->
             episode.feedback = msg.content
             conclusion = _CONCLUSION.search(msg.content)
             if conclusion is not None:
-                return _conclude(episode, conclusion.group(1))
+                return _conclude(episode, conclusion.group(1), bake, seed)
             if k == len(messages) - 1 or messages[k + 1].role == "assistant":
                 episode.turns.append(_next_turn(episode, msg.content, repair, seed, k))
         return _render(episode.turns[-1], prompt.knowledge)
@@ -212,12 +227,18 @@ def _first_turn(prompt: _Prompt, forget: float, seed: int) -> _Turn:
             forgets = False
         strategy = Strategy(transform=not forgets)
         notes.append("No skill for this type yet: I search the receptacles with a helper.")
-    if know.two_apart:
+    if know.second == "search":
         strategy = strategy.but(second="search")
         notes.append(f"The rules say the two objects {TWO_APART}: I search again for the second.")
-    if know.transform:
+    elif know.second == "same":
+        strategy = strategy.but(second="same")
+        notes.append(f"The rules say the two objects {TWO_SAME}: I take both there.")
+    if know.change is True:
         strategy = strategy.but(transform=True)
         notes.append(f"The rules remind me to {TRANSFORM[goal.task_type]}.")
+    elif know.change is False:
+        strategy = strategy.but(transform=False)
+        notes.append(f"The rules say the object {SKIP_CHANGE[goal.task_type]}: no change.")
     analysis = f"The task is a {goal.task_type} task with {goal.obj}. " + " ".join(notes)
     plan = _plan_text(goal, strategy)
     return _Turn(analysis, plan, write_code(goal, prompt.receptacles, strategy), strategy)
@@ -301,13 +322,16 @@ def _render(turn: _Turn, know: Knowledge) -> str:
     )
 
 
-def _conclude(episode: _Episode, outcome: str) -> str:
+def _conclude(episode: _Episode, outcome: str, bake: float = 1.0, seed: int = 0) -> str:
     prompt = episode.prompt
     goal = prompt.goal
     if outcome.endswith("success"):
         strategy = episode.turns[-1].strategy.but(transform=True)
         if goal.task_type == TWO_TYPE:
-            strategy = strategy.but(second=_baked_second(episode))
+            baked = _baked_second(episode)
+            if baked == "same" and bake < 1.0 and draw(seed, "bake", prompt.task) >= bake:
+                baked = "search"  # this skill keeps the generic search
+            strategy = strategy.but(second=baked)
         code = write_code(goal, prompt.receptacles, strategy)
         parts = []
         if outcome == "indirect_success":
@@ -330,7 +354,7 @@ def _conclude(episode: _Episode, outcome: str) -> str:
 
 def _baked_second(episode: _Episode) -> str:
     """Put Two's shortcut, written into the skill when this episode saw both objects together."""
-    if episode.prompt.knowledge.two_apart or "two_apart" in episode.repaired:
+    if episode.prompt.knowledge.second == "search" or "two_apart" in episode.repaired:
         return "search"
     places = [p for o, p in episode.found if kind(o) == episode.prompt.goal.obj]
     return "same" if len(places) >= 2 and places[0] == places[1] else "search"

@@ -7,7 +7,12 @@ the errors the scripted planner
 rules containing exactly the key phrases that planner follows
 (:mod:`lorekit.agents.automanual.simulation_rules`). The study built on them
 therefore shows the mechanism (a rule fixes a systematic error that a copied
-skill repeats), not that a real model would find these rules.
+skill repeats), not that a real model would find these rules. With
+``wrong`` it writes, in an episode drawn with that chance, the opposite
+rules (:data:`~.simulation_rules.TWO_SAME`, :data:`~.simulation_rules.SKIP_CHANGE`),
+which the planner follows as faithfully: the study's condition where a rule
+hurts. A wrong rule that the planner followed into the same error again is
+rewritten (drawn again) when the error is next repaired.
 
 Prompt markers they rely on (the lead's prompts must keep them, or these
 functions be adapted):
@@ -46,8 +51,10 @@ from lorekit.agents.automanual.simulation_code import (
 )
 from lorekit.agents.automanual.simulation_rules import (
     ALL_TYPES,
+    SKIP_CHANGE,
     TRANSFORM,
     TWO_APART,
+    TWO_SAME,
     TWO_TYPE,
     recognise,
     rule_chunks,
@@ -126,6 +133,36 @@ def _success_rule(task_type: str, learned_apart: bool) -> tuple[str, str]:
     return f"{_scope(task_type)}: " + ", ".join(steps) + ".", ""
 
 
+def _wrong_rule(task_type: str, error: str) -> tuple[str, str]:
+    """(content, example) of the opposite rule: what a builder that drew the wrong
+    conclusion writes (the scripted planner follows it like a right one)."""
+    if error == "two_apart" and task_type == TWO_TYPE:
+        return (
+            f"{_scope(task_type)}: the two objects {TWO_SAME}. After putting the first one "
+            "in place, go back to where it was and take the second one there.",
+            "",
+        )
+    if task_type in SKIP_CHANGE:
+        return (
+            f"{_scope(task_type)}: the object {SKIP_CHANGE[task_type]} when found; "
+            "go straight on to the target.",
+            "",
+        )
+    return _vague_rule(task_type)
+
+
+def _wrong_success_rule(task_type: str) -> tuple[str, str]:
+    """A Success Process that generalises wrongly (no state change; Put Two: one place)."""
+    steps = ["search the receptacles with find_object (open closed ones)", "take the object"]
+    if task_type in SKIP_CHANGE:
+        steps.append(f"it {SKIP_CHANGE[task_type]}, so no state change is needed")
+    if task_type != "look_at_obj_in_light":
+        steps.append("go to the target receptacle, open it if closed, and put the object there")
+    if task_type == TWO_TYPE:
+        steps.append(f"the two objects {TWO_SAME}: take the second one where the first was")
+    return f"{_scope(task_type)}: " + ", ".join(steps) + ".", ""
+
+
 def _vague_rule(task_type: str) -> tuple[str, str]:
     """What a careless builder writes: true, and of no use to the planner."""
     return (
@@ -140,14 +177,15 @@ def _call(fn: str, **kwargs: str) -> str:
     return f"rule_system.{fn}({args})"
 
 
-def builder_model(*, mistake: float = 0.0, seed: int = 0) -> ModelFn:
+def builder_model(*, mistake: float = 0.0, seed: int = 0, wrong: float = 0.0) -> ModelFn:
     """The scripted builder: diagnosis first, then rule-system calls (see the module docstring).
 
     ``mistake`` is the chance, per episode (seeded by the prompt), that each
-    rule it would write with a key phrase comes out vague instead.
+    rule it would write with a key phrase comes out vague instead; ``wrong``
+    the chance (drawn from the trajectory) that it comes out as the opposite.
     """
-    if not 0.0 <= mistake <= 1.0:
-        raise ValueError(f"mistake is a probability, got {mistake}")
+    if not (0.0 <= mistake <= 1.0 and 0.0 <= wrong <= 1.0):
+        raise ValueError(f"mistake and wrong are probabilities, got {mistake}, {wrong}")
 
     def answer(messages: tuple[Message, ...]) -> str:
         text = _prompt_text(messages)
@@ -167,6 +205,7 @@ def builder_model(*, mistake: float = 0.0, seed: int = 0) -> ModelFn:
             _findings(trajectory, goal.obj, outcome != "failure"),
             outcome != "failure",
             draw(seed, "builder", trajectory) < mistake,
+            wrong > 0.0 and draw(seed, "wrong", _first_user(messages)) < wrong,
         )
         if asked:
             verdict = "rules" if calls else "agent"
@@ -182,6 +221,11 @@ def builder_model(*, mistake: float = 0.0, seed: int = 0) -> ModelFn:
     return answer
 
 
+def _first_user(messages: tuple[Message, ...]) -> str:
+    """The first request's text: the same for the diagnosis and the calls that follow."""
+    return next((m.content for m in messages if m.role == "user"), "")
+
+
 def _asks_diagnosis(messages: tuple[Message, ...]) -> bool:
     if messages and "## Manage rules" in messages[-1].content:
         return False
@@ -189,12 +233,25 @@ def _asks_diagnosis(messages: tuple[Message, ...]) -> bool:
 
 
 def _plan_calls(
-    task_type: str, rules_text: str, findings: list[_Finding], succeeded: bool, careless: bool
+    task_type: str,
+    rules_text: str,
+    findings: list[_Finding],
+    succeeded: bool,
+    careless: bool,
+    wrong: bool = False,
 ) -> list[str]:
     """The rule-system calls for one trajectory (empty: nothing to add)."""
     know = recognise(rules_text, task_type)
     mine = [c for c in rule_chunks(rules_text) if c.applies_to(task_type)]
-    covered = {"two_apart": bool(know.two_apart), "forgot": bool(know.transform)}
+    covered = {"two_apart": know.second == "search", "forgot": know.change is True}
+    # a wrong rule that decided the point the error is about: rewritten in place
+    # unless it is a Success Process (then a newer Corrected Error outranks it)
+    misled = {
+        error: know.deciders.get(point, "")
+        for error, point, bad in (("two_apart", "second", "same"), ("forgot", "change", False))
+        if (know.second if point == "second" else know.change) == bad
+    }
+    types = {c.rule_id: c.rule_type for c in mine}
     calls: list[str] = []
     for f in findings:
         if covered[f.error]:
@@ -204,13 +261,22 @@ def _plan_calls(
                 content = f"{_scope(task_type)}: {UNSOLVED[f.error]}; the episode failed there."
                 calls.append(_call("write_rule", rule=content, type="Unsolved Error"))
             continue
-        content, example = _vague_rule(task_type) if careless else _fix_rule(task_type, f.error)
-        old = next((c for c in mine if UNSOLVED[f.error] in c.text), None)
-        if old is not None:
+        content, example = (
+            _vague_rule(task_type)
+            if careless
+            else _wrong_rule(task_type, f.error)
+            if wrong
+            else _fix_rule(task_type, f.error)
+        )
+        old_id = next((c.rule_id for c in mine if UNSOLVED[f.error] in c.text), "")
+        bad = misled.get(f.error, "")
+        if not old_id and bad and types.get(bad) != "Success Process":
+            old_id = bad
+        if old_id:
             calls.append(
                 _call(
                     "update_rule",
-                    rule_id=old.rule_id,
+                    rule_id=old_id,
                     rule=content,
                     type="Corrected Error",
                     example=example,
@@ -220,7 +286,13 @@ def _plan_calls(
             calls.append(_call("write_rule", rule=content, type="Corrected Error", example=example))
     if succeeded and not any(c.rule_type == "Success Process" for c in mine):
         apart = any(f.error == "two_apart" and f.solved for f in findings)
-        content, _ = _vague_rule(task_type) if careless else _success_rule(task_type, apart)
+        content, _ = (
+            _vague_rule(task_type)
+            if careless
+            else _wrong_success_rule(task_type)
+            if wrong
+            else _success_rule(task_type, apart)
+        )
         calls.append(_call("write_rule", rule=content, type="Success Process"))
     return calls
 

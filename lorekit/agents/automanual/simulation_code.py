@@ -32,7 +32,8 @@ _TEMPLATES = (  # ALFWorld's goal sentences (alfworld gen/goal_library.py), as r
         "look_at_obj_in_light",
         r"(?:look at|examine the) (?P<obj>\w+) (?:under|with) the (?P<toggle>\w+)",
     ),
-    ("pick_clean_then_place_in_recep", r"put a clean (?P<obj>\w+) in (?P<recep>\w+)"),
+    # "put a cleaned X": the published agent's form of ALFWorld's "put a clean X"
+    ("pick_clean_then_place_in_recep", r"put a clean(?:ed)? (?P<obj>\w+) in (?P<recep>\w+)"),
     ("pick_clean_then_place_in_recep", r"clean some (?P<obj>\w+) and put it in (?P<recep>\w+)"),
     ("pick_heat_then_place_in_recep", r"put a hot (?P<obj>\w+) in (?P<recep>\w+)"),
     ("pick_heat_then_place_in_recep", r"heat some (?P<obj>\w+) and put it in (?P<recep>\w+)"),

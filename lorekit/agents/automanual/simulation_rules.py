@@ -16,6 +16,13 @@ show that a real model would find or follow it.
 - :data:`TRANSFORM` (per task type): the state change the type needs, such as
   "heat it with the microwave"; a rule containing it means the planner never
   forgets that step.
+- :data:`TWO_SAME` and :data:`SKIP_CHANGE`: the *wrong* rules of the study's
+  ``wrong`` condition, followed as faithfully: the second object is taken from
+  the first one's receptacle; the state change is left out. Rules can hurt.
+
+When rules disagree on a point, the newest rule (highest id) decides, and
+within one rule (a merged one) the phrase written last: the planner follows
+the latest word, right or wrong.
 
 A rule applies to a task type when its text names the type's id
 (``pick_two_obj_and_place``) or says ``all task types``.
@@ -24,7 +31,7 @@ A rule applies to a task type when its text names the type's id
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 TWO_TYPE = "pick_two_obj_and_place"
 LOOK_TYPE = "look_at_obj_in_light"
@@ -41,6 +48,17 @@ TRANSFORM = {
     LOOK_TYPE: "turn on the desklamp",
 }
 """Key phrase per task type: the state change that type needs."""
+
+TWO_SAME = "are in the same receptacle"
+"""Wrong key phrase: Put Two's second object is taken where the first one was."""
+
+SKIP_CHANGE = {
+    "pick_clean_then_place_in_recep": "comes already cleaned",
+    "pick_heat_then_place_in_recep": "comes already heated",
+    "pick_cool_then_place_in_recep": "comes already cooled",
+    LOOK_TYPE: "the lamp is already on",
+}
+"""Wrong key phrase per task type: the state change is not needed (so it is left out)."""
 
 _RULE_ID = re.compile(r"\brule_\d+\b")
 
@@ -90,27 +108,60 @@ def rule_chunks(text: str) -> list[RuleChunk]:
 
 @dataclass(frozen=True)
 class Knowledge:
-    """What the rules in a prompt tell the planner about one task type (rule ids per point)."""
+    """What the rules in a prompt tell the planner about one task type.
+
+    ``two_apart``/``transform`` name the rules with the right phrase,
+    ``two_same``/``skip_change`` those with the wrong one; ``second`` (``search``
+    or ``same``) and ``change`` (True: do it, False: leave it out) are what the
+    newest of them decides (None: no rule says), ``deciders`` the deciding ids.
+    """
 
     two_apart: tuple[str, ...] = ()
     transform: tuple[str, ...] = ()
+    two_same: tuple[str, ...] = ()
+    skip_change: tuple[str, ...] = ()
+    second: str | None = None
+    change: bool | None = None
+    deciders: dict[str, str] = field(default_factory=dict)
 
     @property
     def used(self) -> list[str]:
-        return sorted(set(self.two_apart) | set(self.transform), key=_number)
+        ids = {*self.two_apart, *self.transform, *self.two_same, *self.skip_change}
+        return sorted(ids, key=_number)
 
 
 def recognise(rules_text: str, task_type: str) -> Knowledge:
     """The rules of ``rules_text`` that apply to ``task_type`` and carry a key phrase."""
-    two: list[str] = []
-    change: list[str] = []
-    key = TRANSFORM.get(task_type)
+    found: dict[str, list[str]] = {"apart": [], "change": [], "same": [], "skip": []}
+    latest: dict[str, tuple[int, int, object, str]] = {}
+    phrases: list[tuple[str, str, str, object]] = []
+    if task_type == TWO_TYPE:
+        phrases += [("apart", "second", TWO_APART, "search"), ("same", "second", TWO_SAME, "same")]
+    if task_type in TRANSFORM:
+        phrases += [
+            ("change", "change", TRANSFORM[task_type], True),
+            ("skip", "change", SKIP_CHANGE[task_type], False),
+        ]
     for chunk in rule_chunks(rules_text):
         if not chunk.applies_to(task_type):
             continue
         low = chunk.text.lower()
-        if task_type == TWO_TYPE and TWO_APART in low:
-            two.append(chunk.rule_id)
-        if key is not None and key in low:
-            change.append(chunk.rule_id)
-    return Knowledge(tuple(two), tuple(change))
+        for name, point, phrase, value in phrases:
+            at = low.rfind(phrase)
+            if at < 0:
+                continue
+            found[name].append(chunk.rule_id)
+            key = (_number(chunk.rule_id), at)
+            if point not in latest or key > latest[point][:2]:
+                latest[point] = (*key, value, chunk.rule_id)
+    second = latest.get("second")
+    change = latest.get("change")
+    return Knowledge(
+        tuple(found["apart"]),
+        tuple(found["change"]),
+        tuple(found["same"]),
+        tuple(found["skip"]),
+        second=None if second is None else str(second[2]),
+        change=None if change is None else bool(change[2]),
+        deciders={point: v[3] for point, v in latest.items()},
+    )

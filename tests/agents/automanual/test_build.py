@@ -326,3 +326,22 @@ def test_a_build_resumes_only_with_the_settings_it_began_with(
     with pytest.raises(RunMismatchError, match="task plan"):
         build(store, curriculum[:2])
     assert build(store, curriculum[:1]).skipped == 1  # the same settings resume
+
+
+def test_a_first_try_skill_stays_and_keeps_its_path(tmp_path: Path, curriculum: list[Task]) -> None:
+    # Planner+Lib. (no rules): the together game's skill came from a direct success,
+    # so, as in the authors' skill bank, the apart games' repaired skills never replace
+    # it and every apart game starts from its "same receptacle" shortcut again
+    store = tmp_path / "runs.sqlite3"
+    build(store, curriculum, variant="planner-lib")
+    played = outcomes(store)
+    assert played[0] == "direct_success" and "direct_success" not in played[1:]
+    assert played.count("indirect_success") >= 2  # repaired, but not remembered
+    from lorekit.agents.automanual.libraries import Libraries
+
+    lib = Libraries(open_db(str(store)), "b")
+    kept = lib.skills()["pick_two_obj_and_place"]
+    assert kept.episode_id == f"{curriculum[0].id}/0" and kept.meta == {"direct": True}
+    assert "same receptacle as the first" in kept.text
+    shelved = [bool(e.meta.get("shelved")) for e in lib.history("skill")]
+    assert shelved[0] is False and len(shelved) >= 3 and all(shelved[1:])

@@ -200,3 +200,72 @@ def test_section_and_snapshot_are_plain_and_round_trip(db: sqlite3.Connection) -
     assert snap["skills"][HEAT]["text"] == "agent.go_to('microwave_1')"
     assert snap["reflections"][COOL]["episode_id"] == "ep/1"
     assert json.loads(json.dumps(snap)) == snap
+
+
+def test_a_skill_from_a_direct_success_is_never_replaced(db: sqlite3.Connection) -> None:
+    # the authors' skill bank: an indirect success's skill gives way to any later
+    # success; one that worked at the first try stays its type's skill for good
+    lib = Libraries(db, "b")
+    lib.add_skill(HEAT, "heat egg", "after_errors()", "ep/0")
+    lib.add_skill(HEAT, "heat mug", "first_try()", "ep/1", direct=True)
+    lib.add_skill(HEAT, "heat cup", "later_indirect()", "ep/2")
+    lib.add_skill(HEAT, "heat pan", "later_direct()", "ep/3", direct=True)
+    assert lib.skills()[HEAT].text == "first_try()"
+    got = lib.retrieve(HEAT, "heat a potato")
+    assert got is not None and got.text == "first_try()" and got.episode_id == "ep/1"
+    rows = lib.history("skill")
+    assert [e.text for e in rows] == [
+        "after_errors()",
+        "first_try()",
+        "later_indirect()",
+        "later_direct()",
+    ]  # every conclusion is kept in the history, the later two shelved
+    assert [bool(e.meta.get("shelved")) for e in rows] == [False, False, True, True]
+    # a resumed build that drops the direct episode replaces again
+    lib.truncate_to({"ep/0"})
+    lib.add_skill(HEAT, "heat cup", "later_indirect()", "ep/2")
+    assert lib.skills()[HEAT].text == "later_indirect()"
+    # and the replacement of LoreKit's first version stays an option
+    latest = Libraries(db, "c", keep_direct=False)
+    latest.add_skill(HEAT, "heat mug", "first_try()", "ep/1", direct=True)
+    latest.add_skill(HEAT, "heat cup", "later_indirect()", "ep/2")
+    assert latest.skills()[HEAT].text == "later_indirect()"
+
+
+def test_a_similar_skill_and_the_types_reflection_are_shown_together(
+    db: sqlite3.Connection,
+) -> None:
+    lib = Libraries(db, "b")
+    lib.add_skill(HEAT, "heat some egg and put it in garbagecan", "heat_code()", "ep/0")
+    lib.add_reflection(
+        COOL, "cool some pan and put it in countertop", "the fridge was shut", "ep/1"
+    )
+    shown = lib.retrieve_all(COOL, "cool some bread and put it in countertop")
+    assert [(r.kind, r.task_type, r.same_type) for r in shown] == [
+        ("skill", HEAT, False),
+        ("reflection", COOL, True),
+    ]
+    assert shown[1].text == "the fridge was shut"
+    # a type with its own skill: that skill alone (a failure never displaces it)
+    lib.add_reflection(HEAT, "heat some cup", "the microwave was shut", "ep/2")
+    assert [(r.kind, r.text) for r in lib.retrieve_all(HEAT, "heat a mug")] == [
+        ("skill", "heat_code()")
+    ]
+    # nothing similar: the reflection alone
+    lib.add_reflection("unlike_any", "zzz qqq", "odd", "ep/3")
+    assert [r.kind for r in lib.retrieve_all("unlike_any", "zzz qqq")] == ["reflection"]
+    # one item, LoreKit's first way, as an option
+    one = Libraries(db, "b", together=False)
+    assert [r.kind for r in one.retrieve_all(COOL, "cool some bread")] == ["reflection"]
+
+
+async def test_retrieve_all_async_matches_retrieve_all(db: sqlite3.Connection) -> None:
+    lib = Libraries(db, "b")
+    lib.add_skill(CLEAN, "clean some apple and put it in fridge", "clean_code()", "ep/0")
+    lib.add_reflection(COOL, "cool some cup", "reflect", "ep/1")
+    for together in (True, False):
+        lib.together = together
+        for task_type, goal in [(CLEAN, "clean a cup"), (COOL, "cool some apple"), ("x", "zzz")]:
+            assert await lib.retrieve_all_async(task_type, goal) == lib.retrieve_all(
+                task_type, goal
+            )

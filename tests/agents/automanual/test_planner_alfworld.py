@@ -342,3 +342,36 @@ agent.put(soapbottle, target)
     assert played.ep.trajectory.success and planned.outcome is Outcome.INDIRECT_SUCCESS
     system = played.llm.calls[0].messages[0].content
     assert "one namespace" in system
+
+
+async def test_the_shown_skills_functions_are_defined_and_both_items_shown(
+    pool: WorkerPool,
+) -> None:
+    # as in the authors' code: the retrieved skill's functions exist before the
+    # planner's first code runs, and a similar skill and the type's failure
+    # record are shown together
+    from lorekit.agents.automanual.libraries import Retrieved
+
+    shown = [
+        Retrieved("skill", "pick_heat_then_place_in_recep", "heat some egg", SOLVE, False),
+        Retrieved("reflection", TYPE, "put a soapbar in cabinet", "The drawer was shut.", True),
+    ]
+    env = make("alfworld", split="dev", **PROFILE.env_options)
+    ep = await Episode.start(env, GAME)
+    llm = ScriptedLLM([answer(FINISH), skill(SOLVE)])  # FINISH calls find_object, undefined
+    planned = await Planner(PROFILE, limits=LIMITS, pool=pool).play(
+        ep, Roles(llm), rules_text="", retrieved=shown, episode_id="ep-s", task_type=TYPE
+    )
+    assert planned.outcome is Outcome.DIRECT_SUCCESS, planned.turns[0].feedback
+    user = llm.calls[0].messages[1].content
+    skill_at = user.index("## Skill for a similar task (pick_heat_then_place_in_recep)")
+    assert skill_at < user.index(f"## Reflection from an earlier failure ({TYPE})")
+    assert "The drawer was shut." in user
+    # switched off, the same answer finds no find_object
+    ep = await Episode.start(make("alfworld", split="dev", **PROFILE.env_options), GAME)
+    llm = ScriptedLLM([answer(FINISH), REFLECTION, REFLECTION])
+    off = Planner(PROFILE, limits=LIMITS, pool=pool, max_replans=0, predefine_skills=False)
+    planned = await off.play(
+        ep, Roles(llm), rules_text="", retrieved=shown, episode_id="ep-t", task_type=TYPE
+    )
+    assert planned.outcome is Outcome.FAILURE and "find_object" in planned.turns[0].feedback

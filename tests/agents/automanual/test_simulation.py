@@ -170,6 +170,10 @@ def two_games(env: AlfWorldEnv, split: str = "dev") -> tuple[list[Task], list[Ta
             TaskGoal("pick_clean_then_place_in_recep", "cloth", "drawer"),
         ),
         (
+            "put a cleaned cloth in drawer",
+            TaskGoal("pick_clean_then_place_in_recep", "cloth", "drawer"),
+        ),
+        (
             "clean some cloth and put it in drawer",
             TaskGoal("pick_clean_then_place_in_recep", "cloth", "drawer"),
         ),
@@ -473,3 +477,56 @@ def test_rules_stop_the_path_dependence_that_skills_repeat(env: AlfWorldEnv) -> 
         "direct_success",
         "direct_success",
     ]
+
+
+# -- rules that hurt: the study's conditions where AutoManual's assumption fails ------------
+
+
+def test_wrong_rules_are_followed_and_the_newest_rule_decides() -> None:
+    from lorekit.agents.automanual.simulation_rules import SKIP_CHANGE, TWO_SAME
+
+    heat = "pick_heat_then_place_in_recep"
+    right = f"rule_3 (Corrected Error): For {TWO} tasks: the two objects {TWO_APART}."
+    wrong = f"rule_5 (Success Process): For {TWO} tasks: the two objects {TWO_SAME}."
+    assert recognise(f"{right}\n{wrong}", TWO).second == "same"  # the newer one, wrong
+    assert recognise(wrong.replace("rule_5", "rule_2") + "\n" + right, TWO).second == "search"
+    skip = f"rule_4 (Success Process): For {heat} tasks: it {SKIP_CHANGE[heat]}."
+    know = recognise(skip, heat)
+    assert know.change is False and know.used == ["rule_4"]
+    # the planner writes what the wrong rule says, with no skill to copy
+    opening = (
+        "You are in the middle of a room. Looking quickly around you, you see cabinet_1, "
+        "countertop_1, and microwave_1.\n\nYour task is to: heat some egg and put it in "
+        "countertop."
+    )
+    for rules, heats in ((skip, False), (skip.replace(SKIP_CHANGE[heat], TRANSFORM[heat]), True)):
+        messages = (Message("user", f"## Rules\n{rules}\n\n## Task\n{opening}"),)
+        code = CODE.search(planner_model()(messages))
+        assert code is not None and ("heat_with" in code.group(1)) is heats
+    # a planner that does not obey ignores them (drawn per task, the same for every method)
+    messages = (Message("user", f"## Rules\n{skip}\n\n## Task\n{opening}"),)
+    code = CODE.search(planner_model(obey=0.0)(messages))
+    assert code is not None and "heat_with" in code.group(1)
+
+
+def test_a_wrong_builder_writes_the_opposite_and_rewrites_it_when_it_misleads() -> None:
+    from lorekit.agents.automanual.simulation_rules import TWO_SAME
+
+    rules = Rules()
+    fixed = fake_run("indirect_success", NO_SECOND, f"The two objects {TWO_APART}.")
+    build(rules, fixed, builder_model(wrong=1.0))
+    assert recognise(rules.render(), TWO).second == "same"  # the rule hurts
+    assert all(TWO_APART not in c for _, c in rules.rules.values())
+    # the planner follows it into the error again; a builder drawing right this time
+    # outranks the wrong Success Process with a newer Corrected Error
+    build(rules, fixed, builder_model(wrong=0.0))
+    assert recognise(rules.render(), TWO).second == "search"
+    assert any(TWO_SAME in c for _, c in rules.rules.values())  # still there, outranked
+
+
+def test_a_skill_may_keep_no_shortcut(env: AlfWorldEnv) -> None:
+    together, _ = two_games(env)
+    for bake, shortcut in ((1.0, True), (0.0, False)):
+        run = play(env, together[0], planner_model(bake=bake))
+        assert run.outcome == "direct_success"
+        assert ("same receptacle as the first" in skill_of(run)) is shortcut
