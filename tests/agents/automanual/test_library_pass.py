@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from _cli import run_cli
-from test_build import ENV_KWARGS, REPO, SIM_MODEL, build, sim_roles
+from test_build import ENV_KWARGS, REPO, SIM_MODEL, build, curriculum_of, sim_roles
 from test_simulation import two_games
 
 from lorekit.agents.automanual.formulator import Formulator
@@ -41,9 +41,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished build ``b`` on Put Two (a success, then a failure: rules, a skill, a
     reflection), its rules formulated into a manual; each test copies the store."""
     env = make("alfworld", **ENV_KWARGS)
-    together, apart = two_games(env)
     store = tmp_path_factory.mktemp("source") / "runs.sqlite3"
-    build(store, [together[0], apart[0]])
+    build(store, curriculum_of(env)[:2])  # together (a skill), then apart (a failure)
     db = open_db(str(store))
     try:
         manual = asyncio.run(
@@ -87,7 +86,8 @@ def state(store: Path, build_id: str) -> dict[str, Any]:
 def library_pass(store: Path, *extra: str) -> list[str]:
     return [
         "automanual", "build", "alfworld", "--from", "b", "--library-only", "--run-id", "lib",
-        "--tasks", OTHER, "--per-type", "2", "--store", str(store), *SIM_MODEL, *extra,
+        "--tasks", OTHER, "--per-type", "2", "--env-opt", "max_steps=30", "--store", str(store),
+        *SIM_MODEL, *extra,
     ]  # fmt: skip
 
 
@@ -193,7 +193,7 @@ def test_library_pass_refuses_what_it_cannot_start_from(
 
 def test_refusals_of_the_python_api(store: Path) -> None:
     env = make("alfworld", **ENV_KWARGS)
-    together, apart = two_games(env)
+    together, _ = two_games(env)
 
     def again(tasks: list[Task], **options: Any) -> Any:
         return asyncio.run(
@@ -214,7 +214,7 @@ def test_refusals_of_the_python_api(store: Path) -> None:
         again([together[0]], library_only=True)
     # b played these very episodes (same tasks, same seeds): their rows would be confused
     with pytest.raises(BuildSourceError, match="2 planned episodes were played by build 'b'"):
-        again([together[0], apart[0]], from_build="b", library_only=True)
+        again(curriculum_of(env)[:2], from_build="b", library_only=True)
     with RunStore(store) as db, pytest.raises(BuildSourceError, match="built on alfworld"):
         read_source(db, "b", env_name="miniwob", env_kwargs=ENV_KWARGS)
 
