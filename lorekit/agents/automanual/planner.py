@@ -35,7 +35,11 @@ from typing import Any, Literal, Protocol
 
 from lorekit.agents.automanual import texts
 from lorekit.agents.automanual.core import Outcome, PlannerEpisode, PlannerTurn, Rule, RuleType
-from lorekit.agents.automanual.planner_feedback import RecordingApi, render_feedback
+from lorekit.agents.automanual.planner_feedback import (
+    RecordingApi,
+    render_examples,
+    render_feedback,
+)
 from lorekit.agents.automanual.planner_parse import (
     AnswerFormatError,
     PlannerAnswer,
@@ -120,18 +124,13 @@ class Planner:
         helpers = p.helper_description()
         if helpers:
             helpers = "\nFunctions already defined for you:\n" + helpers + "\n"
-        example = [fill("example_task", task=p.example.task)]
-        for turn in p.example.turns:
-            example.append(fill("example_answer", answer=turn.answer))
-            if turn.feedback:
-                example.append(fill("example_feedback", feedback=turn.feedback))
         return fill(
             "system",
             role=p.role,
             api_intro=p.api_intro,
             api=p.api_description(),
             helpers=helpers,
-            example="\n\n".join(example),
+            examples=render_examples(p.examples),
         )
 
     def first_message(

@@ -10,7 +10,8 @@ cut off in the middle of a run, and success still comes from the env.
 
 :func:`render_feedback` turns a run into the text the planner reads next:
 status and error line, each call with its result, printed output, the
-episode's state, and for web pages the page now.
+episode's state, and for web pages the page now. :func:`render_examples` shows
+the profile's human examples (tasks, answers and that feedback) in the system prompt.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lorekit.agents.automanual import texts
+from lorekit.agents.automanual.profiles import Example
 from lorekit.agents.base import Episode
 from lorekit.agents.prompts import render
 from lorekit.envs.base import Step
@@ -206,3 +209,28 @@ def _calls(
             tail = shorten(repr(call.result), result_chars)
         out.append(f"{head} -> {tail}")
     return out
+
+
+def render_examples(examples: Sequence[Example]) -> str:
+    """The system prompt's example section: one example as before, several all at
+    once, numbered and named by task type (the authors' code puts its whole list
+    of examples in the prompt, after "Here are N examples")."""
+
+    def fill(name: str, **values: Any) -> str:
+        return texts.fill("planner", name, **values)
+
+    def one(example: Example) -> str:
+        parts = [fill("example_task", task=example.task)]
+        for turn in example.turns:
+            parts.append(fill("example_answer", answer=turn.answer))
+            if turn.feedback:
+                parts.append(fill("example_feedback", feedback=turn.feedback))
+        return "\n\n".join(parts)
+
+    if len(examples) == 1:
+        return fill("example_section", example=one(examples[0]))
+    numbered = (
+        fill("example_numbered", number=n, task_type=e.task_type, example=one(e))
+        for n, e in enumerate(examples, 1)
+    )
+    return fill("examples_section", count=len(examples), examples="\n\n".join(numbered))

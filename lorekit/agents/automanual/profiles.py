@@ -2,9 +2,9 @@
 
 The planner's prompts are the same for every env except for a few pieces:
 its role, the ``agent`` object's methods, helper functions defined before its
-code runs, the one human example, the rules derived from that example, and
-a few budgets. Those live in ``env_profiles/<env>.yaml``; this module loads them
-into an :class:`EnvProfile`.
+code runs, the human examples (one, ``example:``, or several, ``examples:``), the
+rules derived from the first example, and a few budgets. Those live in
+``env_profiles/<env>.yaml``; this module loads them into an :class:`EnvProfile`.
 
 The method list shown to the planner is derived from the code API class
 (signature and first docstring line of each exposed method), so it cannot
@@ -46,7 +46,7 @@ class ExampleTurn:
 
 @dataclass(frozen=True)
 class Example:
-    """The one human example: a task of the simplest type, played in the answer format."""
+    """A human example: one task played in the answer format, with the feedback it got."""
 
     task_type: str
     task_id: str
@@ -80,7 +80,10 @@ class EnvProfile:
     api_methods: tuple[str, ...]
     api_intro: str
     helpers: str
-    example: Example
+    examples: tuple[Example, ...]
+    """The human examples, all shown in the planner's system prompt (as the
+    authors' code shows its list of examples); the first is the one the initial
+    rules come from."""
     initial_rules: tuple[Mapping[str, str], ...]
     """The rules read off the example, as data for seeding a rule system: each a
     mapping with ``rule``, ``type`` (a :class:`RuleType` value) and ``example``."""
@@ -104,6 +107,11 @@ class EnvProfile:
     opening_form: str = "env"
     """``env``: the first observation as the env gives it; ``published``: as the
     authors' code showed it (see :meth:`opening`)."""
+
+    @property
+    def example(self) -> Example:
+        """The first human example (the one the initial rules were read off)."""
+        return self.examples[0]
 
     def api_type(self) -> type[Any]:
         """The code API class named by ``api.class`` (imported on first use)."""
@@ -223,7 +231,7 @@ def profile_for(env_name: str) -> EnvProfile:
     where = f"env_profiles/{env_name}.yaml"
     data = yamlio.safe_load(source.read_text(encoding="utf-8"), source=where)
     try:
-        profile = _build(data, where)
+        profile = parse_profile(data, where)
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, ProfileError):
             raise
@@ -239,15 +247,21 @@ def profile_for(env_name: str) -> EnvProfile:
     return profile
 
 
-def _build(data: Any, where: str) -> EnvProfile:
+def parse_profile(data: Any, where: str) -> EnvProfile:
+    """A profile from its YAML data (``where`` names it in errors); fields unchecked
+    against the code API, which :func:`profile_for` does after this."""
     if not isinstance(data, dict):
         raise ProfileError(f"{where} must be a mapping of fields")
-    api, example = data["api"], data["example"]
-    turns = tuple(
-        ExampleTurn(str(t["answer"]), str(t.get("feedback", ""))) for t in example["turns"]
-    )
-    if not turns:
-        raise ProfileError(f"{where}: example.turns is empty")
+    api = data["api"]
+    if ("example" in data) == ("examples" in data):
+        raise ProfileError(f"{where}: give either example (one) or examples (a list), not both")
+    listed = [data["example"]] if "example" in data else data["examples"]
+    if not isinstance(listed, list) or not listed:
+        raise ProfileError(f"{where}: examples must be a non-empty list")
+    examples = tuple(_example(e, where) for e in listed)
+    seen = [e.task_type for e in examples]
+    if len(set(seen)) != len(seen):
+        raise ProfileError(f"{where}: two examples share a task type ({', '.join(seen)})")
     max_replans = data["max_replans"]
     if not isinstance(max_replans, int) or isinstance(max_replans, bool) or max_replans < 0:
         raise ProfileError(f"{where}: max_replans must be a whole number >= 0, got {max_replans!r}")
@@ -259,9 +273,7 @@ def _build(data: Any, where: str) -> EnvProfile:
         api_methods=tuple(str(m) for m in api["methods"]),
         api_intro=str(api.get("intro", "")).strip(),
         helpers=str(data.get("helpers") or ""),
-        example=Example(
-            str(example["task_type"]), str(example["task_id"]), str(example["task"]), turns
-        ),
+        examples=examples,
         initial_rules=tuple(
             {
                 "rule": str(r["rule"]).strip(),
@@ -281,3 +293,12 @@ def _build(data: Any, where: str) -> EnvProfile:
         opening_form=str(data.get("opening_form", "env")),
         test_max_replans=data.get("test_max_replans"),
     )
+
+
+def _example(example: Any, where: str) -> Example:
+    turns = tuple(
+        ExampleTurn(str(t["answer"]), str(t.get("feedback", ""))) for t in example["turns"]
+    )
+    if not turns:
+        raise ProfileError(f"{where}: example {example.get('task_id')!r} has no turns")
+    return Example(str(example["task_type"]), str(example["task_id"]), str(example["task"]), turns)

@@ -12,7 +12,12 @@ from _planner_support import ISOLATION, LIMITS
 from lorekit.agents.automanual.core import RuleType
 from lorekit.agents.automanual.planner import Planner
 from lorekit.agents.automanual.planner_parse import definitions, parse_answer
-from lorekit.agents.automanual.profiles import ProfileError, available, profile_for
+from lorekit.agents.automanual.profiles import (
+    ProfileError,
+    available,
+    parse_profile,
+    profile_for,
+)
 from lorekit.sandbox import WorkerPool, run_code
 
 ENVS = ["alfworld", "miniwob"]
@@ -86,9 +91,53 @@ def test_system_prompt_carries_the_pieces(env: str) -> None:
     text = Planner(profile).system_prompt()
     assert profile.role in text and profile.api_description() in text
     assert profile.title and profile.api_text.startswith(profile.api_description())
-    for turn in profile.example.turns:
-        assert turn.answer in text
+    for example in profile.examples:
+        assert example.task in text
+        for turn in example.turns:
+            assert turn.answer in text and turn.feedback in text
     assert "\n## " not in text  # the H2 headings belong to the user messages
+
+
+def test_examples_are_shown_all_at_once_in_order() -> None:
+    """Several examples: one section, counted, each numbered and named by its type
+    (the authors' code shows its whole list after "Here are N examples")."""
+    text = Planner(profile_for("miniwob")).system_prompt()
+    assert text.count("# Examples\nHere are 4 examples,") == 1 and "# Example\n" not in text
+    types = ["search-engine", "click-menu", "enter-date", "social-media-some"]
+    where = [text.index(f"--- Example {n}: {t} ---\n") for n, t in enumerate(types, 1)]
+    assert where == sorted(where)
+    # One example (ALFWorld): the section as it always was.
+    one = Planner(profile_for("alfworld")).system_prompt()
+    assert "# Example\nThe task (first observation):\n" in one and "Here are" not in one
+
+
+def _profile_data(**examples: object) -> dict[str, object]:
+    example = {"task_type": "t", "task_id": "t#1", "task": "do it", "turns": [{"answer": "a"}]}
+    data: dict[str, object] = {
+        "env": "x",
+        "title": "X",
+        "role": "r",
+        "api": {"class": "m:C", "methods": []},
+        "rules": [],
+        "max_replans": 1,
+    }
+    data.update({k: example if v == "one" else v for k, v in examples.items()})
+    return data
+
+
+def test_a_profile_holds_one_example_or_a_list() -> None:
+    one = parse_profile(_profile_data(example="one"), "x.yaml")
+    assert [e.task_id for e in one.examples] == ["t#1"] and one.example is one.examples[0]
+    second = {"task_type": "u", "task_id": "u#2", "task": "t", "turns": [{"answer": "b"}]}
+    first = _profile_data(example="one")["example"]
+    listed = parse_profile(_profile_data(examples=[first, second]), "x.yaml")
+    assert [e.task_type for e in listed.examples] == ["t", "u"] and listed.example.task_id == "t#1"
+    with pytest.raises(ProfileError, match=r"either example .* or examples"):
+        parse_profile(_profile_data(example="one", examples=[second]), "x.yaml")
+    with pytest.raises(ProfileError, match="share a task type"):
+        parse_profile(_profile_data(examples=[first, first]), "x.yaml")
+    with pytest.raises(ProfileError, match="non-empty list"):
+        parse_profile(_profile_data(examples=[]), "x.yaml")
 
 
 def test_get_object_with_id(pool: WorkerPool) -> None:
