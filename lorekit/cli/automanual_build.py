@@ -102,6 +102,7 @@ async def run_build(
     retire_after: int = 3,
     max_replans: int | None = None,
     retriever: str = "bm25",
+    examples: int | None = None,
     config: dict[str, Any] | None = None,
     episode_timeout_s: float | None = 1_800.0,
     retry_errors: bool = False,
@@ -115,8 +116,9 @@ async def run_build(
     ``from_build`` starts from a copy of that finished build's rules, libraries
     and manuals; ``library_only`` (which needs it) never changes the rules, so
     only the skill and reflection libraries grow. ``variant=None`` takes the
-    source build's (or ``automanual``). Raises :class:`BuildSourceError` when
-    the source cannot be started from.
+    source build's (or ``automanual``). ``examples``: how many of the env
+    profile's human examples the planner is shown (default all). Raises
+    :class:`BuildSourceError` when the source cannot be started from.
     """
     from lorekit.agents.automanual.build_agent import AutoManualBuildAgent, CommittedEpisode
     from lorekit.envs import EnvSpec
@@ -146,6 +148,8 @@ async def run_build(
         "max_replans": max_replans,
         "retriever": retriever,
     }
+    if examples is not None:  # recorded only when set: builds from before it resume
+        options["examples"] = examples
     if source is not None:
         options.update(from_build=source.run_id, library_only=library_only)
     with RunStore(store_path) as store:
@@ -174,6 +178,7 @@ async def run_build(
             retire_after=retire_after,
             max_replans=max_replans,
             retriever=retriever,
+            examples=examples,
             learn_rules=not library_only,
         )
         agent.name = agent_name
@@ -254,6 +259,13 @@ async def run_build(
     help="How a skill of another task type is picked when none of the type exists: "
     "bm25, or embedding:MODEL (an OpenAI-compatible embeddings server, see docs).",
 )
+@click.option(
+    "--examples",
+    type=click.IntRange(min=1),
+    default=None,
+    help="How many of the env profile's human examples the planner is shown, from the "
+    "first (default all; miniwob has 4, 1 is the search-engine one alone).",
+)
 @source_options
 @task_options(
     split="dev",
@@ -279,6 +291,7 @@ def build_cmd(
     retire_after: int,
     max_replans: int | None,
     retriever: str,
+    examples: int | None,
     from_build: str | None,
     library_only: bool,
     libraries_on: str | None,
@@ -350,6 +363,7 @@ def build_cmd(
                     retire_after=retire_after,
                     max_replans=max_replans,
                     retriever=retriever,
+                    examples=examples,
                     episode_timeout_s=timeout_s,
                     retry_errors=harness.retry_errors,
                     progress=err_console if show_progress(harness.progress) else False,

@@ -181,6 +181,10 @@ def inherit(store_path: str | Path, source: SourceBuild, run_id: str) -> None:
         db.close()
 
 
+SET_ONLY: tuple[str, ...] = ("examples",)
+"""Build options that ``run_build`` records only when they are given."""
+
+
 def same_options(
     store: Any, run_id: str, options: dict[str, Any], seed: int, plan: list[str]
 ) -> None:
@@ -196,7 +200,12 @@ def same_options(
         return
     now = {**options, "seed": seed}
     before = {**stored["automanual"], "seed": stored.get("seed")}
-    changed = [f"{k} {before.get(k)!r} -> {now[k]!r}" for k in now if before.get(k) != now[k]]
+    # Options recorded only when given (so builds from before them resume) count
+    # when either side has them.
+    keys = [*now, *(k for k in SET_ONLY if k in before and k not in now)]
+    changed = [
+        f"{k} {before.get(k)!r} -> {now.get(k)!r}" for k in keys if before.get(k) != now.get(k)
+    ]
     if stored.get("plan") is not None and stored["plan"] != plan:
         changed.append("the task plan (split, tasks or --per-type)")
     if changed:

@@ -12,7 +12,9 @@ test run never changes the build it reads.
 endpoint the user configures; nothing is downloaded). ``retrieval``:
 ``together`` (default, as published: that skill and the type's reflection
 together) or ``one``; ``predefine_skills`` (default true, as published): the
-shown skill's functions are defined before the planner's code runs.
+shown skill's functions are defined before the planner's code runs;
+``examples`` (default all): how many of the profile's human examples the
+planner is shown, from the first (``examples=1``: MiniWoB++'s search-engine alone).
 
 ``manual`` is a build id in the run store (``store``: the run store file;
 the CLI passes its own) or a path to a Markdown file (e.g. one written by
@@ -61,11 +63,13 @@ class AutoManualAgent:
         retriever: str = "bm25",
         retrieval: str = "together",
         predefine_skills: bool = True,
+        examples: int | None = None,
     ) -> None:
         if retrieval not in RETRIEVALS:
             raise ValueError(f"retrieval must be one of {', '.join(RETRIEVALS)}, got {retrieval!r}")
         self.together = retrieval == "together"
         self.predefine_skills = predefine_skills
+        self.examples = examples
         if not isinstance(manual, str) or not manual.strip():
             raise ValueError(
                 "needs the manual to test with: --agent-opt manual=BUILD (a build id from "
@@ -129,6 +133,7 @@ class AutoManualAgent:
                 role=self.role,
                 max_replans=replans,
                 predefine_skills=self.predefine_skills,
+                examples=self.examples,
             )
         return self._planners[env_name]
 

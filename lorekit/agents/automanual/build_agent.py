@@ -96,6 +96,7 @@ class AutoManualBuildAgent:
         keep_direct: bool = True,
         retrieval: Retrieval = "together",
         predefine_skills: bool = True,
+        examples: int | None = None,
     ) -> None:
         if retrieval not in RETRIEVALS:
             raise ValueError(f"retrieval must be one of {', '.join(RETRIEVALS)}, got {retrieval!r}")
@@ -122,6 +123,7 @@ class AutoManualBuildAgent:
             role=planner_role,
             max_replans=max_replans,
             predefine_skills=predefine_skills,
+            examples=examples,
         )
         api = self.profile.api_text
         self.builder = Builder(self.profile.title, api, role=builder_role, max_rules=max_rules)

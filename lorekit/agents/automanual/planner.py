@@ -93,6 +93,9 @@ class Planner:
     conclusion without its part) is sent back before the turn counts as failed.
     ``predefine_skills`` (default, as published): the functions of a skill
     shown in the prompt are defined before the planner's first code runs.
+    ``examples``: how many of the profile's human examples the system prompt
+    shows, from the first (default all; MiniWoB++ has four, the paper's planner
+    on the 9 types with feedback had the first alone).
     """
 
     def __init__(
@@ -106,9 +109,11 @@ class Planner:
         max_tokens: int | None = None,
         pool: WorkerPool | None = None,
         predefine_skills: bool = True,
+        examples: int | None = None,
     ) -> None:
         self.predefine_skills = predefine_skills
         self.profile = profile_for(profile) if isinstance(profile, str) else profile
+        self.examples = self.profile.first_examples(examples)
         self.role = role
         self.limits = limits or self.profile.limits
         self.max_replans = self.profile.max_replans if max_replans is None else max_replans
@@ -119,7 +124,7 @@ class Planner:
     # -- prompts -------------------------------------------------------------------------
 
     def system_prompt(self) -> str:
-        """Role, the ``agent`` object's methods, how to answer, and the human example."""
+        """Role, the ``agent`` object's methods, how to answer, and the human examples."""
         p = self.profile
         helpers = p.helper_description()
         if helpers:
@@ -130,7 +135,7 @@ class Planner:
             api_intro=p.api_intro,
             api=p.api_description(),
             helpers=helpers,
-            examples=render_examples(p.examples),
+            examples=render_examples(self.examples),
         )
 
     def first_message(

@@ -113,6 +113,18 @@ class EnvProfile:
         """The first human example (the one the initial rules were read off)."""
         return self.examples[0]
 
+    def first_examples(self, count: int | None = None) -> tuple[Example, ...]:
+        """The first ``count`` human examples (all when None): what a planner shows."""
+        held = len(self.examples)
+        if count is None:
+            return self.examples
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= held:
+            raise ValueError(
+                f"examples must be a whole number from 1 to {held} (the {self.env} "
+                f"profile's human examples), got {count!r}"
+            )
+        return self.examples[:count]
+
     def api_type(self) -> type[Any]:
         """The code API class named by ``api.class`` (imported on first use)."""
         module, _, name = self.api_class.partition(":")

@@ -5,10 +5,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from _planner_support import ISOLATION, LIMITS
 
+from lorekit.agents.automanual.agent import AutoManualAgent
 from lorekit.agents.automanual.core import RuleType
 from lorekit.agents.automanual.planner import Planner
 from lorekit.agents.automanual.planner_parse import definitions, parse_answer
@@ -203,3 +205,23 @@ def test_first_message_sections_in_contract_order() -> None:
         "## Task",
     ]
     assert "## Rules\n(no rules yet)" in with_reflection
+
+
+def test_the_planner_shows_as_many_examples_as_asked(tmp_path: Path) -> None:
+    """``examples=N`` shows the first N (the paper's 9-type MiniWoB++ build had the
+    search-engine one alone); the test agent passes its option on."""
+    profile = profile_for("miniwob")
+    one = Planner(profile, examples=1).system_prompt()
+    assert "# Example\nThe task (first observation):\nTask: Use the textbox" in one
+    assert "click-menu" not in one and "Here are" not in one
+    two = Planner(profile, examples=2).system_prompt()
+    assert "Here are 2 examples" in two and "--- Example 2: click-menu ---" in two
+    assert "enter-date" not in two
+    assert Planner(profile).system_prompt() == Planner(profile, examples=4).system_prompt()
+    for wrong in (0, 5, True):
+        with pytest.raises(ValueError, match="from 1 to 4"):
+            Planner(profile, examples=wrong)
+    manual = tmp_path / "manual.md"
+    manual.write_text("# A manual\n", encoding="utf-8")
+    agent = AutoManualAgent(str(manual), examples=1)
+    assert agent._planner("miniwob").system_prompt() == one
