@@ -25,7 +25,11 @@ from lorekit.llm import Roles, ScriptedLLM
 from lorekit.llm.base import Message
 
 pytestmark = [NEEDS_CHROMIUM, pytest.mark.usefixtures("closes_shared_pool")]
-ENV_KWARGS = {"tasks": "click-button", "actions": "published"}  # the profile's actions
+ENV_KWARGS = {
+    "tasks": "click-button",
+    "actions": "published",
+    "pages": "automanual",
+}  # as the profile
 SIM_MODEL = ("--model", "sim", "--base-url", "http://127.0.0.1:9/v1")
 SKILL_HEADING = "## Skill for a similar task (click-link)"
 seen: list[str] = []  # the opening prompt of each click-link episode
