@@ -191,6 +191,9 @@ def test_view_command_serves_until_interrupted(store_path: Path) -> None:
         ],
         stderr=subprocess.PIPE,
         text=True,
+        # a suite started in the background (`pytest &`) ignores SIGINT, and a child
+        # inherits that: give it Ctrl-C's default, as in a terminal
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert proc.stderr is not None

@@ -229,6 +229,9 @@ def test_a_stopped_process_leaves_no_chromium(
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        # a suite started in the background (`pytest &`) ignores SIGINT, and a child
+        # inherits that: give it Ctrl-C's default, as in a terminal
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert child.stdout is not None
