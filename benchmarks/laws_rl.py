@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import signal
 import sys
 import tempfile
 import time
@@ -199,6 +200,9 @@ def _train_in_parallel(
                     "deadline": deadline,
                 }
             )
+    # A SIGTERM (`kill`, `timeout`) would end this process and orphan the workers:
+    # turn it into an exit, so leaving the pool's block terminates them.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     # spawn, not fork: a forked child must not inherit a parent's CUDA state
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
         for line in pool.imap_unordered(_unit, jobs):
