@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crafter import constants
+
 from lorekit.envs.crafter.core import ACHIEVEMENTS
 from lorekit.envs.crafter.expanded import DO_TARGETS
 from lorekit.envs.crafter.rules import CrafterRules
@@ -33,6 +35,18 @@ ACHIEVEMENT_OF_ACTION: dict[str, str] = {v: k for k, v in LAW_ACTIONS.items()}
 _LAW_KEYS = ("achievement", "action", "requires", "nearby", "faced", "costs", "gains")
 _OPTIONAL_KEYS = {"text", "confidence", "evidence", "below", "leaves"}
 
+
+ITEM_NAMES: frozenset[str] = frozenset(constants.items)
+"""What ``requires``, ``below``, ``costs`` and ``gains`` may name: crafter's
+inventory (vitals, materials, tools)."""
+_CREATURES = ("cow", "zombie", "skeleton", "plant", "ripe plant", "arrow")
+THING_NAMES: frozenset[str] = frozenset(
+    [*constants.materials, *_CREATURES, "edge", "the edge of the world"]
+)
+"""What ``faced``, ``nearby`` and ``leaves`` may name: crafter's materials, its
+creatures (a ripe plant apart), the world's edge (as records and states name it)."""
+CAP = max(int(info["max"]) for info in constants.items.values())
+"""Crafter's cap on every count (9)."""
 
 MAX_EXPERIENCE_BYTES = 64 * 1024**2
 """An experience is a page of laws; a file far larger is not one."""
@@ -110,18 +124,24 @@ class Law:
         leaves = data.get("leaves")
         if leaves is not None:
             leaves = _string(leaves, f"{where}.leaves").strip() or None
+            _known_things([leaves] if leaves else [], f"{where}.leaves")
         evidence = data.get("evidence", {})
         if not isinstance(evidence, Mapping):
             raise ExperienceError(f"{where}.evidence: expected an object")
+        requires = _items(data["requires"], f"{where}.requires")
+        below = _bounds(data.get("below", {}), f"{where}.below")
+        problems = precondition_problems(requires, below)
+        if problems:
+            raise ExperienceError(f"{where}.{problems[0]}")
         return cls(
             achievement=achievement,
             action=action,
-            requires=_counts(data["requires"], f"{where}.requires"),
-            nearby=_names(data["nearby"], f"{where}.nearby"),
-            faced=_names(data["faced"], f"{where}.faced"),
-            below=_bounds(data.get("below", {}), f"{where}.below"),
-            costs=_counts(data["costs"], f"{where}.costs"),
-            gains=_counts(data["gains"], f"{where}.gains"),
+            requires=requires,
+            nearby=_known_things(_names(data["nearby"], f"{where}.nearby"), f"{where}.nearby"),
+            faced=_known_things(_names(data["faced"], f"{where}.faced"), f"{where}.faced"),
+            below=below,
+            costs=_items(data["costs"], f"{where}.costs"),
+            gains=_items(data["gains"], f"{where}.gains"),
             leaves=leaves,
             text=_string(data.get("text", ""), f"{where}.text"),
             confidence=None if confidence is None else float(confidence),
@@ -142,8 +162,8 @@ class Law:
         )
         parts = [head + ":"]
         parts.append("needs " + (", ".join(needs) if needs else "nothing special") + ";")
-        parts.append("consumes " + (_items(self.costs) or "nothing") + ";")
-        gives = "gives " + (_items(self.gains) or "nothing")
+        parts.append("consumes " + (_listed(self.costs) or "nothing") + ";")
+        gives = "gives " + (_listed(self.gains) or "nothing")
         if self.leaves:
             gives += f"; the faced cell is then {self.leaves}"
         parts.append(gives + ".")
@@ -253,7 +273,35 @@ def oracle_experience() -> Experience:
     return Experience(laws=laws, source="oracle", meta={"from": "CrafterRules"})
 
 
-def _items(counts: Mapping[str, int]) -> str:
+def precondition_problems(requires: Mapping[str, int], below: Mapping[str, int]) -> list[str]:
+    """What makes these bounds impossible in crafter, one line each (empty: none).
+
+    A count above crafter's cap of 9 is never held; a bound above 10 says
+    nothing; ``requires`` energy >= 5 with ``below`` energy < 3 is met by no
+    state. Such a law never holds, so its reward would never pay. The loader
+    refuses them, and the extractor feeds them back to the model.
+    """
+    out = [
+        f"requires.{item}: crafter's counts stop at {CAP}, so {count} can never be held"
+        for item, count in sorted(requires.items())
+        if count > CAP
+    ]
+    out += [
+        f"below.{item}: a bound above {CAP + 1} says nothing "
+        f"(crafter's counts stop at {CAP}), got {bound}"
+        for item, bound in sorted(below.items())
+        if bound > CAP + 1
+    ]
+    out += [
+        f"requires.{item}: {item} >= {requires[item]} but below says {item} < {bound}: "
+        "no state has both"
+        for item, bound in sorted(below.items())
+        if item in requires and requires[item] >= bound
+    ]
+    return out
+
+
+def _listed(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{n} {item}" for item, n in sorted(counts.items()))
 
 
@@ -270,12 +318,35 @@ def _names(value: Any, where: str) -> list[str]:
 
 
 def _bounds(value: Any, where: str) -> dict[str, int]:
-    """Upper bounds ``item < n``: ``n`` must be at least 1 (nothing is below 0)."""
-    out = _counts(value, where)
+    """Upper bounds ``item < n``: ``n`` must be at least 1 (nothing is below 0);
+    a bound above 10 is refused with the other impossible bounds."""
+    out = _items(value, where)
     for item, bound in out.items():
         if bound < 1:
             raise ExperienceError(f"{where}.{item}: expected a bound >= 1, got {bound}")
     return out
+
+
+def _items(value: Any, where: str) -> dict[str, int]:
+    """Counts keyed by crafter's item names; any other name is refused."""
+    out = _counts(value, where)
+    for item in out:
+        if item not in ITEM_NAMES:
+            raise ExperienceError(
+                f"{where}.{item}: unknown item {item!r} (crafter's items: "
+                f"{', '.join(sorted(ITEM_NAMES))})"
+            )
+    return out
+
+
+def _known_things(names: list[str], where: str) -> list[str]:
+    """``names`` when each is a thing crafter has; else the first unknown one, named."""
+    for name in names:
+        if name not in THING_NAMES:
+            raise ExperienceError(
+                f"{where}: unknown thing {name!r} (crafter's: {', '.join(sorted(THING_NAMES))})"
+            )
+    return names
 
 
 def _counts(value: Any, where: str) -> dict[str, int]:

@@ -39,8 +39,11 @@ from lorekit.laws.extract_parse import (
     Schema,
     effects_schema,
     face_schema,
+    impossible_bounds,
     parse_answer,
     preconditions_schema,
+    seen_items,
+    seen_places,
 )
 from lorekit.laws.extract_progress import Progress, fingerprint
 from lorekit.laws.extract_prompts import (
@@ -212,7 +215,7 @@ class Extractor:
 
     async def _effects(self, task: _Task, state: dict[str, Any], aspect: str) -> None:
         """Algorithm 2 for one aspect: a guess, then one revision per success."""
-        items = sorted(set(_ITEMS[aspect]) | _seen_items(task.records, aspect))
+        items = sorted(set(_ITEMS[aspect]) | seen_items(task.records, aspect))
         schema = effects_schema(items)
         common = {"action": task.action, "achievement": task.achievement, "aspect": aspect}
         common |= answer_format(schema)
@@ -235,7 +238,7 @@ class Extractor:
 
     async def _face(self, task: _Task, state: dict[str, Any]) -> None:
         """Algorithm 2 for the world's side: what the faced cell holds after a success."""
-        places = sorted(set(_PLACES) | _seen_places(task.records))
+        places = sorted(set(_PLACES) | seen_places(task.records))
         schema = face_schema(places)
         common = {"action": task.action, "achievement": task.achievement}
         common |= answer_format(schema)
@@ -279,8 +282,8 @@ class Extractor:
 
     async def _preconditions(self, task: _Task, state: dict[str, Any]) -> None:
         """Algorithm 3: a guess from the costs alone, then one revision per record."""
-        items = {i for a in ASPECTS for i in (*_ITEMS[a], *_seen_items(task.records, a))}
-        places = set(_PLACES) | _seen_places(task.records)
+        items = {i for a in ASPECTS for i in (*_ITEMS[a], *seen_items(task.records, a))}
+        places = set(_PLACES) | seen_places(task.records)
         schema = preconditions_schema(items, places)
         slot = state["preconditions"]
         common = {"action": task.action, "achievement": task.achievement}
@@ -302,12 +305,22 @@ class Extractor:
                     check=fill("check_success" if ok else "check_failure"),
                     **common,
                 )
-            answer = await self._ask(state, f"preconditions, step {step}", prompt, schema)
+            answer = await self._ask(
+                state, f"preconditions, step {step}", prompt, schema, check=impossible_bounds
+            )
             slot.update(done=step + 1, text=answer.text, form=answer.form)
             self.progress.save()
 
-    async def _ask(self, state: dict[str, Any], step: str, prompt: str, schema: Schema) -> Answer:
-        """One step: ask, check the form, feed problems back; at most ``max_attempts`` answers."""
+    async def _ask(
+        self,
+        state: dict[str, Any],
+        step: str,
+        prompt: str,
+        schema: Schema,
+        check: Callable[[dict[str, Any]], list[str]] | None = None,
+    ) -> Answer:
+        """One step: ask, check the form (the schema, then ``check``: problems the
+        schema cannot state), feed problems back; at most ``max_attempts`` answers."""
         # Counts enter the state only when the step ends, with no await before the
         # save that follows, so saved progress always sits on a step boundary.
         messages = [Message("system", self._system), Message("user", prompt)]
@@ -325,6 +338,9 @@ class Extractor:
                 answer = parse_answer(text, schema)
             except FormError as exc:
                 problems = exc.problems
+                continue
+            problems = check(answer.form) if check is not None else []
+            if problems:
                 continue
             state["calls"] += attempt + 1
             state["retries"] += attempt
@@ -384,30 +400,6 @@ def _law(task: _Task, state: Mapping[str, Any]) -> Law:
             "retries": state["retries"],
         },
     )
-
-
-def _seen_items(records: Iterable[Mapping[str, Any]], aspect: str) -> set[str]:
-    out: set[str] = set()
-    for rec in records:
-        for key in ("before", "after"):
-            part = rec[key].get(aspect)
-            if isinstance(part, Mapping):
-                out |= {str(k) for k in part}
-    return out
-
-
-def _seen_places(records: Iterable[Mapping[str, Any]]) -> set[str]:
-    """Kinds the records show faced or nearby (the player's own cell aside)."""
-    out: set[str] = set()
-    for rec in records:
-        for key in ("before", "after"):
-            state = rec[key]
-            if isinstance(state.get("face"), str):
-                out.add(state["face"])
-            for row in state.get("nearby") or []:
-                out |= {str(c) for c in row if isinstance(c, str)}
-    out.discard("player")
-    return out
 
 
 async def extract_experience(

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lorekit import jsonscan
+from lorekit.laws.experience import ITEM_NAMES, THING_NAMES, precondition_problems
 
 Schema = dict[str, Any]
 
@@ -233,3 +234,35 @@ def parse_answer(answer: str, schema: Mapping[str, Any]) -> Answer:
         text = (answer[:start] + answer[end:]).strip()
         return Answer(text, form)
     raise FormError([first_error])
+
+
+def impossible_bounds(form: Mapping[str, Any]) -> list[str]:
+    """Bounds in a preconditions form that no crafter state meets (the saved
+    experience would be refused when loaded): fed back like a schema problem."""
+    return precondition_problems(form.get("requires", {}), form.get("below", {}))
+
+
+def seen_items(records: Iterable[Mapping[str, Any]], aspect: str) -> set[str]:
+    """Crafter's items the records show in one aspect (other names are left out:
+    an experience naming them would not load)."""
+    out: set[str] = set()
+    for rec in records:
+        for key in ("before", "after"):
+            part = rec[key].get(aspect)
+            if isinstance(part, Mapping):
+                out |= {str(k) for k in part}
+    return out & ITEM_NAMES
+
+
+def seen_places(records: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Crafter's kinds the records show faced or nearby (the player's own cell
+    aside; other names are left out, as an experience naming them would not load)."""
+    out: set[str] = set()
+    for rec in records:
+        for key in ("before", "after"):
+            state = rec[key]
+            if isinstance(state.get("face"), str):
+                out.add(state["face"])
+            for row in state.get("nearby") or []:
+                out |= {str(c) for c in row if isinstance(c, str)}
+    return out & THING_NAMES

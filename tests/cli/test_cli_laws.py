@@ -34,3 +34,26 @@ def test_score_bad_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
     bad.write_text(json.dumps({"source": "hand"}))
     code, _, err = run_cli(["laws", "score", str(bad)], capsys)
     assert code == 2 and "missing field 'laws'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"requires": {"energy": 5}, "below": {"energy": 3}},
+        {"requires": {"woood": 1}},
+    ],
+)
+def test_score_and_rewards_refuse_an_impossible_law_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: dict[str, object]
+) -> None:
+    data = oracle_experience().to_json()
+    data["laws"]["wake_up"].update(edit)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    for args in (
+        ["score", str(bad)],
+        ["rewards", str(bad), "--from-laws", "-o", str(tmp_path / "p.json")],
+    ):
+        code, _, err = run_cli(["laws", *args], capsys)
+        assert code == 2 and "laws.wake_up" in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,46 @@ def test_upper_bounds_round_trip_and_are_optional(tmp_path: Path) -> None:
     del data["laws"]["place_table"]["below"]  # files written before the field still load
     loaded = Experience.from_json(data)
     assert loaded.laws["wake_up"].below == {"energy": 9} and loaded.laws["place_table"].below == {}
+
+
+@pytest.mark.parametrize(
+    ("law", "edit", "needle"),
+    [
+        # a typo would compile to a predicate that never holds: no bonus, ever
+        (
+            "collect_stone",
+            {"requires": {"woood_pickaxe": 1}},
+            "requires.woood_pickaxe: unknown item",
+        ),
+        ("place_table", {"costs": {"planks": 2}}, "costs.planks: unknown item"),
+        ("eat_cow", {"gains": {"beef": 1}}, "gains.beef: unknown item"),
+        ("wake_up", {"below": {"tiredness": 9}}, "below.tiredness: unknown item"),
+        ("collect_stone", {"faced": ["stonee"]}, "faced: unknown thing 'stonee'"),
+        ("make_wood_pickaxe", {"nearby": ["tabel"]}, "nearby: unknown thing 'tabel'"),
+        ("collect_stone", {"leaves": "road"}, "leaves: unknown thing 'road'"),
+        # bounds both ways that no state meets, or that crafter's counts never reach
+        ("wake_up", {"requires": {"energy": 5}, "below": {"energy": 3}}, "no state has both"),
+        ("wake_up", {"requires": {"energy": 9}, "below": {"energy": 9}}, "no state has both"),
+        ("wake_up", {"below": {"energy": 12}}, "below.energy: a bound above 10"),
+        ("collect_wood", {"requires": {"wood": 10}}, "requires.wood: crafter's counts stop at 9"),
+    ],
+)
+def test_load_refuses_names_and_bounds_crafter_cannot_have(
+    tmp_path: Path, law: str, edit: dict[str, object], needle: str
+) -> None:
+    data = oracle_experience().to_json()
+    data["laws"][law].update(edit)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ExperienceError, match=re.escape(needle)) as info:
+        Experience.load(path)
+    assert f"laws.{law}" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_load_keeps_every_name_crafter_has() -> None:
+    data = oracle_experience().to_json()
+    data["laws"]["eat_plant"]["faced"] = ["ripe plant", "plant"]
+    data["laws"]["make_wood_pickaxe"]["nearby"] = ["table", "cow", "edge", "arrow"]
+    data["laws"]["wake_up"]["requires"] = {"energy": 1}  # 1 <= energy < 9 is possible
+    loaded = Experience.from_json(data)
+    assert loaded.laws["make_wood_pickaxe"].nearby == ["table", "cow", "edge", "arrow"]

@@ -503,3 +503,25 @@ async def test_the_llm_path_carries_an_upper_bound_to_the_score() -> None:
     assert exp.laws["wake_up"].below == {"energy": 9}
     row = next(r for r in score(exp).rows if r.achievement == "wake_up")
     assert row.recall == 1.0 and row.precision == 1.0
+
+
+async def test_bounds_no_state_meets_are_fed_back_so_the_saved_experience_loads() -> None:
+    # "energy >= 5 and energy < 3" passes the schema but no state meets it; the
+    # experience file it went into would then be refused when loaded
+    asked = {"n": 0}
+
+    def fn(messages: tuple[Message, ...]) -> str:
+        if "What must hold before" in messages[1].content and len(messages) == 2:
+            asked["n"] += 1
+            form = {"requires": {"wood": 12}, "below": {"wood": 3}, "nearby": [], "faced": []}
+            return reply("Odd.", form)
+        return knowing(messages)
+
+    model = ScriptedLLM(fn=fn)
+    exp = await run(model, achievements=["make_wood_pickaxe"])
+    retries = [c for c in model.calls if len(c.messages) == 4]
+    assert retries, "the impossible form was taken as it is"
+    feedback = retries[0].messages[3].content
+    assert "no state has both" in feedback and "stop at 9" in feedback
+    assert asked["n"] == 1 and exp.laws["make_wood_pickaxe"].requires == {"wood": 1}
+    assert Experience.from_json(exp.to_json()).laws["make_wood_pickaxe"].below == {}
