@@ -266,7 +266,9 @@ def oracle_experience() -> Experience:
             # a cell that stays what it was (water drunk, grass searched) is no change
             leaves=rule.leaves if rule.leaves not in rule.faced else None,
             confidence=1.0,
-            evidence={"probability": rule.probability},
+            # "varies": what the faced cell holds after a success is not a law
+            # (a dead creature uncovers its ground), so ``leaves`` is not scored
+            evidence={"probability": rule.probability, "cell": rule.cell},
         )
         law.text = law.describe()
         laws[name] = law

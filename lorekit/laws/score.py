@@ -8,8 +8,12 @@ count must match too: a wrong count is one false and one missed atom),
 Per achievement, precision = matched / claimed atoms and recall = matched /
 true atoms (1.0 when the set is empty); totals pool the atoms of all 22
 achievements. Costs and gains score 1 only on an exact match, and so does
-what the faced cell becomes (``leaves``), scored only where the truth knows
-it (collecting and placing; ``leaves_ok`` is None elsewhere).
+what the faced cell becomes (``leaves``), scored wherever the truth knows
+it: a change (mining leaves a path, placing a table leaves a table, an eaten
+plant stays a young plant) or no change (water stays water, crafting leaves
+the faced cell alone, so a law that claims a change there is wrong).
+``leaves_ok`` is None only where the truth says the cell varies (a defeated
+creature uncovers whatever it stood on).
 
 Given records, a true atom is **revealable** when some failure of its
 achievement lacks it while meeting every other true precondition (for a
@@ -76,6 +80,14 @@ def revealable(truth: Law, records: Sequence[LawRecord]) -> set[str]:
                     shown.add(probe)
                 break
     return shown
+
+
+def _cell_known(truth: Law) -> bool:
+    """Whether the truth knows what the faced cell holds after a success. The
+    oracle says so in its evidence (``cell``); for a truth without that note,
+    only a named cell is known."""
+    cell = truth.evidence.get("cell")
+    return truth.leaves is not None if cell is None else cell != "varies"
 
 
 @dataclass
@@ -167,9 +179,7 @@ def score(
             matched=len(got & want),
             costs_ok=law is not None and law.costs == real.costs,
             gains_ok=law is not None and law.gains == real.gains,
-            leaves_ok=None
-            if real.leaves is None
-            else law is not None and law.leaves == real.leaves,
+            leaves_ok=law is not None and law.leaves == real.leaves if _cell_known(real) else None,
             missing=sorted(want - got),
             extra=sorted(got - want),
         )

@@ -96,18 +96,46 @@ def test_ripe_plant_is_told_apart_from_a_plant() -> None:
 
 def test_what_the_faced_cell_becomes_is_scored_where_the_truth_knows_it() -> None:
     truth = oracle_experience()
-    known = {k for k, law in truth.laws.items() if law.leaves is not None}
-    assert {"collect_stone", "collect_diamond", "place_table"} <= known
-    assert "collect_drink" not in known and "make_wood_pickaxe" not in known
+    changes = {k for k, law in truth.laws.items() if law.leaves is not None}
+    assert {"collect_stone", "collect_diamond", "place_table", "eat_plant"} <= changes
     assert truth.laws["collect_stone"].leaves == "path"
+    varies = {"eat_cow", "defeat_zombie", "defeat_skeleton"}
     totals = score(truth).totals()
-    assert totals["leaves_exact"] == totals["leaves_known"] == len(known)
-    # an old file (no "leaves" field) loads, and loses only the cells it does not name
+    assert totals["leaves_exact"] == totals["leaves_known"] == 22 - len(varies)
+    # an old file (no "leaves" field) loads, and loses only the cells that change
     old = truth.to_json()
     for law in old["laws"].values():
         del law["leaves"]
     loaded = Experience.from_json(old)
     rows = {r.achievement: r for r in score(loaded).rows}
     assert rows["collect_stone"].leaves_ok is False and rows["eat_cow"].leaves_ok is None
-    assert score(loaded).totals()["leaves_exact"] == 0
+    assert rows["collect_drink"].leaves_ok is True  # water stays water: None is right
+    assert score(loaded).totals()["leaves_exact"] == 22 - len(varies) - len(changes)
     assert score(loaded).totals()["precision"] == totals["precision"]
+
+
+def test_a_wrong_cell_change_is_scored_where_the_truth_says_the_cell_stays() -> None:
+    # water stays water, a crafted tool leaves the faced cell alone: claiming a
+    # change there is a wrong law, and must not pass as unscored
+    truth = oracle_experience()
+    wrong = copy.deepcopy(truth)
+    wrong.laws["collect_drink"].leaves = "path"
+    wrong.laws["make_wood_pickaxe"].leaves = "table"
+    rows = {r.achievement: r for r in score(wrong).rows}
+    assert rows["collect_drink"].leaves_ok is False
+    assert rows["make_wood_pickaxe"].leaves_ok is False
+    assert score(wrong).totals()["leaves_exact"] == score(truth).totals()["leaves_exact"] - 2
+    # a defeated creature uncovers whatever it stood on: no law, not scored
+    wrong.laws["eat_cow"].leaves = "grass"
+    assert next(r for r in score(wrong).rows if r.achievement == "eat_cow").leaves_ok is None
+
+
+def test_an_eaten_plant_stays_as_a_young_plant() -> None:
+    # crafter resets the plant's growth (objects.py): the faced cell turns from
+    # a ripe plant into a plant, a change the truth states and the score checks
+    truth = oracle_experience()
+    assert truth.laws["eat_plant"].leaves == "plant"
+    silent = copy.deepcopy(truth)
+    silent.laws["eat_plant"].leaves = None
+    row = next(r for r in score(silent).rows if r.achievement == "eat_plant")
+    assert row.leaves_ok is False

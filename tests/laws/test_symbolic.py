@@ -58,8 +58,9 @@ def test_recovers_crafter_laws_from_default_records(default_records: LawCollecti
     cow = learned.laws["eat_cow"]  # chance decides: only the faced kind is kept
     assert cow.faced == ["cow"] and cow.requires == {} and cow.gains == {"food": 6}
     assert learned.laws["eat_plant"].faced == ["ripe plant"]
-    # what the faced cell becomes: every law whose truth says so
-    assert totals["leaves_known"] == 9 and totals["leaves_exact"] == 9
+    # what the faced cell becomes (or that it stays): every law whose truth knows it
+    assert totals["leaves_known"] == 19 and totals["leaves_exact"] == 19
+    assert learned.laws["eat_plant"].leaves == "plant"  # eaten, it grows again
     assert learned.laws["collect_stone"].leaves == "path"
     assert learned.laws["make_wood_pickaxe"].leaves is None  # the table stays a table
 

@@ -9,7 +9,10 @@ faced material or creature, costs (consumed) and benefits (gained, unlocked).
 Two conditions live in crafter's code rather than its data, and are added
 here from a reading of ``crafter/objects.py``: ``sleep`` only takes effect
 below full energy (an upper bound, ``below``), and only a *ripe* plant can
-be eaten (``do`` on an unripe one does nothing).
+be eaten (``do`` on an unripe one does nothing). So do the creatures'
+effects on the faced cell: an eaten plant stays as a young ``plant`` (its
+growth starts over), while a cow, zombie or skeleton that dies uncovers
+whatever ground it stood on (``cell="varies"``).
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ _CREATURE_EFFECTS: Mapping[str, Mapping[str, int]] = {
     "zombie": {},
     "skeleton": {},
 }
+# What the faced cell holds after a success on a creature: crafter resets an
+# eaten plant's growth (it stays, unripe); the others are removed.
+_CREATURE_LEAVES: Mapping[str, str] = {"ripe plant": "plant"}
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,9 @@ class Rule:
     gains: Mapping[str, int] = field(default_factory=lambda: _NONE)
     leaves: str | None = None
     probability: float = 1.0
+    cell: str = "known"
+    """``known``: the faced cell after a success is ``leaves`` (None: as it
+    was, or untouched); ``varies``: it depends on the ground under a creature."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +76,7 @@ class Rule:
             "gains": dict(self.gains),
             "leaves": self.leaves,
             "probability": self.probability,
+            "cell": self.cell,
         }
 
 
@@ -97,6 +107,8 @@ class CrafterRules:
                     achievement=target_of[kind(creature)],
                     faced=(creature,),
                     gains=effect,
+                    leaves=_CREATURE_LEAVES.get(creature),
+                    cell="known" if creature in _CREATURE_LEAVES else "varies",
                 )
             )
         for name, info in constants.place.items():
