@@ -30,7 +30,8 @@ imports neither crafter nor torch (a test keeps the two equal)."""
     "--reward",
     type=click.Choice(REWARDS),
     required=True,
-    help="What earns reward: health change, crafter's reward, or law-based rewards.",
+    help="What earns reward: health change, crafter's reward, or law-based rewards "
+    "(laws+small-penalty is our variant, not the paper's: the penalty at -0.1).",
 )
 @click.option(
     "--steps",

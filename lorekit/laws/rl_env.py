@@ -122,8 +122,8 @@ class OneHotObs(gymnasium.ObservationWrapper[np.ndarray, Any, Any]):
 
     Each of the 9x7 view cells becomes a one-hot over crafter's material and
     creature ids, then come the ripe-plant mask (0/1 per cell), the faced
-    cell's id (one-hot), the facing (one-hot over 4) and each inventory count
-    as a one-hot over 0..9. Ids carry no order,
+    cell's id (one-hot), the facing (one-hot over 4), each inventory count
+    as a one-hot over 0..9 and whether the player sleeps (0/1). Ids carry no order,
     so a one-hot lets a small MLP learn what each means without having to undo
     an arbitrary numbering.
     """
@@ -142,7 +142,7 @@ class OneHotObs(gymnasium.ObservationWrapper[np.ndarray, Any, Any]):
         self._view_size = int(np.prod(view.shape)) * self._kinds
         cells = int(np.prod(view.shape))
         size = self._view_size + cells + self._kinds + 4
-        size += int(np.prod(inventory.shape)) * _COUNTS
+        size += int(np.prod(inventory.shape)) * _COUNTS + 1
         self.observation_space = gymnasium.spaces.Box(0.0, 1.0, (size,), np.float32)
         self._eye_view = np.eye(self._kinds, dtype=np.float32)
         self._eye_count = np.eye(_COUNTS, dtype=np.float32)
@@ -154,7 +154,8 @@ class OneHotObs(gymnasium.ObservationWrapper[np.ndarray, Any, Any]):
         faced = self._eye_view[int(np.asarray(observation["faced"])[0])]
         facing = self._eye_facing[int(np.asarray(observation["facing"])[0])]
         counts = np.clip(np.asarray(observation["inventory"]), 0, _COUNTS - 1)
-        parts = [view, ripe, faced, facing, self._eye_count[counts].ravel()]
+        asleep = np.asarray(observation["sleeping"], np.float32).ravel()
+        parts = [view, ripe, faced, facing, self._eye_count[counts].ravel(), asleep]
         return np.concatenate(parts)
 
 

@@ -150,4 +150,8 @@ def aggregate(reward: str, summaries: Sequence[Mapping[str, Any]]) -> dict[str, 
         "success_rates": rates,
         "unlocked_mean": sum(float(s["unlocked_mean"]) for s in summaries) / n,
         "reward_parts_mean": mean_parts(s.get("reward_parts_mean", {}) for s in summaries),
+        # per training episode (the last 100 of each seed), averaged over seeds
+        "train_reward_parts_mean": mean_parts(
+            s["train_reward_parts"] for s in summaries if s.get("train_reward_parts")
+        ),
     }

@@ -149,10 +149,12 @@ def test_reward_parts_are_logged_in_csv_summary_and_store(tmp_path: Path) -> Non
     assert summary["train_reward_parts"]["penalty"] < 0
     assert set(summary["reward_parts_mean"]) == set(parts)
     assert set(result["reward_parts_mean"]) == set(parts)
+    assert result["train_reward_parts_mean"]["penalty"] < 0
     with RunStore.open_readonly(store) as db:
         (run,) = db.list_runs()
         infos = [e.info for e in db.episodes(run.run_id)]
         assert all(info is not None and "reward_parts" in info for info in infos)
+        assert run.summary is not None and run.summary["train_reward_parts_mean"]["penalty"] < 0
 
 
 def test_a_finished_run_needs_resume_and_the_same_options(tmp_path: Path) -> None:

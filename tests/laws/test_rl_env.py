@@ -82,8 +82,10 @@ def test_one_hot_observation_decodes_to_the_symbolic_one() -> None:
     view = obs[: 63 * kinds].reshape(63, kinds)
     ripe = obs[63 * kinds : 63 * kinds + 63]
     rest = obs[63 * kinds + 63 :]
-    faced, facing, counts = rest[:kinds], rest[kinds : kinds + 4], rest[kinds + 4 :].reshape(16, 10)
+    faced, facing = rest[:kinds], rest[kinds : kinds + 4]
+    counts, sleeping = rest[kinds + 4 : kinds + 4 + 160].reshape(16, 10), rest[kinds + 4 + 160 :]
     assert (view.sum(1) == 1).all() and (counts.sum(1) == 1).all()
+    assert sleeping.tolist() == [float(raw["sleeping"][0])]
     assert (view.argmax(1) == raw["view"].ravel()).all()
     assert (ripe == raw["ripe"].ravel()).all()
     assert faced.argmax() == raw["faced"][0] and facing.argmax() == raw["facing"][0]
@@ -120,6 +122,20 @@ def test_symbolic_observation_shows_facing_and_ripeness() -> None:
     plant.grown = 1000
     assert plant.ripe and not np.array_equal(young, observe(raw()))
     assert raw()["ripe"].sum() == 1
+
+
+def test_symbolic_observation_shows_whether_the_player_sleeps() -> None:
+    # asleep, crafter ignores every action and the law reward pays nothing; the
+    # image shows it (a dark screen), and so must the symbolic observation
+    env = make_env("crafter", seed=0, obs="symbolic", length=20)
+    env.reset()
+    player = env.unwrapped.core.players[0]  # type: ignore[attr-defined]
+    observe = env.env.observation  # type: ignore[attr-defined]
+    raw = env.unwrapped._observe  # type: ignore[attr-defined]
+    awake = observe(raw())
+    player.sleeping = True
+    assert not np.array_equal(awake, observe(raw()))
+    assert env.observation_space.contains(observe(raw()))
 
 
 def test_seeds_fix_the_worlds_and_differ_between_seeds() -> None:
@@ -223,6 +239,26 @@ def test_aggregate_is_the_mean_with_its_standard_error() -> None:
     assert aggregate("health", seeds[:1])["score_se"] is None
 
 
+def test_aggregate_carries_the_training_reward_parts() -> None:
+    # the summary over seeds (and the run store's summary, which is the same
+    # dict) holds the parts of training episodes, not only of evaluation ones
+    rates = {"a": 0.0}
+    seeds = [
+        {
+            "seed": s,
+            "score": 1.0,
+            "success_rates": rates,
+            "unlocked_mean": 0.0,
+            "reward_parts_mean": {"laws": 2.0, "penalty": -1.0},
+            "train_reward_parts": {"laws": float(s), "penalty": -8.0 + s},
+        }
+        for s in range(2)
+    ]
+    result = aggregate("laws+penalty", seeds)
+    assert result["reward_parts_mean"] == {"laws": 2.0, "penalty": -1.0}
+    assert result["train_reward_parts_mean"] == {"laws": 0.5, "penalty": -7.5}
+
+
 def test_rl_extra_pins_a_cpu_installable_torch() -> None:
     """A range such as torch>=2.2 lets pip pick a multi-GB CUDA build; the extra pins one."""
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -256,3 +292,15 @@ def test_the_train_command_offers_every_reward_variant() -> None:
     from lorekit.laws.rl_env import REWARD_VARIANTS
 
     assert REWARDS == REWARD_VARIANTS
+
+
+def test_our_penalty_variant_is_labelled_as_ours_where_variants_are_chosen() -> None:
+    # laws+small-penalty is our reading of the penalty, not the paper's design
+    from click.testing import CliRunner
+
+    from lorekit.cli.laws_train import train
+
+    shown = "".join(CliRunner().invoke(train, ["--help"]).output.split())
+    assert "laws+small-penaltyisourvariant" in shown  # wrapped lines joined
+    bench = (ROOT / "benchmarks" / "laws_rl.py").read_text()
+    assert "laws+small-penalty is our variant" in " ".join(bench.split())

@@ -4,11 +4,12 @@ Observations are crafter's 64x64 RGB image (``obs="image"``) or a symbolic
 one (``obs="symbolic"``): the 9x7 local view as material/creature ids, a 9x7
 mask of ripe plants, the faced cell's id and the facing direction (most laws
 need the player to face their target, and only a ripe plant can be eaten:
-without these the symbolic view could not tell a law's cases apart), plus the
-inventory. It trains much faster and needs no rendering. Terminated on
-death, truncated at the length limit; ``reset(seed=s)`` gives crafter's own
-episode for ``crafter.Env(seed=s)`` and a seedless reset continues the
-episode sequence like crafter does.
+without these the symbolic view could not tell a law's cases apart), the
+inventory, and whether the player sleeps (crafter ignores the chosen action
+then, and its image shows it by darkening the view). It trains much faster
+and needs no rendering. Terminated on death, truncated at the length limit;
+``reset(seed=s)`` gives crafter's own episode for ``crafter.Env(seed=s)``
+and a seedless reset continues the episode sequence like crafter does.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class CrafterGym(gymnasium.Env[Any, np.int64]):
                     "faced": gymnasium.spaces.Box(0, self._kinds - 1, (1,), np.int64),
                     "facing": gymnasium.spaces.Box(0, 3, (1,), np.int64),
                     "inventory": gymnasium.spaces.Box(0, 9, (len(self._items),), np.int64),
+                    "sleeping": gymnasium.spaces.Box(0, 1, (1,), np.int64),
                 }
             )
         self._base_seed: int | None = None
@@ -123,6 +125,7 @@ class CrafterGym(gymnasium.Env[Any, np.int64]):
             "faced": np.array([faced], np.int64),
             "facing": np.array([facing], np.int64),
             "inventory": inventory,
+            "sleeping": np.array([int(bool(player.sleeping))], np.int64),
         }
 
     def _info(self, reward: float) -> dict[str, Any]:
