@@ -139,15 +139,18 @@ def fell_back(
     note.update(action=action, fallback=True, reason=reason)
 
 
-#: Crafter's text observation while the player sleeps (``status_sleeping`` in its data).
-ASLEEP = re.compile(r"^Status: asleep", re.MULTILINE)
+#: Crafter's text observation while the player sleeps below full energy
+#: (``status_sleeping`` in its data; a rested sleeper is ``status_rested``).
+ASLEEP = re.compile(r"^Status: asleep \(", re.MULTILINE)
 
 
 def asleep_step(observation: str, number: int, log: dict[str, Any], fallback: str) -> str | None:
     """``fallback``, noted as an asleep step, when a Crafter player sleeps; else None.
 
-    Crafter ignores every action until a sleeping player wakes, so asking the
-    model would only spend a pass; the step is played with ``fallback``.
+    Crafter ignores every action while a sleeping player is below full energy,
+    so asking the model would only spend a pass; the step is played with
+    ``fallback``. A rested sleeper is asked: crafter wakes it at the next step
+    and carries the chosen action out.
     """
     if not ASLEEP.search(observation):
         return None

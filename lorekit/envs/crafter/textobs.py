@@ -211,7 +211,10 @@ def describe(core: CrafterCore, index: int = 0, *, detailed: bool = False) -> st
     if not core.alive(player):
         lines.append(text("status_dead"))
     elif player.sleeping:
-        lines.append(text("status_sleeping"))
+        # crafter wakes a sleeper at full energy in its next update, and then
+        # carries out the chosen action (objects.py, Player.update)
+        rested = player.inventory["energy"] >= constants.items["energy"]["max"]
+        lines.append(text("status_rested" if rested else "status_sleeping"))
     else:
         lines.append(text("status_awake"))
     unlocked = [a for a in ACHIEVEMENTS if player.achievements[a] > 0]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from _spring_support import task_of
 
-from lorekit.agents import make_agent
+from lorekit.agents import graph_pass, make_agent
 from lorekit.agents.base import NullRecorder
 from lorekit.agents.spring import SpringAgent, SpringPassError
 from lorekit.agents.spring.agent import SPEC_PATH
@@ -190,3 +190,31 @@ async def test_notes_keep_answers_for_the_first_steps_only(crafter: CrafterTextE
         assert all(n["answer"] is None and n["tokens"] > 0 for n in step["nodes"])
         assert step["nodes"][-1]["output"] == step["action"]
         assert "is not an allowed action" in step["nodes"][-1]["rejected"][0]["why"]
+
+
+def test_a_rested_sleeper_is_asked_for_its_action(crafter: CrafterTextEnv) -> None:
+    """Asleep at full energy, crafter wakes the player at the next step and carries
+    out the chosen action (objects.py): that step is not to be skipped as ignored."""
+    from lorekit.envs.crafter.textobs import describe
+
+    crafter.reset(seed=0)
+    core = crafter.core
+    player = core.players[0]
+    px, py = (int(v) for v in player.pos)
+    obj = core.world[(px, py + 1)][1]
+    if obj is not None:
+        core.world.remove(obj)
+    core.world[(px, py + 1)] = "tree"
+    player.facing = (0, 1)
+    player.sleeping = True
+    player.inventory["energy"] = 9
+    rested = describe(core)
+    assert "Status: asleep" in rested and "ignored" not in rested
+    log: dict[str, Any] = {"steps": []}
+    assert graph_pass.asleep_step(rested, 1, log, "noop") is None  # ask the model
+    core.step(["do"])  # and crafter does carry the action out
+    assert player.inventory["wood"] == 1 and not player.sleeping
+    player.sleeping = True
+    player.inventory["energy"] = 5
+    tired = describe(core)
+    assert "ignored" in tired and graph_pass.asleep_step(tired, 2, log, "noop") == "noop"
