@@ -171,8 +171,10 @@ def collect_records(
     Each awake step: if the faced thing is a ``do`` target, try it (half the
     time); else with probability ``probe`` try the action of a random
     achievement; else let the explorer pursue what is still short. Steps taken
-    asleep are not attempts (crafter ignores the action), except the one
-    that wakes the player, a success of ``wake_up``.
+    asleep are not attempts (crafter ignores the action below full energy; at
+    full energy it wakes the player and acts, and what that unlocks is still
+    recorded as a success). Waking up makes no record: a ``wake_up`` success
+    is the sleep that took.
 
     Records are sampled over the whole run: ``pool`` times ``successes``
     successes and twice ``pool`` times ``failures`` failures per achievement

@@ -46,7 +46,7 @@ def test_default_collection_fills_every_quota(default_records: LawCollection) ->
 @pytest.mark.slow
 def test_sleep_records_show_a_sleep_that_took(default_records: LawCollection) -> None:
     # a success is a sleep taken below full energy that leaves the player asleep;
-    # the later waking step (energy full, action ignored) is no attempt
+    # the later waking step is no record of wake_up
     sleeps = [r for r in default_records.records if r.achievement == "wake_up"]
     wins = [r for r in sleeps if r.success]
     assert wins and all(r.action == "sleep" for r in sleeps)
