@@ -5,8 +5,9 @@ experience says about the action) and the state API's description, and
 answers with ``def valid(state, target)``. Two loops:
 
 ``loop="paper"`` (the default) is the paper's Algorithm 1: the model refines
-its function ``refinements`` times, each round seeing its previous version
-and no outside feedback, and the last version is kept. Only an answer our
+its function ``refinements`` times, each round seeing the objective, the law
+and its previous version only (not the older ones) and no outside feedback,
+and the last version is kept. Only an answer our
 sandbox cannot run is answered with the reason (the paper executes whatever
 comes back; we cannot), and the last answer that compiled is kept. Records,
 when given, only measure the kept function's accuracy: it is never shown.
@@ -144,11 +145,14 @@ async def write_predicate(
         achievement=law.achievement,
         experience=law_text(law),
     )
-    messages = [Message("system", prompt_text("system").strip()), Message("user", task.strip())]
+    opening = [Message("system", prompt_text("system").strip()), Message("user", task.strip())]
+    messages = list(opening)
     attempts: list[Attempt] = []
     best: tuple[float, str, Check] | None = None
     for _ in range(refinements + 1):
         reply = await llm.complete(messages, temperature=temperature)
+        if paper:  # the next round sees this version alone (Algorithm 1's r_(i-1))
+            messages = list(opening)
         messages.append(Message("assistant", reply.text))
         source = extract_function(reply.text)
         check: Check | None = None

@@ -179,3 +179,17 @@ def test_extract_function_finds_the_code() -> None:
     )
     assert extract_function("def f(a, b):\n    return 1") == "def f(a, b):\n    return 1\n"
     assert extract_function("```text\nno code\n```") is None
+
+
+async def test_each_paper_round_sees_only_the_previous_version() -> None:
+    # Algorithm 1: r_i comes from the objective, its experience and r_(i-1) alone;
+    # older versions are not part of a round's input
+    first = fenced('def valid(state, target):\n    return target == "stone"  # first')
+    second = fenced('def valid(state, target):\n    return target == "stone"  # second')
+    llm = ScriptedLLM([first, second, RIGHT])
+    entry, attempts = await write_predicate(llm, STONE_LAW, STONE, refinements=2)
+    assert len(attempts) == 3 and entry is not None and entry.source == extract_function(RIGHT)
+    third = " ".join(m.content for m in llm.calls[2].messages)
+    assert "# second" in third and "# first" not in third
+    assert len(llm.calls[2].messages) == len(llm.calls[1].messages)  # no growing history
+
