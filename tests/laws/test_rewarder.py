@@ -192,4 +192,3 @@ async def test_each_paper_round_sees_only_the_previous_version() -> None:
     third = " ".join(m.content for m in llm.calls[2].messages)
     assert "# second" in third and "# first" not in third
     assert len(llm.calls[2].messages) == len(llm.calls[1].messages)  # no growing history
-
