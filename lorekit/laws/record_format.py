@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lorekit.envs.crafter.records import write_jsonl
-from lorekit.laws.experience import LAW_ACTIONS
+from lorekit.envs.crafter.records import ATTRIBUTES, MATERIALS, TOOLS, write_jsonl
+from lorekit.laws.experience import LAW_ACTIONS, THING_NAMES
 
 __all__ = [
     "STATE_KEYS",
@@ -99,6 +99,7 @@ class LawRecord:
                 raise RecordError(
                     f"{where}.{side}: expected an object with {', '.join(STATE_KEYS)}"
                 )
+            _check_state(state, f"{where}.{side}")
         return cls(achievement, str(raw["action"]), raw["success"], raw["before"], raw["after"])
 
     def inventory(self, side: str = "before") -> dict[str, int]:
@@ -109,6 +110,53 @@ class LawRecord:
     def nearby(self) -> set[str]:
         """Names in the 3x3 area before the attempt, the player left out."""
         return {cell for row in self.before["nearby"] for cell in row if cell != "player"}
+
+
+_PARTS = {"attributes": ATTRIBUTES, "tools": TOOLS, "materials": MATERIALS}
+_CELLS = THING_NAMES | {"player"}
+
+
+def _check_state(state: Mapping[str, Any], where: str) -> None:
+    """Refuse a state the learners would trip over, naming the field: counts
+    that are not whole numbers, names crafter does not have, a 3x3 area that is
+    not rows of names. (A learner reads every field; a bad one used to surface
+    as an internal error, or as a law no experience file can hold.)"""
+    for part, names in _PARTS.items():
+        counts = state[part]
+        if not isinstance(counts, Mapping):
+            raise RecordError(f"{where}.{part}: expected an object of item -> count")
+        for item, count in counts.items():
+            if item not in names:
+                raise RecordError(
+                    f"{where}.{part}.{item}: unknown item {item!r} ({part} are: {', '.join(names)})"
+                )
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise RecordError(
+                    f"{where}.{part}.{item}: expected a whole number >= 0, got {count!r}"
+                )
+    face = state["face"]
+    if not isinstance(face, str) or face not in THING_NAMES:
+        raise RecordError(
+            f"{where}.face: expected a name of crafter's ({', '.join(sorted(THING_NAMES))}), "
+            f"got {_short(face)}"
+        )
+    rows = state["nearby"]
+    if not (
+        isinstance(rows, list)
+        and all(isinstance(row, list) for row in rows)
+        and all(isinstance(cell, str) and cell in _CELLS for row in rows for cell in row)
+    ):
+        raise RecordError(
+            f"{where}.nearby: expected rows of names of crafter's (the 3x3 area), "
+            f"got {_short(rows)}"
+        )
+    if not isinstance(state.get("sleeping", False), bool):
+        raise RecordError(f"{where}.sleeping: expected true or false")
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def write_records(records: Iterable[LawRecord], path: str | Path) -> int:

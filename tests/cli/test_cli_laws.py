@@ -57,3 +57,21 @@ def test_score_and_rewards_refuse_an_impossible_law_in_one_line(
         code, _, err = run_cli(["laws", *args], capsys)
         assert code == 2 and "laws.wake_up" in err and "Traceback" not in err
         assert len(err.strip().splitlines()) == 1
+
+
+def test_learn_refuses_a_malformed_record_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = {
+        "attributes": {"health": 9, "food": 9, "drink": 9, "energy": "high"},
+        "tools": {},
+        "materials": {},
+        "face": "tree",
+        "nearby": [["grass"] * 3, ["grass", "player", "tree"], ["grass"] * 3],
+    }
+    line = {"achievement": "collect_wood", "action": "collect_wood", "success": True}
+    records = tmp_path / "r.jsonl"
+    records.write_text(json.dumps({**line, "before": state, "after": state}) + "\n")
+    code, _, err = run_cli(["laws", "learn", str(records), "-o", str(tmp_path / "e.json")], capsys)
+    assert code == 2 and "r.jsonl:1.before.attributes.energy" in err
+    assert "internal error" not in err and len(err.strip().splitlines()) == 1

@@ -225,7 +225,9 @@ async def test_laws_learn_what_the_faced_cell_becomes() -> None:
     assert rows["collect_stone"].leaves_ok is True and rows["place_table"].leaves_ok is True
     truth_wood = oracle_experience().laws["collect_wood"].leaves
     assert rows["collect_wood"].leaves_ok is (None if truth_wood is None else False)
-    assert rows["collect_drink"].leaves_ok is None  # the truth has no change to score
+    # no law at all: wrong where the truth knows the cell (water stays water),
+    # unscored where it varies (a cow dies on whatever ground it stood)
+    assert rows["collect_drink"].leaves_ok is False and rows["eat_cow"].leaves_ok is None
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,47 @@ def test_sleep_records_show_a_sleep_that_took(default_records: LawCollection) ->
     assert all(r.after["sleeping"] for r in wins)
     assert all(not r.after["sleeping"] for r in sleeps if not r.success)
     assert any(r.before["attributes"]["energy"] == 9 for r in sleeps if not r.success)
+
+
+def _state(**edit: object) -> dict[str, object]:
+    state: dict[str, object] = {
+        "attributes": {"health": 9, "food": 9, "drink": 9, "energy": 9},
+        "tools": {},
+        "materials": {"wood": 1},
+        "face": "tree",
+        "nearby": [["grass"] * 3, ["grass", "player", "tree"], ["grass"] * 3],
+        "sleeping": False,
+    }
+    return {**state, **edit}
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        ({"attributes": {"health": 9, "energy": "high"}}, "before.attributes.energy"),
+        ({"materials": ["wood"]}, "before.materials: expected an object"),
+        ({"materials": {"planks": 3}}, "before.materials.planks: unknown item"),
+        ({"tools": {"wood_pickaxe": True}}, "before.tools.wood_pickaxe"),
+        ({"nearby": 5}, "before.nearby: expected rows of names"),
+        ({"nearby": [["grass", 3]]}, "before.nearby: expected rows of names"),
+        ({"face": None}, "before.face: expected a name"),
+        ({"sleeping": "no"}, "before.sleeping: expected true or false"),
+    ],
+)
+def test_malformed_states_are_refused_naming_the_line_and_field(
+    tmp_path: Path, edit: dict[str, object], needle: str
+) -> None:
+    # such a line used to pass the reader and crash the learner (an internal error)
+    good = {
+        "achievement": "collect_wood",
+        "action": "collect_wood",
+        "success": True,
+        "before": _state(),
+        "after": _state(materials={"wood": 2}),
+    }
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "before": _state(**edit)}) + "\n")
+    with pytest.raises(RecordError, match=re.escape(f"r.jsonl:2.{needle}")):
+        read_records(path)
+    path.write_text(json.dumps(good) + "\n")
+    assert len(read_records(path)) == 1
