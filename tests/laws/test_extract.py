@@ -527,3 +527,15 @@ async def test_bounds_no_state_meets_are_fed_back_so_the_saved_experience_loads(
     assert "no state has both" in feedback and "stop at 9" in feedback
     assert asked["n"] == 1 and exp.laws["make_wood_pickaxe"].requires == {"wood": 1}
     assert Experience.from_json(exp.to_json()).laws["make_wood_pickaxe"].below == {}
+
+
+async def test_the_precondition_prompts_explain_upper_bounds() -> None:
+    # sleep fails at full energy: a failure can hold too much of something, and
+    # the model must be told what the form's "below" field means to say so
+    model = ScriptedLLM(fn=knowing)
+    await run(model, achievements=["make_wood_pickaxe"])
+    pre = [c.messages[1].content for c in model.calls if "What must hold before" in c.last]
+    words = pre[0].split("```")[0].split("JSON schema")[0]  # the text, not the schema
+    assert '"below": {"energy": 9}' in words and "under 9" in words
+    failed = [c.last for c in model.calls if "which failed" in c.last]
+    assert failed and all("too much of" in p for p in failed)
