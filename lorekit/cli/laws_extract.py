@@ -8,6 +8,11 @@ Models are chosen as for ``lorekit run`` (``--model``/``--base-url``,
 saved next to the output after every step, so after a kill or a model error
 the same command continues where it stopped and, with the cache, ends with
 the result an uninterrupted run gives.
+
+``--simulate careful`` (or ``careless``) answers with a scripted extractor
+(:mod:`lorekit.laws.simulation`) instead of a model: no server, no cache, no
+cost. It checks the pipeline and shows what one-record-at-a-time revision
+reaches; it measures no model.
 """
 
 from __future__ import annotations
@@ -95,6 +100,13 @@ def _achievements(value: str | None) -> list[str] | None:
     help="Achievements worked on at once.",
 )
 @click.option("--fresh", is_flag=True, help="Discard saved progress and start over.")
+@click.option(
+    "--simulate",
+    type=click.Choice(["careful", "careless"]),
+    default=None,
+    help="Answer with a scripted extractor instead of a model (no server): careful, or "
+    "careless (a seeded wrong answer in five). A check of the pipeline, not of a model.",
+)
 def extract(
     records_path: str,
     out: str,
@@ -104,6 +116,7 @@ def extract(
     max_attempts: int,
     jobs: int,
     fresh: bool,
+    simulate: str | None,
 ) -> None:
     """Mine experience (costs, gains, preconditions per action) from RECORDS with a model."""
     from lorekit.cli.checks import (
@@ -115,19 +128,35 @@ def extract(
     from lorekit.llm.accounting import UsageLedger
     from lorekit.llm.errors import LLMError
 
-    if not models.given:
-        raise UserError("extraction needs a model: pass --model (and --base-url) or --config")
+    if simulate is not None and (models.given or models.base_url or cache is not None):
+        raise UserError(
+            "--simulate answers with a scripted extractor: drop --model/--base-url/--role/"
+            "--config/--cache"
+        )
+    if simulate is None and not models.given:
+        raise UserError(
+            "extraction needs a model: pass --model (and --base-url) or --config "
+            "(or --simulate careful for the scripted extractor)"
+        )
     config_path = models.config_path
-    if cache is None and config_path is None:
-        cache = "read-write"
-    cfg, _store_setting = prepare_config(models, cache=cache)
-    check_models(cfg, {ROLE, cfg.default_role}, owner="laws extract", models=models)
+    cfg: Any = None
+    if simulate is None:
+        if cache is None and config_path is None:
+            cache = "read-write"
+        cfg, _store_setting = prepare_config(models, cache=cache)
+        check_models(cfg, {ROLE, cfg.default_role}, owner="laws extract", models=models)
     records = _read(records_path)
     sidecar = progress_path(out)
     if fresh:
         sidecar.unlink(missing_ok=True)
-    ledger = UsageLedger(cfg.prices())
-    roles = build_models(cfg, config_path=config_path).metered(ledger)
+    if simulate is not None:
+        from lorekit.laws.simulation import simulated_roles
+
+        ledger = UsageLedger({})
+        roles = simulated_roles(simulate).metered(ledger)
+    else:
+        ledger = UsageLedger(cfg.prices())
+        roles = build_models(cfg, config_path=config_path).metered(ledger)
     try:
         extractor = Extractor(roles, max_attempts=max_attempts, jobs=jobs, progress=sidecar)
         experience = asyncio.run(extractor.extract(records, _achievements(achievements)))
