@@ -13,15 +13,14 @@ from _cli import run_cli
 
 import lorekit.agents as agents
 import lorekit.agents.views as views
+from lorekit.registry import Registry
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 @pytest.fixture
-def tiny_agent(monkeypatch: pytest.MonkeyPatch) -> object:
+def tiny_agent(monkeypatch: pytest.MonkeyPatch, registry: Registry) -> object:
     monkeypatch.syspath_prepend(str(EXAMPLES))
-    monkeypatch.setattr(agents, "AGENTS", dict(agents.AGENTS))
-    monkeypatch.setattr(views, "NOTES_VIEWS", views.NOTES_VIEWS)
     sys.modules.pop("tiny_agent", None)
     module = importlib.import_module("tiny_agent")
     yield module
