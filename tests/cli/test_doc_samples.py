@@ -4,6 +4,7 @@ type, and each run config (a YAML block with ``roles:``) loads."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from pathlib import Path
@@ -89,7 +90,7 @@ def _runs_with_roles() -> list[tuple[str, str, list[str]]]:
     for page, args in COMMANDS:
         if args[:1] != ["run"] or "--role" not in args:
             continue
-        flags = dict(zip(args[1::1], args[2::1], strict=False))
+        flags = dict(itertools.pairwise(args))
         agent = flags.get("--agent") or flags.get("-a")
         roles = [args[i + 1].partition("=")[0] for i, a in enumerate(args[:-1]) if a == "--role"]
         if agent:
