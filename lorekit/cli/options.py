@@ -190,7 +190,8 @@ retry_errors_option = click.option(
 progress_option = click.option(
     "--progress/--no-progress",
     default=None,
-    help="Live progress bar on stderr [default: when stderr is a terminal].",
+    help="Progress on stderr: a live bar with the time left on a terminal, a line every "
+    "30 seconds in a log [default: on; --no-progress: none].",
 )
 store_option = click.option(
     "--store",
