@@ -18,7 +18,7 @@ skipped).
         "textcraft", "react", models={"executor": OpenAICompatLLM("gpt-4o-mini")},
         tasks=20, store="runs.sqlite3",
     )
-    print(result.summary["success_rate"])
+    print(result.successes, "of", result.played)
 """
 
 from __future__ import annotations
