@@ -36,7 +36,7 @@ def test_the_walk_runs_in_order(
     for args in lines:
         if args[0] == "view" or "local" in args:
             continue
-        code, out, err = run_cli(args, capsys)
+        code, _, err = run_cli(args, capsys)
         assert code == 0, f"lorekit {' '.join(args)}: {err}"
     assert (tmp_path / "first.html").is_file()
 

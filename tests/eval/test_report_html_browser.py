@@ -322,10 +322,12 @@ def test_the_viewer_reloads_itself_when_episodes_arrive(driver: Any, tmp_path: P
         shown = text(driver, "#episode-title")
         driver.find_element("id", "text-filter").send_keys("t")
         assert len(driver.find_elements("css selector", "#episode-list li")) == 3
-        with RunStore(path) as store:
-            with store.episode("live", "k3", index=3, task_id="t3", task_group="g") as ep:
-                ep.add_step("look", "a room", 0.0, False, {"valid": True})
-                ep.finish(success=True, reward=1.0)
+        with (
+            RunStore(path) as store,
+            store.episode("live", "k3", index=3, task_id="t3", task_group="g") as ep,
+        ):
+            ep.add_step("look", "a room", 0.0, False, {"valid": True})
+            ep.finish(success=True, reward=1.0)
         WebDriverWait(driver, 60).until(
             lambda d: len(d.find_elements("css selector", "#episode-list li")) == 4
         )
