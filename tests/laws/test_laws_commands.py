@@ -10,6 +10,8 @@ import click
 import pytest
 
 import lorekit.envs.crafter
+from lorekit.cli import cli
+from lorekit.cli.errors import run_cli
 from lorekit.laws.experience import Experience, ExperienceError, experience_named, oracle_experience
 from lorekit.laws.extract_progress import progress_path
 from lorekit.laws.record_format import (
@@ -128,3 +130,37 @@ def test_the_training_summary_says_score_best_achievements_and_where() -> None:
     assert result_text(_result(success_rates=many)).splitlines()[1] == (
         "top achievements: a9 9%, a8 8%, a7 7%, a6 6%, a5 5%, a4 4%"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "role", "hint"),
+    [
+        (["extract", "{records}", "-o", "{out}", "--model", "scripted:simulate"], "extractor",
+         "--simulate careful"),
+        (["extract", "{records}", "-o", "{out}", "--model", "m", "--role",
+          "extractor=scripted:simulate"], "extractor", "--simulate careful"),
+        (["rewards", "oracle", "-o", "{out}", "--model", "scripted:simulate"], "rewarder",
+         "--from-laws"),
+    ],
+)  # fmt: skip
+def test_scripted_simulate_is_refused_in_one_line_where_the_laws_have_none(
+    args: list[str],
+    role: str,
+    hint: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``lorekit run`` reads scripted:simulate as an agent's registered test models; the
+    laws' model commands have none under that name, and must not answer with a
+    scripted backend that says nothing (no laws, predicates that all fall back)."""
+    records, out = tmp_path / "r.jsonl", tmp_path / "out.json"
+    write_records([_record(True), _record(False)], records)
+    argv = ["laws", *(a.format(records=records, out=out) for a in args), "--cache", "off"]
+    with pytest.raises(SystemExit) as ended:
+        run_cli(cli, argv)
+    err = capsys.readouterr().err
+    assert ended.value.code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and f"scripted:simulate for the {role} role" in lines[0]
+    assert hint in lines[0]
+    assert not out.exists()

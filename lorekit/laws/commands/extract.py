@@ -105,6 +105,7 @@ def extract(
 ) -> None:
     """Mine experience (costs, gains, preconditions per action) from RECORDS with a model."""
     from lorekit.cli.checks import build_models, check_models
+    from lorekit.laws.commands.scripted import refuse_simulate
     from lorekit.laws.extract import ROLE, ExtractError, Extractor
     from lorekit.laws.extract_progress import ProgressMismatch, progress_path
     from lorekit.llm.accounting import UsageLedger
@@ -126,6 +127,10 @@ def extract(
         if cache is None and config_path is None:
             cache = "read-write"
         cfg, _store_setting = prepare_config(models, cache=cache)
+        refuse_simulate(
+            cfg, ROLE, "the laws' scripted extractors are chosen with --simulate careful "
+            "(or careless), without --model",
+        )  # fmt: skip
         check_models(cfg, {ROLE, cfg.default_role}, owner="laws extract", models=models)
     records = _read(records_path)
     sidecar = progress_path(out)

@@ -56,6 +56,7 @@ def rewards_cmd(
 ) -> None:
     """Reward predicates from EXPERIENCE (a saved experience JSON, or 'oracle')."""
     from lorekit.cli.checks import build_models, check_api_keys, check_cache
+    from lorekit.laws.commands.scripted import refuse_simulate
     from lorekit.laws.experience import experience_named
     from lorekit.laws.records import read_records
     from lorekit.laws.rewarder import write_predicates
@@ -88,6 +89,10 @@ def rewards_cmd(
         if records is None and loop == "checked":
             raise UserError("the rewarder checks its predicates on records: pass --records FILE")
         cfg, _ = prepare_config(models, cache=cache)
+        refuse_simulate(
+            cfg, "rewarder", "the laws have no scripted rewarder; compile the laws as they "
+            "are with --from-laws (no model), or script its answers with --model scripted:FILE",
+        )  # fmt: skip
         check_api_keys(cfg, config_path=models.config_path)
         check_cache(cfg, config_path=models.config_path)
         llm = build_models(cfg, config_path=models.config_path)["rewarder"]
