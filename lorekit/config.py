@@ -299,6 +299,12 @@ def apply_overrides(
 def build_model(settings: ModelSettings, limiter: SlotLimiter | None = None) -> LLM:
     """One backend from its settings (no cache, no metering)."""
     if settings.provider == "scripted":
+        if settings.model == "simulate" and not settings.answers:
+            raise ConfigError(
+                "model scripted:simulate stands for a method's scripted test models, which "
+                "only `lorekit run` plays (and `reproduce run --simulate`); here use "
+                "scripted:echo or scripted:FILE"
+            )
         answers = settings.answers
         latency = settings.latency_s or None
         scripted = (

@@ -174,7 +174,7 @@ def play(
         raise UserError(
             f"agent {agent_name!r} needs a model: pass --model (and --base-url) or --config"
         )
-    check_api_keys(cfg, config_path=config_path)
+    check_api_keys(cfg, config_path=config_path, allow_simulate=simulating)
     env_opt = with_defaults(tasks.env_opt, _agent_env_defaults(agent, env_name))
     env_kwargs, chosen, provenance = prepare_tasks(env_name, env_opt, tasks.tasks, tasks.split)
     chosen = chosen[: tasks.episodes] if tasks.episodes else chosen

@@ -92,3 +92,21 @@ def test_without_a_config_nothing_is_cached(
     code, _, err = run_cli([*args, "--agent-opt", "max_turns=1", "--store", "r.sqlite3"], capsys)
     assert code == 0, err
     assert not list(tmp_path.rglob("*cache*")), list(tmp_path.rglob("*"))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["team", "run", "crafter-party", "-n", "1"],
+        ["automanual", "build", "alfworld", "--per-type", "1"],
+    ],
+)
+def test_commands_that_cannot_simulate_refuse_it_up_front(
+    args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(
+        [*args, "--model", "scripted:simulate", "--store", str(tmp_path / "r.sqlite3")], capsys
+    )
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "scripted:simulate" in err and "scripted:echo or scripted:FILE" in err
+    assert not (tmp_path / "r.sqlite3").exists() or "episodes" not in err
