@@ -39,7 +39,7 @@ from lorekit.graph.parsers import parser_for
 from lorekit.graph.shrink import Summaries, shrink_answer
 from lorekit.graph.trace import AttemptTrace, NodeTrace, PassReport, node_model
 from lorekit.graph.values import present
-from lorekit.llm.base import Message, as_messages
+from lorekit.llm.base import Message, RequestParams, as_messages
 from lorekit.llm.errors import LLMError
 from lorekit.llm.roles import Roles
 
@@ -139,8 +139,9 @@ class _NodeRun:
             try:
                 out = await llm.complete(
                     self.messages,
-                    temperature=self.node.temperature,
-                    max_tokens=self.node.max_tokens,
+                    RequestParams(
+                        temperature=self.node.temperature, max_tokens=self.node.max_tokens
+                    ),
                 )
             except LLMError as exc:
                 self.trace.attempts.append(

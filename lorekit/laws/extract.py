@@ -58,7 +58,7 @@ from lorekit.laws.extract_prompts import (
     situation,
     templates,
 )
-from lorekit.llm.base import LLM, Message
+from lorekit.llm.base import LLM, Message, RequestParams
 
 ROLE = "extractor"
 _ITEMS: dict[str, tuple[str, ...]] = {
@@ -332,7 +332,7 @@ class Extractor:
                     Message("assistant", text),
                     Message("user", fill("feedback", problems=bullets(problems))),
                 ]
-            completion = await self.llm.complete(messages, temperature=0.0)
+            completion = await self.llm.complete(messages, RequestParams(temperature=0.0))
             text = completion.text
             try:
                 answer = parse_answer(text, schema)

@@ -13,6 +13,7 @@ from lorekit.llm.accounting import (
     tokens_label,
 )
 from lorekit.llm.base import (
+    DEFAULT_PARAMS,
     LLM,
     Completion,
     Message,
@@ -20,7 +21,6 @@ from lorekit.llm.base import (
     RequestParams,
     Usage,
     as_messages,
-    make_params,
 )
 from lorekit.llm.cache import CachedLLM, CacheMode, SQLiteCache, request_key
 from lorekit.llm.calls import CallRecord, CallSink
@@ -60,6 +60,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "DEFAULT_PARAMS",
     "DEFAULT_ROLE",
     "LLM",
     "CacheMiss",
@@ -102,7 +103,6 @@ __all__ = [
     "UsageLedger",
     "as_messages",
     "call_with_retries",
-    "make_params",
     "request_key",
     "tokens_label",
 ]

@@ -21,7 +21,7 @@ from typing import Any
 from lorekit.agents.automanual.rules import RuleError, RuleSystem
 from lorekit.agents.automanual.texts import fill
 from lorekit.agents.automanual.toolcalls import ToolCallError, ToolSpec, parse_tool_calls
-from lorekit.llm.base import Message
+from lorekit.llm.base import Message, RequestParams
 from lorekit.llm.roles import Roles
 
 
@@ -52,7 +52,9 @@ async def ask(
     roles: Roles, role: str, messages: Sequence[Message], *, temperature: float, max_tokens: int
 ) -> str:
     """One model call of ``role``; the answer's text."""
-    out = await roles[role].complete(list(messages), temperature=temperature, max_tokens=max_tokens)
+    out = await roles[role].complete(
+        list(messages), RequestParams(temperature=temperature, max_tokens=max_tokens)
+    )
     return out.text
 
 

@@ -31,7 +31,7 @@ from typing import Any
 from lorekit.agents.automanual import texts
 from lorekit.agents.automanual.core import Rule
 from lorekit.agents.automanual.manuals import Manual, ManualGroup, fence, render_manual
-from lorekit.llm.base import LLM, Message
+from lorekit.llm.base import LLM, Message, RequestParams
 
 __all__ = ["Formulator", "FormulatorError", "Manual", "ManualGroup", "parse_manual", "prompts"]
 
@@ -270,7 +270,7 @@ class Formulator:
         problems: list[str] = []
         for _attempt in range(self.max_retries + 1):
             reply = await model.complete(
-                messages, temperature=self.temperature, max_tokens=self.max_tokens
+                messages, RequestParams(temperature=self.temperature, max_tokens=self.max_tokens)
             )
             calls += 1
             parsed = parse_manual(reply.text, rule_ids, cut_off=reply.finish_reason == "length")

@@ -50,7 +50,7 @@ from lorekit.agents.automanual.planner_parse import (
 )
 from lorekit.agents.automanual.profiles import EnvProfile, profile_for
 from lorekit.agents.base import Episode
-from lorekit.llm.base import Message
+from lorekit.llm.base import Message, RequestParams
 from lorekit.llm.roles import Roles
 from lorekit.sandbox import Limits, SandboxResult, SandboxSession, WorkerPool
 
@@ -267,7 +267,7 @@ class Planner:
 
     async def _complete(self, roles: Roles, messages: Sequence[Message]) -> str:
         out = await roles[self.role].complete(
-            list(messages), temperature=0.0, max_tokens=self.max_tokens
+            list(messages), RequestParams(temperature=0.0, max_tokens=self.max_tokens)
         )
         return out.text
 
