@@ -12,6 +12,7 @@ from lorekit.llm.accounting import (
     UsageLedger,
     tokens_label,
 )
+from lorekit.llm.ask import Answer, Attempt, NoAnswer, ParseError, ask
 from lorekit.llm.base import (
     DEFAULT_PARAMS,
     LLM,
@@ -63,6 +64,8 @@ __all__ = [
     "DEFAULT_PARAMS",
     "DEFAULT_ROLE",
     "LLM",
+    "Answer",
+    "Attempt",
     "CacheMiss",
     "CacheMode",
     "CachedLLM",
@@ -88,7 +91,9 @@ __all__ = [
     "Message",
     "MessageLike",
     "MeteredLLM",
+    "NoAnswer",
     "OpenAICompatLLM",
+    "ParseError",
     "Price",
     "PriceTable",
     "RequestParams",
@@ -102,6 +107,7 @@ __all__ = [
     "Usage",
     "UsageLedger",
     "as_messages",
+    "ask",
     "call_with_retries",
     "request_key",
     "tokens_label",
