@@ -186,7 +186,8 @@ async def ask(
         model = llm if isinstance(llm, LLM) else llm(number)
         t0 = time.perf_counter()
         try:
-            out = await model.complete(messages, params)
+            # a snapshot: a model that keeps its argument must not see later turns
+            out = await model.complete(list(messages), params)
         except LLMError as exc:
             end(Attempt(number, None, time.perf_counter() - t0, model_error=exc))
             if model_error == "raise":

@@ -175,3 +175,22 @@ async def test_on_attempt_runs_before_the_next_call() -> None:
 async def test_attempts_must_be_a_positive_whole_number(attempts: Any) -> None:
     with pytest.raises(ValueError, match="attempts must be a whole number >= 1"):
         await ask(ScriptedLLM(["{}"]), conversation(), read_json, attempts=attempts)
+
+
+async def test_each_call_gets_its_own_snapshot_of_the_conversation() -> None:
+    class Keeper:
+        """A model that keeps the very object it was given."""
+
+        model = "keeper"
+
+        def __init__(self) -> None:
+            self.given: list[Any] = []
+
+        async def complete(self, messages: Any, params: RequestParams | None = None) -> Completion:
+            self.given.append(messages)
+            return Completion("bad" if len(self.given) == 1 else '{"n": 4}')
+
+    keeper = Keeper()
+    messages = conversation()
+    assert (await ask(keeper, messages, read_json)).ok
+    assert [len(m) for m in keeper.given] == [2, 4] and len(messages) == 5
