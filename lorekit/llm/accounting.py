@@ -179,7 +179,7 @@ class MeteredLLM:
         started = time.time()
         t0 = time.perf_counter()
         try:
-            out = await self.inner.complete(msgs, params)
+            out = await self.inner.complete(msgs, params=params)
         except Exception as exc:
             latency = time.perf_counter() - t0
             billed = exc.usage if isinstance(exc, LLMError) else None

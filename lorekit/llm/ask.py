@@ -187,7 +187,7 @@ async def ask(
         t0 = time.perf_counter()
         try:
             # a snapshot: a model that keeps its argument must not see later turns
-            out = await model.complete(list(messages), params)
+            out = await model.complete(list(messages), params=params)
         except LLMError as exc:
             end(Attempt(number, None, time.perf_counter() - t0, model_error=exc))
             if model_error == "raise":

@@ -172,8 +172,9 @@ class LLM(Protocol):
 
     A request is the messages and one :class:`RequestParams`; wrappers hand
     the same object on, so what a caller asked for reaches the backend, the
-    cache key and the call record unchanged. Backends that cannot use
-    ``params.sample`` ignore it.
+    cache key and the call record unchanged (forwarded as ``params=params``,
+    so a wrapper that passes ``**kwargs`` on works too). Backends that cannot
+    use ``params.sample`` ignore it.
     """
 
     @property

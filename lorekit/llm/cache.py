@@ -167,7 +167,7 @@ class CachedLLM:
     ) -> Completion:
         params = params if params is not None else DEFAULT_PARAMS
         if self.mode == "off":
-            return await self.inner.complete(messages, params)
+            return await self.inner.complete(messages, params=params)
         msgs = as_messages(messages)
         body = request_json(self.model, msgs, params)
         key = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
@@ -201,12 +201,12 @@ class CachedLLM:
                 return Completion(
                     done.text, done.usage, done.model, done.latency_s, True, done.finish_reason
                 )
-            return await self.complete(msgs, params)
+            return await self.complete(msgs, params=params)
         self.misses += 1
         future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
         try:
-            out = await self.inner.complete(msgs, params)
+            out = await self.inner.complete(msgs, params=params)
         except asyncio.CancelledError:
             future.cancel()
             raise

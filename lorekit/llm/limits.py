@@ -112,4 +112,4 @@ class LimitedLLM:
         self, messages: Sequence[MessageLike] | str, params: RequestParams | None = None
     ) -> Completion:
         async with self.limiter.acquire():
-            return await self.inner.complete(messages, params)
+            return await self.inner.complete(messages, params=params)

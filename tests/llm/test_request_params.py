@@ -137,3 +137,20 @@ async def test_scripted_model_reads_max_tokens_from_params() -> None:
     assert cut.finish_reason == "length" and len(cut.text) == 20
     whole = await llm.complete("q")
     assert whole.finish_reason == "stop" and whole.text == "word " * 40
+
+
+async def test_params_travel_by_keyword_through_a_kwargs_wrapper(tmp_path: Path) -> None:
+    """The wrappers hand ``params=`` on by name, so a plain forwarding wrapper
+    written as ``complete(messages, **kw)`` sits anywhere in a stack."""
+    backend = ScriptedLLM(["one"], model="m")
+
+    class Forward:
+        model = "m"
+
+        async def complete(self, messages: Any, **kw: Any) -> Completion:
+            return await backend.complete(messages, **kw)
+
+    stack = MeteredLLM(CachedLLM(Forward(), tmp_path / "c.sqlite3"), "r")  # type: ignore[arg-type]
+    params = RequestParams(max_tokens=9)
+    await stack.complete("q", params)
+    assert backend.calls[-1].params is params

@@ -211,7 +211,7 @@ class SimulatedLLM(ScriptedLLM):
     ) -> Completion:
         params = params if params is not None else DEFAULT_PARAMS
         self._draw = params.sample if params.temperature > 0 else 0
-        return await super().complete(messages, params)
+        return await super().complete(messages, params=params)
 
 
 def textcraft_planner(book: RecipeBook) -> ModelFn:

@@ -61,7 +61,7 @@ class EpisodeModel:
             raise RuntimeError(
                 f"the {self.role!r} model is built per episode; call it inside a team episode"
             )
-        return await models[self.role].complete(messages, params)
+        return await models[self.role].complete(messages, params=params)
 
 
 async def close_models(models: Roles) -> None:

@@ -377,7 +377,7 @@ class _Router:
         msgs = as_messages(messages)
         user = next((m.content for m in msgs if m.role == "user"), "")
         target = self.actor if '{"actions"' in user else self.planner
-        return await target.complete(msgs, params)
+        return await target.complete(msgs, params=params)
 
 
 def simulated_roles(

@@ -108,7 +108,7 @@ class TwoStage:
         if '{"actions"' in user:
             self.action_prompts.append(user)
             return Completion(json.dumps({"actions": self.actions}), model=self.model)
-        out = await self.inner.complete(messages, params)
+        out = await self.inner.complete(messages, params=params)
         try:
             data = json.loads(out.text)
         except json.JSONDecodeError:
