@@ -39,7 +39,7 @@ from lorekit.graph.parsers import parser_for
 from lorekit.graph.shrink import Summaries, shrink_answer
 from lorekit.graph.trace import AttemptTrace, NodeTrace, PassReport, node_model
 from lorekit.graph.values import present
-from lorekit.llm.ask import Attempt, ParseError, ask
+from lorekit.llm.ask import ParseError, ask
 from lorekit.llm.base import Completion, Message, RequestParams, as_messages
 from lorekit.llm.roles import Roles
 
@@ -151,7 +151,7 @@ class _NodeRun:
             model_error="keep",
         )
         for attempt in answer.attempts:
-            self.trace.attempts.append(_trace(attempt))
+            self.trace.attempts.append(AttemptTrace.from_attempt(attempt))
         if answer.ok:
             self.output = answer.value
             return True
@@ -383,18 +383,6 @@ class _ParserRaised(ParseError):
     def __init__(self, cause: Exception) -> None:
         super().__init__(f"{type(cause).__name__}: {cause}", final=True)
         self.cause = cause
-
-
-def _trace(attempt: Attempt) -> AttemptTrace:
-    """The node trace's record of one attempt (a refused one says why)."""
-    if attempt.model_error is not None:
-        error = attempt.model_error
-        return AttemptTrace.failed(error, error.usage, attempt.latency_s)
-    assert attempt.completion is not None  # an attempt has an answer or a model error
-    trace = AttemptTrace.of(attempt.completion, attempt.latency_s)
-    if attempt.error is not None:
-        trace.rejected = attempt.error.feedback
-    return trace
 
 
 def _raised(what: str, fn: Any, exc: Exception) -> str:
