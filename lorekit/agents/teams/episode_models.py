@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import contextvars
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from lorekit.llm.base import Completion, MessageLike
+from lorekit.llm.base import Completion, MessageLike, RequestParams
 from lorekit.llm.roles import Roles
 
 ModelFactory = Callable[[int], Roles]
@@ -54,28 +54,14 @@ class EpisodeModel:
         return models[self.role].model if models is not None else self._name
 
     async def complete(
-        self,
-        messages: Sequence[MessageLike] | str,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        stop: Sequence[str] | str | None = None,
-        response_format: Mapping[str, Any] | None = None,
-        sample: int = 0,
+        self, messages: Sequence[MessageLike] | str, params: RequestParams | None = None
     ) -> Completion:
         models = current_models.get(None)
         if models is None:
             raise RuntimeError(
                 f"the {self.role!r} model is built per episode; call it inside a team episode"
             )
-        return await models[self.role].complete(
-            messages,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            stop=stop,
-            response_format=response_format,
-            sample=sample,
-        )
+        return await models[self.role].complete(messages, params=params)
 
 
 async def close_models(models: Roles) -> None:

@@ -51,6 +51,7 @@ from lorekit.agents.teams.answers import (
     prompts,
 )
 from lorekit.agents.teams.org import Organization
+from lorekit.llm.ask import Attempt, ask
 from lorekit.llm.base import LLM, Message
 
 COMMAND = "COMMAND: "
@@ -373,32 +374,39 @@ class HourglassAgent:
         *,
         system: str | None = None,
     ) -> dict[str, Any] | None:
-        """The model's checked answer, retrying malformed ones; None when all failed."""
+        """The model's checked answer, retrying malformed ones; None when all failed.
+
+        Every answer is an event (``call``) as it comes, so a team's timeline
+        shows the retries in the order the world saw them."""
         messages = [Message("system", system or self._system()), Message("user", prompt)]
-        error = ""
-        for attempt in range(self.max_retries + 1):
-            out = await self.model.complete(messages)
-            try:
-                data = check(out.text.strip())
-            except AnswerError as exc:
-                error = str(exc)
-            else:
-                error = ""
+
+        def called(attempt: Attempt) -> None:
+            out = attempt.completion
+            if out is None:  # a failed call is raised, not an answer to record
+                return
             self._emit(
                 "call",
                 role=self.spec.role,
                 purpose=purpose,
-                attempt=attempt,
+                attempt=attempt.number,
                 prompt_tokens=out.usage.prompt_tokens,
                 completion_tokens=out.usage.completion_tokens,
                 latency_s=out.latency_s,
-                error=error or None,
+                error=(str(attempt.error) if attempt.error is not None else "") or None,
             )
-            if not error:
-                return data
-            retry = render(prompts()["retry"], "retry", error=error)
-            messages += [Message("assistant", out.text), Message("user", retry)]
-        self._emit(purpose, error=f"no usable answer after {self.max_retries + 1} tries: {error}")
+
+        answer = await ask(
+            self.model,
+            messages,
+            lambda out: check(out.text.strip()),
+            attempts=self.max_retries + 1,
+            feedback=lambda exc: render(prompts()["retry"], "retry", error=str(exc)),
+            on_attempt=called,
+        )
+        if answer.ok:
+            return answer.value
+        tries = self.max_retries + 1
+        self._emit(purpose, error=f"no usable answer after {tries} tries: {answer.error}")
         return None
 
     # -- acting ----------------------------------------------------------------------------

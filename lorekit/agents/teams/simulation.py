@@ -20,11 +20,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from lorekit.llm.base import LLM, Completion, Message
+from lorekit.llm.base import LLM, Completion, Message, MessageLike, RequestParams, as_messages
 from lorekit.llm.roles import Roles
 from lorekit.llm.scripted import Latency, ScriptedLLM
 
@@ -372,13 +371,13 @@ class _Router:
     def model(self) -> str:
         return self.planner.model
 
-    async def complete(self, messages: Any, **kw: Any) -> Completion:
-        if isinstance(messages, str):
-            user = messages
-        else:
-            user = next((m.content for m in messages if m.role == "user"), "")
+    async def complete(
+        self, messages: Sequence[MessageLike] | str, params: RequestParams | None = None
+    ) -> Completion:
+        msgs = as_messages(messages)
+        user = next((m.content for m in msgs if m.role == "user"), "")
         target = self.actor if '{"actions"' in user else self.planner
-        return await target.complete(messages, **kw)
+        return await target.complete(msgs, params=params)
 
 
 def simulated_roles(

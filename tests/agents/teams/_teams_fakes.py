@@ -101,14 +101,14 @@ class TwoStage:
     def calls(self) -> Any:
         return self.inner.calls
 
-    async def complete(self, messages: Any, **kw: Any) -> Any:
+    async def complete(self, messages: Any, params: Any = None) -> Any:
         from lorekit.llm.base import Completion
 
         user = next((m.content for m in reversed(messages) if m.role == "user"), "")
         if '{"actions"' in user:
             self.action_prompts.append(user)
             return Completion(json.dumps({"actions": self.actions}), model=self.model)
-        out = await self.inner.complete(messages, **kw)
+        out = await self.inner.complete(messages, params=params)
         try:
             data = json.loads(out.text)
         except json.JSONDecodeError:
