@@ -130,9 +130,11 @@ def test_a_bwrap_that_cannot_start_is_refused_too(broken_bwrap: Path) -> None:
     _assert_refusal(refused.value.message)
     assert "failed to start" in refused.value.message
     assert "kernel.unprivileged_userns_clone" in refused.value.message
-    with pytest.warns(UnsafeSandboxWarning, match="failed to start"):
-        with WorkerPool(size=0, unsafe_no_os_sandbox=True) as pool:
-            result = run_code("print('ran')", pool=pool, limits=LIMITS)
+    with (
+        pytest.warns(UnsafeSandboxWarning, match="failed to start"),
+        WorkerPool(size=0, unsafe_no_os_sandbox=True) as pool,
+    ):
+        result = run_code("print('ran')", pool=pool, limits=LIMITS)
     assert result.ok and result.output == "ran\n", result.feedback()
 
 
@@ -190,7 +192,7 @@ def test_an_automanual_run_without_bwrap_is_refused_in_one_line(
     no_bwrap: Path, planner: Planner, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "runs.sqlite3"
-    code, out, err = run_cli(_automanual_run(store, tmp_path / "manual.md"), capsys)
+    code, _, err = run_cli(_automanual_run(store, tmp_path / "manual.md"), capsys)
     assert code == 2, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("lorekit: error: "), err
@@ -214,7 +216,7 @@ def test_the_unsafe_option_lets_the_automanual_run_play(
 ) -> None:
     store = tmp_path / "runs.sqlite3"
     args = _automanual_run(store, tmp_path / "manual.md", "--unsafe-no-os-sandbox")
-    code, out, err = run_cli(args, capsys)
+    code, _, err = run_cli(args, capsys)
     assert code == 0, err
     assert "lorekit: warning: UNSAFE (--unsafe-no-os-sandbox)" in err
     assert planner.asked > 0
