@@ -160,7 +160,7 @@ def make_hook(
     function: the hook's own code never looks up a global or a builtin.
     """
     getframe = sys._getframe
-    write = os.write
+    write, write_failed = os.write, OSError
     own_globals = globals()
     t_type, t_str, t_bytes, t_int = type, str, bytes, int
     t_code, t_frame, t_tuple, t_slice = types.CodeType, types.FrameType, tuple, slice
@@ -312,7 +312,7 @@ def make_hook(
             record = kind + "\t" + number + "\t" + place + "\t" + shown
             try:  # noqa: SIM105 (no contextlib inside the hook)
                 write(fd, encode(record[:1000], "utf-8", "replace") + b"\n")
-            except OSError:
+            except write_failed:
                 pass  # a full pipe: the first records are what the parent reads
         raise stop(kind, message)
 

@@ -128,3 +128,48 @@ def test_the_hook_holds_when_the_code_reaches_every_object(tmp_path: Path) -> No
     assert len(results) == 12 and not marker.exists()
     assert seen["frames"] >= 1  # the hook's frames were reached ...
     assert seen["mutable"] == []  # ... and showed nothing mutable
+
+
+def test_the_hook_reads_no_global_and_captures_only_immutable_values(tmp_path: Path) -> None:
+    """What docs/sandbox.md says of the hook's frame, checked on its code and closure."""
+    import dis
+    import itertools
+    import types
+
+    sys.path.insert(0, str(GUARD_DIR))
+    try:
+        import guard_hook  # the worker's own copy (a plain top-level module there too)
+    finally:
+        sys.path.remove(str(GUARD_DIR))
+
+    class Stop(BaseException):
+        pass
+
+    hook = guard_hook.make_hook(
+        str(tmp_path), 4, None, frozenset({"f_back"}), Stop,
+        snippet_prefix="<sandbox:", guard_dir=str(GUARD_DIR),
+    )  # fmt: skip
+    loads = {i.opname for i in dis.get_instructions(hook)}
+    assert not loads & {"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "MAKE_FUNCTION"}
+    immutable = (str, int, frozenset, tuple, type(None), types.BuiltinFunctionType)
+    for name, cell in zip(hook.__code__.co_freevars, hook.__closure__ or (), strict=True):
+        value = cell.cell_contents
+        if name == "own_globals":
+            assert value is vars(guard_hook)  # compared by identity, never read
+        elif name == "stop":
+            assert value is Stop
+        else:
+            opaque = (
+                types.MethodWrapperType,
+                types.MethodDescriptorType,
+                types.WrapperDescriptorType,
+                itertools.count,
+            )
+            static_type = isinstance(value, type) and not value.__flags__ & (
+                1 << 9
+            )  # not a heap type
+            assert isinstance(value, immutable + opaque) or static_type, (
+                name,
+                type(value),
+            )
+            assert not isinstance(value, types.FunctionType)
