@@ -38,6 +38,7 @@ from lorekit.cli.prepare import (
     typed_kv,
     with_defaults,
 )
+from lorekit.cli.sandbox_option import unsafe_sandbox_option
 
 
 @click.command("run")
@@ -56,6 +57,7 @@ from lorekit.cli.prepare import (
     "(a wrong URL, key or model name, ...; 0: never stop early).",
 )
 @backend_options
+@unsafe_sandbox_option
 def run_cmd(
     env_name: str,
     agent_name: str,
@@ -163,6 +165,10 @@ def play(
         agent = make_agent(agent_name, **agent_kwargs)
     except (LookupError, TypeError, ValueError, OSError) as exc:
         raise UserError(agent_problem(agent_name, agent_opt, exc)) from None
+    if getattr(agent, "runs_model_code", False):
+        from lorekit.sandbox import check_os_layer
+
+        check_os_layer()  # NoOSSandbox (one line, exit 2) before anything is recorded
     check_roles(
         cfg,
         declared_roles(agent),
