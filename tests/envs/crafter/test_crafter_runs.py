@@ -8,7 +8,7 @@ import pytest
 from _cli import run_cli
 from click.testing import CliRunner
 
-from lorekit.agents.spring.simulation import spring_model
+from lorekit.agents.spring.testing import spring_model
 from lorekit.envs.crafter.runs import crafter_run_score
 from lorekit.eval.store import RunStore
 from lorekit.laws.commands.scores import scores
