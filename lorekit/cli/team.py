@@ -184,7 +184,7 @@ def _simulated_models() -> Any:
     from lorekit.agents.teams.runs import load
 
     try:
-        simulated_roles = load("lorekit.agents.teams.simulation:simulated_roles")
+        simulated_roles = load("lorekit.agents.teams.testing:simulated_roles")
     except (ImportError, AttributeError) as exc:
         raise UserError(f"--simulate: the team simulation is not available ({exc})") from None
     from lorekit.agents.teams.runs import clock_sleep

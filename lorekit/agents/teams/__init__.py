@@ -23,13 +23,13 @@ from lorekit.agents.teams.org import (
 )
 
 if TYPE_CHECKING:
-    from lorekit.agents.teams.simulation import simulated_roles
     from lorekit.agents.teams.team import TeamResult, run_team
+    from lorekit.agents.teams.testing import simulated_roles
 
 _LAZY = {
     "run_team": "lorekit.agents.teams.team",
     "TeamResult": "lorekit.agents.teams.team",
-    "simulated_roles": "lorekit.agents.teams.simulation",
+    "simulated_roles": "lorekit.agents.teams.testing",
 }
 
 __all__ = [

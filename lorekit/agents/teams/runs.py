@@ -177,11 +177,13 @@ def default_parts() -> TeamParts:
     :class:`~lorekit.extras.MissingExtraError` saying what to install.
     """
     with requires_extra("lorekit team run (crafter-party)", "crafter"):
-        team_world = load("lorekit.envs.crafter.teamworld:TeamWorld")
+        team_world = load("lorekit.agents.teams.world.teamworld:TeamWorld")
         load("lorekit.agents.teams.team:run_team")
 
     def make_clock(kind: str) -> Any:
-        return load(f"lorekit.envs.clock:{'VirtualClock' if kind == 'virtual' else 'WallClock'}")()
+        return load(
+            f"lorekit.agents.teams.clock:{'VirtualClock' if kind == 'virtual' else 'WallClock'}"
+        )()
 
     def make_world(party: Any, clock: Any, seconds_per_tick: float | None) -> Any:
         if seconds_per_tick is None:

@@ -2,8 +2,8 @@
 
 The pieces come from three places and meet here: the organization and the
 hourglass agents (this package), the shared world and its clock
-(:mod:`lorekit.envs.crafter.teamworld`), the skills the agents' actions call
-(:mod:`lorekit.envs.crafter.skills`), and the collaboration modes and metrics
+(:mod:`lorekit.agents.teams.world.teamworld`), the skills the agents' actions call
+(:mod:`lorekit.agents.teams.world.skills`), and the collaboration modes and metrics
 (:mod:`lorekit.agents.teams.modes`, :mod:`lorekit.agents.teams.metrics`).
 Success always comes from the world; the result carries everything the
 timeline view needs (the event list and the message pool).
@@ -15,19 +15,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lorekit.agents.teams.clock import Clock
 from lorekit.agents.teams.hourglass import HourglassAgent, Outcome, SkillRunner
 from lorekit.agents.teams.metrics import TeamMetrics, team_metrics
 from lorekit.agents.teams.modes import Mode, ModeOutcome, run_members
 from lorekit.agents.teams.org import Organization
-from lorekit.envs.clock import Clock
-from lorekit.envs.crafter.skills import (
+from lorekit.agents.teams.world.skills import (
     SkillError,
     SkillResult,
     make_skill,
     parse_skill_call,
     skills_prompt,
 )
-from lorekit.envs.crafter.teamworld import TeamWorld
+from lorekit.agents.teams.world.teamworld import TeamWorld
 from lorekit.llm.accounting import PriceTable, UsageLedger
 from lorekit.llm.calls import CallRecord, CallSink
 from lorekit.llm.roles import Roles

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from _teams_fakes import TwoStage
 
+from lorekit.agents.teams.clock import VirtualClock
 from lorekit.agents.teams.org import build_org
 from lorekit.agents.teams.team import run_team
+from lorekit.agents.teams.world.party import CrafterParty
+from lorekit.agents.teams.world.teamworld import TeamWorld
 from lorekit.envs.base import Task
-from lorekit.envs.clock import VirtualClock
-from lorekit.envs.crafter.party import CrafterParty
-from lorekit.envs.crafter.teamworld import TeamWorld
 from lorekit.llm import ScriptedLLM
 from lorekit.llm.base import Message
 from lorekit.llm.roles import Roles

@@ -10,7 +10,7 @@ from _teams_fakes import FakeSkills, FakeWorld, Result, validate
 
 from lorekit.agents.teams.hourglass import HourglassAgent
 from lorekit.agents.teams.org import build_org
-from lorekit.agents.teams.simulation import simulated_roles, tool_chain
+from lorekit.agents.teams.testing import simulated_roles, tool_chain
 
 
 def team(leaves: int, goal: str, outcomes: dict[str, Result] | None = None, **kw: Any) -> Any:

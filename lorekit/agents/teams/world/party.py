@@ -18,15 +18,18 @@ hostile world.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from lorekit import yamlio
+from lorekit.agents.teams.world.shelter import StagedShelter, house_stages
 from lorekit.envs.base import Observation, Step, Task, TextEnv, pick_task
 from lorekit.envs.crafter.core import CrafterCore, world_seed
 from lorekit.envs.crafter.data import data
-from lorekit.envs.crafter.shelter import StagedShelter, house_stages
 from lorekit.envs.crafter.textobs import canonical_actions, describe
 
 SPLITS: tuple[str, ...] = ("test", "dev")
@@ -37,8 +40,15 @@ _COMMAND = re.compile(r"^([a-z_]+)(?:\s+(\d+))?$")
 _COLLECT_ACHIEVEMENT = {"drink": "collect_drink"}
 
 
+PARTY_FILE = Path(__file__).with_name("party.yaml")
+
+
+@functools.cache
 def _settings() -> Mapping[str, Any]:
-    return data()["party"]  # type: ignore[no-any-return]
+    """The party's texts and task settings (``party.yaml``), read once per process."""
+    with PARTY_FILE.open(encoding="utf-8") as fh:
+        loaded: dict[str, Any] = yamlio.safe_load(fh)
+    return loaded
 
 
 def build_party_tasks(split: str) -> list[Task]:

@@ -3,7 +3,7 @@
 ``CrafterParty.step`` takes one joint action for all players, which suits an
 agent that speaks for everyone. A team of agents is different: each agent acts
 for its own player whenever it is ready, and the world does not wait for
-anyone. Here time comes from a clock (:mod:`lorekit.envs.clock`): tick ``k``
+anyone. Here time comes from a clock (:mod:`lorekit.agents.teams.clock`): tick ``k``
 of the episode happens ``k * seconds_per_tick`` after ``reset``, whether or
 not anybody acted. ``act`` queues one action of one player for the next tick
 and returns once that tick has happened; players with nothing queued wait a
@@ -29,11 +29,11 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from lorekit.agents.teams.clock import Clock, ClockEvent
+from lorekit.agents.teams.world.party import CrafterParty
 from lorekit.envs.base import Task
-from lorekit.envs.clock import Clock, ClockEvent
 from lorekit.envs.crafter.core import CrafterCore
 from lorekit.envs.crafter.data import data
-from lorekit.envs.crafter.party import CrafterParty
 from lorekit.envs.crafter.textobs import canonical_actions, describe
 
 _EPS = 1e-9  # float slack when comparing clock times with tick times
