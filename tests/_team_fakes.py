@@ -5,10 +5,12 @@ recording can be tested on their own. Test code only: never a real team.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from lorekit.agents.teams.runs import TeamParts
+from lorekit.envs.base import Step
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,8 @@ class FakeClock:
 
 
 class FakeWorld:
-    """Wraps the real party env for reset; the fake team decides success."""
+    """Over the real party env (reset by the team's episode); the fake team decides
+    success, and ``report`` states it as the real world states the party's."""
 
     def __init__(self, party: Any, clock: FakeClock, seconds_per_tick: float | None) -> None:
         self.party = party
@@ -68,13 +71,18 @@ class FakeWorld:
         self.done = False
         self.tick = 0
         self.task_id = ""
+        self._reported = 0.0
 
-    def reset(self, task: Any, seed: int | None = None) -> None:
-        self.party.reset(task, seed)
-        self.task_id = task.id
+    def begin(self) -> None:
+        self.task_id = self.party.task.id
 
     def progress(self) -> str:
         return "50/50 wood" if self.success else "3/20 stone"
+
+    def report(self, observation: str, info: dict[str, Any]) -> Step:
+        reward = (1.0 if self.success else 0.0) - self._reported
+        self._reported += reward
+        return Step(observation, reward, self.done, {**info, "success": self.success})
 
 
 @dataclass
@@ -97,7 +105,15 @@ class FakeTeam:
     kwargs: list[dict[str, Any]] = field(default_factory=list)
 
     async def run_team(
-        self, world: FakeWorld, org: FakeOrg, roles: Any, *, mode: str, clock: FakeClock, **kw: Any
+        self,
+        world: FakeWorld,
+        org: FakeOrg,
+        roles: Any,
+        *,
+        mode: str,
+        clock: FakeClock,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+        **kw: Any,
     ) -> FakeResult:
         self.played.append(world.task_id)
         self.kwargs.append({"mode": mode, **kw})
@@ -131,6 +147,9 @@ class FakeTeam:
             {"time": 33.0, "tick": 165, "agent": "leader", "kind": "monitor",
              "status": "ongoing", "rationale": "w1 found no trees"},
         ]  # fmt: skip
+        for event in events:  # as the real team emits them, while it plays
+            if on_event is not None:
+                on_event(event)
         pool = [
             {"time": 4.0, "tick": 20, "sender": "leader", "to": "w1", "text": "collect 10 wood"},
             {"time": 2.0, "tick": 10, "sender": "w2", "to": None, "text": "I see a cow"},

@@ -184,11 +184,6 @@ def env_options(env_opt: Sequence[str], players: int) -> dict[str, Any]:
     return {"players": players, **extra}
 
 
-def world_name(env_kwargs: dict[str, Any]) -> str:
-    """The world's name for the run label: ``peaceful``, or "" for the default hostile one."""
-    return "peaceful" if str(env_kwargs.get("peaceful", "")).lower() in ("true", "1", "yes") else ""
-
-
 def pick_tasks(
     task_ids: Sequence[str],
     split: str,

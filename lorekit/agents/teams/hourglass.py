@@ -119,6 +119,7 @@ class HourglassAgent:
         skills: str = "",
         validate: Validator | None = None,
         events: list[dict[str, Any]] | None = None,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
         max_retries: int = 2,
         team_progress: bool = False,
         working_root: bool = False,
@@ -135,6 +136,7 @@ class HourglassAgent:
         self.skills = skills
         self.validate = validate
         self.events = events if events is not None else []
+        self.on_event = on_event  # sees each event as it is emitted (a run store)
         self.max_retries = max_retries
         self.team_progress = team_progress  # ablation: show the world's progress counter
         # The root of a tree plans and delegates only, as in the paper, unless it
@@ -449,7 +451,10 @@ class HourglassAgent:
 
     def _emit(self, kind: str, **fields: Any) -> None:
         event = {"time": self.world.now(), "tick": self.world.tick, "agent": self.name}
-        self.events.append({**event, "kind": kind, **fields})
+        event.update(kind=kind, **fields)
+        self.events.append(event)
+        if self.on_event is not None:
+            self.on_event(event)
 
 
 def _starting(text: str) -> bool:

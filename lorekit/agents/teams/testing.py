@@ -17,6 +17,7 @@ modes, so a study compares team shapes and schedules, not prompt luck.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
@@ -363,16 +364,27 @@ def _json(**fields: object) -> str:
 class _Router:
     """One role's simulated model: the planner's and the monitor's prompts go to one
     scripted model, the action planner's (a short prompt: one task, one
-    observation) to a faster one; both share the role's policy (its memory)."""
+    observation) to a faster one; both share the role's policy (its memory) and
+    sleep their latency on the clock the router is given (``use_clock``; a team
+    run gives it the world's), or with ``sleep`` until then."""
 
-    def __init__(self, planner: ScriptedLLM, actor: ScriptedLLM) -> None:
-        self.planner, self.actor = planner, actor
+    def __init__(self, sleep: Sleep) -> None:
+        self._sleep = sleep
+        self.planner: ScriptedLLM | None = None
+        self.actor: ScriptedLLM | None = None
+
+    def use_clock(self, clock: Any) -> None:
+        self._sleep = clock.sleep
+
+    async def sleep(self, seconds: float) -> None:
+        await self._sleep(seconds)
 
     @property
     def model(self) -> str:
-        return self.planner.model
+        return self.planner.model if self.planner is not None else "simulated"
 
     async def complete(self, messages: Any, **kw: Any) -> Completion:
+        assert self.planner is not None and self.actor is not None
         if isinstance(messages, str):
             user = messages
         else:
@@ -382,7 +394,7 @@ class _Router:
 
 
 def simulated_roles(
-    sleep: Sleep,
+    sleep: Sleep | None = None,
     *,
     seed: int = 0,
     leader_median_s: float = 8.0,
@@ -390,22 +402,26 @@ def simulated_roles(
     sigma: float = 0.5,
     action_share: float = 0.25,
 ) -> Roles:
-    """``leader`` and ``worker`` scripted models with log-normal latency on ``sleep``.
+    """``leader`` and ``worker`` scripted models with seeded log-normal latency.
 
-    The action planner answers a much shorter prompt than the task planner: its
+    The latency is slept with ``sleep`` (a clock's; real time without one) until
+    the models are given a clock: a team run
+    (:func:`~lorekit.agents.teams.team.run_team`) gives them the world's. The
+    action planner answers a much shorter prompt than the task planner: its
     latency median is ``action_share`` of the role's."""
     models: dict[str, LLM] = {}
     for k, (role, median) in enumerate((("leader", leader_median_s), ("worker", worker_median_s))):
         policy = _Policy()
-        parts = [
+        router = _Router(sleep if sleep is not None else asyncio.sleep)
+        router.planner, router.actor = (
             ScriptedLLM(
                 fn=policy,
                 latency=Latency.lognormal(median * share, sigma),
                 seed=seed * 4 + 2 * k + j + 1,
-                sleep=sleep,
+                sleep=router.sleep,
                 model=f"simulated-{role}",
             )
             for j, share in enumerate((1.0, action_share))
-        ]
-        models[role] = _Router(parts[0], parts[1])
+        )
+        models[role] = router
     return Roles(models)

@@ -211,8 +211,7 @@ class CrafterParty(TextEnv):
             "rewards": rewards,
             "observations": [describe(self.core, i) for i in range(len(self.names))],
         }
-        reward = 1.0 if self._success else 0.0
-        return Step(self._observe(errors), reward, self._done, info)
+        return Step(self._observe(errors), self.task_reward(), self._done, info)
 
     def tick(self, joint: Sequence[str]) -> list[float]:
         """Advance the world one tick with one crafter action per player (``"noop"``
@@ -225,6 +224,10 @@ class CrafterParty(TextEnv):
             self.shelter.check(self.core.world, self.core.step_count)
         self._update_done()
         return rewards
+
+    def task_reward(self) -> float:
+        """The env's reward for the task as it stands: 1.0 once it is complete."""
+        return 1.0 if self._success else 0.0
 
     @property
     def task(self) -> Task | None:
