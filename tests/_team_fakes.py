@@ -1,16 +1,153 @@
-"""Stand-ins for the team pieces other modules provide (org, clock, team world,
-``run_team``), shaped like the agreed contracts, so the team command and its
-recording can be tested on their own. Test code only: never a real team.
+"""Stand-ins for the team's pieces, one set for every team test (test code only).
+
+Two levels, sharing one :class:`FakeClock`:
+
+- what an hourglass agent needs (:class:`PoolWorld`: a message pool and ticks;
+  :class:`FakeSkills`; :func:`validate`; :class:`TwoStage` for scripting one
+  answer per planning pass), so the agent is tested without crafter;
+- what a team run needs of its org, world and ``run_team`` (:func:`build_org`,
+  :class:`FakeWorld` over the real party env, :class:`FakeTeam`,
+  :func:`fake_parts`), shaped like the contracts of
+  :class:`lorekit.agents.teams.runs.TeamParts`, so the team command and its
+  recording are tested on their own.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from lorekit.agents.teams.runs import TeamParts
 from lorekit.envs.base import Step
+from lorekit.llm.base import Completion
+
+
+class FakeClock:
+    """A clock whose time moves only when someone sleeps on it."""
+
+    kind = "virtual"
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def now(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        self.t += seconds
+
+
+# -- what an hourglass agent sees ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Msg:
+    time: float
+    tick: int
+    sender: str
+    to: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Result:
+    success: bool
+    reason: str
+    ticks: int = 1
+
+
+@dataclass
+class PoolWorld:
+    """What an hourglass agent needs of a team world: a message pool and ticks, on
+    a :class:`FakeClock`; observations name the player and the tick."""
+
+    clock: FakeClock = field(default_factory=FakeClock)
+    tick: int = 0
+    done: bool = False
+    pool: list[Msg] = field(default_factory=list)
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    async def sleep(self, seconds: float) -> None:
+        await self.clock.sleep(seconds)
+
+    def observe(self, player: str) -> str:
+        return f"player {player} at tick {self.tick}\nInventory: sapling 1."
+
+    def progress(self) -> str:
+        return f"{self.tick}/10 wood"
+
+    def post(self, sender: str, to: str | None, text: str) -> Msg:
+        msg = Msg(self.now(), self.tick, sender, to, text)
+        self.pool.append(msg)
+        return msg
+
+    def messages(self, since: int = 0) -> list[Msg]:
+        return self.pool[since:]
+
+
+@dataclass
+class FakeSkills:
+    """Skill runner: answers from ``outcomes`` (call -> Result), success otherwise."""
+
+    world: PoolWorld
+    outcomes: dict[str, Result] = field(default_factory=dict)
+    ran: list[tuple[str, str]] = field(default_factory=list)
+    on_run: Callable[[str, str], None] | None = None
+
+    async def __call__(self, player: str, call: str) -> Result:
+        self.ran.append((player, call))
+        out = self.outcomes.get(call, Result(True, "done"))
+        self.world.tick += out.ticks
+        if self.on_run is not None:
+            self.on_run(player, call)
+        return out
+
+
+def validate(call: str) -> None:
+    """Accepts ``name(args)`` shapes, like the skills' parser would."""
+    if "(" not in call or not call.endswith(")"):
+        raise ValueError(f"{call!r} is not a skill call such as collect(wood, 5)")
+
+
+class TwoStage:
+    """Lets a test script one answer per planning pass, as before the planners were
+    split: the scripted task-planner answer also lists ``actions``, and the action
+    planner's call that follows gets those actions back (it is not passed to the
+    scripted model, so its ``calls`` count task plans and monitor verdicts only)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.actions: list[Any] = []
+        self.action_prompts: list[str] = []
+
+    @property
+    def model(self) -> str:
+        return str(self.inner.model)
+
+    @property
+    def calls(self) -> Any:
+        return self.inner.calls
+
+    async def complete(self, messages: Any, **kw: Any) -> Any:
+        user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        if '{"actions"' in user:
+            self.action_prompts.append(user)
+            return Completion(json.dumps({"actions": self.actions}), model=self.model)
+        out = await self.inner.complete(messages, **kw)
+        try:
+            data = json.loads(out.text)
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, dict) and "task" in data:
+            self.actions = data.get("actions", [])
+        return out
+
+
+# -- what a team run is made of --------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -44,19 +181,6 @@ def build_org(spec: dict[str, Any]) -> FakeOrg:
         return FakeOrg(kind, [FakeAgent("leader", "leader", "p1"), *leaves])
     n = 1 if kind == "solo" else spec["size"]
     return FakeOrg(kind, [FakeAgent(f"a{i}", "worker", f"p{i}") for i in range(1, n + 1)])
-
-
-class FakeClock:
-    kind = "virtual"
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def now(self) -> float:
-        return self.t
-
-    async def sleep(self, seconds: float) -> None:
-        self.t += seconds
 
 
 class FakeWorld:

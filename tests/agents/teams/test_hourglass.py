@@ -4,7 +4,7 @@ import asyncio
 import json
 from typing import Any
 
-from _teams_fakes import FakeSkills, FakeWorld, Result, TwoStage, validate
+from _team_fakes import FakeSkills, PoolWorld, Result, TwoStage, validate
 
 from lorekit.agents.teams.hourglass import COMMAND, REFUSED, HourglassAgent
 from lorekit.agents.teams.org import Organization, build_org
@@ -23,7 +23,7 @@ class Team:
     """Agents of one organization on a fake world, each with its scripted answers."""
 
     def __init__(self, org: Organization, answers: dict[str, list[Any]], **kw: Any) -> None:
-        self.world = FakeWorld()
+        self.world = PoolWorld()
         self.skills = FakeSkills(self.world, kw.pop("outcomes", {}))
         self.events: list[dict[str, Any]] = []
         self.models = {

@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 import pytest
-from _teams_fakes import TwoStage
+from _team_fakes import TwoStage
 
 from lorekit.agents.teams.clock import VirtualClock
 from lorekit.agents.teams.org import build_org
