@@ -149,7 +149,7 @@ class HourglassAgent:
         self.last_plan: dict[str, Any] | None = None
         self.queue: deque[str] = deque()
         self.results: list[str] = []
-        self.plans = 0  # planning iterations (the paper's prompt times)
+        self.plans = 0  # completed planning iterations (the paper's prompt times)
         self._seen = 0
         self._inbox: list[str] = []
         self._verdict = "none yet"
@@ -292,7 +292,6 @@ class HourglassAgent:
             lead_hint=hint if subs else "",
         )
         self._inbox.clear()
-        self.plans += 1
         answer = await self._ask("plan", prompt, check_task_plan)
         if answer is None:
             return False
@@ -303,6 +302,7 @@ class HourglassAgent:
         if actions is None:
             return False
         self.queue = deque(actions)
+        self.plans += 1  # a completed pass: both planners answered (not one cut off)
         self._emit("plan", **self.last_plan, actions=list(actions))
         return True
 

@@ -190,7 +190,7 @@ def agent_rows(team: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             continue
         row = rows.setdefault(str(e.get("agent") or "?"), _row(None, None))
         kind = e.get("kind")
-        if kind == "plan":
+        if kind == "plan" and not e.get("error"):  # a pass that gave up made no plan
             row["plans"] += 1
         elif kind == "call":
             row["calls"] += 1
@@ -204,10 +204,12 @@ def agent_rows(team: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             row["messages"] += 1
         elif kind == "refused":
             row["refused"] += 1
-    iterations = (team.get("metrics") or {}).get("iterations")
-    if isinstance(iterations, Mapping):
-        for name, count in iterations.items():
-            rows.setdefault(str(name), _row(None, None))["iterations"] = count
+    metrics = team.get("metrics") or {}
+    for key in ("iterations", "plans"):  # the metrics' own counts, where they keep them
+        counts = metrics.get(key)
+        if isinstance(counts, Mapping):
+            for name, count in counts.items():
+                rows.setdefault(str(name), _row(None, None))[key] = count
     return rows
 
 

@@ -81,6 +81,22 @@ def test_retries_are_bounded_and_the_failure_is_recorded() -> None:
     assert len(failed) == 1 and "after 2 tries" in failed[0]["error"]
 
 
+def test_a_planning_pass_counts_once_both_planners_have_answered() -> None:
+    """``plans`` (what mPT averages) counts completed passes: a task planner that
+    gave up after its retries, or an action planner that did, made no plan."""
+    gave_up = Team(build_org("solo"), {"agent": ["{}"] * 5}, max_retries=1)
+    gave_up.step("agent")
+    assert gave_up.agents["agent"].plans == 0
+    no_actions = Team(build_org("solo"), {"agent": [plan("tell bob to dig")]})
+    no_actions.agents["agent"].max_retries = 0
+    no_actions.step("agent")  # the action planner's one answer is refused
+    assert no_actions.agents["agent"].plans == 0
+    assert any(e["kind"] == "actions" and e.get("error") for e in no_actions.events)
+    done = Team(build_org("solo"), {"agent": [plan("collect(wood, 1)")]})
+    done.step("agent")
+    assert done.agents["agent"].plans == 1
+
+
 def test_bad_skill_calls_and_unknown_teammates_are_sent_back() -> None:
     answers = {"agent": [plan("chop trees"), plan("tell bob to dig"), plan("collect(wood, 1)")]}
     team = Team(build_org("solo"), answers)

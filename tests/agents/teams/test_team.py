@@ -155,3 +155,20 @@ async def test_a_hands_off_root_may_only_delegate() -> None:
     errors = [e["error"] for e in result.events if e["kind"] == "call" and e["error"]]
     assert errors and "you plan and delegate only" in errors[0]
     assert not any(e["kind"] == "skill" and e["agent"] == "leader" for e in result.events)
+
+
+async def test_mpt_leaves_out_a_planning_pass_the_episode_cut_off() -> None:
+    """mPT counts completed planning iterations: a pass still waiting for the task
+    planner when the time limit ends the run is not one (issue 42, item 15)."""
+    world, clock = world_for(2)
+    roles = Roles(model(["collect(wood, 1)"], 10.0, clock))  # every answer takes 10 s
+    result = await run_team(
+        world, build_org("solo"), roles, mode="async", clock=clock, max_time_s=25.0
+    )
+    assert result.outcome.reason == "time_limit"
+    planned = [e for e in result.events if e["kind"] == "plan" and not e.get("error")]
+    monitored = [e for e in result.events if e["kind"] == "monitor"]
+    # plan (10 s), the skill, the monitor's verdict (10 s), then a second pass the limit cut
+    assert len(planned) == 1 and len(monitored) == 1 and monitored[0]["time"] < 25.0
+    assert sum(result.metrics.plans.values()) == 1
+    assert result.metrics.mpt == pytest.approx(1.0)
