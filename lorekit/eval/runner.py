@@ -28,7 +28,14 @@ from rich.console import Console
 from lorekit.agents.base import Agent, final_stop_reason
 from lorekit.envs.base import Task
 from lorekit.eval.abort import EarlyStop
-from lorekit.eval.backend import EpisodeBackend, EpisodeSpec, EpisodeTimeout, LocalBackend
+from lorekit.eval.backend import (
+    EpisodeBackend,
+    EpisodeRoles,
+    EpisodeSpec,
+    EpisodeTimeout,
+    LocalBackend,
+    check_models,
+)
 from lorekit.eval.envpool import EnvSource
 from lorekit.eval.report import run_summary
 from lorekit.eval.store import RunStore
@@ -85,7 +92,7 @@ async def run_eval(
     *,
     env_factory: EnvSource,
     agent: Agent,
-    roles: Roles,
+    roles: Roles | None = None,
     episodes: Sequence[EpisodeSpec],
     run_id: str | None = None,
     env_name: str = "",
@@ -99,6 +106,7 @@ async def run_eval(
     early_stop: EarlyStop | None = None,
     before_episode: Callable[[EpisodeSpec], bool] | None = None,
     backend: EpisodeBackend | None = None,
+    episode_roles: EpisodeRoles | None = None,
 ) -> EvalResult:
     """Play ``episodes`` (skipping those already in the store) and summarise.
 
@@ -117,9 +125,17 @@ async def run_eval(
     (AutoManual's build retires a task type after a streak of successes).
     ``backend`` plays the episodes somewhere else (:mod:`lorekit.eval.ray_backend`);
     by default they play here, with envs from ``env_factory``.
+
+    Models: ``roles`` (the run's, shared by every episode) or ``episode_roles``
+    (``factory(task, seed)``, called once per episode for models of its own,
+    which are closed when it ends; see :mod:`lorekit.eval.backend`). Either
+    way every call is metered into the episode's rows. A ``backend`` handed in
+    brings its own models, so neither is needed then.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    if backend is None:
+        check_models(roles, episode_roles)
     rid = store.create_run(
         run_id,
         env=env_name,
@@ -131,7 +147,11 @@ async def run_eval(
     todo = [e for e in episodes if e.key not in done_keys]
     result = EvalResult(rid, skipped=len(episodes) - len(todo))
     ledger = UsageLedger(prices)
-    runner = backend if backend is not None else LocalBackend(env_factory, agent, roles)
+    runner = (
+        backend
+        if backend is not None
+        else LocalBackend(env_factory, agent, roles, episode_roles=episode_roles)
+    )
     gate = asyncio.Semaphore(concurrency)
     bar = _Bar(progress, total=len(todo))
     started = time.perf_counter()

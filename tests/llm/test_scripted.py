@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from lorekit.envs.clock import VirtualClock, join
+from lorekit.agents.teams.clock import VirtualClock, join
 from lorekit.llm import LLM, LLMServerError, Message, ScriptedLLM, ScriptExhausted
 from lorekit.llm.base import RequestParams
 from lorekit.llm.scripted import Latency

@@ -120,6 +120,7 @@ class HourglassAgent:
         skills: str = "",
         validate: Validator | None = None,
         events: list[dict[str, Any]] | None = None,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
         max_retries: int = 2,
         team_progress: bool = False,
         working_root: bool = False,
@@ -136,6 +137,7 @@ class HourglassAgent:
         self.skills = skills
         self.validate = validate
         self.events = events if events is not None else []
+        self.on_event = on_event  # sees each event as it is emitted (a run store)
         self.max_retries = max_retries
         self.team_progress = team_progress  # ablation: show the world's progress counter
         # The root of a tree plans and delegates only, as in the paper, unless it
@@ -148,7 +150,7 @@ class HourglassAgent:
         self.last_plan: dict[str, Any] | None = None
         self.queue: deque[str] = deque()
         self.results: list[str] = []
-        self.plans = 0  # planning iterations (the paper's prompt times)
+        self.plans = 0  # completed planning iterations (the paper's prompt times)
         self._seen = 0
         self._inbox: list[str] = []
         self._verdict = "none yet"
@@ -291,7 +293,6 @@ class HourglassAgent:
             lead_hint=hint if subs else "",
         )
         self._inbox.clear()
-        self.plans += 1
         answer = await self._ask("plan", prompt, check_task_plan)
         if answer is None:
             return False
@@ -302,6 +303,7 @@ class HourglassAgent:
         if actions is None:
             return False
         self.queue = deque(actions)
+        self.plans += 1  # a completed pass: both planners answered (not one cut off)
         self._emit("plan", **self.last_plan, actions=list(actions))
         return True
 
@@ -457,7 +459,10 @@ class HourglassAgent:
 
     def _emit(self, kind: str, **fields: Any) -> None:
         event = {"time": self.world.now(), "tick": self.world.tick, "agent": self.name}
-        self.events.append({**event, "kind": kind, **fields})
+        event.update(kind=kind, **fields)
+        self.events.append(event)
+        if self.on_event is not None:
+            self.on_event(event)
 
 
 def _starting(text: str) -> bool:

@@ -1,11 +1,14 @@
-"""The party environment: several players in one crafter world."""
+"""The crafter-party env on its own: its contract, actions and messages, tasks
+checked on the map, and how its episodes end at the length limit."""
 
 from __future__ import annotations
 
 import pytest
 
+from lorekit.agents.teams.world.party import CrafterParty
 from lorekit.envs import check_env, make
-from lorekit.envs.crafter import CrafterParty
+
+LENGTH = 4
 
 
 def test_party_contract_and_registry() -> None:
@@ -51,3 +54,34 @@ def test_party_collection_counts_the_team() -> None:
     assert step.info["success"] and step.info["progress"] == "20/20 wood"
     with pytest.raises(ValueError):
         CrafterParty(1)
+
+
+def test_party_goal_reached_on_the_last_tick_succeeds() -> None:
+    env = CrafterParty(2, length=LENGTH)
+    env.reset("collect-20-wood/seed-0")
+    for _ in range(LENGTH - 1):
+        assert not env.step("p1: noop").done
+    env.core.players[0].achievements["collect_wood"] = 20
+    last = env.step("p1: noop")
+    assert last.done and last.info["success"] and last.reward == 1.0
+
+
+def test_party_goal_one_short_at_the_last_tick_fails() -> None:
+    env = CrafterParty(2, length=LENGTH)
+    env.reset("collect-20-wood/seed-0")
+    env.core.players[0].achievements["collect_wood"] = 19
+    steps = [env.step("p1: noop") for _ in range(LENGTH)]
+    assert [s.done for s in steps] == [False] * (LENGTH - 1) + [True]
+    assert not steps[-1].info["success"] and steps[-1].reward == 0.0
+    assert steps[-1].info["progress"] == "19/20 wood"
+
+
+def test_party_goes_on_while_one_player_lives_and_ends_when_all_die() -> None:
+    env = CrafterParty(2, length=50)
+    env.reset("collect-20-wood/seed-0")
+    env.core.players[0].health = 0
+    step = env.step("p2: noop")
+    assert not step.done  # p2 still plays
+    env.core.players[1].health = 0
+    step = env.step("p2: noop")
+    assert step.done and not step.info["success"] and step.info["ticks"] == 2

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lorekit.envs.crafter import CrafterParty
+from lorekit.agents.teams.world.party import CrafterParty
 
 TASK = "house-0_-3/seed-0"
 

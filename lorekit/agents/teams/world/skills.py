@@ -26,8 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from lorekit.envs.crafter.core import CrafterCore
-from lorekit.envs.crafter.skills_base import (
+from lorekit.agents.teams.world.skills_base import (
     Skill,
     SkillCall,
     SkillError,
@@ -37,7 +36,8 @@ from lorekit.envs.crafter.skills_base import (
     error,
     skill_data,
 )
-from lorekit.envs.crafter.skills_library import build
+from lorekit.agents.teams.world.skills_library import build
+from lorekit.envs.crafter.core import CrafterCore
 
 __all__ = [
     "SKILLS",

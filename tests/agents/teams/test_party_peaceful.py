@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from crafter import objects
 
+from lorekit.agents.teams.clock import VirtualClock
+from lorekit.agents.teams.world.party import CrafterParty
+from lorekit.agents.teams.world.teamworld import TeamWorld
 from lorekit.envs import make
-from lorekit.envs.clock import VirtualClock
-from lorekit.envs.crafter.party import CrafterParty
-from lorekit.envs.crafter.teamworld import TeamWorld
 
 SEEDS = (0, 1, 2)
 TICKS = 320  # past the first night (darkest near tick 210) and into the next day

@@ -18,15 +18,18 @@ hostile world.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from lorekit import yamlio
+from lorekit.agents.teams.world.shelter import StagedShelter, house_stages
 from lorekit.envs.base import Observation, Step, Task, TextEnv, pick_task
 from lorekit.envs.crafter.core import CrafterCore, world_seed
 from lorekit.envs.crafter.data import data
-from lorekit.envs.crafter.shelter import StagedShelter, house_stages
 from lorekit.envs.crafter.textobs import canonical_actions, describe
 
 SPLITS: tuple[str, ...] = ("test", "dev")
@@ -37,8 +40,15 @@ _COMMAND = re.compile(r"^([a-z_]+)(?:\s+(\d+))?$")
 _COLLECT_ACHIEVEMENT = {"drink": "collect_drink"}
 
 
+PARTY_FILE = Path(__file__).with_name("party.yaml")
+
+
+@functools.cache
 def _settings() -> Mapping[str, Any]:
-    return data()["party"]  # type: ignore[no-any-return]
+    """The party's texts and task settings (``party.yaml``), read once per process."""
+    with PARTY_FILE.open(encoding="utf-8") as fh:
+        loaded: dict[str, Any] = yamlio.safe_load(fh)
+    return loaded
 
 
 def build_party_tasks(split: str) -> list[Task]:
@@ -201,8 +211,7 @@ class CrafterParty(TextEnv):
             "rewards": rewards,
             "observations": [describe(self.core, i) for i in range(len(self.names))],
         }
-        reward = 1.0 if self._success else 0.0
-        return Step(self._observe(errors), reward, self._done, info)
+        return Step(self._observe(errors), self.task_reward(), self._done, info)
 
     def tick(self, joint: Sequence[str]) -> list[float]:
         """Advance the world one tick with one crafter action per player (``"noop"``
@@ -215,6 +224,10 @@ class CrafterParty(TextEnv):
             self.shelter.check(self.core.world, self.core.step_count)
         self._update_done()
         return rewards
+
+    def task_reward(self) -> float:
+        """The env's reward for the task as it stands: 1.0 once it is complete."""
+        return 1.0 if self._success else 0.0
 
     @property
     def task(self) -> Task | None:

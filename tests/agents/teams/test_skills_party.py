@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from lorekit.envs.crafter import CrafterParty
-from lorekit.envs.crafter.skills import SkillResult, make_skill, run_skills
-from lorekit.envs.crafter.skills_base import built_cells
+from lorekit.agents.teams.world.party import CrafterParty
+from lorekit.agents.teams.world.skills import SkillResult, make_skill, run_skills
+from lorekit.agents.teams.world.skills_base import built_cells
 
 # Task ids from before the skills work: studies and stored runs refer to them.
 OLD_IDS = [

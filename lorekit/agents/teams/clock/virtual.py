@@ -1,9 +1,10 @@
-"""Clocks for worlds and teams: wall time, or a deterministic virtual time.
+"""Virtual time: a deterministic discrete-event clock for asyncio coroutines.
 
 A team study runs several agents whose model calls take seconds. Against real
-models that is wall time (:class:`WallClock`). With scripted models we want
-the same behaviour without the waiting, and the same answer every run:
-:class:`VirtualClock` is a discrete-event clock for asyncio coroutines. Its
+models that is wall time (:class:`~lorekit.agents.teams.clock.wall.WallClock`).
+With scripted models we want the same behaviour without the waiting, and the
+same answer every run: :class:`VirtualClock` is a discrete-event clock for
+asyncio coroutines. Its
 time moves only when every registered *participant* is blocked on it (in
 :meth:`~VirtualClock.sleep` or :meth:`~VirtualClock.wait`); it then jumps to
 the earliest wake-up, wakes whoever is due (in the order they went to sleep)
@@ -22,8 +23,9 @@ The rules that make this exact:
   stops virtual time for good: hold no such thing across a clock wait;
 - cancel participants with :meth:`cancel`, so the clock knows they run again.
 
-Both clocks share one interface, so code written against :class:`Clock` runs
-on either; on the wall clock ``spawn``/``wait``/``event`` are plain asyncio.
+Both clocks share one interface (:class:`~lorekit.agents.teams.clock.base.Clock`),
+so code written against it runs on either; on the wall clock
+``spawn``/``wait``/``event`` are plain asyncio.
 """
 
 from __future__ import annotations
@@ -32,150 +34,23 @@ import asyncio
 import heapq
 import itertools
 import math
-import time
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
+
+from lorekit.agents.teams.clock.base import (
+    ClockDeadlock,
+    ClockError,
+    ClockEvent,
+    ClockKind,
+    ClockSpinning,
+    ClockStalled,
+    check_seconds,
+    ready,
+)
 
 T = TypeVar("T")
-ClockKind = Literal["wall", "virtual"]
-
-
-class ClockError(RuntimeError):
-    """The clock was used in a way it cannot honour (see the message)."""
-
-
-class ClockDeadlock(ClockError):
-    """Every participant waits and none will ever be woken."""
-
-
-class ClockSpinning(ClockError):
-    """Participants woke each other over and over without virtual time passing
-    (a loop on ``sleep(0)``): time would never move, so the run is stopped."""
-
-
-class ClockStalled(ClockError):
-    """Virtual time stood still for ``stall_s`` real seconds: some participant
-    awaits something only a participant blocked on the clock can release."""
-
-
-@runtime_checkable
-class ClockEvent(Protocol):
-    """A flag participants can wait on with :meth:`Clock.wait`."""
-
-    def set(self) -> None: ...
-    def clear(self) -> None: ...
-    def is_set(self) -> bool: ...
-
-
-class Clock(Protocol):
-    """What worlds, modes and models need from a clock."""
-
-    kind: ClockKind
-
-    def now(self) -> float: ...
-    async def sleep(self, seconds: float) -> None: ...
-    def spawn(
-        self, coro: Coroutine[Any, Any, T], *, name: str | None = None
-    ) -> asyncio.Task[T]: ...
-    def participate(self) -> Any: ...  # a context manager
-    def event(self) -> ClockEvent: ...
-    async def wait(
-        self, *items: asyncio.Task[Any] | ClockEvent, within: float | None = None
-    ) -> None: ...
-    def cancel(self, task: asyncio.Task[Any]) -> None: ...
-
-
-def _check_seconds(seconds: float) -> float:
-    if seconds < 0 or seconds != seconds:
-        raise ValueError(f"cannot sleep {seconds} seconds; give a number >= 0")
-    return float(seconds)
-
-
-def _ready(items: tuple[asyncio.Task[Any] | ClockEvent, ...]) -> bool:
-    return any(it.done() if isinstance(it, asyncio.Task) else it.is_set() for it in items)
-
-
-async def join(clock: Clock, *tasks: asyncio.Task[Any]) -> None:
-    """Wait on ``clock`` until every task has finished (results are left in the tasks)."""
-    for task in tasks:
-        while not task.done():
-            await clock.wait(task)
-
-
-# -- wall time -----------------------------------------------------------------
-
-
-class _WallEvent:
-    def __init__(self) -> None:
-        self._event = asyncio.Event()
-
-    def set(self) -> None:
-        self._event.set()
-
-    def clear(self) -> None:
-        self._event.clear()
-
-    def is_set(self) -> bool:
-        return self._event.is_set()
-
-
-class WallClock:
-    """Real time (monotonic seconds since the clock was made) and plain asyncio."""
-
-    kind: ClockKind = "wall"
-
-    def __init__(self) -> None:
-        self._origin = time.monotonic()
-
-    def now(self) -> float:
-        return time.monotonic() - self._origin
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(_check_seconds(seconds))
-
-    def spawn(self, coro: Coroutine[Any, Any, T], *, name: str | None = None) -> asyncio.Task[T]:
-        return asyncio.get_running_loop().create_task(coro, name=name)
-
-    @contextmanager
-    def participate(self) -> Iterator[None]:
-        yield
-
-    def event(self) -> ClockEvent:
-        return _WallEvent()
-
-    async def wait(
-        self, *items: asyncio.Task[Any] | ClockEvent, within: float | None = None
-    ) -> None:
-        """Return when any item is done or set, or after ``within`` seconds."""
-        if _ready(items):
-            return
-        helpers: list[asyncio.Task[Any]] = []
-        watched: list[asyncio.Future[Any]] = []
-        for it in items:
-            if isinstance(it, asyncio.Task):
-                watched.append(it)
-            elif isinstance(it, _WallEvent):
-                helper = asyncio.ensure_future(it._event.wait())
-                helpers.append(helper)
-                watched.append(helper)
-            else:
-                raise TypeError(f"WallClock.wait takes tasks and WallClock events, not {it!r}")
-        try:
-            if watched:
-                await asyncio.wait(watched, timeout=within, return_when=asyncio.FIRST_COMPLETED)
-            elif within is not None:
-                await asyncio.sleep(_check_seconds(within))
-        finally:
-            for helper in helpers:
-                helper.cancel()
-
-    def cancel(self, task: asyncio.Task[Any]) -> None:
-        task.cancel()
-
-
-# -- virtual time --------------------------------------------------------------
 
 
 @dataclass(eq=False)
@@ -330,7 +205,7 @@ class VirtualClock:
         ``sleep(math.inf)`` waits for good (a deadlock if nobody else can move
         time), never moving the clock to infinity.
         """
-        seconds = _check_seconds(seconds)
+        seconds = check_seconds(seconds)
         await self._park(None if math.isinf(seconds) else self._now + seconds, ())
 
     async def wait(
@@ -350,9 +225,9 @@ class VirtualClock:
                 raise TypeError(
                     f"VirtualClock.wait takes participant tasks and its own events, not {it!r}"
                 )
-        if _ready(items):
+        if ready(items):
             return
-        limit = None if within is None else _check_seconds(within)
+        limit = None if within is None else check_seconds(within)
         deadline = None if limit is None or math.isinf(limit) else self._now + limit
         await self._park(deadline, items)
 

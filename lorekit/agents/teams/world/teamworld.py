@@ -3,7 +3,7 @@
 ``CrafterParty.step`` takes one joint action for all players, which suits an
 agent that speaks for everyone. A team of agents is different: each agent acts
 for its own player whenever it is ready, and the world does not wait for
-anyone. Here time comes from a clock (:mod:`lorekit.envs.clock`): tick ``k``
+anyone. Here time comes from a clock (:mod:`lorekit.agents.teams.clock`): tick ``k``
 of the episode happens ``k * seconds_per_tick`` after ``reset``, whether or
 not anybody acted. ``act`` queues one action of one player for the next tick
 and returns once that tick has happened; players with nothing queued wait a
@@ -26,14 +26,15 @@ peaceful=True), clock)``; ``world.peaceful`` says which kind a team plays.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from lorekit.envs.base import Task
-from lorekit.envs.clock import Clock, ClockEvent
+from lorekit.agents.teams.clock import Clock, ClockEvent
+from lorekit.agents.teams.world.party import CrafterParty
+from lorekit.envs.base import Step, Task
 from lorekit.envs.crafter.core import CrafterCore
 from lorekit.envs.crafter.data import data
-from lorekit.envs.crafter.party import CrafterParty
 from lorekit.envs.crafter.textobs import canonical_actions, describe
 
 _EPS = 1e-9  # float slack when comparing clock times with tick times
@@ -87,6 +88,7 @@ class TeamWorld:
         self.success_time: float | None = None
         self.best_progress = 0.0
         self.progress_time = 0.0
+        self._reported = 0.0  # task reward already handed out by report()
 
     @property
     def peaceful(self) -> bool:
@@ -103,6 +105,13 @@ class TeamWorld:
     def reset(self, task: str | Task, seed: int | None = None) -> None:
         """Start an episode now: tick 0 is the clock's current time."""
         self.party.reset(task, seed)
+        self.begin()
+
+    def begin(self) -> None:
+        """Start the team's episode on a party its owner has just reset (an
+        :class:`~lorekit.agents.Episode` resets the harness's env): tick 0 is now."""
+        if self.party.task is None:
+            raise RuntimeError("the party has no episode: reset it before begin()")
         self._origin = self.clock.now()
         self._queued = {}
         self._pool = []
@@ -112,6 +121,7 @@ class TeamWorld:
         self.success_time = None
         self.best_progress = self.party.progress_fraction()
         self.progress_time = 0.0
+        self._reported = 0.0
 
     @property
     def task(self) -> Task:
@@ -183,6 +193,18 @@ class TeamWorld:
         index = self._index(player)
         self._catch_up()
         return describe(self.core, index)
+
+    def report(self, observation: str, info: Mapping[str, Any]) -> Step:
+        """The world's standing as an env step, for a driver that records what its
+        players did (a finished skill) in an episode: ``done`` and
+        ``info["success"]`` are the party's own, ``info["progress"]`` its words,
+        and the reward its task reward not yet reported by an earlier call (so
+        an episode's rewards add up to the party's)."""
+        self._catch_up()
+        reward = self.party.task_reward() - self._reported
+        self._reported += reward
+        full = {**info, "success": self.party.success, "progress": self.party.progress()}
+        return Step(observation, reward, self.party.done, full)
 
     # -- messages ------------------------------------------------------------
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
+from lorekit.agents.teams.clock import Clock, VirtualClock, WallClock, join
+from lorekit.agents.teams.world.party import CrafterParty
+from lorekit.agents.teams.world.teamworld import Message, TeamWorld
 from lorekit.envs.base import Task
-from lorekit.envs.clock import Clock, VirtualClock, WallClock, join
-from lorekit.envs.crafter.party import CrafterParty
-from lorekit.envs.crafter.teamworld import Message, TeamWorld
 from lorekit.llm import Latency, ScriptedLLM
 
 ONE_WOOD = Task("collect-1-wood", "get wood", "collect",

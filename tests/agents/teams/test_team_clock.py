@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from lorekit.envs.clock import (
+from lorekit.agents.teams.clock import (
     ClockDeadlock,
     ClockError,
     ClockSpinning,

@@ -1,6 +1,6 @@
-"""The skill controllers behind :func:`lorekit.envs.crafter.skills.make_skill`.
+"""The skill controllers behind :func:`lorekit.agents.teams.world.skills.make_skill`.
 
-One class per skill on :class:`~lorekit.envs.crafter.skills_base.SkillBase`:
+One class per skill on :class:`~lorekit.agents.teams.world.skills_base.SkillBase`:
 ``check`` says whether the skill has ended (its goal reached, or something it
 cannot fix: a missing tool, a missing station), ``plan`` picks this tick's
 action with the shared navigator. Gains are measured on the player's own
@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from crafter import constants, objects
 
-from lorekit.envs.crafter.core import CrafterCore
-from lorekit.envs.crafter.navigation import WALKABLE, Cell
-from lorekit.envs.crafter.skills_base import (
+from lorekit.agents.teams.world.skills_base import (
     FULL,
     Skill,
     SkillBase,
@@ -29,6 +27,8 @@ from lorekit.envs.crafter.skills_base import (
     message,
     skill_data,
 )
+from lorekit.envs.crafter.core import CrafterCore
+from lorekit.envs.crafter.navigation import WALKABLE, Cell
 from lorekit.envs.crafter.textobs import thing_name
 
 

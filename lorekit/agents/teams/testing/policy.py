@@ -1,18 +1,8 @@
-"""Scripted models that answer the hourglass prompts sensibly, for studies.
+"""The scripted team members' policy: read an hourglass prompt, answer as a careful model.
 
-No LLM runs here. :func:`simulated_roles` gives ``leader`` and ``worker``
-models whose answers are computed from the prompt the way a careful model
-would: read the goal, the team progress, the inventory, the reports and the
-skill results; plan the tool chain an item needs (table, wood pickaxe, stone
-pickaxe); split a collection, or the current stage of a shelter (its
-eight walls; or the staged shelter's foundation, then walls, then roof, a
-stage only once every piece of the one before was reported built), between
-the agent and the subordinates that are free; reassign after a failure report.
-Latencies are seeded log-normal draws (leaders think longer than workers)
-slept on the world's clock, so a study on a virtual clock is deterministic.
-
-The models are deliberately simple and identical across organizations and
-modes, so a study compares team shapes and schedules, not prompt luck.
+One :class:`Policy` per role is the memory of a simulated agent (whom it gave
+work to, which shelter pieces it knows built); its ``__call__`` is a
+``ScriptedLLM`` answer function. See :mod:`lorekit.agents.teams.testing`.
 """
 
 from __future__ import annotations
@@ -20,14 +10,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from lorekit.llm.base import LLM, Completion, Message, MessageLike, RequestParams, as_messages
-from lorekit.llm.roles import Roles
-from lorekit.llm.scripted import Latency, ScriptedLLM
-
-Sleep = Callable[[float], Awaitable[None]]
+from lorekit.llm.base import Message
 
 CHUNK = 10  # the most a leader hands out in one assignment, so it can rebalance later
 _CALL = re.compile(r"\b(collect|place)\(([^)]*)\)")
@@ -177,7 +162,7 @@ def _remaining(progress: str, amount: int) -> int:
     return max(0, int(match.group(2)) - int(match.group(1))) if match else amount
 
 
-class _Policy:
+class Policy:
     """The answers of every agent sharing one simulated model: the progress
     monitor, the task planner (who does what in this stage, as lines
     ``NAME: TASK`` joined by `` | ``, ``me`` for the agent itself) and the
@@ -357,54 +342,3 @@ def _pieces(task: str) -> list[Piece]:
 
 def _json(**fields: object) -> str:
     return json.dumps(fields)
-
-
-class _Router:
-    """One role's simulated model: the planner's and the monitor's prompts go to one
-    scripted model, the action planner's (a short prompt: one task, one
-    observation) to a faster one; both share the role's policy (its memory)."""
-
-    def __init__(self, planner: ScriptedLLM, actor: ScriptedLLM) -> None:
-        self.planner, self.actor = planner, actor
-
-    @property
-    def model(self) -> str:
-        return self.planner.model
-
-    async def complete(
-        self, messages: Sequence[MessageLike] | str, params: RequestParams | None = None
-    ) -> Completion:
-        msgs = as_messages(messages)
-        user = next((m.content for m in msgs if m.role == "user"), "")
-        target = self.actor if '{"actions"' in user else self.planner
-        return await target.complete(msgs, params=params)
-
-
-def simulated_roles(
-    sleep: Sleep,
-    *,
-    seed: int = 0,
-    leader_median_s: float = 8.0,
-    worker_median_s: float = 4.0,
-    sigma: float = 0.5,
-    action_share: float = 0.25,
-) -> Roles:
-    """``leader`` and ``worker`` scripted models with log-normal latency on ``sleep``.
-
-    The action planner answers a much shorter prompt than the task planner: its
-    latency median is ``action_share`` of the role's."""
-    models: dict[str, LLM] = {}
-    for k, (role, median) in enumerate((("leader", leader_median_s), ("worker", worker_median_s))):
-        policy = _Policy()
-        parts = [
-            ScriptedLLM(
-                fn=policy,
-                latency=Latency.lognormal(median * share, sigma),
-                seed=seed * 4 + 2 * k + j + 1,
-                sleep=sleep,
-                model=f"simulated-{role}",
-            )
-            for j, share in enumerate((1.0, action_share))
-        ]
-        models[role] = _Router(parts[0], parts[1])
-    return Roles(models)

@@ -6,9 +6,7 @@ import numpy as np
 import pytest
 from crafter import objects
 
-from lorekit.envs.crafter import CrafterCore, CrafterTextEnv
-from lorekit.envs.crafter.core import world_seed
-from lorekit.envs.crafter.skills import (
+from lorekit.agents.teams.world.skills import (
     SKILLS,
     Skill,
     SkillCall,
@@ -20,6 +18,8 @@ from lorekit.envs.crafter.skills import (
     run_skills,
     skills_prompt,
 )
+from lorekit.envs.crafter import CrafterCore, CrafterTextEnv
+from lorekit.envs.crafter.core import world_seed
 
 CHAIN = (
     "collect(wood, 5)",
