@@ -74,8 +74,11 @@ def make_alfworld(
     *,
     split: str | None = None,
     data_dir: str | None = None,
-    syntax: str = "move",
+    variant: str | None = None,
+    syntax: str | None = None,
+    arrival: str | None = None,
     strip_arrival: bool = False,
+    commands: str = "exact",
     object_ids: bool = False,
     banner: bool = True,
     max_steps: int | None = 50,
@@ -86,8 +89,11 @@ def make_alfworld(
         source,
         split=split,
         data_dir=data_dir,
+        variant=variant,
         syntax=syntax,  # type: ignore[arg-type]
+        arrival=arrival,  # type: ignore[arg-type]
         strip_arrival=strip_arrival,
+        commands=commands,  # type: ignore[arg-type]
         object_ids=object_ids,
         banner=banner,
         max_steps=max_steps,
