@@ -140,9 +140,7 @@ class AlfWorldEnv(TextEnv):
         if split is None:
             split = "test" if "test" in self._split_names else self._split_names[0]
         if split not in self._split_names:
-            raise ValueError(
-                f"unknown split {split!r}; this source has: {', '.join(self._split_names)}"
-            )
+            raise ValueError(self._unknown_split(split))
         self.default_split = split
         """The split ``reset(None)`` picks from."""
         self._refs: dict[str, list[GameRef]] = {}
@@ -180,9 +178,7 @@ class AlfWorldEnv(TextEnv):
         if self.source == "official":
             split = game_sources.OFFICIAL_ALIASES.get(split, split)
         if split not in self._split_names:
-            raise ValueError(
-                f"unknown split {split!r}; this source has: {', '.join(self._split_names)}"
-            )
+            raise ValueError(self._unknown_split(split))
         if split not in self._refs:
             if self.source == "generated":
                 self._refs[split] = game_sources.generated_refs(split, self.syntax)
@@ -190,6 +186,13 @@ class AlfWorldEnv(TextEnv):
                 wanted = self.variant if self.variant in variants.OFFICIAL_VARIANTS else None
                 self._refs[split] = game_sources.scan(self._folders[split], split, wanted)
         return self._refs[split]
+
+    def _unknown_split(self, split: str) -> str:
+        text = f"unknown split {split!r}; this source has: {', '.join(self._split_names)}"
+        real = game_sources.OFFICIAL_ALIASES.get(split, split)
+        if self.source == "official" and real in game_sources.OFFICIAL_SPLITS:
+            text += f" (the full release, `lorekit alfworld fetch-data`, has {real})"
+        return text
 
     def tasks(self, split: str = "test") -> list[Task]:
         return [

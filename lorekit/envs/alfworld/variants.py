@@ -156,14 +156,17 @@ def locate(variant: str, data_dir: str | Path | None = None) -> Path:
         _check(root, variant, f"data_dir={data_dir}")
         return root
     looked = []
+    other = None
     for label, folder in _candidates(variant):
         root = json_root(folder)
         held = folder_variant(root) if root.is_dir() else None
         if held is not None and (variant == ANY or held == variant):
             return root
         looked.append(f"{label} ({folder}: {_holds(held, root)})")
+        other = other or (held if held in OFFICIAL_VARIANTS else None)
     where = "; ".join(looked) if looked else f"${DATA_ENV_VAR} is not set"
-    raise GameSourceError(f"no {_wanted(variant)} found: {where}. {_how_to_get(variant)}")
+    instead = f" To play what is there, pass variant={other}." if other else ""
+    raise GameSourceError(f"no {_wanted(variant)} found: {where}. {_how_to_get(variant)}{instead}")
 
 
 def _check(root: Path, variant: str, label: str) -> None:

@@ -84,6 +84,7 @@ def test_official_data_is_found_by_its_variant(
     message = str(caught.value)
     assert "$ALFWORLD_DATA" in message and "AutoManual's edit" in message
     assert "lorekit alfworld fetch-data" in message and "alfworld-release: missing" in message
+    assert message.endswith("To play what is there, pass variant=automanual.")
     home = variants.default_home("release") / "json_2.1.1" / "valid_unseen" / "t-A-None-B-1"
     _write(home / "trial_1", release.release_grammar())
     assert variants.locate("release") == variants.default_home("release") / "json_2.1.1"
