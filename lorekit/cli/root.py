@@ -24,7 +24,7 @@ COMMANDS: dict[str, LazyCommand] = {
     ),
     "alfworld": LazyCommand(
         "lorekit.cli.alfworld:alfworld",
-        "ALFWorld games: generate them offline from the alfworld wheel's data.",
+        "ALFWorld games: generate them offline, or install ALFWorld's release.",
     ),
     "automanual": LazyCommand(
         "lorekit.cli.automanual:automanual",
