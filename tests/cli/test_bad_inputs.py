@@ -62,7 +62,7 @@ ROWS: list[Row] = [
     r("alfworld fetch-data", "URL not http", "--url", "file:///etc" + CTRL, "--dest", "d"),
     r("alfworld rebuild-release", "binary record", "--copy", "{empty_dir}", "--record", "{bin}"),
     r("alfworld rebuild-release", "empty record", "--copy", "{empty_dir}", "--record", "{empty}"),
-    r("alfworld rebuild-release", "record is a folder", "--copy", "{empty_dir}", "--record", "{tmp}"),
+    r("alfworld rebuild-release", "record a folder", "--copy", "{empty_dir}", "--record", "{tmp}"),
     r("alfworld data", "unexpected argument", "bogus"),
     # ---------------------------------------------------------- automanual
     r("automanual build", "unknown env", "nope" + CTRL, *MODEL),
