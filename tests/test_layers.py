@@ -299,12 +299,6 @@ def test_every_piece_of_lorekit_has_a_layer() -> None:
 
 _PENDING: frozenset[str] = frozenset(
     {
-        "lorekit/cli/automanual.py",
-        "lorekit/cli/automanual_build.py",
-        "lorekit/cli/automanual_from.py",
-        "lorekit/cli/reproduce_build.py",
-        "lorekit/cli/reproduce.py",
-        "lorekit/cli/reproduce_cost.py",
         "lorekit/cli/laws.py",
         "lorekit/cli/laws_extract.py",
         "lorekit/cli/laws_rewards.py",
@@ -312,8 +306,6 @@ _PENDING: frozenset[str] = frozenset(
         "lorekit/cli/laws_train.py",
         "lorekit/cli/team.py",
         "lorekit/cli/team_options.py",
-        "lorekit/eval/cost.py",
-        "lorekit/eval/store.py",
     }
 )
 """Core files that still name a method while their method workflows move into the
