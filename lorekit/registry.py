@@ -34,6 +34,7 @@ This module imports nothing of LoreKit, so every layer may use it.
 from __future__ import annotations
 
 import pkgutil
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -305,9 +306,10 @@ class Registry:
         empty one (so either side may create the file first), and deleting a run removes
         their rows whose ``run_column`` is the run's id."""
         for what, text in (("prefix", prefix), ("run_column", run_column)):
-            if not isinstance(text, str) or not text.replace("_", "a").isalnum():
+            if not isinstance(text, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
                 raise RegistrationError(
-                    f"tables {prefix!r}: {what} must be letters, digits and _, got {text!r}"
+                    f"tables {prefix!r}: {what} must be letters, digits and _ (not first), "
+                    f"got {text!r}"
                 )
         target = StoreTables(prefix, run_column)
         return self.add("tables", prefix, target, description, replace=replace)

@@ -191,7 +191,8 @@ class RunStore(StoreReader):
                 column = "run_id" if owner is None else owner.run_column
                 if column not in columns:
                     continue
-                cur = conn.execute(f"DELETE FROM {quoted} WHERE {column} = ?", (run_id,))
+                where = '"' + column.replace('"', '""') + '"'
+                cur = conn.execute(f"DELETE FROM {quoted} WHERE {where} = ?", (run_id,))
                 if cur.rowcount:
                     removed[table] = cur.rowcount
             cur = conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))

@@ -82,7 +82,8 @@ def test_the_longest_prefix_owns_a_table(registered: None) -> None:
 
 
 @pytest.mark.parametrize(
-    ("prefix", "column"), [("", "run_id"), ("bad prefix", "run_id"), ("ok_", "run-id")]
+    ("prefix", "column"),
+    [("", "run_id"), ("bad prefix", "run_id"), ("ok_", "run-id"), ("ok_", "1st"), ("é_", "r")],
 )
 def test_a_bad_registration_is_refused(prefix: str, column: str) -> None:
     with pytest.raises(RegistrationError, match="letters, digits and _"):
