@@ -154,6 +154,9 @@ def play(
         if agent_kwargs is None
         else dict(agent_kwargs)
     )
+    simulating = roles_for is None and _simulates(cfg)
+    if simulating:
+        roles_for = _simulated_roles_for(env_name, agent_name)
     if "store" in agent_parameters(agent_name) and "store" not in agent_kwargs:
         agent_kwargs["store"] = str(cfg.store)  # agents that read earlier runs (automanual)
     try:
@@ -253,6 +256,14 @@ def play(
                 f"resumed: {result.skipped} episodes already done, {result.played} played now"
             )
         render_run(db, result.run_id, console)
+        if simulating:
+            from lorekit.agents.simulated import describe
+
+            console.print(
+                f"models: {describe(env_name, agent_name)}: scripted, so this run checks the "
+                "plumbing, not a model",
+                highlight=False,
+            )
         console.print(f"store: {os.path.abspath(cfg.store)}   run: {result.run_id}")
         errored = [e for e in db.episodes(result.run_id) if e.status == "error"]
     if not errored:
@@ -260,6 +271,38 @@ def play(
     return Played(
         result.run_id, len(chosen), len(errored), errored[0].error, errored[0].episode_key
     )
+
+
+def _simulates(cfg: Any) -> bool:
+    """Whether ``--model scripted:simulate`` asked for the method's scripted models; a
+    single role cannot ask (they answer every role of the agent together)."""
+    roles = {name: s for name, s in cfg.roles.items() if s.provider == "scripted"}
+    asked = [name for name, s in roles.items() if s.model == "simulate"]
+    if asked and asked != [cfg.default_role]:
+        raise UserError(
+            "--role ROLE=scripted:simulate: the scripted models of a method answer all its "
+            "roles together; use --model scripted:simulate"
+        )
+    return bool(asked)
+
+
+def _simulated_roles_for(
+    env_name: str, agent_name: str
+) -> Callable[[str, dict[str, Any], str], Any]:
+    """The method's scripted models for ``agent_name`` on ``env_name`` (``scripted:simulate``)."""
+    from lorekit.agents.simulated import simulated_roles, supported
+    from lorekit.registry import REGISTRY
+
+    if not supported(env_name, agent_name):
+        pairs = sorted(
+            f"{e.meta['agent']} on {e.meta['env']}" for e in REGISTRY.entries("scripted")
+        )
+        raise UserError(
+            f"--model scripted:simulate: no scripted models for agent {agent_name!r} on env "
+            f"{env_name!r}; they exist for: {', '.join(pairs) or 'none'} "
+            "(or use --model scripted:echo or scripted:FILE)"
+        )
+    return simulated_roles
 
 
 @contextlib.contextmanager

@@ -1,5 +1,9 @@
 """Scripted extractor models: what one-record-at-a-time revision can reach.
 
+Test models, not part of the method: the laws' ``testing`` module, which
+``lorekit laws extract --simulate`` and the tests use and nothing else of the
+laws imports.
+
 The extractor (:mod:`lorekit.laws.extract`) asks a model, step by step, what
 an action costs, gives, leaves behind and needs. No model server is reachable
 where LoreKit is tested, so these stand-ins answer its prompts instead. They

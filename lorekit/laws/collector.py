@@ -5,6 +5,10 @@ of successful and of failed attempts. ``collect`` plays seeded episodes with
 a policy (the scripted :class:`Explorer`, or uniform random), asks the
 explorer for whatever is still short, and keeps a record only while its
 bucket (achievement or action, success or failure) is below quota.
+
+It is the plain collector, successes as they come; the paper's records, with
+the failures that say what a law needs, come from
+:func:`lorekit.laws.records.collect_records`, which plays the same explorer.
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ from typing import Literal
 
 from lorekit.envs.crafter.core import ACHIEVEMENTS, ACTIONS, CrafterCore, world_seed
 from lorekit.envs.crafter.data import data
-from lorekit.envs.crafter.explorer import Explorer, random_policy
-from lorekit.envs.crafter.records import Record, make_record, structured_state
+from lorekit.laws.explorer import Explorer, random_policy
+from lorekit.laws.transitions import Record, make_record, structured_state
 
 Policy = Literal["explorer", "random"]
 

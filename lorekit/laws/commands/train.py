@@ -1,6 +1,6 @@
 """``lorekit laws train``: PPO on 27-action Crafter with a chosen reward.
 
-A click command attached to the ``laws`` group. It trains one reward variant
+A click command of the ``laws`` group. It trains one reward variant
 on seeds ``--seed .. --seed + --seeds - 1``, evaluates each policy, writes
 ``OUT/<reward>/`` (checkpoints, CSV logs, JSON summaries) and records the
 evaluation episodes as a run of the run store. Torch and stable-baselines3
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -117,6 +116,7 @@ def train(
     from lorekit.laws.rl import TrainConfig, TrainError
     from lorekit.laws.rl import train as run_training
     from lorekit.laws.rl_env import RewardUnavailable
+    from lorekit.laws.rl_eval import result_text
 
     try:
         config = TrainConfig(
@@ -148,18 +148,4 @@ def train(
         raise Interrupted(
             f"interrupted; continue with the same command and --resume (files in {out})"
         ) from None
-    click.echo(_render(result))
-
-
-def _render(result: dict[str, Any]) -> str:
-    se = result["score_se"]
-    spread = "" if se is None else f" ± {se:.2f}"
-    rates = sorted(result["success_rates"].items(), key=lambda kv: -kv[1])
-    top = ", ".join(f"{name} {rate:.0f}%" for name, rate in rates[:6] if rate > 0) or "none"
-    lines = [
-        f"reward {result['reward']}: crafter score {result['score_mean']:.2f}%{spread} "
-        f"over seeds {result['seeds']}",
-        f"top achievements: {top}",
-        f"run {result['run_id']} in {result['store']}; files in {result['out']}",
-    ]
-    return "\n".join(lines)
+    click.echo(result_text(result))

@@ -1,16 +1,16 @@
 """``lorekit laws extract``: experience from interaction records with a model.
 
-A click command to attach to the ``laws`` group (``laws.add_command(extract)``).
 Models are chosen as for ``lorekit run`` (``--model``/``--base-url``,
 ``--role extractor=MODEL``, ``--config``); the role that answers is
 ``extractor`` (or the default role). Every call goes through the model cache
 (read-write unless the config or ``--cache`` says otherwise), and progress is
-saved next to the output after every step, so after a kill or a model error
-the same command continues where it stopped and, with the cache, ends with
-the result an uninterrupted run gives.
+saved next to the output after every step
+(:func:`lorekit.laws.extract_progress.progress_path`), so after a kill or a
+model error the same command continues where it stopped and, with the cache,
+ends with the result an uninterrupted run gives.
 
 ``--simulate careful`` (or ``careless``) answers with a scripted extractor
-(:mod:`lorekit.laws.simulation`) instead of a model: no server, no cache, no
+(:mod:`lorekit.laws.testing`) instead of a model: no server, no cache, no
 cost. It checks the pipeline and shows what one-record-at-a-time revision
 reaches; it measures no model.
 """
@@ -29,33 +29,18 @@ from lorekit.cli.options import ModelChoice, cache_option, model_options
 from lorekit.cli.prepare import prepare_config
 
 
-def progress_path(out: str | Path) -> Path:
-    """The progress sidecar of an output file: ``experience.json.progress.json``."""
-    p = Path(out)
-    return p.with_name(p.name + ".progress.json")
-
-
 def _read(records_path: str) -> list[Any]:
-    from lorekit.laws.records import read_records
+    from lorekit.laws.record_format import NoRecords, read_nonempty_records
 
     try:
-        rows = list(read_records(records_path))
+        return list(read_nonempty_records(records_path))
+    except NoRecords as exc:
+        raise UserError(str(exc)) from None
     except (ValueError, KeyError, TypeError) as exc:
         raise UserError(
             f"{records_path}: not a file of law records ({type(exc).__name__}: {exc}); "
             "make one with `lorekit laws collect`"
         ) from None
-    if not rows:
-        raise UserError(no_records(records_path))
-    return rows
-
-
-def no_records(path: str) -> str:
-    """The message for a records file without a record (nothing to learn from)."""
-    return (
-        f"{path}: no records in the file, so there is nothing to learn from; "
-        "make records with `lorekit laws collect -o FILE`"
-    )
 
 
 def _achievements(value: str | None) -> list[str] | None:
@@ -119,12 +104,10 @@ def extract(
     simulate: str | None,
 ) -> None:
     """Mine experience (costs, gains, preconditions per action) from RECORDS with a model."""
-    from lorekit.cli.checks import (
-        build_models,
-        check_models,
-    )
+    from lorekit.cli.checks import build_models, check_models
+    from lorekit.laws.commands.scripted import refuse_simulate
     from lorekit.laws.extract import ROLE, ExtractError, Extractor
-    from lorekit.laws.extract_progress import ProgressMismatch
+    from lorekit.laws.extract_progress import ProgressMismatch, progress_path
     from lorekit.llm.accounting import UsageLedger
     from lorekit.llm.errors import LLMError
 
@@ -144,13 +127,17 @@ def extract(
         if cache is None and config_path is None:
             cache = "read-write"
         cfg, _store_setting = prepare_config(models, cache=cache)
+        refuse_simulate(
+            cfg, ROLE, "the laws' scripted extractors are chosen with --simulate careful "
+            "(or careless), without --model",
+        )  # fmt: skip
         check_models(cfg, {ROLE, cfg.default_role}, owner="laws extract", models=models)
     records = _read(records_path)
     sidecar = progress_path(out)
     if fresh:
         sidecar.unlink(missing_ok=True)
     if simulate is not None:
-        from lorekit.laws.simulation import simulated_roles
+        from lorekit.laws.testing import simulated_roles
 
         ledger = UsageLedger({})
         roles = simulated_roles(simulate).metered(ledger)

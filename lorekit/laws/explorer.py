@@ -7,6 +7,10 @@ nearby stations), walks there with the shared
 digging through rock it can mine), and acts. Survival comes first: it fights
 adjacent enemies, drinks, eats and sleeps when needed. For ``eat_plant`` it plants a sapling in
 a pocket with one open side and guards it until it ripens.
+
+It is the policy of the laws' record collectors (:mod:`lorekit.laws.records`,
+:mod:`lorekit.laws.collector`), so it lives with them; the navigator it walks
+with is the env's, shared with the skills of crafter-party.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 The laws paper's Table 1 compares SPRING under three contexts; run each with
 ``lorekit run crafter --agent spring --agent-opt context=...`` (the same tasks
-and seeds), then put the runs in one table. Works for any Crafter run.
-
-Attached to the ``laws`` group in :mod:`lorekit.cli.laws`.
+and seeds), then put the runs in one table. Works for any Crafter run: the
+figures come from the crafter env's run summary
+(:func:`lorekit.envs.crafter.runs.crafter_run_score`, which the HTML report
+draws too); only the command, whose place is Table 1's workflow, lives here.
 """
 
 from __future__ import annotations

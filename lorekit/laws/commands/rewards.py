@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
@@ -22,21 +21,6 @@ from lorekit.cli.console import console
 from lorekit.cli.errors import UserError
 from lorekit.cli.options import ModelChoice, cache_option, model_options
 from lorekit.cli.prepare import prepare_config
-
-if TYPE_CHECKING:
-    from lorekit.laws.experience import Experience
-
-
-def _load_experience(spec: str) -> Experience:
-    from lorekit.laws.experience import Experience, oracle_experience
-
-    if spec == "oracle":
-        return oracle_experience()
-    try:
-        return Experience.load(spec)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"cannot read experience {spec}: {exc} (give a saved experience JSON, "
-                        "or 'oracle')") from None  # fmt: skip
 
 
 @click.command("rewards")
@@ -72,19 +56,22 @@ def rewards_cmd(
 ) -> None:
     """Reward predicates from EXPERIENCE (a saved experience JSON, or 'oracle')."""
     from lorekit.cli.checks import build_models, check_api_keys, check_cache
-    from lorekit.laws.experience import Experience
+    from lorekit.laws.commands.scripted import refuse_simulate
+    from lorekit.laws.experience import experience_named
     from lorekit.laws.records import read_records
     from lorekit.laws.rewarder import write_predicates
     from lorekit.laws.rewards import PredicateSet, predicates_from_experience
 
-    experience = _load_experience(experience_spec)
+    try:
+        experience = experience_named(experience_spec)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UserError(f"cannot read experience {experience_spec}: {exc} (give a saved "
+                        "experience JSON, or 'oracle')") from None  # fmt: skip
     unknown = [a for a in only if a not in experience.laws]
     if unknown:
         raise UserError(f"--only: the experience has no law for {', '.join(unknown)}")
     if only:
-        experience = Experience(
-            {a: experience.laws[a] for a in only}, experience.source, experience.meta
-        )
+        experience = experience.only(only)
     loaded = []
     if records is not None:
         try:
@@ -102,6 +89,10 @@ def rewards_cmd(
         if records is None and loop == "checked":
             raise UserError("the rewarder checks its predicates on records: pass --records FILE")
         cfg, _ = prepare_config(models, cache=cache)
+        refuse_simulate(
+            cfg, "rewarder", "the laws have no scripted rewarder; compile the laws as they "
+            "are with --from-laws (no model), or script its answers with --model scripted:FILE",
+        )  # fmt: skip
         check_api_keys(cfg, config_path=models.config_path)
         check_cache(cfg, config_path=models.config_path)
         llm = build_models(cfg, config_path=models.config_path)["rewarder"]

@@ -5,6 +5,11 @@ here is the part of crafter that rules mention: vitals (attributes), tools,
 materials, what is faced, the 3x3 neighbourhood (where crafter looks for
 tables and furnaces) and whether the player sleeps. Everything is copied into
 plain JSON types, so records never alias crafter's mutable arrays.
+
+:func:`structured_state` is what every law record is cut from (the paper's
+format in :mod:`lorekit.laws.record_format` keeps part of it); :class:`Record`
+is the plain step record of :func:`lorekit.laws.collector.collect`. Only the
+laws read states this way, so they live with the laws, not with the env.
 """
 
 from __future__ import annotations
