@@ -74,6 +74,10 @@ class OriginalRules:
         full = NS + name.replace(" ", "_")
         return full, full in self.book.tags
 
+    def show_inventory(self, inventory: Mapping[str, int]) -> str:
+        """The original's inventory line for ``inventory``."""
+        return self._inventory(inventory)
+
     def _inventory(self, inventory: Mapping[str, int]) -> str:
         if not inventory:
             return self._msg["inventory_empty"]
