@@ -18,9 +18,11 @@ their conditions): this is the one place that decides what CI may skip.
 from __future__ import annotations
 
 import os
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 
 import pytest
+
+from lorekit.registry import REGISTRY, Registry
 
 CI_ALLOWED_SKIPS: tuple[str, ...] = (
     # Hardware the CI machine does not have.
@@ -106,3 +108,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     elif exitstatus == 0 and _ran["count"] == 0:
         session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+@pytest.fixture
+def registry() -> Iterator[Registry]:
+    """LoreKit's registry, put back as it was after the test (for tests that register parts)."""
+    state = REGISTRY.snapshot()
+    try:
+        yield REGISTRY
+    finally:
+        REGISTRY.restore(state)

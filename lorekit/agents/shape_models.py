@@ -7,7 +7,8 @@ called: :func:`shape_roles` gives the same scripted models that ``reproduce run
 --simulate`` plays with (the registry :mod:`lorekit.agents.simulated`), so the
 estimate and a simulated run meter one and the same thing. Rows that test with
 a build (AutoManual) are not measured: the dry run does not play builds.
-:data:`PROMPT_ORDER` says, per agent, why its prompts share a stable prefix.
+:func:`prompt_order` says, per agent, why its prompts share a stable prefix (each
+agent's registration states it).
 """
 
 from __future__ import annotations
@@ -15,32 +16,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lorekit.agents.simulated import ADAPT_FAMILY, simulated_roles
+from lorekit.agents.simulated import simulated_roles
 from lorekit.llm.roles import Roles
+from lorekit.registry import REGISTRY
 
-_ADAPT_ORDER = (
-    "stable parts first: the system message (manual, rules, worked examples), then the "
-    "task and state; each turn appends to the previous prompt"
-)
-PROMPT_ORDER: dict[str, str] = {
-    **dict.fromkeys(ADAPT_FAMILY, _ADAPT_ORDER),
-    "agentkit-crafter": "stable parts first: the system message (the manual), then what is "
-    "known, this pass's earlier answers and the node's question; consecutive nodes differ "
-    "after the shared start",
-    "agentkit-webshop": "stable parts first: the system message (guidance), then the page "
-    "and the node's question",
-    "spring": "stable parts first: the paper's context and the knowledge, then the last two "
-    "observations, then the question; the questions of one step share all but the last",
-}
-"""How each agent orders its prompts, for the dry run's report on prompt caching."""
 
-BUILT_FIRST = frozenset({"automanual"})
-"""Agents whose rows test with what a build made: the dry run does not play builds."""
+def prompt_order(agent: str) -> str | None:
+    """How ``agent`` orders its prompts (its registration's ``prompt_order``), for the
+    dry run's report on prompt caching; None when it does not say."""
+    entry = REGISTRY.find("agent", agent)
+    order = entry.meta.get("prompt_order") if entry is not None else None
+    return str(order) if order else None
+
+
+def tests_with_build(agent: str) -> bool:
+    """Whether ``agent``'s rows test with what a build made (the dry run plays no builds)."""
+    entry = REGISTRY.find("agent", agent)
+    return bool(entry is not None and entry.meta.get("tests_with_build"))
 
 
 def shape_roles(env: str, agent: str, env_options: Mapping[str, Any] | None = None) -> Roles:
     """The scripted models for ``agent`` on ``env``; LookupError when there are none."""
-    if agent in BUILT_FIRST:
+    if tests_with_build(agent):
         raise LookupError(
             f"agent {agent!r} tests with a build, and the dry run does not play builds yet"
         )

@@ -5,11 +5,13 @@ decomposition tree, AutoManual's turns and rule changes, SPRING's graph
 passes, a team's timeline). The harness stores the notes without reading
 them; ``lorekit show`` and the HTML report draw them through this protocol,
 so neither knows any agent, and adding a method touches its own package
-(its ``view.py`` and ``report_view.js``) plus one line in :data:`NOTES_VIEWS`.
+(its ``view.py`` and ``report_view.js``) plus ``registry.add_view(NAME,
+"module:VIEW")`` in its plugin (:mod:`lorekit.registry`).
 
 A view says whether an episode's notes hold its data (:meth:`NotesView.claims`),
 prints them in the terminal (:meth:`NotesView.show`), may add to the episode's
-header (:meth:`NotesView.goal`, :meth:`NotesView.header`), and names a script
+header (optional methods ``goal(notes)`` and ``header(notes)``, read through
+:func:`view_goal` and :func:`view_header`), and names a script
 (:attr:`NotesView.report_script`) that registers the view's renderer with the
 report page: ``LoreKitReport.registerView(name, (notes, ui) => [elements])``,
 where ``ui`` holds the page's helpers (``el``, ``svg``, ``pre``, ``table``,
@@ -19,21 +21,14 @@ no ``eval``): notes hold model output.
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 from collections.abc import Mapping
 from importlib.resources import files
 from typing import Any, Protocol, runtime_checkable
 
 from rich.console import Console
 
-#: The views, in the order ``lorekit show`` prints them and the report draws them,
-#: as ``module:attribute`` strings imported on first use.
-NOTES_VIEWS: tuple[str, ...] = (
-    "lorekit.agents.adapt.view:VIEW",
-    "lorekit.agents.automanual.view:VIEW",
-    "lorekit.agents.graph_pass_view:VIEW",
-    "lorekit.agents.teams.view:VIEW",
-)
+from lorekit.registry import REGISTRY
 
 
 @runtime_checkable
@@ -53,37 +48,53 @@ class NotesView(Protocol):
         """Print the notes for ``lorekit show``, after the steps and model calls."""
         ...
 
-    def goal(self, notes: Mapping[str, Any]) -> str | None:
-        """The task in the agent's words, shown beside the task id; None for none."""
-        ...
 
-    def header(self, notes: Mapping[str, Any]) -> str | None:
-        """One line (rich markup) printed under the episode's status line; None for none."""
-        ...
+def view_goal(view: NotesView, notes: Mapping[str, Any]) -> str | None:
+    """The view's ``goal(notes)``, the task in the agent's words (shown beside the task
+    id), or None: a view need not have the method."""
+    goal = getattr(view, "goal", None)
+    return goal(notes) if callable(goal) else None
 
 
-def register_view(spec: str) -> None:
-    """Add a view (``"module:attribute"``) after the built-in ones: the one line a
-    plugin or a new method outside this package writes. Registering twice is a no-op."""
-    global NOTES_VIEWS
+def view_header(view: NotesView, notes: Mapping[str, Any]) -> str | None:
+    """The view's ``header(notes)``, one line of rich markup printed under the episode's
+    status line, or None: a view need not have the method."""
+    header = getattr(view, "header", None)
+    return header(notes) if callable(header) else None
+
+
+def register_view(spec: str, name: str | None = None) -> None:
+    """Add a view (``"module:attribute"``) after the registered ones: the in-process
+    form of a plugin's ``registry.add_view(NAME, SPEC)``. ``name`` defaults to the
+    spec itself. Registering the same view twice is a no-op."""
     if ":" not in spec or spec.startswith(":"):
         raise ValueError(f"a view is named 'package.module:attribute', got {spec!r}")
-    if spec not in NOTES_VIEWS:
-        NOTES_VIEWS = (*NOTES_VIEWS, spec)
+    if any(entry.target == spec for entry in REGISTRY.entries("view")):
+        return
+    REGISTRY.add_view(name or spec, spec)
 
 
 def load_view(spec: str) -> NotesView:
     """The view a ``module:attribute`` string names; ``TypeError`` if it is not one."""
-    module, _, attr = spec.partition(":")
-    view = getattr(importlib.import_module(module), attr)
+    view = pkgutil.resolve_name(spec)
     if not isinstance(view, NotesView):
         raise TypeError(f"{spec} is not a NotesView (needs name, report_script, claims, show, ...)")
     return view
 
 
 def load_views() -> list[NotesView]:
-    """Every view of :data:`NOTES_VIEWS`, in order (read at call time, imported lazily)."""
-    return [load_view(spec) for spec in NOTES_VIEWS]
+    """Every registered view, by its ``order`` then registration order (imported now)."""
+    views = []
+    entries = REGISTRY.entries("view")
+    for entry in sorted(entries, key=lambda e: (e.meta.get("order", 100), entries.index(e))):
+        view = entry.load()
+        if not isinstance(view, NotesView):
+            raise TypeError(
+                f"view {entry.name!r} ({entry.target_name}) is not a NotesView "
+                "(needs name, report_script, claims and show)"
+            )
+        views.append(view)
+    return views
 
 
 def claiming(notes: Mapping[str, Any]) -> list[NotesView]:

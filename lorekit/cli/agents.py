@@ -1,8 +1,9 @@
 """``lorekit agents list``: the registered agents, their model roles and what they need.
 
-Read from the agent registry's public metadata (``AGENTS``, ``declared_roles``,
-``needs_model``, ``AGENT_EXTRAS``); an agent is built with its defaults only to
-ask which roles it uses, and one that cannot be built shows ``?``.
+Read from the registry (:mod:`lorekit.registry`: LoreKit's agents and every
+installed plugin's, with the package that registered each); an agent is built
+with its defaults only to ask which roles it uses, and one that cannot be built
+shows ``?``.
 """
 
 from __future__ import annotations
@@ -22,15 +23,16 @@ def agents() -> None:
 @agents.command("list")
 def agents_list() -> None:
     """List registered agents: roles, whether they need a model, the extra they need."""
-    from lorekit import agents as registry
+    from lorekit.agents.registry import agent_entry, agent_names, needs_model
     from lorekit.extras import extra_installed, install_command
     from lorekit.tables import fit_table
 
     rows = []
-    for name in sorted(registry.AGENTS):
-        description = registry.AGENTS[name][1]
-        model = "yes" if registry.needs_model(name) else "no"
-        extra = getattr(registry, "AGENT_EXTRAS", {}).get(name)
+    for name in agent_names():
+        entry = agent_entry(name)
+        description = entry.description + _origin(entry.origin)
+        model = "yes" if needs_model(name) else "no"
+        extra = entry.meta.get("extra")
         needs = ""
         if extra is not None:
             missing = extra_installed(extra) is False
@@ -44,6 +46,12 @@ def agents_list() -> None:
         table.add_row(*row[: len(wanted)])
     fit_table(console, table, keep=("agent", "roles", "model"), drop=("needs",))
     console.print(table)
+
+
+def _origin(origin: str) -> str:
+    """`` (from PACKAGE)`` for a part an outside package registered; nothing for LoreKit's."""
+    package = origin.partition(":")[0]
+    return "" if package in ("lorekit", "code") else f" (from {package})"
 
 
 def _roles(name: str) -> str:

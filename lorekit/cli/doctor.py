@@ -25,7 +25,6 @@ EXTRAS: tuple[tuple[str, str, str], ...] = (
     ("ray", "ray", "the Ray evaluation backend"),
     ("web", "miniwob", "MiniWoB++ in a headless Chromium (also needs Debian's chromium)"),
     ("alfworld", "alfworld", "the ALFWorld environment"),
-    ("litellm", "litellm", "the litellm model backend"),
     ("webshop", "bm25s", "WebShop's bm25s/tantivy search and thefuzz (FTS5 works without)"),
     ("local", "llama_cpp", "a bundled local model: lorekit serve local, --model local"),
 )

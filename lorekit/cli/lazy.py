@@ -8,12 +8,14 @@ listing shows, and imports a module when its command is looked up to run.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
+import pkgutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import click
+
+from lorekit.registry import REGISTRY
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,24 +29,47 @@ class LazyCommand:
     help: str
 
     def load(self) -> click.Command:
-        module_name, _, attribute = self.target.partition(":")
-        command = getattr(importlib.import_module(module_name), attribute)
+        command = pkgutil.resolve_name(self.target)
         if not isinstance(command, click.Command):
             raise TypeError(f"{self.target} is not a click command")
         return command
 
 
+def registered_commands() -> dict[str, LazyCommand]:
+    """The commands of :mod:`lorekit.registry` (the core's, the methods', plugins')."""
+    return {
+        entry.name: LazyCommand(entry.target_name, str(entry.meta.get("help") or entry.description))
+        for entry in REGISTRY.entries("command")
+    }
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported on first use.
 
-    Commands added the usual way (``add_command``, ``@group.command``) are
-    served too, and win over a lazy entry of the same name."""
+    ``lazy_commands`` is a table, or a function giving one that is called the
+    first time the commands are listed or looked up (the root group reads the
+    registry then, so ``lorekit --version`` loads no plugin). Commands added
+    the usual way (``add_command``, ``@group.command``) are served too, and win
+    over a lazy entry of the same name."""
 
     def __init__(
-        self, *args: Any, lazy_commands: Mapping[str, LazyCommand] | None = None, **kwargs: Any
+        self,
+        *args: Any,
+        lazy_commands: Mapping[str, LazyCommand]
+        | Callable[[], Mapping[str, LazyCommand]]
+        | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        self.lazy_commands: dict[str, LazyCommand] = dict(lazy_commands or {})
+        self._lazy_source = lazy_commands
+        self._lazy: dict[str, LazyCommand] | None = None
+
+    @property
+    def lazy_commands(self) -> dict[str, LazyCommand]:
+        if self._lazy is None:
+            source = self._lazy_source
+            self._lazy = dict((source() if callable(source) else source) or {})
+        return self._lazy
 
     def add_lazy_command(self, name: str, target: str, help: str) -> None:
         """Serve the command at ``target`` ("module:attribute") as ``name``."""

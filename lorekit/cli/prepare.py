@@ -55,19 +55,15 @@ def typed_kv(items: Sequence[str], flag: str, target: Any) -> dict[str, Any]:
 def env_factory(name: str) -> Any:
     """The callable the env registry builds ``name`` with, or None when it cannot be
     looked up (the env then checks its own arguments)."""
-    from lorekit.envs import registry
+    from lorekit.envs.registry import env_factory as factory_of
+    from lorekit.registry import REGISTRY
 
-    entry = getattr(registry, "_REGISTRY", {}).get(name)
-    factory = getattr(entry, "factory", None)
-    if isinstance(factory, str):
-        import importlib
-
-        module, _, attribute = factory.partition(":")
-        try:
-            factory = getattr(importlib.import_module(module), attribute)
-        except (ImportError, AttributeError):
-            return None
-    return factory if callable(factory) else None
+    if REGISTRY.find("env", name) is None:
+        return None
+    try:
+        return factory_of(name)
+    except (ImportError, AttributeError, TypeError):
+        return None
 
 
 def with_defaults(env_opt: Sequence[str], defaults: dict[str, Any]) -> tuple[str, ...]:
@@ -175,10 +171,10 @@ def problem(exc: BaseException) -> str:
 
 def agent_problem(name: str, opts: Sequence[str], exc: BaseException) -> str:
     """Why agent ``name`` could not be made, naming the ``--agent-opt`` given."""
-    from lorekit.agents import AGENTS
+    from lorekit.registry import REGISTRY
 
     msg = problem(exc)
-    if name not in AGENTS or msg.startswith(f"agent {name!r}"):
+    if REGISTRY.find("agent", name) is None or msg.startswith(f"agent {name!r}"):
         return msg
     return f"agent {name!r}" + (f" with --agent-opt {' '.join(opts)}" if opts else "") + f": {msg}"
 

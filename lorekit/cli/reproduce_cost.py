@@ -190,7 +190,7 @@ def print_dry_run(
 
 def _print_prefix_shares(rows: Sequence[Any], measured: Sequence[Any]) -> None:
     """Per agent: the share of prompt tokens in a stable prefix, and how it orders its prompts."""
-    from lorekit.agents.shape_models import PROMPT_ORDER
+    from lorekit.agents.shape_models import prompt_order
 
     seen: dict[str, Any] = {}
     for row, m in zip(rows, measured, strict=True):
@@ -201,7 +201,7 @@ def _print_prefix_shares(rows: Sequence[Any], measured: Sequence[Any]) -> None:
     for agent, (stable, prompt) in seen.items():
         if not prompt:
             continue
-        order = PROMPT_ORDER.get(agent, "its prompt order is not described")
+        order = prompt_order(agent) or "its prompt order is not described"
         console.print(f"stable prefix, {agent}: {stable / prompt:.0%} of prompt tokens; {order}")
 
 

@@ -138,8 +138,9 @@ def play(
     )
     from lorekit.envs import EnvSpec
     from lorekit.eval.abort import EarlyStop, RunAborted
+    from lorekit.eval.evaluate import evaluate_async
     from lorekit.eval.report import render_run
-    from lorekit.eval.runner import plan_episodes, run_eval
+    from lorekit.eval.runner import plan_episodes
     from lorekit.eval.store import RunMismatchError, RunStore, StoreError, new_run_id
 
     if not math.isfinite(harness.timeout_s):
@@ -216,14 +217,15 @@ def play(
         rid = harness.run_id or new_run_id()
         try:
             result = asyncio.run(
-                run_eval(
-                    db,
-                    env_factory=EnvSpec(env_name, env_kwargs),  # built where it runs
-                    agent=agent,
-                    roles=roles,
+                evaluate_async(
+                    EnvSpec(env_name, env_kwargs),  # built where it runs
+                    agent,
+                    models=roles,
                     episodes=plan_episodes(chosen, seed=harness.seed),
+                    split=tasks.split,
+                    seed=harness.seed,
+                    store=db,
                     run_id=rid,
-                    env_name=env_name,
                     config=config,
                     concurrency=harness.concurrency,
                     episode_timeout_s=harness.timeout_s,

@@ -162,17 +162,11 @@ def check_options(
 
 
 def agent_factory(name: str) -> Callable[..., Any] | None:
-    """The callable that builds agent ``name`` (its registry entry may be an
-    import string ``"module:attribute"``), or None for an unknown name."""
-    from lorekit.agents import AGENTS
+    """The callable that builds agent ``name`` (imported now), or None for an unknown name."""
+    from lorekit.agents.registry import agent_factory as factory_of
+    from lorekit.registry import REGISTRY
 
-    entry = AGENTS.get(name)
-    if entry is None:
+    if REGISTRY.find("agent", name) is None:
         return None
-    factory: Any = entry[0]
-    if isinstance(factory, str):
-        import importlib
-
-        module, _, attribute = factory.partition(":")
-        factory = getattr(importlib.import_module(module), attribute)
+    factory = factory_of(name)
     return factory if callable(factory) else None

@@ -345,20 +345,3 @@ def call_blocking(
             "run the code with run_code_async (or from another thread)"
         )
     return asyncio.run_coroutine_threadsafe(env.call(fn, *args), loop).result()
-
-
-def __getattr__(name: str) -> Any:
-    """``open_env`` moved to :mod:`lorekit.envs.opening` (deprecated here, removed
-    in the next release): import it from ``lorekit.envs``."""
-    if name == "open_env":
-        import importlib
-        import warnings
-
-        warnings.warn(
-            "lorekit.envs.asyncenv.open_env moved: import it from lorekit.envs "
-            "(lorekit.envs.asyncenv.open_env is removed in the next release)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return importlib.import_module("lorekit.envs.opening").open_env
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,15 +6,16 @@ recorded run, read through the few calls of
 :class:`lorekit.envs.crafter.runs.RunSource`, and hands back a
 :class:`RunSummary` the report draws as one section (a table row per run and
 a bar chart of rates) without knowing the env. Adding one is a function in
-the env's package and a line in :data:`RUN_SUMMARIES`; it is imported only
-when a report shows a run of that env.
+the env's package and ``registry.add_summary(ENV, "module:function")`` in its
+plugin; it is imported only when a report shows a run of that env.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any, TypedDict
+
+from lorekit.registry import REGISTRY
 
 
 class RunSummary(TypedDict):
@@ -37,18 +38,11 @@ class RunSummary(TypedDict):
 #: saying why a run has no summary.
 SummaryFn = Callable[[Any, str, list[str]], RunSummary | None]
 
-#: Env name -> ``module:function`` of its run summary.
-RUN_SUMMARIES: dict[str, str] = {
-    "crafter": "lorekit.envs.crafter.runs:run_summary",
-    "miniwob": "lorekit.envs.miniwob.runs:run_summary",
-}
-
 
 def run_summary(env: str) -> SummaryFn | None:
     """The summary function of an env, imported now; None when the env has none."""
-    spec = RUN_SUMMARIES.get(env)
-    if spec is None:
+    entry = REGISTRY.find("summary", env)
+    if entry is None:
         return None
-    module, _, name = spec.partition(":")
-    fn: SummaryFn = getattr(importlib.import_module(module), name)
+    fn: SummaryFn = entry.load()
     return fn

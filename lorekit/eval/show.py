@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from lorekit.agents.views import NotesView, claiming, mark
+from lorekit.agents.views import NotesView, claiming, mark, view_goal, view_header
 from lorekit.eval.report import usage_notes
 from lorekit.eval.store import EpisodeRecord, RunStore
 from lorekit.llm.accounting import tokens_label
@@ -66,7 +66,7 @@ def render_episode(store: RunStore, run_id: str, episode: str | int, console: Co
 def _header(
     rec: EpisodeRecord, notes: Mapping[str, Any], views: list[NotesView], console: Console
 ) -> None:
-    goal = next((g for v in views if (g := v.goal(notes))), None)
+    goal = next((g for v in views if (g := view_goal(v, notes))), None)
     console.print(
         f"[bold]{escape(rec.episode_key)}[/bold]  task={escape(str(rec.task_id))}"
         + (f" ({escape(str(goal))})" if goal else "")
@@ -80,7 +80,7 @@ def _header(
         line += f"  stop={rec.info['stop_reason']}"
     console.print(line)
     for view in views:
-        extra = view.header(notes)
+        extra = view_header(view, notes)
         if extra:
             console.print(extra)
     if rec.error:

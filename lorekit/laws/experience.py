@@ -248,6 +248,12 @@ class Experience:
         return "\n".join(lines)
 
 
+def lore_text(path: str) -> str:
+    """The laws of the experience file at ``path``, as the text an agent is told
+    (registered as the ``experience`` lore: SPRING's ``context=experience:FILE``)."""
+    return Experience.load(path).render()
+
+
 def oracle_experience() -> Experience:
     """Crafter's true laws (from :class:`CrafterRules`) as an Experience."""
     rules = CrafterRules()

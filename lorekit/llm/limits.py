@@ -97,7 +97,7 @@ class LimitedLLM:
 
     Backends that retry internally (``OpenAICompatLLM``) take the limiter
     themselves so the slot is released during backoff; this wrapper is for
-    the others (scripted models, litellm).
+    the others (scripted models, outside backends).
     """
 
     def __init__(self, inner: LLM, limiter: SlotLimiter) -> None:

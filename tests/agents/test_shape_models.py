@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from lorekit.agents.shape_models import PROMPT_ORDER, shape_roles
-from lorekit.agents.simulated import ADAPT_FAMILY, describe, simulated_roles
+from lorekit.agents.adapt.plugin import FAMILY as ADAPT_FAMILY
+from lorekit.agents.shape_models import prompt_order, shape_roles
+from lorekit.agents.simulated import describe, simulated_roles
 
 
 @pytest.mark.parametrize("env", ["alfworld", "webshop", "textcraft"])
@@ -25,6 +26,5 @@ def test_rows_without_scripted_models_or_with_a_build_are_not_measured() -> None
 
 
 def test_every_agent_with_scripted_models_says_how_it_orders_its_prompts() -> None:
-    assert set(ADAPT_FAMILY) | {"agentkit-crafter", "agentkit-webshop", "spring"} <= set(
-        PROMPT_ORDER
-    )
+    for agent in {*ADAPT_FAMILY, "agentkit-crafter", "agentkit-webshop", "spring"}:
+        assert prompt_order(agent), agent

@@ -31,8 +31,9 @@ async def test_random_agent_is_seeded_and_weak() -> None:
 
 def test_agents_registry_is_lazy_but_complete() -> None:
     import lorekit.agents as agents
+    from lorekit.registry import REGISTRY
 
-    assert all(isinstance(entry[0], str) for entry in agents.AGENTS.values())
+    assert all(isinstance(entry.target, str) for entry in REGISTRY.entries("agent"))
     assert agents.AdaptAgent.__name__ == "AdaptAgent"  # imported on access
     assert agents.agent_parameters("react")[:2] == ("role", "max_turns")
     assert isinstance(agents.make_agent("oracle"), agents.OracleAgent)

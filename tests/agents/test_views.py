@@ -12,12 +12,20 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from lorekit.agents import views
-from lorekit.agents.views import NOTES_VIEWS, NotesView, load_view, load_views, report_script_text
+from lorekit.agents.views import (
+    NotesView,
+    load_view,
+    load_views,
+    register_view,
+    report_script_text,
+    view_goal,
+    view_header,
+)
 from lorekit.eval.report_html import build_report, page_script
 from lorekit.eval.report_html_data import episode_data
 from lorekit.eval.show import render_episode
 from lorekit.eval.store import RunStore
+from lorekit.registry import REGISTRY, Registry
 
 DATA = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.S)
 #: What no report script may use: each would let model output become code or markup.
@@ -55,23 +63,24 @@ TOY_JS = (
 def test_every_registered_view_loads_and_ships_its_script() -> None:
     loaded = load_views()
     assert [v.name for v in loaded] == ["adapt", "automanual", "graph-pass", "teams"]
-    assert len(loaded) == len(NOTES_VIEWS)
-    for spec, view in zip(NOTES_VIEWS, loaded, strict=True):
+    entries = REGISTRY.entries("view")
+    assert sorted(e.name for e in entries) == sorted(v.name for v in loaded)
+    for spec, view in ((e.target_name, e.load()) for e in entries):
         assert isinstance(view, NotesView), spec
         script = report_script_text(view)
         assert f'registerView("{view.name}"' in script, spec  # registers under its own name
         for word in UNSAFE:
             assert word not in script, (spec, word)
         assert view.claims({}) is False, spec  # empty notes are nobody's
-        assert view.goal({}) is None and view.header({}) is None
+        assert view_goal(view, {}) is None and view_header(view, {}) is None
     generic = page_script().split(report_script_text(loaded[0]))[0]
     assert "registerView" in generic and not any(w in generic for w in UNSAFE)
 
 
-def test_a_bad_entry_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_entry_is_refused(registry: Registry) -> None:
     with pytest.raises(TypeError, match="is not a NotesView"):
         load_view("lorekit.agents.views:mark")
-    monkeypatch.setattr(views, "NOTES_VIEWS", ("lorekit.agents.views:nothing_here",))
+    registry.add_view("nothing", "lorekit.agents.views:nothing_here")
     with pytest.raises(AttributeError):
         load_views()
 
@@ -98,14 +107,14 @@ def test_each_view_claims_what_its_agent_leaves() -> None:
 
 
 @pytest.fixture
-def toy_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def toy_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, registry: Registry) -> None:
     """A view from a package of its own, registered with one line at run time."""
     package = tmp_path / "toyview"
     package.mkdir()
     (package / "__init__.py").write_text(textwrap.dedent(TOY), encoding="utf-8")
     (package / "toy_view.js").write_text(TOY_JS, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(views, "NOTES_VIEWS", (*views.NOTES_VIEWS, "toyview:VIEW"))
+    register_view("toyview:VIEW", "toy")
 
 
 def _store(path: Path) -> RunStore:

@@ -79,6 +79,8 @@ ROWS: list[Row] = [
     r("doctor", "unknown isolation", "--isolation", "maybe"),
     # ---------------------------------------------------------------- envs
     r("envs list", "unexpected argument", "bogus"),
+    # ------------------------------------------------------------- plugins
+    r("plugins", "unexpected argument", "bogus"),
     # --------------------------------------------------------------- graph
     r("graph run", "binary spec", "{bin}", *MODEL),
     r("graph run", "empty spec", "{empty}", *MODEL),

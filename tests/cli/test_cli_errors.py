@@ -17,6 +17,7 @@ from _cli import run_cli
 
 from lorekit.eval.store import RunStore
 from lorekit.llm.testing import Fault, OpenAICompatServer
+from lorekit.registry import Registry
 
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "planner_gate.yaml")
 QUIET = ["--no-progress"]
@@ -414,7 +415,7 @@ def test_team_run_without_crafter_names_the_install_command(tmp_path: Path) -> N
 
 
 def test_missing_package_of_an_agent_plugin(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, registry: Registry
 ) -> None:
     from lorekit import agents
 
@@ -423,8 +424,7 @@ def test_missing_package_of_an_agent_plugin(
 
         raise AssertionError("unreachable")
 
-    monkeypatch.setitem(agents.AGENTS, "needs-x", (factory, "test", False))
-    monkeypatch.setitem(agents.AGENT_EXTRAS, "needs-x", "x")
+    registry.add_agent("needs-x", factory, "test", needs_model=False, extra="x")
     args = ["run", "textcraft", "-a", "needs-x", *store_args(tmp_path), *QUIET]
     code, _, err = cli(args, capsys)
     one_line(err, code, 2, "the 'needs-x' agent needs the x extra", "pip install 'lorekit[x]'")

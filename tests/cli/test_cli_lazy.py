@@ -1,5 +1,6 @@
-"""The root group imports a command's module only when that command runs, and
-the modules of ``lorekit/cli/`` form no import circle."""
+"""The root group imports a command's module only when that command runs (the
+commands come from the registry: the core's, the methods', plugins'), and the
+modules of ``lorekit/cli/`` form no import circle."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ import click
 import pytest
 
 from lorekit.cli import cli
-from lorekit.cli.lazy import LazyGroup
-from lorekit.cli.root import COMMANDS
+from lorekit.cli.lazy import LazyGroup, registered_commands
+
+COMMANDS = registered_commands()
 
 CLI_DIR = Path(__file__).resolve().parents[2] / "lorekit" / "cli"
 SHARED = {"__init__", "__main__", "root", "lazy", "console", "errors", "checks", "options",
-          "prepare", "stores", "local_model", "typed"}  # fmt: skip
+          "prepare", "stores", "local_model", "typed", "plugin"}  # fmt: skip
 HEAVY = ("lorekit.agents", "lorekit.envs", "lorekit.eval", "lorekit.graph", "lorekit.laws",
          "lorekit.sandbox")  # fmt: skip
 
@@ -42,12 +44,24 @@ def command_modules() -> set[str]:
     return {entry.target.partition(":")[0] for entry in COMMANDS.values()}
 
 
+def _registrations(loaded: set[str]) -> set[str]:
+    """The plugin registration modules loaded, and the packages above them (whose
+    ``__init__`` had to run to reach them)."""
+    plugins = {m for m in loaded if m.endswith(".plugin")}
+    parents = {m.rsplit(".", k)[0] for m in plugins for k in range(1, m.count("."))}
+    return plugins | parents
+
+
 @pytest.mark.parametrize("args", [["--version"], ["--help"]])
 def test_version_and_help_import_no_command_and_no_agent_or_env(args: list[str]) -> None:
     loaded = modules_after(args)
     assert "lorekit.cli.root" in loaded  # the probe did run the command line
     assert not loaded & command_modules()
-    assert not [m for m in loaded if m.startswith(HEAVY)]
+    # --help reads the registrations (each method's plugin module and the lazy package
+    # above it); nothing else of an agent, env or the harness is imported
+    assert not [m for m in loaded - _registrations(loaded) if m.startswith(HEAVY)]
+    if args == ["--version"]:  # --version does not even read the registrations
+        assert not _registrations(loaded)
 
 
 def test_a_command_imports_its_own_module_only() -> None:

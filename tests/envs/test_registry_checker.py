@@ -17,6 +17,7 @@ from lorekit.envs import (
     register,
 )
 from lorekit.envs.textcraft.sources import DEFAULT_DATAPACK_DIR
+from lorekit.registry import Registry
 
 
 @pytest.mark.parametrize("name", [name for name, _ in list_envs()])
@@ -51,12 +52,7 @@ def test_register_refuses_duplicates() -> None:
         register("textcraft", lambda: make("textcraft"), "dup")
 
 
-def test_register_by_import_string_imports_only_when_needed(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from lorekit.envs import registry
-
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+def test_register_by_import_string_imports_only_when_needed(registry: Registry) -> None:
     register("toy-lazy", f"{__name__}:_ToyEnv", "a toy named by import string")
     assert ("toy-lazy", "a toy named by import string") in list_envs()
     assert isinstance(make("toy-lazy"), _ToyEnv)
@@ -71,15 +67,6 @@ def test_register_by_import_string_imports_only_when_needed(
 def test_register_refuses_a_malformed_import_string(target: str) -> None:
     with pytest.raises(ValueError, match=r"package\.module:attribute"):
         register("toy-bad", target, "bad")
-
-
-def test_open_env_at_its_old_path_warns() -> None:
-    import lorekit.envs
-    from lorekit.envs import asyncenv
-
-    with pytest.warns(DeprecationWarning, match="removed in the next release"):
-        moved = asyncenv.open_env
-    assert moved is lorekit.envs.open_env
 
 
 class _ToyEnv(TextEnv):

@@ -3,23 +3,19 @@ and the old import path of Crafter's scores kept for one release."""
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from lorekit.envs import summaries
-from lorekit.envs.summaries import RUN_SUMMARIES, RunSummary, run_summary
+from lorekit.envs.summaries import RunSummary, run_summary
 from lorekit.eval.report_html import build_report
 from lorekit.eval.report_html_data import run_figures
 from lorekit.eval.store import RunStore
+from lorekit.registry import REGISTRY, Registry
 
 
 def test_every_registered_summary_loads() -> None:
-    assert "crafter" in RUN_SUMMARIES
-    for env in RUN_SUMMARIES:
+    assert "crafter" in REGISTRY.names("summary")
+    for env in REGISTRY.names("summary"):
         assert callable(run_summary(env)), env
     assert run_summary("textcraft") is None
 
@@ -40,10 +36,8 @@ def _toy(store: Any, run_id: str, notes: list[str]) -> RunSummary | None:
     }
 
 
-def test_a_new_env_summary_reaches_the_report(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(RUN_SUMMARIES, "toyenv", f"{__name__}:_toy")
+def test_a_new_env_summary_reaches_the_report(tmp_path: Path, registry: Registry) -> None:
+    registry.add_summary("toyenv", f"{__name__}:_toy")
     with RunStore(tmp_path / "runs.db") as store:
         for rid in ("a", "b", "quiet"):
             store.create_run(rid, env="toyenv", agent="x", config={})
@@ -59,13 +53,3 @@ def test_a_new_env_summary_reaches_the_report(
     assert "only-a" in section and "only-b" in section  # one chart, both runs' rates
     assert "toy: nothing to say" in page
     assert page.count('<section id="toy">') == 1
-
-
-def test_the_old_import_path_still_works_and_warns() -> None:
-    sys.modules.pop("lorekit.eval.crafter_runs", None)
-    with pytest.warns(DeprecationWarning, match="lorekit.envs.crafter.runs"):
-        old = importlib.import_module("lorekit.eval.crafter_runs")
-    from lorekit.envs.crafter.runs import crafter_run_score
-
-    assert old.crafter_run_score is crafter_run_score
-    assert summaries.RUN_SUMMARIES["crafter"] == "lorekit.envs.crafter.runs:run_summary"

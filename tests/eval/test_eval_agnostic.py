@@ -16,9 +16,9 @@ import lorekit
 
 ROOT = Path(lorekit.__file__).parent
 #: The generic modules of ``lorekit.agents`` the harness may use.
-AGENT_MODULES = {"lorekit.agents.base", "lorekit.agents.views"}
-#: A deprecated path kept for one release; it re-exports from the env (and says so).
-EXCEPTIONS = {("crafter_runs.py", "lorekit.envs.crafter.runs")}
+AGENT_MODULES = {"lorekit.agents.base", "lorekit.agents.views", "lorekit.agents.registry"}
+#: Files allowed to name a specific agent or env package, with the name (none).
+EXCEPTIONS: set[tuple[str, str]] = set()
 _SPEC = re.compile(r"lorekit\.(?:agents|envs)(?:\.\w+)+(?::\w+)?")
 
 

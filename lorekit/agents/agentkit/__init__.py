@@ -9,8 +9,25 @@
 See ``docs/agentkit.md``.
 """
 
-from lorekit.agents.agentkit.common import AgentKitPassError
-from lorekit.agents.agentkit.crafter import AgentKitCrafterAgent
-from lorekit.agents.agentkit.webshop import AgentKitWebShopAgent
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lorekit.lazyexports import lazy_attributes
+
+if TYPE_CHECKING:
+    from lorekit.agents.agentkit.common import AgentKitPassError
+    from lorekit.agents.agentkit.crafter import AgentKitCrafterAgent
+    from lorekit.agents.agentkit.webshop import AgentKitWebShopAgent
 
 __all__ = ["AgentKitCrafterAgent", "AgentKitPassError", "AgentKitWebShopAgent"]
+
+if not TYPE_CHECKING:  # mypy checks the names above; at run time they load on use
+    __getattr__ = lazy_attributes(
+        __name__,
+        {
+            "lorekit.agents.agentkit.common": ("AgentKitPassError",),
+            "lorekit.agents.agentkit.crafter": ("AgentKitCrafterAgent",),
+            "lorekit.agents.agentkit.webshop": ("AgentKitWebShopAgent",),
+        },
+    )

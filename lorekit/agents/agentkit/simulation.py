@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from lorekit.agents.agentkit.hooks import GATE_FLAGS
-from lorekit.agents.spring.simulation import next_move
+from lorekit.envs.crafter.textnav import step_toward
 from lorekit.llm.base import Message
 
 CRAFTER_QUESTIONS: dict[str, str] = {
@@ -112,7 +112,7 @@ def crafter_model(
         prompt = "\n".join(m.content for m in messages if m.role == "user")
         if node == "actor_actions":
             obs = prompt.rpartition(_OBSERVATION)[2]
-            best = next_move(obs, seek)
+            best = step_toward(obs, seek)
             far = re.search(_FAR.format(kind=re.escape(seek)), obs, re.MULTILINE)
             repeats = 2 if best.startswith("move_") and far and int(far.group(1)) >= 5 else 1
             return f"No hazard. Walk to the {seek}, then use it.\nbest: {best} x{repeats}"

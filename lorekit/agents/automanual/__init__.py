@@ -17,22 +17,29 @@ Three stages, each a command:
 See docs/automanual.md.
 """
 
-from lorekit.agents.automanual.agent import AutoManualAgent, ManualNotFound
-from lorekit.agents.automanual.build_agent import AutoManualBuildAgent, CommittedEpisode
-from lorekit.agents.automanual.builder import Builder
-from lorekit.agents.automanual.consolidator import Consolidator
-from lorekit.agents.automanual.core import (
-    Diagnosis,
-    Outcome,
-    PlannerEpisode,
-    PlannerTurn,
-    Rule,
-    RuleType,
-)
-from lorekit.agents.automanual.formulator import Formulator
-from lorekit.agents.automanual.libraries import Libraries
-from lorekit.agents.automanual.planner import Planner
-from lorekit.agents.automanual.rules import RuleError, RuleSystem
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lorekit.lazyexports import lazy_attributes
+
+if TYPE_CHECKING:
+    from lorekit.agents.automanual.agent import AutoManualAgent, ManualNotFound
+    from lorekit.agents.automanual.build_agent import AutoManualBuildAgent, CommittedEpisode
+    from lorekit.agents.automanual.builder import Builder
+    from lorekit.agents.automanual.consolidator import Consolidator
+    from lorekit.agents.automanual.core import (
+        Diagnosis,
+        Outcome,
+        PlannerEpisode,
+        PlannerTurn,
+        Rule,
+        RuleType,
+    )
+    from lorekit.agents.automanual.formulator import Formulator
+    from lorekit.agents.automanual.libraries import Libraries
+    from lorekit.agents.automanual.planner import Planner
+    from lorekit.agents.automanual.rules import RuleError, RuleSystem
 
 __all__ = [
     "AutoManualAgent",
@@ -53,3 +60,35 @@ __all__ = [
     "RuleSystem",
     "RuleType",
 ]
+
+if not TYPE_CHECKING:  # mypy checks the names above; at run time they load on use
+    __getattr__ = lazy_attributes(
+        __name__,
+        {
+            "lorekit.agents.automanual.agent": (
+                "AutoManualAgent",
+                "ManualNotFound",
+            ),
+            "lorekit.agents.automanual.build_agent": (
+                "AutoManualBuildAgent",
+                "CommittedEpisode",
+            ),
+            "lorekit.agents.automanual.builder": ("Builder",),
+            "lorekit.agents.automanual.consolidator": ("Consolidator",),
+            "lorekit.agents.automanual.core": (
+                "Diagnosis",
+                "Outcome",
+                "PlannerEpisode",
+                "PlannerTurn",
+                "Rule",
+                "RuleType",
+            ),
+            "lorekit.agents.automanual.formulator": ("Formulator",),
+            "lorekit.agents.automanual.libraries": ("Libraries",),
+            "lorekit.agents.automanual.planner": ("Planner",),
+            "lorekit.agents.automanual.rules": (
+                "RuleError",
+                "RuleSystem",
+            ),
+        },
+    )

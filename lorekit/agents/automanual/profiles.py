@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib
 import inspect
+import pkgutil
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -127,10 +127,9 @@ class EnvProfile:
 
     def api_type(self) -> type[Any]:
         """The code API class named by ``api.class`` (imported on first use)."""
-        module, _, name = self.api_class.partition(":")
         try:
-            cls = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError) as exc:
+            cls = pkgutil.resolve_name(self.api_class)
+        except (ImportError, AttributeError, ValueError) as exc:
             raise ProfileError(
                 f"env_profiles/{self.env}.yaml: api.class {self.api_class!r} "
                 f"cannot be imported ({exc})"

@@ -21,13 +21,18 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib import resources
-from typing import Literal
 
 from lorekit import yamlio
 from lorekit.agents.spring.requirements import requirement_lines
+from lorekit.registry import REGISTRY
 
-ContextKind = Literal["paper", "actions", "experience"]
-CONTEXTS = ("paper", "actions", "experience:FILE")
+ContextKind = str
+"""``paper``, ``actions``, or a registered lore kind (``experience``, from the laws)."""
+
+
+def contexts() -> tuple[str, ...]:
+    """The accepted forms: ``paper``, ``actions`` and ``KIND:FILE`` per registered lore kind."""
+    return ("paper", "actions", *(f"{kind}:FILE" for kind in REGISTRY.names("lore")))
 
 
 @functools.cache
@@ -74,21 +79,21 @@ def parse_context(value: object) -> SpringContext:
         return SpringContext("paper", "paper")
     if text == "actions":
         return SpringContext("actions", "actions")
-    kind, sep, path = text.partition(":")
-    if kind == "experience" and sep:
-        if not path.strip():
-            raise ValueError("context=experience:FILE needs the path of an experience JSON file")
-        from lorekit.laws.experience import Experience
-
-        label = f"experience:{path.strip()}"
+    kind, sep, arg = text.partition(":")
+    lore = REGISTRY.find("lore", kind) if sep else None
+    if lore is not None:
+        if not arg.strip():
+            wanted = lore.meta.get("argument") or "the path of a file"
+            raise ValueError(f"context={kind}:FILE needs {wanted}")
+        label = f"{kind}:{arg.strip()}"
         try:
-            rendered = Experience.load(path.strip()).render().strip()
+            rendered = str(lore.load()(arg.strip())).strip()
         except Exception as exc:  # whatever the loader refuses, say it in one line
             raise ValueError(f"context={label}: {exc}") from None
         if not rendered:
-            raise ValueError(f"context={label}: the experience renders to no text")
-        return SpringContext("experience", label, rendered)
+            raise ValueError(f"context={label}: the {kind} renders to no text")
+        return SpringContext(kind, label, rendered)
     raise ValueError(
-        f"context must be one of {', '.join(CONTEXTS)}; got {value!r} "
+        f"context must be one of {', '.join(contexts())}; got {value!r} "
         "(e.g. --agent-opt context=experience:laws.json)"
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from lorekit.envs.crafter.textnav import step_toward
 from lorekit.llm.base import Message
 
 QUESTIONS: dict[str, str] = {
@@ -33,11 +34,7 @@ QUESTIONS: dict[str, str] = {
 }
 """Node -> a phrase only its question holds (the test suite checks them against the spec)."""
 
-_FACE = re.compile(r"You face (\w+): ([\w ]+)\.")
-_SEEN = r"^\s*{kind}: (.*?)\(\d+ steps?\)"
-_PART = re.compile(r"(\d+) (north|south|east|west)")
 _BEST = re.compile(r"best: (\w+)")
-_STEP = {"north": (0, -1), "south": (0, 1), "west": (-1, 0), "east": (1, 0)}
 
 
 def which_question(messages: Sequence[Message]) -> str | None:
@@ -48,23 +45,6 @@ def which_question(messages: Sequence[Message]) -> str | None:
     return key if where >= 0 else None
 
 
-def next_move(observation: str, seek: str = "tree") -> str:
-    """``do`` when facing ``seek``, else a step toward the nearest one, else west."""
-    face = _FACE.search(observation)
-    if face and face.group(2).strip() == seek:
-        return "do"
-    seen = re.search(_SEEN.format(kind=re.escape(seek)), observation, re.MULTILINE)
-    if seen is None:
-        return "move_west"
-    dx = dy = 0
-    for count, direction in _PART.findall(seen.group(1)):
-        sx, sy = _STEP[direction]
-        dx, dy = dx + sx * int(count), dy + sy * int(count)
-    if abs(dx) >= abs(dy) and dx:
-        return "move_east" if dx > 0 else "move_west"
-    return "move_south" if dy > 0 else "move_north"
-
-
 def spring_model(seek: str = "tree", invalid: int = 0) -> Callable[[tuple[Message, ...]], str]:
     """Answers for :class:`~lorekit.llm.ScriptedLLM` ``fn=``; see the module docstring."""
 
@@ -72,7 +52,7 @@ def spring_model(seek: str = "tree", invalid: int = 0) -> Callable[[tuple[Messag
         node = which_question(messages)
         if node == "feasible":
             obs = messages[0].content.rpartition("Current observation:")[2]
-            best = next_move(obs, seek)
+            best = step_toward(obs, seek)
             return f"{best}: met, it brings me to the {seek}.\nbest: {best}"
         if node == "action":
             refused = sum(1 for m in messages if m.role == "assistant")

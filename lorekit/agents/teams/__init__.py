@@ -1,36 +1,30 @@
 """Teams of agents in one shared world (S-Agents).
 
-The organization and the hourglass agent import nothing of the world; the
-runner (``run_team``, ``TeamResult``) and the scripted study models load on
-first use, so reading an organization spec stays light.
+The organization, the hourglass agent and the runner (``run_team``,
+``TeamResult``) load on first use, so importing the package (as reading its
+plugin registration does) costs nothing.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from lorekit.agents.teams.answers import AnswerError
-from lorekit.agents.teams.hourglass import HourglassAgent
-from lorekit.agents.teams.org import (
-    KINDS,
-    AgentSpec,
-    Organization,
-    OrgError,
-    build_org,
-    load_org,
-    org_from_spec,
-)
+from lorekit.lazyexports import lazy_attributes
 
 if TYPE_CHECKING:
+    from lorekit.agents.teams.answers import AnswerError
+    from lorekit.agents.teams.hourglass import HourglassAgent
+    from lorekit.agents.teams.org import (
+        KINDS,
+        AgentSpec,
+        Organization,
+        OrgError,
+        build_org,
+        load_org,
+        org_from_spec,
+    )
     from lorekit.agents.teams.simulation import simulated_roles
     from lorekit.agents.teams.team import TeamResult, run_team
-
-_LAZY = {
-    "run_team": "lorekit.agents.teams.team",
-    "TeamResult": "lorekit.agents.teams.team",
-    "simulated_roles": "lorekit.agents.teams.simulation",
-}
 
 __all__ = [
     "KINDS",
@@ -47,8 +41,17 @@ __all__ = [
     "simulated_roles",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'lorekit.agents.teams' has no attribute {name!r}")
+if not TYPE_CHECKING:  # mypy checks the names above; at run time they load on use
+    __getattr__ = lazy_attributes(
+        __name__,
+        {
+            "lorekit.agents.teams.answers": ("AnswerError",),
+            "lorekit.agents.teams.hourglass": ("HourglassAgent",),
+            "lorekit.agents.teams.org": (
+                "KINDS", "AgentSpec", "Organization", "OrgError", "build_org", "load_org",
+                "org_from_spec",
+            ),
+            "lorekit.agents.teams.simulation": ("simulated_roles",),
+            "lorekit.agents.teams.team": ("TeamResult", "run_team"),
+        },
+    )  # fmt: skip

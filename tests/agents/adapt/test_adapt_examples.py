@@ -30,8 +30,8 @@ from lorekit.agents.adapt import (
     parse_plan,
 )
 from lorekit.agents.adapt.bridge import without_goal
+from lorekit.agents.adapt.react import ReActAgent
 from lorekit.agents.examples import ExamplesError, examples_for, parse_examples
-from lorekit.agents.react import ReActAgent
 from lorekit.envs.textcraft import TextCraftEnv
 from lorekit.llm import Message, Roles, ScriptedLLM
 

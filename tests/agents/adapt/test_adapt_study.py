@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 
 from lorekit.agents.adapt import AdaptAgent
-from lorekit.agents.react import ReActAgent
+from lorekit.agents.adapt.react import ReActAgent
 from lorekit.envs.textcraft import TextCraftEnv
 from lorekit.eval.store import RunStore
 

@@ -317,13 +317,14 @@ async def test_inputs_windows_observation_and_query_types_follow_the_published_g
 async def test_the_agent_plays_the_published_world_by_default() -> None:
     import crafter
 
-    from lorekit.agents import AGENTS
+    from lorekit.agents.registry import agent_description
     from lorekit.envs.crafter.env import NO_LIMIT_STEPS
 
     env, task = env_and_task()
     assert env.core.area == (256, 256) and env.core.length is None
     assert env.max_steps == NO_LIMIT_STEPS
-    assert "256x256" in AGENTS["agentkit-crafter"][1] and "death" in AGENTS["agentkit-crafter"][1]
+    described = agent_description("agentkit-crafter")
+    assert "256x256" in described and "death" in described
     traj, _ = await run(crafter_model(), 2)
     assert len(traj.actions) == 2
     # the world is crafter.Env(area=(256, 256), seed=s)'s

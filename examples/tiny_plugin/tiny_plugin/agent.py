@@ -1,12 +1,5 @@
-"""A new method in one package: an agent, its view, and two registration lines.
-
-``FirstChoiceAgent`` plays the first action the env offers that it has not
-tried yet (no model), and leaves in its notes which actions it tried. Its view
-prints them for ``lorekit show`` and names ``report_view.js`` for the HTML
-report. docs/architecture.md walks through it; tests/test_example_agent.py runs it.
-"""
-
-from __future__ import annotations
+"""An agent that plays the first offered action it has not tried yet (no model),
+and its view: what ``lorekit show`` prints and the report draws of its notes."""
 
 from collections.abc import Mapping
 from typing import Any
@@ -14,17 +7,12 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from lorekit.agents import register_agent
-from lorekit.agents.base import Episode, Recorder, Trajectory
-from lorekit.agents.views import register_view
-from lorekit.envs.asyncenv import EnvLike
-from lorekit.envs.base import Task
+from lorekit.agents import Episode, Recorder, Trajectory
+from lorekit.envs import EnvLike, Task
 from lorekit.llm.roles import Roles
 
 
 class FirstChoiceAgent:
-    """Tries each offered action once, in the env's order; a floor, like random."""
-
     name = "first-choice"
     model_roles: tuple[str, ...] = ()  # no model
 
@@ -48,18 +36,13 @@ class FirstChoiceAgent:
 
 
 class FirstChoiceView:
-    """How ``lorekit show`` and the report draw the agent's notes."""
-
     name = "first-choice"
-    report_script = "tiny_agent:report_view.js"
+    report_script = "tiny_plugin:report_view.js"
 
     def claims(self, notes: Mapping[str, Any]) -> bool:
         return isinstance(notes.get("first_choice"), Mapping)
 
-    def goal(self, notes: Mapping[str, Any]) -> str | None:
-        return None
-
-    def header(self, notes: Mapping[str, Any]) -> str | None:
+    def header(self, notes: Mapping[str, Any]) -> str:  # optional, like goal(notes)
         return f"tried {len(notes['first_choice'].get('tried') or [])} distinct actions"
 
     def show(self, notes: Mapping[str, Any], console: Console) -> None:
@@ -68,9 +51,3 @@ class FirstChoiceView:
 
 
 VIEW = FirstChoiceView()
-
-# The two registration lines (a method inside LoreKit puts them in the registries' tables).
-register_agent(
-    "first-choice", FirstChoiceAgent, "plays untried offered actions in order", needs_model=False
-)
-register_view("tiny_agent:VIEW")

@@ -1,0 +1,27 @@
+"""From Laws to Motivation's registrations: the ``lorekit laws`` commands and the
+``experience`` game knowledge other agents may be told (SPRING's
+``context=experience:FILE``).
+
+LoreKit's ``pyproject.toml`` names :func:`register` in the ``lorekit.plugins``
+entry-point group, exactly as an outside package would.
+"""
+
+from __future__ import annotations
+
+from lorekit.registry import Registry
+
+
+def register(registry: Registry) -> None:
+    """Add ``lorekit laws`` and the ``experience`` lore."""
+    registry.add_command(
+        "laws",
+        "lorekit.cli.laws:laws",
+        "Laws of crafter from interaction records: collect, learn, score.",
+    )
+    registry.add(
+        "lore",
+        "experience",
+        "lorekit.laws.experience:lore_text",
+        "the laws of an experience file (lorekit laws learn/extract), as text",
+        argument="the path of an experience JSON file",
+    )
