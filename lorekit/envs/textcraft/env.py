@@ -164,7 +164,9 @@ class TextCraftEnv(CraftRules, TextEnv):
         goal = str(chosen.data.get("item", chosen.id))
         episode_seed = seed if seed is not None else int(chosen.data.get("seed", 0))
         if self.compat:
-            commands = self._original_commands(goal, episode_seed)
+            # A published opening belongs to the goal's place in the published run.
+            place = int(chosen.data.get("seed", episode_seed))
+            commands = self._original_commands(goal, episode_seed, place)
         else:
             if not self.book.is_craftable(goal):
                 raise ValueError(f"task {chosen.id!r}: {goal!r} has no recipe in this book")
@@ -180,7 +182,7 @@ class TextCraftEnv(CraftRules, TextEnv):
         info = {"task_id": chosen.id, "goal": goal, "seed": episode_seed, "commands": commands}
         return Observation(text, info)
 
-    def _original_commands(self, goal: str, seed: int) -> tuple[str, ...]:
+    def _original_commands(self, goal: str, seed: int, place: int) -> tuple[str, ...]:
         """The original's recipe tree for ``goal`` plus distractors from its candidates.
 
         Which distractors the original shows, and in what order, depended on
@@ -192,7 +194,7 @@ class TextCraftEnv(CraftRules, TextEnv):
             raise ValueError(f"goal {goal!r} has no recipe in the original's recipe model")
         self._episode = episode_for(self.original, full)
         if self.opening_from is not None:
-            return published_lines(self.opening_from, seed, self.original, self._episode)
+            return published_lines(self.opening_from, place, self.original, self._episode)
         pool = distractor_pool(self.original, full, seed)
         rng = random.Random(seed)
         lines = self._episode.tree_lines()
