@@ -27,6 +27,7 @@ from lorekit.cli.options import (
     harness_options,
     model_options,
 )
+from lorekit.cli.reproduce_replay import replay_cmd
 
 
 @click.group("reproduce")
@@ -358,3 +359,6 @@ def _compare_and_save(
         encoding="utf-8",
     )
     console.print(f"saved: {stem}.md and .json")
+
+
+reproduce.add_command(replay_cmd)

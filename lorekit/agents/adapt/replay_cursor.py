@@ -93,6 +93,8 @@ class ReplayEpisode:
         self.filled = 0
         self.compared = 0
         self.equal = 0
+        self.clean_compared = 0
+        self.clean_equal = 0
 
     # -- answering -----------------------------------------------------------------
 
@@ -182,8 +184,11 @@ class ReplayEpisode:
         if run.turns is not None:
             recorded = run.turns[len(self.answered) - 1][1]
             self.compared += 1
+            clean = self.gap_runs == 0  # no dropped transcript before: the state is the record's
+            self.clean_compared += clean
             if seen == recorded:
                 self.equal += 1
+                self.clean_equal += clean
             else:
                 self._diverge("observation", "env", recorded, seen, leave=False)
         if self.queue:
@@ -243,6 +248,7 @@ class ReplayEpisode:
             "stand_in_actions": self.filled,
             "observations_compared": self.compared,
             "observations_equal": self.equal,
+            "observations_before_gaps": [self.clean_equal, self.clean_compared],
             "divergences": [d.to_dict() for d in self.divergences],
         }
 
