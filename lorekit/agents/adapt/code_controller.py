@@ -114,6 +114,7 @@ class CodeAdapt:
         self,
         profile: str,
         *,
+        react: bool = False,
         overrides: dict[str, Any] | None = None,
         executor_role: str = "executor",
         planner_role: str = "planner",
@@ -121,6 +122,9 @@ class CodeAdapt:
         shots: int = 2,
     ) -> None:
         self.profile = profile
+        self.react = react
+        """The ReAct baseline: the executor alone (d_max 1) with the profile's ReAct turns."""
+        self.name = "react" if react else "adapt"
         self.overrides = dict(overrides or {})
         self.executor_role = executor_role
         self.planner_role = planner_role
@@ -128,7 +132,10 @@ class CodeAdapt:
         self.shots = shots
 
     def settings(self, env_name: str) -> CodeSettings:
-        return settings_for(env_name, self.profile).with_overrides(**self.overrides)
+        base = settings_for(env_name, self.profile)
+        if self.react:
+            base = base.with_overrides(d_max=1, executor_turns=base.react_turns)
+        return base.with_overrides(**self.overrides)
 
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None

@@ -24,7 +24,7 @@ from lorekit.agents.adapt.common import AdaptContext, BudgetExhausted, finish, s
 from lorekit.agents.adapt.executor import EXECUTOR_TURNS, Executor, Trust
 from lorekit.agents.adapt.order import evaluate_async
 from lorekit.agents.adapt.planner import Planner
-from lorekit.agents.adapt.profiles import check_profile, settings_for
+from lorekit.agents.adapt.profiles import check_profile, profile_env_defaults
 from lorekit.agents.base import Recorder, Trajectory, model_roles
 from lorekit.agents.examples import DEFAULT_SHOTS
 from lorekit.envs.asyncenv import EnvLike
@@ -127,14 +127,7 @@ class AdaptAgent:
         """Env options the profile needs: the original TextCraft played on after the goal."""
         if self.code is None:
             return {}
-        settings_for(env_name, self.profile)  # refuses an env the original never ran on
-        if env_name == "webshop":
-            raise ValueError(
-                f"profile={self.profile}: the published WebShop ADaPT plans over its own "
-                "modules (Search, SimpleMatch, DetailMatch, Buy), which LoreKit does not "
-                "implement; use profile=lorekit (docs/adapt.md)"
-            )
-        return {"after_goal": "continue"} if env_name == "textcraft" else {}
+        return dict(profile_env_defaults(env_name, self.profile))
 
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None

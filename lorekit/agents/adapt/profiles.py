@@ -109,3 +109,21 @@ def check_profile(profile: str) -> str:
     if profile not in PROFILES:
         raise ValueError(f"profile: expected one of {', '.join(PROFILES)}, got {profile!r}")
     return profile
+
+
+def profile_env_defaults(env: str, profile: str) -> dict[str, object]:
+    """Env options a ``code``/``paper`` run needs; refuses envs it cannot play.
+
+    The original TextCraft played on after the goal was crafted, and ADaPT's
+    code kept running its plan (TextCraft's ``after_goal=continue``). The
+    published WebShop ADaPT is another design (a planner over Search,
+    SimpleMatch, DetailMatch and Buy modules) that LoreKit does not implement.
+    """
+    settings_for(env, profile)  # an env the original never ran on fails here
+    if env == "webshop":
+        raise ValueError(
+            f"profile={profile}: the published WebShop ADaPT plans over its own modules "
+            "(Search, SimpleMatch, DetailMatch, Buy), which LoreKit does not implement; "
+            "use profile=lorekit (docs/adapt.md)"
+        )
+    return {"after_goal": "continue"} if env == "textcraft" else {}
