@@ -274,6 +274,12 @@ class CodeAdapt:
         return reward, success, running, node
 
 
+def _whole_task(task: str) -> bool:
+    """An ALFWorld game's own task sentence (put/heat/cool/clean ... and put, examine)."""
+    words = task.lower().split()
+    return bool(words) and (words[0] == "examine" or ("and" in words and "put" in words))
+
+
 def _node(task: str, depth: int) -> dict[str, Any]:
     return {
         "task": task,

@@ -61,7 +61,8 @@ class AdaptAgent:
     :mod:`lorekit.agents.adapt.code_controller`) or ``paper`` (the code with
     the paper's stated budgets). Under ``code``/``paper``, ``d_max``,
     ``executor_turns`` and ``patience`` default to the profile's values for
-    the env (``profiles.yaml``) and override them when given; the options of
+    the env (``profiles.yaml``) and override them when given, as does
+    ``executor_examples`` (``task_type`` or ``atomic``, ALFWorld); the options of
     LoreKit's own controller (``max_calls``, ``plan_steps``, ``plan_retries``,
     ``trust``) do not apply.
     """
@@ -83,12 +84,24 @@ class AdaptAgent:
         temperature: float = 0.0,
         shots: int = DEFAULT_SHOTS,
         profile: str = "lorekit",
+        executor_examples: str | None = None,
     ) -> None:
         self.profile = check_profile(profile)
-        given = {"d_max": d_max, "executor_turns": executor_turns, "patience": patience}
+        given: dict[str, object] = {
+            "d_max": d_max,
+            "executor_turns": executor_turns,
+            "patience": patience,
+            "examples": executor_examples,
+        }
         for key, value in given.items():
-            if value is not None and value < 1:
+            if isinstance(value, int) and value < 1:
                 raise ValueError(f"{key} must be >= 1, got {value}")
+        if executor_examples is not None and profile == "lorekit":
+            raise ValueError("executor_examples: an option of profile=code or paper")
+        if executor_examples not in (None, "listed", "task_type", "atomic"):
+            raise ValueError(
+                f"executor_examples: expected listed, task_type or atomic, got {executor_examples!r}"
+            )
         self.code: CodeAdapt | None = None
         if profile != "lorekit":
             self.code = CodeAdapt(

@@ -24,6 +24,7 @@ Profile = Literal["lorekit", "code", "paper"]
 PROFILES: tuple[str, ...] = ("lorekit", "code", "paper")
 StateRule = Literal["inventory", "last_action", "none"]
 GoalStep = Literal["crafted_goal", "done"]
+ExampleRule = Literal["listed", "task_type", "atomic"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,7 @@ class CodeSettings:
     executor_tokens: int
     planner_tokens: int
     planner_stop: tuple[str, ...]
+    examples: ExampleRule
 
     def stalled(self, observation: str) -> bool:
         """Whether a turn with this observation counts against patience."""
