@@ -209,7 +209,7 @@ class TextCraftReader:
     def claims(self, data: object) -> bool:
         if not isinstance(data, Mapping):
             return False
-        first = data.get("env_0")
+        first = next((v for k, v in data.items() if str(k).startswith("env_")), None)
         return isinstance(first, Mapping) and {"commands", "plans", "trace"} <= set(first)
 
     def open(self, path: Path, **options: Any) -> TextCraftReplay:

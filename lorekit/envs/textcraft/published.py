@@ -34,8 +34,17 @@ class PublishedOpeningError(ValueError):
     """A published result file that cannot give an episode's first observation."""
 
 
-@functools.cache
 def _read(path: Path) -> Mapping[int, tuple[str, tuple[str, ...]]]:
+    """The file's episodes, read once per version of the file (its size and time)."""
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise PublishedOpeningError(f"{path}: cannot read a JSON result file ({exc})") from None
+    return _parse(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _parse(path: Path, _mtime_ns: int, _size: int) -> Mapping[int, tuple[str, tuple[str, ...]]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

@@ -34,12 +34,16 @@ def task(env: TextCraftEnv, item: str = GOAL) -> Task:
     return next(t for t in env.tasks("adapt-200") if t.id == item)
 
 
-def roles(executor: Sequence[str], planner: Sequence[str] = ()) -> tuple[Roles, ScriptedLLM, ScriptedLLM]:
+def roles(
+    executor: Sequence[str], planner: Sequence[str] = ()
+) -> tuple[Roles, ScriptedLLM, ScriptedLLM]:
     ex, pl = ScriptedLLM(list(executor)), ScriptedLLM(list(planner), default="")
     return Roles({"executor": ex, "planner": pl}), ex, pl
 
 
-async def run_executor(env: TextCraftEnv, lines: Sequence[str], **overrides: object) -> tuple[object, TextCraftEnv]:
+async def run_executor(
+    env: TextCraftEnv, lines: Sequence[str], **overrides: object
+) -> tuple[object, TextCraftEnv]:
     settings = settings_for("textcraft", "code").with_overrides(**overrides)
     r, ex, _ = roles(lines)
     ctx = await start(env, task(env), r, NullRecorder(), None, None)
@@ -48,21 +52,29 @@ async def run_executor(env: TextCraftEnv, lines: Sequence[str], **overrides: obj
 
 
 async def test_thought_lines_are_answered_ok_and_never_reach_the_env(compat: TextCraftEnv) -> None:
-    run, _ = await run_executor(compat, ["think: let me look", "> get 1 nether brick", "think: task completed"])
-    assert run.actions == ["get 1 nether brick"]  # the "> " the model wrote is dropped, as the code did
+    run, _ = await run_executor(
+        compat, ["think: let me look", "> get 1 nether brick", "think: task completed"]
+    )
+    assert run.actions == [
+        "get 1 nether brick"
+    ]  # the "> " the model wrote is dropped, as the code did
     assert run.transcript == (
         " think: let me look\nOK.\n> get 1 nether brick\nGot 1 nether brick\n> think: task completed\nOK.\n>"
     )
     assert (run.claimed, run.success, run.stop) == (True, True, "completed")
 
 
-async def test_eight_stalled_turns_in_a_row_end_the_run_and_the_last_is_not_kept(compat: TextCraftEnv) -> None:
+async def test_eight_stalled_turns_in_a_row_end_the_run_and_the_last_is_not_kept(
+    compat: TextCraftEnv,
+) -> None:
     stalls = ["think: hmm", "get 1 chiseled nether bricks"] * 4  # "OK." and "Could not find ..."
     run, ex = await run_executor(compat, [*stalls, "get 1 nether brick"])
     assert (run.stop, run.success, run.turns) == ("patience", False, 8)
     assert run.transcript.count("\n>") == 7  # the eighth turn is cut before it is written down
     # seven stalls, then a valid action, start the count again
-    run, _ = await run_executor(compat, [*stalls[:7], "get 1 nether brick", *stalls[:6], "think: task failed"])
+    run, _ = await run_executor(
+        compat, [*stalls[:7], "get 1 nether brick", *stalls[:6], "think: task failed"]
+    )
     assert (run.stop, run.claimed) == ("failed", False)
     # a verdict that is itself the eighth stall ends the run by patience, and (as in the
     # code, which only resets success when no verdict was given) keeps its claim
@@ -98,7 +110,9 @@ PLAN = (
 )
 
 
-async def test_after_the_goal_the_plan_runs_on_and_the_last_run_is_the_figure(compat: TextCraftEnv) -> None:
+async def test_after_the_goal_the_plan_runs_on_and_the_last_run_is_the_figure(
+    compat: TextCraftEnv,
+) -> None:
     executor = [
         "think: task failed",  # the root
         *SLABS, "think: task completed",  # step 1
@@ -116,7 +130,10 @@ async def test_after_the_goal_the_plan_runs_on_and_the_last_run_is_the_figure(co
     ]
     assert traj.success is True  # the env: the goal was crafted
     assert traj.notes["code_reward"] == 0.0  # the code's figure: the last run's reward
-    assert traj.steps[-1].observation == "Inventory: [nether brick slab] (4) [chiseled nether bricks] (1) "
+    assert (
+        traj.steps[-1].observation
+        == "Inventory: [nether brick slab] (4) [chiseled nether bricks] (1) "
+    )
     # after each success the next executor is told the inventory as it was then
     told = "> inventory\nInventory: [nether brick slab] (6) \n"
     assert told in ex.calls[len(SLABS) + 2].messages[-1].content

@@ -60,7 +60,9 @@ ALFWORLD_CODE: dict[str, Any] = {
 PAPER = {"textcraft": (20, 60), "alfworld": (20, 60), "webshop": (15, 45)}
 
 
-@pytest.mark.parametrize(("env", "expected"), [("textcraft", TEXTCRAFT_CODE), ("alfworld", ALFWORLD_CODE)])
+@pytest.mark.parametrize(
+    ("env", "expected"), [("textcraft", TEXTCRAFT_CODE), ("alfworld", ALFWORLD_CODE)]
+)
 def test_the_code_profile_is_the_published_code(env: str, expected: dict[str, Any]) -> None:
     settings = settings_for(env, "code")
     assert {k: getattr(settings, k) for k in expected} == expected
@@ -70,7 +72,11 @@ def test_the_code_profile_is_the_published_code(env: str, expected: dict[str, An
 def test_the_paper_profile_has_the_papers_budgets_and_the_codes_mechanics(env: str) -> None:
     paper, code = settings_for(env, "paper"), settings_for(env, "code")
     assert (paper.executor_turns, paper.react_turns) == PAPER[env]
-    assert (paper.patience, paper.d_max, paper.stall_equals) == (code.patience, code.d_max, code.stall_equals)
+    assert (paper.patience, paper.d_max, paper.stall_equals) == (
+        code.patience,
+        code.d_max,
+        code.stall_equals,
+    )
 
 
 def _agent(experiment: str, row_id: str) -> tuple[Any, Any]:
