@@ -79,7 +79,7 @@ def test_a_file_whose_lines_do_not_fit_the_recipe_model_is_refused_naming_the_li
     ):
         env.reset(goal(env, "chiseled_nether_bricks"))
     env = compat(opening_from=one_episode_file(tmp_path, TREE, problem="craft lodestone."))
-    with pytest.raises(PublishedOpeningError, match="env_53.problem is 'craft lodestone.'"):
+    with pytest.raises(PublishedOpeningError, match=r"env_53\.problem is 'craft lodestone\.'"):
         env.reset(goal(env, "chiseled_nether_bricks"))
     with pytest.raises(PublishedOpeningError, match="no episode env_0"):
         env.reset(goal(env, "polished_granite_stairs"))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pytest
 
 from lorekit.agents.adapt import AdaptAgent
-from lorekit.agents.adapt.code_executor import TranscriptExecutor
+from lorekit.agents.adapt.code_executor import CodeRun, TranscriptExecutor
 from lorekit.agents.adapt.common import start
 from lorekit.agents.adapt.profiles import settings_for
 from lorekit.agents.base import NullRecorder
@@ -43,7 +43,7 @@ def roles(
 
 async def run_executor(
     env: TextCraftEnv, lines: Sequence[str], **overrides: object
-) -> tuple[object, TextCraftEnv]:
+) -> tuple[CodeRun, ScriptedLLM]:
     settings = settings_for("textcraft", "code").with_overrides(**overrides)
     r, ex, _ = roles(lines)
     ctx = await start(env, task(env), r, NullRecorder(), None, None)
@@ -59,7 +59,8 @@ async def test_thought_lines_are_answered_ok_and_never_reach_the_env(compat: Tex
         "get 1 nether brick"
     ]  # the "> " the model wrote is dropped, as the code did
     assert run.transcript == (
-        " think: let me look\nOK.\n> get 1 nether brick\nGot 1 nether brick\n> think: task completed\nOK.\n>"
+        " think: let me look\nOK.\n> get 1 nether brick\nGot 1 nether brick\n"
+        "> think: task completed\nOK.\n>"
     )
     assert (run.claimed, run.success, run.stop) == (True, True, "completed")
 
@@ -68,7 +69,7 @@ async def test_eight_stalled_turns_in_a_row_end_the_run_and_the_last_is_not_kept
     compat: TextCraftEnv,
 ) -> None:
     stalls = ["think: hmm", "get 1 chiseled nether bricks"] * 4  # "OK." and "Could not find ..."
-    run, ex = await run_executor(compat, [*stalls, "get 1 nether brick"])
+    run, _ = await run_executor(compat, [*stalls, "get 1 nether brick"])
     assert (run.stop, run.success, run.turns) == ("patience", False, 8)
     assert run.transcript.count("\n>") == 7  # the eighth turn is cut before it is written down
     # seven stalls, then a valid action, start the count again

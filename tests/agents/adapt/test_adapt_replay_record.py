@@ -59,8 +59,11 @@ def test_a_record_that_does_not_fit_its_code_is_refused_naming_the_entry() -> No
 
 
 def test_the_start_of_a_kept_run_is_read_back_from_its_first_inventory_line() -> None:
-    turns = [("get 2 bamboo", "Got 2 bamboo"), ("craft 1 stick using 2 bamboo", "Crafted 1 minecraft:stick"),
-             ("inventory", "Inventory: [oak planks] (4) [stick] (1) ")]  # fmt: skip
+    turns = [
+        ("get 2 bamboo", "Got 2 bamboo"),
+        ("craft 1 stick using 2 bamboo", "Crafted 1 minecraft:stick"),
+        ("inventory", "Inventory: [oak planks] (4) [stick] (1) "),
+    ]
     assert start_state(turns) == [("oak_planks", 4)]
     assert start_state([("get 1 x", "Got 1 x")]) is None
 
