@@ -100,7 +100,8 @@ class AdaptAgent:
             raise ValueError("executor_examples: an option of profile=code or paper")
         if executor_examples not in (None, "listed", "task_type", "atomic"):
             raise ValueError(
-                f"executor_examples: expected listed, task_type or atomic, got {executor_examples!r}"
+                "executor_examples: expected listed, task_type or atomic, "
+                f"got {executor_examples!r}"
             )
         self.code: CodeAdapt | None = None
         if profile != "lorekit":

@@ -19,6 +19,11 @@ REPLAY_READERS = (
         "lorekit.agents.adapt.replay_textcraft:READER",
         "ADaPT's published TextCraft run (ADaPT_maxd3_textcraft_*.json)",
     ),
+    (
+        "adapt-alfworld",
+        "lorekit.agents.adapt.replay_alfworld:READER",
+        "ADaPT's published ALFWorld run (ADaPT_maxd3_alfworld_*.json); needs the official games",
+    ),
 )
 """Readers of ADaPT's published result files (``lorekit reproduce replay FILE``)."""
 
