@@ -52,6 +52,9 @@ def pick_reader(path: Path, data: object, name: str | None) -> Any:
 @click.option("--store", default=None, help="Run store (default: as `lorekit run`).")
 @click.option("-j", "concurrency", type=click.IntRange(min=1), default=4, show_default=True)
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Folder for the table.")
+@click.option(
+    "--progress/--no-progress", default=None, help="A progress bar (default: on a terminal)."
+)
 @click.option("--show", "show_n", type=click.IntRange(min=0), default=5, show_default=True,
               help="Print the divergences (other than gaps) of this many episodes.")  # fmt: skip
 def replay_cmd(
@@ -63,6 +66,7 @@ def replay_cmd(
     store: str | None,
     concurrency: int,
     out: str | None,
+    progress: bool | None,
     show_n: int,
 ) -> None:
     """Replay a published result FILE: LoreKit's agent and env, the record's model outputs.
@@ -101,7 +105,7 @@ def replay_cmd(
         result = asyncio.run(
             replay(
                 source, db, run_id=rid, tasks=tasks, concurrency=concurrency,
-                progress=err_console if show_progress(None) else False,
+                progress=err_console if show_progress(progress) else False,
             )
         )  # fmt: skip
     _print(source, result, show_n, KINDS)

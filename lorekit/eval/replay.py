@@ -172,6 +172,8 @@ class GroupFigures:
     episodes: int = 0
     published: float = 0.0
     replayed: float = 0.0
+    replayed_n: int = 0
+    """Episodes with a replayed figure (an unplayable record has none)."""
     decided: int = 0
     equal: int = 0
     divergences: dict[str, int] = field(default_factory=dict)
@@ -179,9 +181,11 @@ class GroupFigures:
     def add(self, summary: Mapping[str, Any]) -> None:
         self.episodes += 1
         self.published += float(summary.get("published") or 0.0)
-        self.replayed += float(summary.get("replayed") or 0.0)
+        if summary.get("replayed") is not None:
+            self.replayed += float(summary["replayed"])
+            self.replayed_n += 1
+            self.equal += int(summary.get("published") == summary.get("replayed"))
         self.decided += int(bool(summary.get("decided")))
-        self.equal += int(summary.get("published") == summary.get("replayed"))
         for d in summary.get("divergences") or ():
             kind = str(d.get("kind"))
             self.divergences[kind] = self.divergences.get(kind, 0) + 1
@@ -189,11 +193,16 @@ class GroupFigures:
     def cells(self) -> list[str]:
         n = max(self.episodes, 1)
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.divergences.items())) or "none"
+        if self.replayed_n == 0:
+            replayed = "-"
+        else:
+            replayed = f"{100 * self.replayed / self.replayed_n:.1f}"
+            replayed += "" if self.replayed_n == self.episodes else f" (of {self.replayed_n})"
         return [
             self.group,
             str(self.episodes),
             f"{100 * self.published / n:.1f}",
-            f"{100 * self.replayed / n:.1f}",
+            replayed,
             f"{self.decided}/{self.episodes}",
             f"{self.equal}/{self.episodes}",
             kinds,

@@ -24,6 +24,11 @@ REPLAY_READERS = (
         "lorekit.agents.adapt.replay_alfworld:READER",
         "ADaPT's published ALFWorld run (ADaPT_maxd3_alfworld_*.json); needs the official games",
     ),
+    (
+        "adapt-webshop",
+        "lorekit.agents.adapt.replay_webshop:READER",
+        "ADaPT's published WebShop run (ADaPT_maxd3_webshop_*.json): its recorded purchases",
+    ),
 )
 """Readers of ADaPT's published result files (``lorekit reproduce replay FILE``)."""
 
