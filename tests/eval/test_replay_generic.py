@@ -1,11 +1,11 @@
-"""The method-free part of replaying a published run: replay models, the agent wrapper, the table."""
+"""The method-free part of replaying a published run: replay models, agent wrapper, table."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -73,7 +73,7 @@ class ToySource:
     path = Path("toy.json")
     roles = ("executor",)
     limits = ("none",)
-    recorded = {
+    recorded: ClassVar[dict[str, list[str]]] = {
         "stick": ["get 2 bamboo", "craft 1 stick using 2 bamboo"],
         "oak_planks": ["get 1 oak log"],  # too short: the third call is off the record
     }
