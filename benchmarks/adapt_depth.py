@@ -43,9 +43,9 @@ from pathlib import Path
 
 from lorekit.agents.adapt import AdaptAgent, PlanExecuteAgent, ReflexionAgent, TryAgainAgent
 from lorekit.agents.adapt.executor import EXECUTOR_TURNS, Trust
+from lorekit.agents.adapt.react import ReActAgent
 from lorekit.agents.adapt.simulation import SimulatedLLM, textcraft_executor, textcraft_planner
 from lorekit.agents.base import Agent
-from lorekit.agents.adapt.react import ReActAgent
 from lorekit.envs.base import Task
 from lorekit.envs.textcraft import TextCraftEnv
 from lorekit.eval.runner import plan_episodes, run_eval

@@ -3,7 +3,7 @@
 Plays ``agentkit-crafter`` for ``--steps`` graph passes on Crafter (the score
 task of seed 0) and, when ``make("webshop")`` is available, ``agentkit-webshop``
 on ``--episodes`` WebShop tasks, both with the scripted models of
-:mod:`lorekit.agents.agentkit.simulation`. It prints the prompt tokens per pass
+:mod:`lorekit.agents.agentkit.testing`. It prints the prompt tokens per pass
 (estimated at four characters a token, as for any model that reports none),
 split by role and by how many passes ran the planner branch and the long-term
 reflection.
@@ -25,7 +25,7 @@ from collections import defaultdict
 from typing import Any
 
 from lorekit.agents.agentkit import AgentKitCrafterAgent, AgentKitWebShopAgent
-from lorekit.agents.agentkit.simulation import crafter_model, webshop_model
+from lorekit.agents.agentkit.testing import crafter_model, webshop_model
 from lorekit.agents.base import NullRecorder
 from lorekit.envs import make
 from lorekit.envs.registry import list_envs

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from lorekit.llm import CachedLLM, LimitedLLM, Limiter, MeteredLLM, ScriptedLLM, UsageLedger
-from lorekit.llm.base import LLM
+from lorekit.llm.base import LLM, RequestParams
 
 MESSAGES = [
     {"role": "system", "content": "You are a crafting agent in TextCraft. " * 20},
@@ -34,7 +34,7 @@ MESSAGES = [
 async def per_call_us(llm: LLM, calls: int) -> float:
     t0 = time.perf_counter()
     for _ in range(calls):
-        await llm.complete(MESSAGES, temperature=0.0)
+        await llm.complete(MESSAGES, RequestParams(temperature=0.0))
     return (time.perf_counter() - t0) / calls * 1e6
 
 

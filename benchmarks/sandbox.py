@@ -6,6 +6,9 @@
   < 150 ms) next to a cold start that spawns its worker on demand.
 - Both of the above with the OS layer on (bubblewrap + seccomp, what every
   run uses) and off (the in-process guard only), and their ratio.
+- Audit-heavy run: a snippet that makes 30 dataclasses and 30 namedtuples
+  (each one code generated at run time, so a few dozen audit events the
+  hook judges), per run.
 - Compiled predicate: calls per second of a 5-condition reward predicate
   (goal: >= 1,000,000), next to the same function written as ordinary Python;
   and a predicate that loops over a 3x3 neighbourhood, which pays for the
@@ -107,7 +110,9 @@ def api_overhead_ms(pool: WorkerPool, repeats: int, calls: int) -> tuple[float, 
 def first_result_ms(pool: WorkerPool, repeats: int) -> tuple[float, float]:
     """(warm pool, cold start) milliseconds from call to result."""
     warm, cold = [], []
-    with WorkerPool(size=0, isolation=pool.plan.mode) as empty_pool:
+    with WorkerPool(
+        size=0, isolation=pool.plan.mode, unsafe_no_os_sandbox=pool.unsafe_no_os_sandbox
+    ) as empty_pool:
         for _ in range(repeats):
             pool.wait_ready()
             warm.append(_timed(lambda: run_code("print(1)", pool=pool, limits=LIMITS)) * 1e3)
@@ -115,9 +120,26 @@ def first_result_ms(pool: WorkerPool, repeats: int) -> tuple[float, float]:
     return statistics.median(warm), statistics.median(cold)
 
 
+AUDIT_HEAVY = """
+import collections, dataclasses
+for i in range(30):
+    dataclasses.make_dataclass(f"D{i}", ["a", "b"])
+    collections.namedtuple(f"N{i}", "a b")
+"""
+
+
+def audit_heavy_ms(pool: WorkerPool, repeats: int) -> float:
+    """Median milliseconds of a run dominated by audited code generation."""
+    times = []
+    for _ in range(repeats):
+        pool.wait_ready()
+        times.append(_timed(lambda: run_code(AUDIT_HEAVY, pool=pool, limits=LIMITS)) * 1e3)
+    return statistics.median(times)
+
+
 def predicate_rate(repeats: int, calls: int = 100_000) -> dict[str, float]:
     """Calls per second of each predicate, compiled and plain, measured interleaved."""
-    pairs = {
+    pairs: dict[str, Callable[..., Any]] = {
         "compiled": compile_predicate(PREDICATE),
         "plain": plain_reward,
         "compiled_loop": compile_predicate(LOOPING),
@@ -134,18 +156,20 @@ def predicate_rate(repeats: int, calls: int = 100_000) -> dict[str, float]:
 
 
 def run_code_costs(isolation: str, repeats: int, calls: int) -> dict[str, float]:
-    """API overhead and start-up with one isolation mode."""
-    with WorkerPool(size=2, isolation=isolation) as pool:
+    """API overhead and start-up with one isolation mode (``off``: asked for by name)."""
+    with WorkerPool(size=2, isolation=isolation, unsafe_no_os_sandbox=isolation == "off") as pool:
         pool.wait_ready()
         run_code("print(0)", pool=pool, limits=LIMITS)  # warm-up
         api_ms, direct_ms = api_overhead_ms(pool, repeats, calls)
         warm_ms, cold_ms = first_result_ms(pool, repeats)
+        heavy_ms = audit_heavy_ms(pool, repeats)
         confined = pool.report.complete
     return {
         "api_us": api_ms * 1e3,
         "direct_us": direct_ms * 1e3,
         "warm_ms": warm_ms,
         "cold_ms": cold_ms,
+        "heavy_ms": heavy_ms,
         "confined": float(confined),
     }
 
@@ -163,6 +187,9 @@ def main(repeats: int, calls: int) -> dict[str, float]:
         print(
             f"  start to first result:  {costs['warm_ms']:8.1f} ms warm   (goal < 150 ms; "
             f"cold start {costs['cold_ms']:.1f} ms)"
+        )
+        print(
+            f"  audit-heavy run:        {costs['heavy_ms']:8.1f} ms   (30 dataclasses, 30 tuples)"
         )
     print(
         f"OS layer on/off:  API call {on['api_us'] / off['api_us']:.2f}x, warm start "

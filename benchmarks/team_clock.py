@@ -23,11 +23,11 @@ import argparse
 import asyncio
 import time
 
+from lorekit.agents.teams.clock import Clock, VirtualClock, WallClock
 from lorekit.agents.teams.modes import ModeOutcome, run_members
+from lorekit.agents.teams.world.party import CrafterParty
+from lorekit.agents.teams.world.teamworld import TeamWorld
 from lorekit.envs.base import Task
-from lorekit.envs.clock import Clock, VirtualClock, WallClock
-from lorekit.envs.crafter.party import CrafterParty
-from lorekit.envs.crafter.teamworld import TeamWorld
 from lorekit.envs.crafter.worldgen import warm_up
 from lorekit.llm import Latency, ScriptedLLM
 

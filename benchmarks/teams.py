@@ -14,7 +14,7 @@ each team got and how many pieces fell); and relay vs round vs async
 for ToA(``--mode-leaves``) -- "async beats rounds" is only an illustration in
 the paper (its Fig. 4), not one of its findings.
 
-Every run uses the same simulated models (lorekit.agents.teams.simulation),
+Every run uses the same simulated models (lorekit.agents.teams.testing),
 fresh per run, latencies seeded log-normal draws slept on a virtual clock, so
 a run is deterministic and takes no real waiting. Skills, the world, the clock
 and the modes are the real ones. TC is virtual seconds to success; mPT is
@@ -48,14 +48,14 @@ import statistics
 import time
 from typing import Any
 
+from lorekit.agents.teams.clock import VirtualClock
 from lorekit.agents.teams.metrics import TeamMetrics, summarize
 from lorekit.agents.teams.modes import Mode
 from lorekit.agents.teams.org import Organization, build_org
-from lorekit.agents.teams.simulation import simulated_roles
 from lorekit.agents.teams.team import run_team
-from lorekit.envs.clock import VirtualClock
-from lorekit.envs.crafter.party import CrafterParty
-from lorekit.envs.crafter.teamworld import TeamWorld
+from lorekit.agents.teams.testing import simulated_roles
+from lorekit.agents.teams.world.party import CrafterParty
+from lorekit.agents.teams.world.teamworld import TeamWorld
 
 TASKS = [
     "collect-20-wood",

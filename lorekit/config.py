@@ -196,6 +196,54 @@ def load_config(path: str | Path) -> RunConfig:
     return parse_config(data, str(p))
 
 
+SCRIPTED_PREFIX = "scripted:"
+"""``--model scripted:...``: a scripted model, chosen on the command line (no server)."""
+
+
+def scripted_settings(value: str) -> dict[str, Any] | None:
+    """The settings ``scripted:...`` names, or None when ``value`` names a real model.
+
+    ``scripted:echo`` answers each request with its last message; ``scripted:FILE``
+    answers with the answers in FILE, in order, repeating the last (a YAML list of
+    strings, or a text file with one answer per line); ``scripted:simulate`` stands
+    for the scripted models the agent's method registers for the env (the command
+    that plays decides them, since it knows the agent and the env)."""
+    if not value.startswith(SCRIPTED_PREFIX):
+        return None
+    what = value[len(SCRIPTED_PREFIX) :].strip()
+    if what in ("echo", "simulate"):
+        return {"provider": "scripted", "model": what}
+    if not what:
+        raise ConfigError(
+            "--model scripted:KIND: KIND is echo, simulate, or a file of answers; got nothing"
+        )
+    path = Path(what).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            f"--model scripted:{what}: cannot read the answers file ({exc.strerror or exc}); "
+            "scripted models are echo, simulate, or a file of answers"
+        ) from None
+    if path.suffix in (".yaml", ".yml"):
+        try:
+            loaded = yamlio.safe_load(text, source=str(path))
+        except (yaml.YAMLError, ValueError) as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+        if (
+            not isinstance(loaded, list)
+            or not loaded
+            or not all(isinstance(a, str) for a in loaded)
+        ):
+            raise ConfigError(f"{path}: expected a non-empty YAML list of answers (strings)")
+        answers = list(loaded)
+    else:
+        answers = [line for line in text.splitlines() if line.strip()]
+        if not answers:
+            raise ConfigError(f"{path}: no answers (one answer per line)")
+    return {"provider": "scripted", "model": f"scripted:{path.name}", "answers": answers}
+
+
 def apply_overrides(
     config: RunConfig,
     *,
@@ -213,9 +261,14 @@ def apply_overrides(
     role_map: dict[str, dict[str, Any]] = data["roles"]
     default = role_map.setdefault(config.default_role, {"model": model or "echo"})
     if model is not None:
-        default["model"] = model
-        if default.get("provider") == "scripted" and model != "echo":
-            default["provider"] = "openai"
+        scripted = scripted_settings(model)
+        if scripted is not None:
+            default.update(scripted, base_url=None)
+        else:
+            default["model"] = model
+            if default.get("provider") == "scripted" and model != "echo":
+                default["provider"] = "openai"
+                default["answers"] = None
     if base_url is not None:
         default["base_url"] = base_url
         default["provider"] = "openai"
@@ -224,9 +277,14 @@ def apply_overrides(
         if not sep or not name or not value:
             raise ConfigError(f"--role: expected ROLE=MODEL, got {item!r}")
         entry = dict(role_map.get(name) or {k: v for k, v in default.items()})
-        entry["model"] = value
-        if entry.get("provider") == "scripted" and value != "echo":  # as for --model
-            entry["provider"] = "openai"
+        scripted = scripted_settings(value)
+        if scripted is not None:
+            entry.update(scripted, base_url=None)
+        else:
+            entry["model"] = value
+            if entry.get("provider") == "scripted" and value != "echo":  # as for --model
+                entry["provider"] = "openai"
+                entry["answers"] = None
         role_map[name] = entry
     if request_timeout is not None:
         for entry in role_map.values():
@@ -241,6 +299,12 @@ def apply_overrides(
 def build_model(settings: ModelSettings, limiter: SlotLimiter | None = None) -> LLM:
     """One backend from its settings (no cache, no metering)."""
     if settings.provider == "scripted":
+        if settings.model == "simulate" and not settings.answers:
+            raise ConfigError(
+                "model scripted:simulate stands for a method's scripted test models, which "
+                "only `lorekit run` plays (and `reproduce run --simulate`); here use "
+                "scripted:echo or scripted:FILE"
+            )
         answers = settings.answers
         latency = settings.latency_s or None
         scripted = (

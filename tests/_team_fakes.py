@@ -1,14 +1,153 @@
-"""Stand-ins for the team pieces other modules provide (org, clock, team world,
-``run_team``), shaped like the agreed contracts, so the team command and its
-recording can be tested on their own. Test code only: never a real team.
+"""Stand-ins for the team's pieces, one set for every team test (test code only).
+
+Two levels, sharing one :class:`FakeClock`:
+
+- what an hourglass agent needs (:class:`PoolWorld`: a message pool and ticks;
+  :class:`FakeSkills`; :func:`validate`; :class:`TwoStage` for scripting one
+  answer per planning pass), so the agent is tested without crafter;
+- what a team run needs of its org, world and ``run_team`` (:func:`build_org`,
+  :class:`FakeWorld` over the real party env, :class:`FakeTeam`,
+  :func:`fake_parts`), shaped like the contracts of
+  :class:`lorekit.agents.teams.runs.TeamParts`, so the team command and its
+  recording are tested on their own.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from lorekit.agents.teams.runs import TeamParts
+from lorekit.envs.base import Step
+from lorekit.llm.base import Completion
+
+
+class FakeClock:
+    """A clock whose time moves only when someone sleeps on it."""
+
+    kind = "virtual"
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def now(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        self.t += seconds
+
+
+# -- what an hourglass agent sees ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Msg:
+    time: float
+    tick: int
+    sender: str
+    to: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Result:
+    success: bool
+    reason: str
+    ticks: int = 1
+
+
+@dataclass
+class PoolWorld:
+    """What an hourglass agent needs of a team world: a message pool and ticks, on
+    a :class:`FakeClock`; observations name the player and the tick."""
+
+    clock: FakeClock = field(default_factory=FakeClock)
+    tick: int = 0
+    done: bool = False
+    pool: list[Msg] = field(default_factory=list)
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    async def sleep(self, seconds: float) -> None:
+        await self.clock.sleep(seconds)
+
+    def observe(self, player: str) -> str:
+        return f"player {player} at tick {self.tick}\nInventory: sapling 1."
+
+    def progress(self) -> str:
+        return f"{self.tick}/10 wood"
+
+    def post(self, sender: str, to: str | None, text: str) -> Msg:
+        msg = Msg(self.now(), self.tick, sender, to, text)
+        self.pool.append(msg)
+        return msg
+
+    def messages(self, since: int = 0) -> list[Msg]:
+        return self.pool[since:]
+
+
+@dataclass
+class FakeSkills:
+    """Skill runner: answers from ``outcomes`` (call -> Result), success otherwise."""
+
+    world: PoolWorld
+    outcomes: dict[str, Result] = field(default_factory=dict)
+    ran: list[tuple[str, str]] = field(default_factory=list)
+    on_run: Callable[[str, str], None] | None = None
+
+    async def __call__(self, player: str, call: str) -> Result:
+        self.ran.append((player, call))
+        out = self.outcomes.get(call, Result(True, "done"))
+        self.world.tick += out.ticks
+        if self.on_run is not None:
+            self.on_run(player, call)
+        return out
+
+
+def validate(call: str) -> None:
+    """Accepts ``name(args)`` shapes, like the skills' parser would."""
+    if "(" not in call or not call.endswith(")"):
+        raise ValueError(f"{call!r} is not a skill call such as collect(wood, 5)")
+
+
+class TwoStage:
+    """Lets a test script one answer per planning pass, as before the planners were
+    split: the scripted task-planner answer also lists ``actions``, and the action
+    planner's call that follows gets those actions back (it is not passed to the
+    scripted model, so its ``calls`` count task plans and monitor verdicts only)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.actions: list[Any] = []
+        self.action_prompts: list[str] = []
+
+    @property
+    def model(self) -> str:
+        return str(self.inner.model)
+
+    @property
+    def calls(self) -> Any:
+        return self.inner.calls
+
+    async def complete(self, messages: Any, **kw: Any) -> Any:
+        user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        if '{"actions"' in user:
+            self.action_prompts.append(user)
+            return Completion(json.dumps({"actions": self.actions}), model=self.model)
+        out = await self.inner.complete(messages, **kw)
+        try:
+            data = json.loads(out.text)
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, dict) and "task" in data:
+            self.actions = data.get("actions", [])
+        return out
+
+
+# -- what a team run is made of --------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -44,21 +183,9 @@ def build_org(spec: dict[str, Any]) -> FakeOrg:
     return FakeOrg(kind, [FakeAgent(f"a{i}", "worker", f"p{i}") for i in range(1, n + 1)])
 
 
-class FakeClock:
-    kind = "virtual"
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def now(self) -> float:
-        return self.t
-
-    async def sleep(self, seconds: float) -> None:
-        self.t += seconds
-
-
 class FakeWorld:
-    """Wraps the real party env for reset; the fake team decides success."""
+    """Over the real party env (reset by the team's episode); the fake team decides
+    success, and ``report`` states it as the real world states the party's."""
 
     def __init__(self, party: Any, clock: FakeClock, seconds_per_tick: float | None) -> None:
         self.party = party
@@ -68,13 +195,18 @@ class FakeWorld:
         self.done = False
         self.tick = 0
         self.task_id = ""
+        self._reported = 0.0
 
-    def reset(self, task: Any, seed: int | None = None) -> None:
-        self.party.reset(task, seed)
-        self.task_id = task.id
+    def begin(self) -> None:
+        self.task_id = self.party.task.id
 
     def progress(self) -> str:
         return "50/50 wood" if self.success else "3/20 stone"
+
+    def report(self, observation: str, info: dict[str, Any]) -> Step:
+        reward = (1.0 if self.success else 0.0) - self._reported
+        self._reported += reward
+        return Step(observation, reward, self.done, {**info, "success": self.success})
 
 
 @dataclass
@@ -97,7 +229,15 @@ class FakeTeam:
     kwargs: list[dict[str, Any]] = field(default_factory=list)
 
     async def run_team(
-        self, world: FakeWorld, org: FakeOrg, roles: Any, *, mode: str, clock: FakeClock, **kw: Any
+        self,
+        world: FakeWorld,
+        org: FakeOrg,
+        roles: Any,
+        *,
+        mode: str,
+        clock: FakeClock,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+        **kw: Any,
     ) -> FakeResult:
         self.played.append(world.task_id)
         self.kwargs.append({"mode": mode, **kw})
@@ -131,6 +271,9 @@ class FakeTeam:
             {"time": 33.0, "tick": 165, "agent": "leader", "kind": "monitor",
              "status": "ongoing", "rationale": "w1 found no trees"},
         ]  # fmt: skip
+        for event in events:  # as the real team emits them, while it plays
+            if on_event is not None:
+                on_event(event)
         pool = [
             {"time": 4.0, "tick": 20, "sender": "leader", "to": "w1", "text": "collect 10 wood"},
             {"time": 2.0, "tick": 10, "sender": "w2", "to": None, "text": "I see a cow"},

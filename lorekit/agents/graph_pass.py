@@ -1,12 +1,12 @@
-"""One graph pass per environment step: what SPRING and the AgentKit agents share.
+"""The pieces under :class:`~lorekit.agents.graph_agent.GraphAgent`, the one loop
+SPRING and the AgentKit agents run.
 
-Both agents reason with a :mod:`lorekit.graph` spec and ask the whole graph
-once per step. The parts that are the same whatever the spec says live here:
-checking a spec the agent can drive, the run's set-up (episode, graph, the
-note's head), one pass with its step note (:func:`~lorekit.agents.passlog.pass_note`),
-the error for a node that re-asking cannot fix, and how a step records the
-action it played or the fallback it fell back to. The agents keep their spec,
-their database keys and their own check of the chosen action.
+The parts that are the same whatever the spec says live here: checking a spec
+the agent can drive, the run's set-up (episode, graph, the note's head), one
+pass with its step note (:func:`~lorekit.agents.passlog.pass_note`), the error
+for a node that re-asking cannot fix, how a step records the action it played
+or the fallback it fell back to, and Crafter's asleep steps. The methods keep
+their spec, their database keys and their own check of the chosen action.
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ from lorekit.cli.options import (
     task_options,
 )
 from lorekit.cli.prepare import prepare_config, prepare_tasks, with_defaults
+from lorekit.cli.sandbox_option import unsafe_sandbox_option
 from lorekit.cli.stores import open_store
 from lorekit.envs.base import Task
 
@@ -127,6 +128,9 @@ async def run_build(
 
     if library_only and from_build is None:
         raise BuildSourceError("a library-only pass needs the build whose rules it keeps (--from)")
+    from lorekit.sandbox import check_os_layer
+
+    check_os_layer()  # the planner runs model-written code: NoOSSandbox before any record
     chosen = build_plan(tasks, per_type=per_type, seed=seed, shuffle=shuffle)
     plan = plan_episodes(chosen, seed=seed)
     rid = run_id or new_run_id()
@@ -280,6 +284,7 @@ async def run_build(
     range_checked_timeout=False,
     run_id_help="Name the build; an existing id resumes it.",
 )
+@unsafe_sandbox_option
 def build_cmd(
     env_name: str,
     models: ModelChoice,

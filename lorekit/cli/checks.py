@@ -74,11 +74,23 @@ def check_models(
         check_cache(config, config_path=models.config_path)
 
 
-def check_api_keys(config: RunConfig, *, config_path: str | None = None) -> None:
-    """Remote OpenAI-compatible models need a key; servers on this machine do not."""
+def check_api_keys(
+    config: RunConfig, *, config_path: str | None = None, allow_simulate: bool = False
+) -> None:
+    """Remote OpenAI-compatible models need a key; servers on this machine do not.
+
+    A role set to ``scripted:simulate`` is refused here too, before anything plays,
+    unless the command plays the method's scripted models itself (``allow_simulate``:
+    ``lorekit run``): no other command has an agent and an env to look them up by."""
     from lorekit.llm.openai_compat import DEFAULT_BASE_URL, is_local_url
 
     for role, s in config.roles.items():
+        if s.provider == "scripted" and s.model == "simulate" and not allow_simulate:
+            raise UserError(
+                f"role {role!r}: scripted:simulate stands for a method's scripted test models, "
+                "which `lorekit run` plays (and `reproduce run --simulate`); this command "
+                "takes scripted:echo or scripted:FILE"
+            )
         if s.provider != "openai":
             continue
         url = s.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL

@@ -55,5 +55,6 @@ err_console = SafeConsole(stderr=True, width=width(sys.stderr))
 
 
 def show_progress(flag: bool | None) -> bool:
-    """A bar in a log file is one stale line; show it only to a person watching."""
-    return flag if flag is not None else sys.stderr.isatty()
+    """Whether to report progress: unless ``--no-progress``. A person at a terminal gets
+    a bar, a log a line every 30 seconds (:mod:`lorekit.progress`)."""
+    return flag is not False

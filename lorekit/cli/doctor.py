@@ -1,9 +1,11 @@
 """``lorekit doctor``: what this machine gives LoreKit, and how to fix what is missing.
 
-The sandbox falls back to weaker isolation rather than refusing to work (with
-one warning); this command is where a user sees exactly which layer is
-missing and why, and where CI or a deployment script can insist on all of
-them (the exit code is 1 while any sandbox layer is missing).
+Without the sandbox's OS layer (bubblewrap) LoreKit refuses to run
+model-written code unless a command is given ``--unsafe-no-os-sandbox``; a
+missing secondary layer (seccomp, the memory cgroup) only gives one warning.
+This command is where a user sees exactly which layer is missing, why and
+how to fix it, and where CI or a deployment script can insist on all of them
+(the exit code is 1 while any sandbox layer is missing).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ def _tool_version(tool: str) -> str | None:
 def doctor(isolation: str | None) -> None:
     """Check the sandbox's OS isolation, tools and optional extras on this machine."""
     from lorekit.cli.console import console
+    from lorekit.sandbox.isolation import CORE_LAYERS, UNSAFE_OPTION
     from lorekit.sandbox.pool import memory_cgroup_summary, probe_isolation
 
     console.print(f"python {platform.python_version()} ({sys.executable})")
@@ -67,6 +70,19 @@ def doctor(isolation: str | None) -> None:
         table.add_row(layer.name, status, escape(note))
     console.print(table)
     console.print(escape(report.summary()))
+    outside = report.bwrap is None or any(
+        not layer.active and (layer.name in CORE_LAYERS or layer.name == "bubblewrap")
+        for layer in report.layers
+    )
+    if outside:
+        console.print(
+            escape(
+                "without the OS layer LoreKit refuses to run model-written code (AutoManual's "
+                "planner): get it with `apt-get install bubblewrap` (a pip install cannot bring "
+                f"it), or pass {UNSAFE_OPTION} to such a command to run the code behind the "
+                "in-process guard alone (unsafe)"
+            )
+        )
     console.print(escape(memory_cgroup_summary()))
 
     extras = Table(title="optional extras")

@@ -146,7 +146,10 @@ def _known(exc: BaseException) -> tuple[str, int] | None:
     from lorekit.eval.store_schema import StoreError
     from lorekit.extras import MissingExtraError
     from lorekit.llm.errors import LLMAuthError, LLMError
+    from lorekit.sandbox.errors import SandboxUnavailable
 
+    if isinstance(exc, SandboxUnavailable):  # NoOSSandbox: the OS layer, or the unsafe option
+        return exc.message, EXIT_USAGE
     if isinstance(exc, ConfigError):
         return first_and_count(str(exc)), EXIT_USAGE
     if isinstance(exc, MissingExtraError):

@@ -16,6 +16,7 @@ from rich.table import Table
 from lorekit.cli.console import console
 from lorekit.cli.errors import RunFailed, UserError, model_error_hint, with_hint
 from lorekit.cli.options import positive_seconds
+from lorekit.llm.base import RequestParams
 
 
 @click.group()
@@ -80,7 +81,7 @@ def models_check(
 
     async def one() -> Any:
         try:
-            return await llm.complete(prompt, max_tokens=64)
+            return await llm.complete(prompt, RequestParams(max_tokens=64))
         finally:
             await llm.aclose()
 

@@ -150,7 +150,13 @@ model_options = option_set(
             default=None,
             help="YAML run config: roles, cache, store (docs/models.md).",
         ),
-        click.option("--model", "-m", default=None, help="Model of the default role."),
+        click.option(
+            "--model",
+            "-m",
+            default=None,
+            help="Model of the default role; scripted:echo, scripted:simulate (the method's "
+            "scripted test models) or scripted:FILE (answers in order) answer without a server.",
+        ),
         click.option(
             "--base-url", default=None, help="OpenAI-compatible endpoint of the default role."
         ),
@@ -176,7 +182,7 @@ cache_option = click.option(
     "--cache",
     type=click.Choice(["read-write", "replay", "off"]),
     default=None,
-    help="Model cache mode (default: the config's; read-write without a config).",
+    help="Model cache mode (default: the config's; off without a config, so nothing is cached).",
 )
 retry_errors_option = click.option(
     "--retry-errors", is_flag=True, help="On resume, replay episodes that errored."
@@ -184,7 +190,8 @@ retry_errors_option = click.option(
 progress_option = click.option(
     "--progress/--no-progress",
     default=None,
-    help="Live progress bar on stderr [default: when stderr is a terminal].",
+    help="Progress on stderr: a live bar with the time left on a terminal, a line every "
+    "30 seconds in a log [default: on; --no-progress: none].",
 )
 store_option = click.option(
     "--store",

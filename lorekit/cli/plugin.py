@@ -56,7 +56,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "textcraft": ("lorekit.cli.textcraft:textcraft", "TextCraft's optional data."),
     "view": (
         "lorekit.cli.report:view_cmd",
-        "Serve the report of RUNs on 127.0.0.1, read-only; a reload shows new episodes.",
+        "Serve the report of RUNs on 127.0.0.1, read-only; the page refreshes itself as "
+        "episodes arrive.",
     ),
 }
 """The core's commands: name -> (where it lives, its short help)."""

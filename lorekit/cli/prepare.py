@@ -124,7 +124,7 @@ def prepare_tasks(
             provenance = probe.describe_split(split)
             if pick is not None:
                 tasks = pick_tasks(env_name, probe, split, tasks, pick)
-                provenance = f"{provenance}; --tasks {','.join(pick)}"
+                provenance = "; ".join(p for p in (provenance, f"--tasks {','.join(pick)}") if p)
         finally:
             probe.close()
     except (LookupError, TypeError, ValueError, OSError) as exc:

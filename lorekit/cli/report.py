@@ -132,7 +132,8 @@ def report_cmd(
 def view_cmd(
     run_ids: tuple[str, ...], store: str, port: int, max_episodes: int | None, rl_dir: Path | None
 ) -> None:
-    """Serve the report of RUNs on 127.0.0.1, read-only; a reload shows new episodes."""
+    """Serve the report of RUNs on 127.0.0.1, read-only; the page refreshes itself as
+    episodes arrive."""
     from lorekit.eval.report_html_serve import ReportServer
 
     with open_store(store) as db:

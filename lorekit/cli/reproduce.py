@@ -28,6 +28,7 @@ from lorekit.cli.options import (
     model_options,
 )
 from lorekit.cli.reproduce_replay import replay_cmd
+from lorekit.cli.sandbox_option import unsafe_sandbox_option
 
 
 @click.group("reproduce")
@@ -162,6 +163,7 @@ def _loaded(load: Any) -> Any:
     default=None,
     help="Folder for the saved comparison (default: reproduce/ beside the run store).",
 )
+@unsafe_sandbox_option
 def run_cmd(
     experiment: str,
     rows_opt: str | None,

@@ -38,6 +38,7 @@ from lorekit.cli.prepare import (
     typed_kv,
     with_defaults,
 )
+from lorekit.cli.sandbox_option import unsafe_sandbox_option
 
 
 @click.command("run")
@@ -56,6 +57,7 @@ from lorekit.cli.prepare import (
     "(a wrong URL, key or model name, ...; 0: never stop early).",
 )
 @backend_options
+@unsafe_sandbox_option
 def run_cmd(
     env_name: str,
     agent_name: str,
@@ -154,12 +156,19 @@ def play(
         if agent_kwargs is None
         else dict(agent_kwargs)
     )
+    simulating = roles_for is None and _simulates(cfg)
+    if simulating:
+        roles_for = _simulated_roles_for(env_name, agent_name)
     if "store" in agent_parameters(agent_name) and "store" not in agent_kwargs:
         agent_kwargs["store"] = str(cfg.store)  # agents that read earlier runs (automanual)
     try:
         agent = make_agent(agent_name, **agent_kwargs)
     except (LookupError, TypeError, ValueError, OSError) as exc:
         raise UserError(agent_problem(agent_name, agent_opt, exc)) from None
+    if getattr(agent, "runs_model_code", False):
+        from lorekit.sandbox import check_os_layer
+
+        check_os_layer()  # NoOSSandbox (one line, exit 2) before anything is recorded
     check_roles(
         cfg,
         declared_roles(agent),
@@ -171,7 +180,7 @@ def play(
         raise UserError(
             f"agent {agent_name!r} needs a model: pass --model (and --base-url) or --config"
         )
-    check_api_keys(cfg, config_path=config_path)
+    check_api_keys(cfg, config_path=config_path, allow_simulate=simulating)
     env_opt = with_defaults(tasks.env_opt, _agent_env_defaults(agent, env_name))
     env_kwargs, chosen, provenance = prepare_tasks(env_name, env_opt, tasks.tasks, tasks.split)
     chosen = chosen[: tasks.episodes] if tasks.episodes else chosen
@@ -253,6 +262,14 @@ def play(
                 f"resumed: {result.skipped} episodes already done, {result.played} played now"
             )
         render_run(db, result.run_id, console)
+        if simulating:
+            from lorekit.agents.simulated import describe
+
+            console.print(
+                f"models: {describe(env_name, agent_name)}: scripted, so this run checks the "
+                "plumbing, not a model",
+                highlight=False,
+            )
         console.print(f"store: {os.path.abspath(cfg.store)}   run: {result.run_id}")
         errored = [e for e in db.episodes(result.run_id) if e.status == "error"]
     if not errored:
@@ -260,6 +277,38 @@ def play(
     return Played(
         result.run_id, len(chosen), len(errored), errored[0].error, errored[0].episode_key
     )
+
+
+def _simulates(cfg: Any) -> bool:
+    """Whether ``--model scripted:simulate`` asked for the method's scripted models; a
+    single role cannot ask (they answer every role of the agent together)."""
+    roles = {name: s for name, s in cfg.roles.items() if s.provider == "scripted"}
+    asked = [name for name, s in roles.items() if s.model == "simulate"]
+    if asked and asked != [cfg.default_role]:
+        raise UserError(
+            "--role ROLE=scripted:simulate: the scripted models of a method answer all its "
+            "roles together; use --model scripted:simulate"
+        )
+    return bool(asked)
+
+
+def _simulated_roles_for(
+    env_name: str, agent_name: str
+) -> Callable[[str, dict[str, Any], str], Any]:
+    """The method's scripted models for ``agent_name`` on ``env_name`` (``scripted:simulate``)."""
+    from lorekit.agents.simulated import simulated_roles, supported
+    from lorekit.registry import REGISTRY
+
+    if not supported(env_name, agent_name):
+        pairs = sorted(
+            f"{e.meta['agent']} on {e.meta['env']}" for e in REGISTRY.entries("scripted")
+        )
+        raise UserError(
+            f"--model scripted:simulate: no scripted models for agent {agent_name!r} on env "
+            f"{env_name!r}; they exist for: {', '.join(pairs) or 'none'} "
+            "(or use --model scripted:echo or scripted:FILE)"
+        )
+    return simulated_roles
 
 
 @contextlib.contextmanager

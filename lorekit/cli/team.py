@@ -1,9 +1,10 @@
 """``lorekit team run``: a team of S-Agents plays crafter-party tasks, recorded.
 
-The command builds the organization (solo, chain, graph, tree), the clock and
-the team world, and plays each task with the whole team as one agent of the
-evaluation harness (:class:`lorekit.agents.teams.runs.TeamAgent`), so models,
-roles, cache and store are chosen exactly as for ``lorekit run`` and a run is
+The command parses and checks its options, then calls the library: the whole
+team is one agent of the evaluation harness
+(:class:`lorekit.agents.teams.runs.TeamAgent`), whose models the harness
+builds per episode (:mod:`lorekit.agents.teams.models`), so models, roles,
+cache and store are chosen exactly as for ``lorekit run`` and a run is
 resumed the same way (``--run-id``). ``lorekit show RUN`` prints the timeline.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 
 import click
 
+from lorekit.agents.teams.results import team_summary
 from lorekit.agents.teams.runs import (
     ENV_NAME,
     TEAM_ROLES,
@@ -24,7 +26,8 @@ from lorekit.agents.teams.runs import (
     TeamSpec,
     default_parts,
     players_needed,
-    team_summary,
+    settings_changed,
+    world_name,
 )
 from lorekit.cli.console import console, err_console, show_progress
 from lorekit.cli.errors import Interrupted, RunFailed, UserError, model_error_hint, with_hint
@@ -38,7 +41,6 @@ from lorekit.cli.team_options import (
     org_options,
     pick_tasks,
     team_spec,
-    world_name,
 )
 
 __all__ = [
@@ -138,7 +140,7 @@ def team_run(
     tasks, provenance = pick_tasks(task_ids, split, episodes, players, env_kwargs)
     check_writable(cfg.store, what="run store", setting=store_setting)
     check_cache(cfg, config_path=config_path)
-    episode_models = _simulated_models() if simulate else _served_models(cfg, config_path)
+    episode_models = _episode_models(cfg, config_path, simulate, harness.seed)
     config = {
         "run": cfg.model_dump(),
         "env": ENV_NAME,
@@ -154,7 +156,6 @@ def team_run(
         parts,
         tasks,
         models=episode_models,
-        name="simulated" if simulate else "episode-model",
         env_kwargs=env_kwargs,
         harness=harness,
         config=config,
@@ -178,33 +179,17 @@ def team_run(
         )
 
 
-def _simulated_models() -> Any:
-    """A factory of the team simulation's scripted models, one fresh set per episode
-    (seeded from the run seed and the task), their latency spent on its clock."""
-    from lorekit.agents.teams.runs import load
-
-    try:
-        simulated_roles = load("lorekit.agents.teams.simulation:simulated_roles")
-    except (ImportError, AttributeError) as exc:
-        raise UserError(f"--simulate: the team simulation is not available ({exc})") from None
-    from lorekit.agents.teams.runs import clock_sleep
-    from lorekit.llm.roles import Roles
-
-    def build(seed: int) -> Roles:
-        models = simulated_roles(clock_sleep, seed=seed)
-        return models if isinstance(models, Roles) else Roles(dict(models))
-
-    return build
-
-
-def _served_models(cfg: Any, config_path: str | None) -> Any:
-    """The run's models, built anew for every episode (fresh clients, scripted
-    answers from their start; one cache and one set of server limits for the run),
-    so nothing said in one episode reaches another."""
+def _episode_models(cfg: Any, config_path: str | None, simulate: bool, seed: int) -> Any:
+    """The per-episode model factory: the team study's scripted models (seeded from
+    the run seed and the task), or the run's models built anew for every episode
+    (fresh clients, scripted answers from their start; one cache and one set of
+    server limits for the run), so nothing said in one episode reaches another."""
+    from lorekit.agents.teams.models import fresh_models, simulated_models
     from lorekit.cli.checks import model_factory
 
-    fresh = model_factory(cfg, config_path=config_path)
-    return lambda _seed: fresh()
+    if simulate:
+        return simulated_models(seed)
+    return fresh_models(model_factory(cfg, config_path=config_path))
 
 
 def _play(
@@ -214,13 +199,11 @@ def _play(
     tasks: Sequence[Any],
     *,
     models: Any,
-    name: str,
     env_kwargs: dict[str, Any],
     harness: HarnessOptions,
     config: dict[str, Any],
 ) -> str:
     """Play (or resume) the run; returns its id."""
-    from lorekit.agents.teams.episode_models import episode_roles
     from lorekit.envs import EnvSpec
     from lorekit.eval.abort import RunAborted
     from lorekit.eval.runner import plan_episodes, run_eval
@@ -238,8 +221,8 @@ def _play(
                 run_eval(
                     db,
                     env_factory=EnvSpec(ENV_NAME, env_kwargs, execution="inline"),
-                    agent=TeamAgent(spec, parts, models, harness.seed, world_name(env_kwargs)),
-                    roles=episode_roles(TEAM_ROLES, name),
+                    agent=TeamAgent(spec, parts, world_name(env_kwargs)),
+                    episode_roles=models,
                     episodes=plan_episodes(tasks, seed=harness.seed),
                     run_id=rid,
                     env_name=ENV_NAME,
@@ -267,24 +250,12 @@ def _play(
     return rid
 
 
-_SAME = ("team", "simulate", "seed", "env_kwargs")
-
-
 def _same_settings(db: Any, run_id: str, config: dict[str, Any]) -> None:
     """A resumed team run is played as it began (org, mode, clock, limits, seed)."""
     from lorekit.eval.store import RunMismatchError
 
     info = db.get_run(run_id)
-    if info is None or "team" not in info.config:
-        return
-    before = {**(info.config.get("team") or {}), **{k: info.config.get(k) for k in _SAME[1:]}}
-    now = {**config["team"], **{k: config.get(k) for k in _SAME[1:]}}
-    # a setting added since the run began (working_root) reads as its default there
-    changed = [
-        f"{k} {before.get(k)!r} -> {now[k]!r}"
-        for k in now
-        if before.get(k) != now[k] and (k in before or now[k] not in (None, False))
-    ]
+    changed = settings_changed(info.config, config) if info is not None else []
     if changed:
         raise RunMismatchError(
             f"run {run_id!r} was started with other team settings ({'; '.join(changed)}"

@@ -184,11 +184,6 @@ def env_options(env_opt: Sequence[str], players: int) -> dict[str, Any]:
     return {"players": players, **extra}
 
 
-def world_name(env_kwargs: dict[str, Any]) -> str:
-    """The world's name for the run label: ``peaceful``, or "" for the default hostile one."""
-    return "peaceful" if str(env_kwargs.get("peaceful", "")).lower() in ("true", "1", "yes") else ""
-
-
 def pick_tasks(
     task_ids: Sequence[str],
     split: str,
@@ -229,7 +224,15 @@ def pick_tasks(
         if tid not in known:
             raise UserError(f"--task: unknown {ENV_NAME} task {tid!r} {_task_hint(tid, known)}")
         chosen.append(known[tid])
-    return chosen, "--task"
+    return chosen, task_provenance(task_ids)
+
+
+def task_provenance(task_ids: Sequence[str], shown: int = 3) -> str:
+    """Where a run's tasks came from, for its summary's ``tasks:`` line: the ids
+    named with ``--task`` (the first few, then how many more), not the bare flag."""
+    ids = list(dict.fromkeys(task_ids))
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return "--task " + ", ".join(ids[:shown]) + more
 
 
 def _task_hint(tid: str, known: dict[str, Any]) -> str:

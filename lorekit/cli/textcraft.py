@@ -46,6 +46,7 @@ def fetch_data(dest: Path | None, from_path: Path | None, url: str | None) -> No
         DATAPACK_ENV_VAR,
         SOURCE,
         DataPackError,
+        DownloadError,
         default_dest,
         install,
     )
@@ -67,6 +68,13 @@ def fetch_data(dest: Path | None, from_path: Path | None, url: str | None) -> No
 
     try:
         path = install(target, url=url, from_path=from_path, progress=progress)
+    except DownloadError as exc:
+        raise RunFailed(
+            f"{exc}; without network, copy the files from a folder that has them: "
+            "lorekit textcraft fetch-data --from PATH (a clone of InventivetalentDev/"
+            "minecraft-assets at branch 1.16.5, or its data/minecraft/recipes folder; "
+            "every file is checked the same way)"
+        ) from None
     except DataPackError as exc:
         raise RunFailed(str(exc)) from None
     except OSError as exc:

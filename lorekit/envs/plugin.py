@@ -27,13 +27,6 @@ def register(registry: Registry) -> None:
         expert=False,
     )
     registry.add_env(
-        "crafter-party",
-        "lorekit.envs.crafter.party:CrafterParty",
-        "Several players in one Crafter world, collective tasks",
-        extra="crafter",
-        expert=False,
-    )
-    registry.add_env(
         "alfworld",
         "lorekit.envs.alfworld.env:AlfWorldEnv",
         "ALFWorld households on the real TextWorld/PDDL engine; generated games or the "

@@ -18,7 +18,7 @@ skipped).
         "textcraft", "react", models={"executor": OpenAICompatLLM("gpt-4o-mini")},
         tasks=20, store="runs.sqlite3",
     )
-    print(result.summary["success_rate"])
+    print(result.successes, "of", result.played)
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from lorekit.eval.store import RunStore
 from lorekit.llm.accounting import PriceTable
 from lorekit.llm.base import LLM
 from lorekit.llm.roles import Roles
+from lorekit.progress import ProgressReport
 
 Models = Roles | Mapping[str, LLM] | None
 """The models an agent plays with: by role, or None for an agent that needs none."""
@@ -94,7 +95,7 @@ async def evaluate_async(
     episode_timeout_s: float | None = 600.0,
     retry_errors: bool = False,
     prices: PriceTable | None = None,
-    progress: bool | Console = False,
+    progress: bool | Console | ProgressReport = False,
     early_stop: EarlyStop | int | None = 3,
     before_episode: Callable[[EpisodeSpec], bool] | None = None,
     backend: EpisodeBackend | None = None,

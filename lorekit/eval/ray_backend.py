@@ -7,8 +7,10 @@ async actor call well under a millisecond):
 - **Actors, not tasks.** Each actor is an :class:`~lorekit.eval.remote.EpisodeHost`:
   it builds the agent, the models and a pool of envs once, where it runs, and
   keeps them for every episode it plays (browsers and worlds are stateful and
-  slow to start). Actors are async, so one actor plays ``per_actor`` episodes
-  at once, each with its own env, and its model calls are made from the actor.
+  slow to start); models built per episode (``HostRecipe.make_episode_roles``)
+  are built there too, by the factory the actor made once. Actors are async,
+  so one actor plays ``per_actor`` episodes at once, each with its own env,
+  and its model calls are made from the actor.
 - **The driver commits.** An actor returns each finished episode whole (a
   :class:`~lorekit.eval.remote.RemoteEpisode`); the driver replays it into its
   own episode writer. The store, resume, per-episode atomicity and the summary

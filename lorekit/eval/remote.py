@@ -23,7 +23,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lorekit.agents.base import Agent, Trajectory
-from lorekit.eval.backend import EpisodeSpec, EpisodeTimeout, play_with_pool
+from lorekit.eval.backend import (
+    EpisodeRoles,
+    EpisodeSpec,
+    EpisodeTimeout,
+    check_models,
+    play_with_pool,
+)
 from lorekit.eval.envpool import EnvPool, EnvSource
 from lorekit.llm.accounting import PriceTable, UsageLedger
 from lorekit.llm.calls import CallRecord
@@ -120,13 +126,18 @@ class HostRecipe:
 
     ``make_agent`` and ``make_roles`` are called in the worker's process, so
     agents that hold files or connections, and model clients with their own
-    HTTP pools, are never pickled.
+    HTTP pools, are never pickled. For models built per episode, give
+    ``make_roles=None`` and ``make_episode_roles``: called once in the worker,
+    it returns the :data:`~lorekit.eval.backend.EpisodeRoles` factory the host
+    then calls for every episode it plays (so what the factory shares, a cache
+    or a limiter, is shared within the worker).
     """
 
     env: EnvSource
     make_agent: Callable[[], Agent]
-    make_roles: Callable[[], Roles]
+    make_roles: Callable[[], Roles] | None
     prices: PriceTable | None = None
+    make_episode_roles: Callable[[], EpisodeRoles] | None = None
 
 
 class EpisodeHost:
@@ -135,7 +146,11 @@ class EpisodeHost:
     def __init__(self, recipe: HostRecipe, name: str = "host") -> None:
         self.name = name
         self.agent = recipe.make_agent()
-        self.roles = recipe.make_roles()
+        self.roles = recipe.make_roles() if recipe.make_roles is not None else None
+        self.episode_roles = (
+            recipe.make_episode_roles() if recipe.make_episode_roles is not None else None
+        )
+        check_models(self.roles, self.episode_roles)
         self.prices = recipe.prices
         self.pool = EnvPool(recipe.env)
         self.played = 0
@@ -148,7 +163,14 @@ class EpisodeHost:
         before = (self.pool.discarded, self.pool.stuck_threads)
         try:
             out.trajectory = await play_with_pool(
-                self.pool, self.agent, self.roles, spec, recorder, ledger, timeout_s
+                self.pool,
+                self.agent,
+                self.roles,
+                spec,
+                recorder,
+                ledger,
+                timeout_s,
+                episode_roles=self.episode_roles,
             )
         except asyncio.CancelledError:
             raise

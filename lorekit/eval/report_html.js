@@ -189,12 +189,43 @@
       if (e.key === "j") step(1);
       if (e.key === "k") step(-1);
     });
+    restorePlace();
     refreshList();
     const wanted = decodeURIComponent((location.hash.match(/^#ep=(.*)$/) || [])[1] || "");
     const first = EPISODES.findIndex((ep) => ep.run_id + "/" + ep.key === wanted);
     if (first >= 0) select(first);
     else if (shown.length) select(shown[0]);
     document.body.dataset.ready = "1";
+    if (DATA.live) watchStore(DATA.live);
+  }
+
+  // -- the live viewer (lorekit view): reload when the store changes, keeping the place ----
+  const PLACE = "lorekit-viewer-place";
+  function watchStore(live) {
+    const every = Math.max(1, Number(live.every_s) || 5) * 1000;
+    const poll = () => {
+      fetch("version", { cache: "no-store" })
+        .then((r) => (r.ok ? r.text() : live.version))
+        .then((now) => {
+          if (now.trim() === live.version) return;
+          const filters = [runFilter.value, statusFilter.value, textFilter.value];
+          sessionStorage.setItem(PLACE, JSON.stringify({ y: scrollY, filters }));
+          location.reload();
+        })
+        .catch(() => {}); // the viewer stopped: keep what is shown
+    };
+    setInterval(poll, every);
+  }
+  function restorePlace() {
+    let place = null;
+    try { place = JSON.parse(sessionStorage.getItem(PLACE) || "null"); } catch (e) { place = null; }
+    sessionStorage.removeItem(PLACE);
+    if (!place) return;
+    const [run, status, text] = place.filters || [];
+    if ([...runFilter.options].some((o) => o.value === run)) runFilter.value = run;
+    statusFilter.value = status || "";
+    textFilter.value = text || "";
+    requestAnimationFrame(() => scrollTo(0, Number(place.y) || 0));
   }
 
   globalThis.LoreKitReport = Object.freeze({

@@ -320,11 +320,14 @@ def build_report(
     rl_dir: Path | None = None,
     title: str = "LoreKit report",
     reproductions: Sequence[Mapping[str, Any]] = (),
+    live: Mapping[str, Any] | None = None,
 ) -> str:
     """The whole page as one string. ``max_episodes`` caps the episodes embedded per run
     (the figures always use all of them). ``reproductions`` are saved ``reproduce run``
-    comparisons, drawn first (:mod:`lorekit.eval.report_html_reproduce`).
-    ``LookupError`` names an unknown run."""
+    comparisons, drawn first (:mod:`lorekit.eval.report_html_reproduce`). ``live``
+    (``{"version": token, "every_s": seconds}``, from ``lorekit view``) makes the page
+    poll ``version`` and reload itself when it changes. ``LookupError`` names an unknown
+    run."""
     runs = [run_figures(store, rid, rl_dir=rl_dir) for rid in run_ids]
     episodes = []
     for rid in run_ids:
@@ -348,6 +351,7 @@ def build_report(
         "runs": [{"run_id": r.run_id, "label": r.label} for r in runs],
         "episodes": episodes,
         "texts": intern_messages(episodes),
+        "live": dict(live) if live else None,
     }
     return render_page(title, body, data, subtitle=f"{len(runs)} run(s) from {store.path}")
 

@@ -198,7 +198,7 @@ def run_figures(store: StoreReader, run_id: str, *, rl_dir: Path | None = None) 
         cache_hit_rate=hits / len(calls) if calls else None,
         errors=dict(errors.most_common()),
         split=run_split(info.config),
-        models=_models(calls, info.config),
+        models=_models(calls),
     )
     summary = run_summary(info.env)
     if summary is not None:
@@ -223,13 +223,12 @@ def run_split(config: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-def _models(calls: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None) -> list[str]:
+def _models(calls: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The models that answered the run's calls, most used first; none for a run whose
+    agent called no model (the config's default role, ``echo`` when none was set, is
+    not a model the run used)."""
     used = Counter(str(c["model"]) for c in calls if c.get("model"))
-    if used:
-        return [m for m, _ in used.most_common()]
-    roles = ((config or {}).get("run") or {}).get("roles") or {}
-    named = [s.get("model") for s in roles.values() if isinstance(s, Mapping)]
-    return list(dict.fromkeys(str(m) for m in named if m))
+    return [m for m, _ in used.most_common()]
 
 
 def comparison_warnings(runs: Sequence[RunFigures]) -> list[str]:

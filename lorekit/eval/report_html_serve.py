@@ -13,7 +13,9 @@ interface only, and also answers only requests whose ``Host`` names the
 loopback (``localhost``, ``127.0.0.1``, ``[::1]``, with our port or none): a
 web page on another site that rebinds its DNS name to 127.0.0.1 would
 otherwise read the report through the reader's browser. Only ``GET /`` and
-``HEAD /`` are answered (other paths 404, other methods 501); request bodies
+``HEAD /`` are answered, and ``GET /version`` (a token that changes with the
+store, which an open page polls every few seconds to reload itself when new
+episodes arrive; other paths 404, other methods 501); request bodies
 are never read; each connection is served on its own thread, and a client
 that goes silent is dropped after ``client_timeout_s``, so one slow client
 cannot hold the viewer up.
@@ -21,6 +23,7 @@ cannot hold the viewer up.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import threading
@@ -37,6 +40,8 @@ HOST = "127.0.0.1"
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
 #: Seconds a client may stay silent (reading its request, taking our answer).
 CLIENT_TIMEOUT_S = 10.0
+#: How often an open page asks whether the store changed.
+LIVE_EVERY_S = 5.0
 
 
 def allowed_host(header: str | None, port: int) -> bool:
@@ -98,11 +103,19 @@ class StoreWatch:
             self.close_locked()
 
 
+def version_token(fingerprint: Any) -> str:
+    """A short text that changes when the store does (what the page polls ``/version`` for)."""
+    return hashlib.sha256(repr(fingerprint).encode("utf-8")).hexdigest()[:16]
+
+
 class PageCache:
     """The page, built again only when ``fingerprint`` changes; one build at a time,
-    and requests that arrive during a build wait for it and share its page."""
+    and requests that arrive during a build wait for it and share its page.
 
-    def __init__(self, build: Callable[[], str], fingerprint: Callable[[], Any]) -> None:
+    ``build`` is given the version token of the fingerprint it builds for, so the
+    page knows which version of the store it shows."""
+
+    def __init__(self, build: Callable[[str], str], fingerprint: Callable[[], Any]) -> None:
         self._build = build
         self._fingerprint = fingerprint
         self._lock = threading.Lock()
@@ -114,7 +127,7 @@ class PageCache:
         with self._lock:
             key = self._fingerprint()  # before building: a change meanwhile rebuilds next time
             if self._page is None or key != self._key:
-                page = self._build().encode("utf-8")
+                page = self._build(version_token(key)).encode("utf-8")
                 self.builds += 1
                 self._page, self._key = page, key
             return self._page
@@ -136,8 +149,10 @@ class ReportServer(ThreadingHTTPServer):
         max_episodes: int | None = None,
         rl_dir: Path | None = None,
         client_timeout_s: float = CLIENT_TIMEOUT_S,
+        live_every_s: float | None = LIVE_EVERY_S,
     ) -> None:
         self.store_path = Path(store_path)
+        self.live_every_s = live_every_s
         self.run_ids = list(run_ids)
         self.max_episodes = max_episodes
         self.rl_dir = rl_dir
@@ -165,8 +180,14 @@ class ReportServer(ThreadingHTTPServer):
         )
         return (self.watch.fingerprint(), rl)
 
-    def page(self) -> str:
-        """Build the page now (the handler asks :attr:`cache`, which calls this on a change)."""
+    def version(self) -> str:
+        """The store's version now (``GET /version``): cheap, nothing is built."""
+        return version_token(self._fingerprint())
+
+    def page(self, version: str | None = None) -> str:
+        """Build the page now (the handler asks :attr:`cache`, which calls this on a change).
+        With ``version`` the page polls ``/version`` and reloads itself when it changes,
+        keeping the reader's place (scroll, filters, the episode shown)."""
         from lorekit.eval.report_html_reproduce import comparisons_for
         from lorekit.eval.store import RunStore
 
@@ -179,6 +200,11 @@ class ReportServer(ThreadingHTTPServer):
                 rl_dir=self.rl_dir,
                 title="LoreKit viewer",
                 reproductions=saved,
+                live=(
+                    {"version": version, "every_s": self.live_every_s}
+                    if version and self.live_every_s
+                    else None
+                ),
             )
 
     def server_close(self) -> None:
@@ -201,16 +227,23 @@ class _Handler(BaseHTTPRequestHandler):
         if len(hosts) != 1 or not allowed_host(hosts[0], self.server.port):
             self.send_error(HTTPStatus.FORBIDDEN, "this viewer answers only to localhost")
             return
-        if self.path.split("?")[0].split("#")[0] not in ("/", "/index.html"):
-            self.send_error(HTTPStatus.NOT_FOUND, "only / is served")
+        path = self.path.split("?")[0].split("#")[0]
+        if path == "/version":
+            self._send(self.server.version().encode("ascii"), "text/plain; charset=utf-8", body)
+            return
+        if path not in ("/", "/index.html"):
+            self.send_error(HTTPStatus.NOT_FOUND, "only / and /version are served")
             return
         try:
             data = self.server.cache.get()
         except Exception as exc:  # the store went away, a run was deleted: say so
             self.send_error(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot build the report: {exc}")
             return
+        self._send(data, "text/html; charset=utf-8", body)
+
+    def _send(self, data: bytes, kind: str, body: bool) -> None:
         self.send_response(HTTPStatus.OK)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")

@@ -24,17 +24,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from lorekit.agents.base import Agent, final_stop_reason
 from lorekit.envs.base import Task
 from lorekit.eval.abort import EarlyStop
-from lorekit.eval.backend import EpisodeBackend, EpisodeSpec, EpisodeTimeout, LocalBackend
+from lorekit.eval.backend import (
+    EpisodeBackend,
+    EpisodeRoles,
+    EpisodeSpec,
+    EpisodeTimeout,
+    LocalBackend,
+    check_models,
+)
 from lorekit.eval.envpool import EnvSource
 from lorekit.eval.report import run_summary
 from lorekit.eval.store import RunStore
 from lorekit.llm.accounting import PriceTable, UsageLedger
 from lorekit.llm.roles import Roles
+from lorekit.progress import ProgressReport
 
 
 def plan_episodes(tasks: Sequence[Task], *, seed: int = 0, repeats: int = 1) -> list[EpisodeSpec]:
@@ -85,7 +92,7 @@ async def run_eval(
     *,
     env_factory: EnvSource,
     agent: Agent,
-    roles: Roles,
+    roles: Roles | None = None,
     episodes: Sequence[EpisodeSpec],
     run_id: str | None = None,
     env_name: str = "",
@@ -94,11 +101,12 @@ async def run_eval(
     episode_timeout_s: float | None = 600.0,
     retry_errors: bool = False,
     prices: PriceTable | None = None,
-    progress: bool | Console = False,
+    progress: bool | Console | ProgressReport = False,
     on_episode: Callable[[EpisodeOutcome], None] | None = None,
     early_stop: EarlyStop | None = None,
     before_episode: Callable[[EpisodeSpec], bool] | None = None,
     backend: EpisodeBackend | None = None,
+    episode_roles: EpisodeRoles | None = None,
 ) -> EvalResult:
     """Play ``episodes`` (skipping those already in the store) and summarise.
 
@@ -117,9 +125,17 @@ async def run_eval(
     (AutoManual's build retires a task type after a streak of successes).
     ``backend`` plays the episodes somewhere else (:mod:`lorekit.eval.ray_backend`);
     by default they play here, with envs from ``env_factory``.
+
+    Models: ``roles`` (the run's, shared by every episode) or ``episode_roles``
+    (``factory(task, seed)``, called once per episode for models of its own,
+    which are closed when it ends; see :mod:`lorekit.eval.backend`). Either
+    way every call is metered into the episode's rows. A ``backend`` handed in
+    brings its own models, so neither is needed then.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    if backend is None:
+        check_models(roles, episode_roles)
     rid = store.create_run(
         run_id,
         env=env_name,
@@ -131,7 +147,11 @@ async def run_eval(
     todo = [e for e in episodes if e.key not in done_keys]
     result = EvalResult(rid, skipped=len(episodes) - len(todo))
     ledger = UsageLedger(prices)
-    runner = backend if backend is not None else LocalBackend(env_factory, agent, roles)
+    runner = (
+        backend
+        if backend is not None
+        else LocalBackend(env_factory, agent, roles, episode_roles=episode_roles)
+    )
     gate = asyncio.Semaphore(concurrency)
     bar = _Bar(progress, total=len(todo))
     started = time.perf_counter()
@@ -226,33 +246,29 @@ async def run_eval(
 
 
 class _Bar:
-    """A rich progress bar with live success rate, tokens and cost, or nothing."""
+    """The run's progress (live success rate, errors, tokens and cost) on stderr: a bar
+    with an ETA on a terminal, a line now and then in a log (:mod:`lorekit.progress`)."""
 
-    def __init__(self, progress: bool | Console, total: int) -> None:
-        self._progress: Progress | None = None
-        if progress:
+    def __init__(self, progress: bool | Console | ProgressReport, total: int) -> None:
+        self._report: ProgressReport | None = None
+        if isinstance(progress, ProgressReport):
+            self._report = progress
+            progress.total = total
+        elif progress:
             console = progress if isinstance(progress, Console) else Console(stderr=True)
-            self._progress = Progress(
-                TextColumn("[bold]episodes"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[stats]}"),
-                TimeElapsedColumn(),
-                console=console,
-            )
-            self._task = self._progress.add_task("eval", total=total, stats="")
+            self._report = ProgressReport("episodes", total, console=console)
 
     def __enter__(self) -> _Bar:
-        if self._progress is not None:
-            self._progress.start()
+        if self._report is not None:
+            self._report.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._progress is not None:
-            self._progress.stop()
+        if self._report is not None:
+            self._report.__exit__(*exc)
 
     def advance(self, result: EvalResult, ledger: UsageLedger) -> None:
-        if self._progress is None:
+        if self._report is None:
             return
         total = ledger.total()
         rate = result.successes / result.played if result.played else 0.0
@@ -260,4 +276,4 @@ class _Bar:
             f"success {rate:.1%}  errors {result.errors}  "
             f"tokens {total.tokens_text}  ${total.cost_usd:.4f}"
         )
-        self._progress.update(self._task, advance=1, stats=stats)
+        self._report.advance(1, stats=stats)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from lorekit.llm.ask import ParseError
+
 if TYPE_CHECKING:
     from lorekit.graph.trace import PassReport
 
@@ -90,15 +92,16 @@ class MissingValueError(GraphError, KeyError):
         return str(self.args[0])
 
 
-class AfterQueryError(Exception):
+class AfterQueryError(ParseError):
     """An answer the node cannot use; ``feedback`` is shown to the model.
 
     Parsers and after-query hooks raise it. The node asks again with the
-    feedback appended to the conversation, up to its retry limit.
+    feedback appended to the conversation, up to its retry limit. It is the
+    graph's :class:`~lorekit.llm.ask.ParseError`, so a parser written for
+    :func:`lorekit.llm.ask` works as a node's parser and the other way round.
     """
 
     def __init__(self, feedback: str) -> None:
-        self.feedback = feedback
         super().__init__(feedback)
 
 

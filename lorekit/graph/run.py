@@ -39,8 +39,8 @@ from lorekit.graph.parsers import parser_for
 from lorekit.graph.shrink import Summaries, shrink_answer
 from lorekit.graph.trace import AttemptTrace, NodeTrace, PassReport, node_model
 from lorekit.graph.values import present
-from lorekit.llm.base import Message, as_messages
-from lorekit.llm.errors import LLMError
+from lorekit.llm.ask import ParseError, ask
+from lorekit.llm.base import Completion, Message, RequestParams, as_messages
 from lorekit.llm.roles import Roles
 
 
@@ -130,39 +130,52 @@ class _NodeRun:
         return True
 
     async def ask(self) -> bool:
-        """Query until the parser accepts an answer; False when attempts run out."""
-        while len(self.trace.attempts) < self.max_attempts:
-            attempt = len(self.trace.attempts)
-            meta = {"graph": self.runner.graph.name, "node": self.node.key, "attempt": attempt}
-            llm = node_model(self.runner.roles[self.node.role], meta)
-            t0 = time.perf_counter()
-            try:
-                out = await llm.complete(
-                    self.messages,
-                    temperature=self.node.temperature,
-                    max_tokens=self.node.max_tokens,
-                )
-            except LLMError as exc:
-                self.trace.attempts.append(
-                    AttemptTrace.failed(exc, exc.usage, time.perf_counter() - t0)
-                )
-                self.fail("model", f"the model call failed: {exc}")
-                return False
-            self.trace.attempts.append(AttemptTrace.of(out, time.perf_counter() - t0))
-            self.messages.append(Message("assistant", out.text))
-            try:
-                self.output = self.parser(out.text)
-                return True
-            except AfterQueryError as exc:
-                if not self.reject(exc.feedback):
-                    return False
-            except GraphError:
-                raise
-            except Exception as exc:
-                self.trace.attempts[-1].rejected = f"{type(exc).__name__}: {exc}"
-                self.fail("hook", _raised("parser", self.parser, exc))
-                return False
+        """Query until the parser accepts an answer; False when attempts run out.
+
+        Attempts are counted over the node's whole conversation: a re-ask after
+        the after-query hook refused an answer spends the same budget."""
+        done = len(self.trace.attempts)
+        if done >= self.max_attempts:
+            return False
+        base = self.runner.roles[self.node.role]
+        tags = {"graph": self.runner.graph.name, "node": self.node.key}
+        answer = await ask(
+            lambda i: node_model(base, {**tags, "attempt": done + i}),
+            self.messages,
+            self._parse,
+            params=RequestParams(
+                temperature=self.node.temperature, max_tokens=self.node.max_tokens
+            ),
+            attempts=self.max_attempts - done,
+            feedback=lambda exc: feedback_message(exc.feedback).content,
+            model_error="keep",
+        )
+        for attempt in answer.attempts:
+            self.trace.attempts.append(AttemptTrace.from_attempt(attempt))
+        if answer.ok:
+            self.output = answer.value
+            return True
+        if answer.model_error is not None:
+            self.fail("model", f"the model call failed: {answer.model_error}")
+        elif isinstance(answer.error, _ParserRaised):
+            self.fail("hook", _raised("parser", self.parser, answer.error.cause))
+        elif answer.error is not None:
+            n = len(self.trace.attempts)
+            self.fail(
+                "after_query",
+                f"no usable answer after {n} attempts; last problem: {answer.error.feedback}",
+            )
         return False
+
+    def _parse(self, out: Completion) -> Any:
+        """The node's parser; a parser that raises something other than a
+        :class:`ParseError` is a broken hook, which re-asking cannot fix."""
+        try:
+            return self.parser(out.text)
+        except (ParseError, GraphError):
+            raise
+        except Exception as exc:
+            raise _ParserRaised(exc) from exc
 
     def reject(self, feedback: str) -> bool:
         """Record why the last answer was refused; True if another attempt is allowed."""
@@ -361,6 +374,15 @@ class PassRunner:
     def _record_failure(self, failure: NodeFailure) -> None:
         self.failures.append(failure)
         self.state.results[failure.key] = failure
+
+
+class _ParserRaised(ParseError):
+    """A parser raised something other than a :class:`ParseError`: a bug in the
+    hook, not an answer the model could fix, so the node fails without re-asking."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(f"{type(cause).__name__}: {cause}", final=True)
+        self.cause = cause
 
 
 def _raised(what: str, fn: Any, exc: Exception) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 from lorekit.graph.compose import layout, render_value
 from lorekit.graph.node import DepOverflow, Node
 from lorekit.graph.trace import node_model
-from lorekit.llm.base import Message
+from lorekit.llm.base import Message, RequestParams
 from lorekit.llm.errors import LLMError
 from lorekit.llm.roles import Roles
 
@@ -76,7 +76,7 @@ async def _summarize(
     meta = {"graph": graph, "node": node.key, "attempt": f"summary:{dep}"}
     llm = node_model(roles[role], meta)
     try:
-        out = await llm.complete([Message("user", prompt)], temperature=0.0)
+        out = await llm.complete([Message("user", prompt)], RequestParams(temperature=0.0))
     except LLMError:
         return text  # the caller cuts it
     summary = out.text.strip()

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from lorekit.graph.values import render_value
 from lorekit.llm.accounting import MeteredLLM
+from lorekit.llm.ask import Attempt
 from lorekit.llm.base import LLM, Completion, Usage
 from lorekit.llm.calls import CallRecord, CallSink
 
@@ -49,6 +50,18 @@ class AttemptTrace:
             cached=completion.cached,
             usage_estimated=u.estimated,
         )
+
+    @classmethod
+    def from_attempt(cls, attempt: Attempt) -> AttemptTrace:
+        """The trace of one attempt of :func:`lorekit.llm.ask` (a refused one says why)."""
+        if attempt.model_error is not None:
+            error = attempt.model_error
+            return cls.failed(error, error.usage, attempt.latency_s)
+        assert attempt.completion is not None  # an attempt has an answer or a model error
+        trace = cls.of(attempt.completion, attempt.latency_s)
+        if attempt.error is not None:
+            trace.rejected = attempt.error.feedback
+        return trace
 
     @classmethod
     def failed(cls, error: Exception, billed: Usage | None, latency_s: float) -> AttemptTrace:

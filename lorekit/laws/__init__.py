@@ -1,9 +1,12 @@
 """Laws of an environment learned from interaction records (issue 15).
 
 ``experience`` holds the shared :class:`Experience` format and crafter's
-ground truth, ``records`` the paper's record format and a collector,
-``symbolic`` a learner that needs no LLM, and ``score`` compares any
-experience with the ground truth.
+ground truth, ``records`` the paper's record format and a collector (states
+from ``transitions``, played by the scripted ``explorer``; ``collector`` is
+the plain one), ``symbolic`` a learner that needs no LLM, and ``score``
+compares any experience with the ground truth. ``commands`` is the
+``lorekit laws`` group, ``testing`` the scripted extractors of its
+``--simulate``, and ``plugin`` registers both with LoreKit.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -12,8 +12,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from lorekit.envs.crafter.records import ATTRIBUTES, MATERIALS, TOOLS
 from lorekit.laws.record_format import LawRecord
+from lorekit.laws.transitions import ATTRIBUTES, MATERIALS, TOOLS
 
 Atom = tuple[str, str]  # ("requires", item) | ("below", vital) | ("nearby", name) | ("faced", "")
 FACED: Atom = ("faced", "")

@@ -12,7 +12,7 @@ stone leaves a path").
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -238,6 +238,10 @@ class Experience:
         except ExperienceError as exc:
             raise ExperienceError(f"{file}: {exc}") from None
 
+    def only(self, achievements: Iterable[str]) -> Experience:
+        """The laws of ``achievements`` alone, in that order (each must have one)."""
+        return Experience({a: self.laws[a] for a in achievements}, self.source, dict(self.meta))
+
     def render(self) -> str:
         """The experience as text for an LLM agent: one paragraph per action."""
         lines = [f"Experience of the game's laws ({self.source}):"]
@@ -252,6 +256,12 @@ def lore_text(path: str) -> str:
     """The laws of the experience file at ``path``, as the text an agent is told
     (registered as the ``experience`` lore: SPRING's ``context=experience:FILE``)."""
     return Experience.load(path).render()
+
+
+def experience_named(spec: str) -> Experience:
+    """What an EXPERIENCE argument names: ``oracle`` (crafter's true laws, from
+    :func:`oracle_experience`) or the path of a saved experience file."""
+    return oracle_experience() if spec == "oracle" else Experience.load(spec)
 
 
 def oracle_experience() -> Experience:

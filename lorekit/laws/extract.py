@@ -58,7 +58,8 @@ from lorekit.laws.extract_prompts import (
     situation,
     templates,
 )
-from lorekit.llm.base import LLM, Message
+from lorekit.llm.ask import ParseError, ask
+from lorekit.llm.base import LLM, Completion, Message, RequestParams
 
 ROLE = "extractor"
 _ITEMS: dict[str, tuple[str, ...]] = {
@@ -321,33 +322,36 @@ class Extractor:
     ) -> Answer:
         """One step: ask, check the form (the schema, then ``check``: problems the
         schema cannot state), feed problems back; at most ``max_attempts`` answers."""
-        # Counts enter the state only when the step ends, with no await before the
-        # save that follows, so saved progress always sits on a step boundary.
-        messages = [Message("system", self._system), Message("user", prompt)]
-        problems: list[str] = []
-        text = ""
-        for attempt in range(self.max_attempts):
-            if attempt:
-                messages += [
-                    Message("assistant", text),
-                    Message("user", fill("feedback", problems=bullets(problems))),
-                ]
-            completion = await self.llm.complete(messages, temperature=0.0)
-            text = completion.text
-            try:
-                answer = parse_answer(text, schema)
-            except FormError as exc:
-                problems = exc.problems
-                continue
+
+        def read(out: Completion) -> Answer:
+            answer = parse_answer(out.text, schema)
             problems = check(answer.form) if check is not None else []
             if problems:
-                continue
-            state["calls"] += attempt + 1
-            state["retries"] += attempt
+                raise FormError(problems)
             return answer
-        state["calls"] += self.max_attempts
-        state["retries"] += self.max_attempts - 1
-        raise _StepFailed(step, problems, text, self.max_attempts)
+
+        def feedback(exc: ParseError) -> str:
+            problems = exc.problems if isinstance(exc, FormError) else [exc.feedback]
+            return fill("feedback", problems=bullets(problems))
+
+        messages = [Message("system", self._system), Message("user", prompt)]
+        asked = await ask(
+            self.llm,
+            messages,
+            read,
+            params=RequestParams(temperature=0.0),
+            attempts=self.max_attempts,
+            feedback=feedback,
+        )
+        # Counts enter the state only when the step ends, with no await before the
+        # save that follows, so saved progress always sits on a step boundary.
+        calls = len(asked.attempts)
+        state["calls"] += calls
+        state["retries"] += calls - 1
+        if asked.ok:
+            return asked.value
+        problems = asked.error.problems if isinstance(asked.error, FormError) else []
+        raise _StepFailed(step, problems, asked.text or "", calls)
 
     def _experience(self, tasks: list[_Task], states: Mapping[str, dict[str, Any]]) -> Experience:
         laws: dict[str, Law] = {}

@@ -25,13 +25,14 @@ from typing import Any
 
 from lorekit import jsonscan
 from lorekit.laws.experience import ITEM_NAMES, THING_NAMES, precondition_problems
+from lorekit.llm.ask import ParseError
 
 Schema = dict[str, Any]
 
 _FENCE = re.compile(r"```[ \t]*+(json)?+[ \t]*+\n(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
-class FormError(ValueError):
+class FormError(ParseError):
     """An answer whose form cannot be used; ``problems`` says why, one item each."""
 
     def __init__(self, problems: list[str]) -> None:

@@ -33,6 +33,13 @@ class ProgressMismatch(ValueError):
     """Saved progress belongs to another extraction (other records, model or prompts)."""
 
 
+def progress_path(out: str | Path) -> Path:
+    """The progress sidecar of an output file: ``experience.json.progress.json``
+    (beside the output, so the same command finds it again)."""
+    p = Path(out)
+    return p.with_name(p.name + ".progress.json")
+
+
 def fingerprint(**parts: Any) -> str:
     """A short stable hash of JSON-able ``parts``."""
     raw = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)

@@ -4,6 +4,10 @@
 
 LoreKit's ``pyproject.toml`` names :func:`register` in the ``lorekit.plugins``
 entry-point group, exactly as an outside package would.
+
+The scripted extractors of ``laws extract --simulate`` (:mod:`lorekit.laws.testing`)
+are not registered as ``scripted`` models: those answer an agent on an env
+(``lorekit run --simulate``), and extraction is neither; its own command picks them.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ def register(registry: Registry) -> None:
     """Add ``lorekit laws`` and the ``experience`` lore."""
     registry.add_command(
         "laws",
-        "lorekit.cli.laws:laws",
+        "lorekit.laws.commands.group:laws",
         "Laws of crafter from interaction records: collect, learn, score.",
     )
     registry.add(

@@ -17,16 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lorekit.envs.crafter.records import ATTRIBUTES, MATERIALS, TOOLS, write_jsonl
 from lorekit.laws.experience import LAW_ACTIONS, THING_NAMES
+from lorekit.laws.transitions import ATTRIBUTES, MATERIALS, TOOLS, write_jsonl
 
 __all__ = [
     "STATE_KEYS",
     "LawRecord",
+    "NoRecords",
     "RecordError",
     "iter_attempts",
     "kind",
     "paper_state",
+    "read_nonempty_records",
     "read_records",
     "write_records",
 ]
@@ -40,6 +42,10 @@ STATE_KEYS = ("attributes", "tools", "materials", "face", "nearby")
 
 class RecordError(ValueError):
     """A records file line that does not follow the record format."""
+
+
+class NoRecords(RecordError):
+    """A records file without a single record: nothing to learn laws from."""
 
 
 def kind(name: str) -> str:
@@ -198,6 +204,19 @@ def read_records(path: str | Path) -> list[LawRecord]:
     except OSError as exc:
         raise RecordError(f"{file}: cannot read: {exc.strerror or exc}") from None
     return out
+
+
+def read_nonempty_records(path: str | Path) -> list[LawRecord]:
+    """:func:`read_records` for the learners: a file without a record raises
+    :class:`NoRecords` (an empty file is a mistake to report, not an experience
+    of no laws)."""
+    records = read_records(path)
+    if not records:
+        raise NoRecords(
+            f"{path}: no records in the file, so there is nothing to learn from; "
+            "make records with `lorekit laws collect -o FILE`"
+        )
+    return records
 
 
 def iter_attempts(records: Iterable[LawRecord], achievement: str) -> Iterator[LawRecord]:

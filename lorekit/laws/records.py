@@ -3,7 +3,7 @@
 A law can only be read off records that show both sides: successes say what
 an action needs at most (everything present in every success) and what it
 changes; failures say which of those things were really needed. The scripted
-:class:`~lorekit.envs.crafter.explorer.Explorer` only tries an action once it
+:class:`~lorekit.laws.explorer.Explorer` only tries an action once it
 can succeed, so on its own it yields almost no failures. This collector lets
 it play, and now and then *probes*: it tries an achievement's action in the
 current state (the action named by the 27-action space, so ``collect_stone``
@@ -31,10 +31,9 @@ from typing import Any
 from lorekit.envs.crafter.core import ACHIEVEMENTS, CrafterCore, world_seed
 from lorekit.envs.crafter.data import data
 from lorekit.envs.crafter.expanded import DO_TARGETS, faced_kind, to_standard
-from lorekit.envs.crafter.explorer import Explorer
-from lorekit.envs.crafter.records import structured_state
 from lorekit.laws.candidates import diverse, informative
 from lorekit.laws.experience import ACHIEVEMENT_OF_ACTION, LAW_ACTIONS
+from lorekit.laws.explorer import Explorer
 from lorekit.laws.record_format import (
     STATE_KEYS,
     LawRecord,
@@ -45,6 +44,7 @@ from lorekit.laws.record_format import (
     read_records,
     write_records,
 )
+from lorekit.laws.transitions import structured_state
 
 __all__ = [
     "STATE_KEYS",

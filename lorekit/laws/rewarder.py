@@ -47,6 +47,7 @@ from lorekit.laws.rewards import (
 )
 from lorekit.laws.state_api import describe_state_api, prompt_text
 from lorekit.llm import LLM, Message
+from lorekit.llm.base import RequestParams
 from lorekit.sandbox import PredicateRejected, compile_predicate
 
 LOOPS = ("paper", "checked")
@@ -150,7 +151,7 @@ async def write_predicate(
     attempts: list[Attempt] = []
     best: tuple[float, str, Check] | None = None
     for _ in range(refinements + 1):
-        reply = await llm.complete(messages, temperature=temperature)
+        reply = await llm.complete(messages, RequestParams(temperature=temperature))
         if paper:  # the next round sees this version alone (Algorithm 1's r_(i-1))
             messages = list(opening)
         messages.append(Message("assistant", reply.text))

@@ -155,3 +155,21 @@ def aggregate(reward: str, summaries: Sequence[Mapping[str, Any]]) -> dict[str, 
             s["train_reward_parts"] for s in summaries if s.get("train_reward_parts")
         ),
     }
+
+
+def result_text(result: Mapping[str, Any]) -> str:
+    """A finished training run in three lines (``lorekit laws train`` prints them):
+    the mean score over seeds, the best achievements, where the run is kept.
+    ``result`` is what :func:`lorekit.laws.rl.train` returns."""
+    se = result["score_se"]
+    spread = "" if se is None else f" ± {se:.2f}"
+    rates = sorted(result["success_rates"].items(), key=lambda kv: -kv[1])
+    top = ", ".join(f"{name} {rate:.0f}%" for name, rate in rates[:6] if rate > 0) or "none"
+    return "\n".join(
+        [
+            f"reward {result['reward']}: crafter score {result['score_mean']:.2f}%{spread} "
+            f"over seeds {result['seeds']}",
+            f"top achievements: {top}",
+            f"run {result['run_id']} in {result['store']}; files in {result['out']}",
+        ]
+    )

@@ -79,7 +79,7 @@ def state_from_record(state: Mapping[str, Any]) -> LawState:
 
     Accepts the laws record format (``attributes``/``tools``/``materials``,
     ``face``, ``nearby`` as 3x3 rows) and
-    :func:`lorekit.envs.crafter.records.structured_state`'s (``faced``,
+    :func:`lorekit.laws.transitions.structured_state`'s (``faced``,
     ``neighbourhood``); raises ``ValueError`` naming a missing key.
     """
     try:

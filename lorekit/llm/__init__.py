@@ -12,7 +12,9 @@ from lorekit.llm.accounting import (
     UsageLedger,
     tokens_label,
 )
+from lorekit.llm.ask import Answer, Attempt, NoAnswer, ParseError, ask
 from lorekit.llm.base import (
+    DEFAULT_PARAMS,
     LLM,
     Completion,
     Message,
@@ -20,7 +22,6 @@ from lorekit.llm.base import (
     RequestParams,
     Usage,
     as_messages,
-    make_params,
 )
 from lorekit.llm.cache import CachedLLM, CacheMode, SQLiteCache, request_key
 from lorekit.llm.calls import CallRecord, CallSink
@@ -60,8 +61,11 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "DEFAULT_PARAMS",
     "DEFAULT_ROLE",
     "LLM",
+    "Answer",
+    "Attempt",
     "CacheMiss",
     "CacheMode",
     "CachedLLM",
@@ -87,7 +91,9 @@ __all__ = [
     "Message",
     "MessageLike",
     "MeteredLLM",
+    "NoAnswer",
     "OpenAICompatLLM",
+    "ParseError",
     "Price",
     "PriceTable",
     "RequestParams",
@@ -101,8 +107,8 @@ __all__ = [
     "Usage",
     "UsageLedger",
     "as_messages",
+    "ask",
     "call_with_retries",
-    "make_params",
     "request_key",
     "tokens_label",
 ]

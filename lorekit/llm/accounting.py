@@ -18,7 +18,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from lorekit.llm.base import LLM, Completion, MessageLike, Usage, as_messages, make_params
+from lorekit.llm.base import (
+    DEFAULT_PARAMS,
+    LLM,
+    Completion,
+    MessageLike,
+    RequestParams,
+    Usage,
+    as_messages,
+)
 from lorekit.llm.calls import CallRecord, CallSink
 from lorekit.llm.errors import LLMError
 
@@ -164,28 +172,14 @@ class MeteredLLM:
         return self.inner.model
 
     async def complete(
-        self,
-        messages: Sequence[MessageLike] | str,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        stop: Sequence[str] | str | None = None,
-        response_format: Mapping[str, Any] | None = None,
-        sample: int = 0,
+        self, messages: Sequence[MessageLike] | str, params: RequestParams | None = None
     ) -> Completion:
         msgs = as_messages(messages)
-        params = make_params(temperature, max_tokens, stop, response_format, sample)
+        params = params if params is not None else DEFAULT_PARAMS
         started = time.time()
         t0 = time.perf_counter()
         try:
-            out = await self.inner.complete(
-                msgs,
-                temperature=params.temperature,
-                max_tokens=params.max_tokens,
-                stop=params.stop,
-                response_format=params.response_format,
-                sample=params.sample,
-            )
+            out = await self.inner.complete(msgs, params=params)
         except Exception as exc:
             latency = time.perf_counter() - t0
             billed = exc.usage if isinstance(exc, LLMError) else None

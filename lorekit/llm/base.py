@@ -104,17 +104,55 @@ class Completion:
     finish_reason: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class RequestParams:
-    """The sampling parameters of one request, in canonical form."""
+    """The sampling parameters of one request, validated and in canonical form.
 
-    temperature: float = 0.0
-    max_tokens: int | None = None
-    stop: tuple[str, ...] | None = None
-    response_format: Mapping[str, Any] | None = None
-    sample: int = 0
+    One object travels from the caller through every wrapper to the backend,
+    so the rules live here once: ``temperature`` within [0, 2], ``max_tokens``
+    a positive int or None, ``sample`` an int >= 0, ``stop`` a tuple (a single
+    string is one stop sequence; an empty list is no stop), and a copy of
+    ``response_format`` (a caller mutating its dict later cannot change a cache
+    key). ``sample`` tells apart otherwise identical requests: at temperature
+    > 0, sample 0 and sample 1 are two draws that caches keep apart; servers
+    never see it.
+    """
+
+    temperature: float
+    max_tokens: int | None
+    stop: tuple[str, ...] | None
+    response_format: Mapping[str, Any] | None
+    sample: int
+
+    def __init__(
+        self,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        stop: Sequence[str] | str | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        sample: int = 0,
+    ) -> None:
+        if not 0.0 <= float(temperature) <= 2.0:
+            raise ValueError(f"temperature must be within [0, 2], got {temperature}")
+        if max_tokens is not None and (
+            isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0
+        ):
+            raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+        if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
+            raise ValueError(f"sample must be an int >= 0, got {sample!r}")
+        stops = (stop,) if isinstance(stop, str) else (tuple(stop) if stop else None)
+        if stops is not None and not all(isinstance(s, str) for s in stops):
+            raise ValueError(f"stop must be a string or a list of strings, got {stop!r}")
+        fmt = dict(response_format) if response_format else None
+        # frozen: the fields are set once, here, in their canonical form
+        object.__setattr__(self, "temperature", float(temperature))
+        object.__setattr__(self, "max_tokens", max_tokens)
+        object.__setattr__(self, "stop", stops)
+        object.__setattr__(self, "response_format", fmt)
+        object.__setattr__(self, "sample", sample)
 
     def to_dict(self) -> dict[str, Any]:
+        """The canonical form that cache keys and call records are made of."""
         return {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
@@ -124,35 +162,19 @@ class RequestParams:
         }
 
 
-def make_params(
-    temperature: float = 0.0,
-    max_tokens: int | None = None,
-    stop: Sequence[str] | str | None = None,
-    response_format: Mapping[str, Any] | None = None,
-    sample: int = 0,
-) -> RequestParams:
-    """Validate and canonicalise request parameters (one place for all backends)."""
-    if not 0.0 <= float(temperature) <= 2.0:
-        raise ValueError(f"temperature must be within [0, 2], got {temperature}")
-    if max_tokens is not None and (
-        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0
-    ):
-        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
-    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
-        raise ValueError(f"sample must be an int >= 0, got {sample!r}")
-    stops = (stop,) if isinstance(stop, str) else (tuple(stop) if stop else None)
-    # Copy the format so a caller mutating its dict later cannot change a cache key.
-    fmt = dict(response_format) if response_format else None
-    return RequestParams(float(temperature), max_tokens, stops, fmt, sample)
+DEFAULT_PARAMS = RequestParams()
+"""What ``complete(messages)`` asks with: temperature 0, no limits, sample 0."""
 
 
 @runtime_checkable
 class LLM(Protocol):
     """An asynchronous chat model.
 
-    ``sample`` distinguishes otherwise identical requests: at temperature > 0
-    a caller asking for sample 0 and sample 1 wants two different draws, and
-    the cache keys them apart. Backends that cannot use it ignore it.
+    A request is the messages and one :class:`RequestParams`; wrappers hand
+    the same object on, so what a caller asked for reaches the backend, the
+    cache key and the call record unchanged (forwarded as ``params=params``,
+    so a wrapper that passes ``**kwargs`` on works too). Backends that cannot
+    use ``params.sample`` ignore it.
     """
 
     @property
@@ -161,15 +183,10 @@ class LLM(Protocol):
         ...
 
     async def complete(
-        self,
-        messages: Sequence[MessageLike] | str,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        stop: Sequence[str] | str | None = None,
-        response_format: Mapping[str, Any] | None = None,
-        sample: int = 0,
-    ) -> Completion: ...
+        self, messages: Sequence[MessageLike] | str, params: RequestParams | None = None
+    ) -> Completion:
+        """Answer ``messages``; ``params`` None means :data:`DEFAULT_PARAMS`."""
+        ...
 
 
 def estimate_tokens(text: str) -> int:

@@ -22,11 +22,12 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from lorekit.llm.base import (
+    DEFAULT_PARAMS,
     LLM,
     Completion,
     Message,
@@ -34,7 +35,6 @@ from lorekit.llm.base import (
     RequestParams,
     Usage,
     as_messages,
-    make_params,
 )
 from lorekit.llm.errors import CacheMiss, LLMError
 from lorekit.textsafe import storable_row
@@ -163,26 +163,12 @@ class CachedLLM:
         return self.inner.model
 
     async def complete(
-        self,
-        messages: Sequence[MessageLike] | str,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        stop: Sequence[str] | str | None = None,
-        response_format: Mapping[str, Any] | None = None,
-        sample: int = 0,
+        self, messages: Sequence[MessageLike] | str, params: RequestParams | None = None
     ) -> Completion:
+        params = params if params is not None else DEFAULT_PARAMS
         if self.mode == "off":
-            return await self.inner.complete(
-                messages,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                stop=stop,
-                response_format=response_format,
-                sample=sample,
-            )
+            return await self.inner.complete(messages, params=params)
         msgs = as_messages(messages)
-        params = make_params(temperature, max_tokens, stop, response_format, sample)
         body = request_json(self.model, msgs, params)
         key = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
         hit = self.cache.get(key)
@@ -215,26 +201,12 @@ class CachedLLM:
                 return Completion(
                     done.text, done.usage, done.model, done.latency_s, True, done.finish_reason
                 )
-            return await self.complete(
-                msgs,
-                temperature=params.temperature,
-                max_tokens=params.max_tokens,
-                stop=params.stop,
-                response_format=params.response_format,
-                sample=params.sample,
-            )
+            return await self.complete(msgs, params=params)
         self.misses += 1
         future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
         try:
-            out = await self.inner.complete(
-                msgs,
-                temperature=params.temperature,
-                max_tokens=params.max_tokens,
-                stop=params.stop,
-                response_format=params.response_format,
-                sample=params.sample,
-            )
+            out = await self.inner.complete(msgs, params=params)
         except asyncio.CancelledError:
             future.cancel()
             raise

@@ -11,11 +11,11 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Protocol
+from typing import Protocol
 
-from lorekit.llm.base import LLM, Completion, MessageLike
+from lorekit.llm.base import LLM, Completion, MessageLike, RequestParams
 
 
 class Limiter:
@@ -109,21 +109,7 @@ class LimitedLLM:
         return self.inner.model
 
     async def complete(
-        self,
-        messages: Sequence[MessageLike] | str,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        stop: Sequence[str] | str | None = None,
-        response_format: Mapping[str, Any] | None = None,
-        sample: int = 0,
+        self, messages: Sequence[MessageLike] | str, params: RequestParams | None = None
     ) -> Completion:
         async with self.limiter.acquire():
-            return await self.inner.complete(
-                messages,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                stop=stop,
-                response_format=response_format,
-                sample=sample,
-            )
+            return await self.inner.complete(messages, params=params)

@@ -35,13 +35,13 @@ from urllib.parse import urlparse
 import openai
 
 from lorekit.llm.base import (
+    DEFAULT_PARAMS,
     Completion,
     Message,
     MessageLike,
     RequestParams,
     Usage,
     as_messages,
-    make_params,
 )
 from lorekit.llm.errors import (
     LLMAuthError,
@@ -161,22 +161,15 @@ class OpenAICompatLLM:
         return f"OpenAICompatLLM(model={self._model!r}, endpoint={self._endpoint!r})"
 
     async def complete(
-        self,
-        messages: Sequence[MessageLike] | str,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        stop: Sequence[str] | str | None = None,
-        response_format: Mapping[str, Any] | None = None,
-        sample: int = 0,
+        self, messages: Sequence[MessageLike] | str, params: RequestParams | None = None
     ) -> Completion:
         """Ask the server for one chat completion, retrying transient failures.
 
-        ``sample`` is accepted for the protocol but not sent: it only tells
-        caches apart repeated draws, and servers have no use for it.
+        ``params.sample`` is not sent: it only tells caches apart repeated
+        draws, and servers have no use for it.
         """
         msgs = as_messages(messages)
-        params = make_params(temperature, max_tokens, stop, response_format, sample)
+        params = params if params is not None else DEFAULT_PARAMS
         request = self._request_kwargs(msgs, params)
         return await call_with_retries(
             lambda: self._attempt(msgs, request),

@@ -22,11 +22,12 @@ import inspect
 import math
 import random
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from lorekit.llm.base import (
+    DEFAULT_PARAMS,
     Completion,
     Message,
     MessageLike,
@@ -34,7 +35,6 @@ from lorekit.llm.base import (
     as_messages,
     estimate_tokens,
     estimate_usage,
-    make_params,
 )
 from lorekit.llm.errors import ScriptExhausted
 
@@ -164,17 +164,10 @@ class ScriptedLLM:
         return None
 
     async def complete(
-        self,
-        messages: Sequence[MessageLike] | str,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        stop: Sequence[str] | str | None = None,
-        response_format: Mapping[str, Any] | None = None,
-        sample: int = 0,
+        self, messages: Sequence[MessageLike] | str, params: RequestParams | None = None
     ) -> Completion:
         msgs = as_messages(messages)
-        params = make_params(temperature, max_tokens, stop, response_format, sample)
+        params = params if params is not None else DEFAULT_PARAMS
         delay = self._latency(self._rng) if self._latency is not None else 0.0
         answer = await self._pick(msgs)
         if answer is None:
@@ -197,8 +190,8 @@ class ScriptedLLM:
             raise answer
         text = _apply_stop(answer, params.stop)
         finish = "stop"
-        if max_tokens is not None and estimate_tokens(text) > max_tokens:
-            text, finish = text[: max_tokens * 4], "length"
+        if params.max_tokens is not None and estimate_tokens(text) > params.max_tokens:
+            text, finish = text[: params.max_tokens * 4], "length"
         self.calls.append(ScriptedCall(msgs, params, text, None))
         # No server counted these tokens: the usage is an estimate and says so.
         return Completion(text, estimate_usage(msgs, text), self._model, delay, False, finish)

@@ -19,6 +19,7 @@ from lorekit.sandbox.errors import (
     ForbiddenSyntax,
     LimitExceeded,
     MemoryLimitExceeded,
+    NoOSSandbox,
     OutputLimitExceeded,
     PolicyViolation,
     PredicateError,
@@ -30,8 +31,9 @@ from lorekit.sandbox.errors import (
     TimeLimitExceeded,
     WorkerKilled,
 )
+from lorekit.sandbox.isolation import UnsafeSandboxWarning
 from lorekit.sandbox.policy import DEFAULT_IMPORTS, Limits, Policy
-from lorekit.sandbox.pool import WorkerPool, shared_pool
+from lorekit.sandbox.pool import WorkerPool, check_os_layer, shared_pool
 from lorekit.sandbox.predicate import Predicate, PredicateLimits, compile_predicate
 from lorekit.sandbox.proxy import ApiCall
 from lorekit.sandbox.result import SandboxResult
@@ -52,6 +54,7 @@ __all__ = [
     "LimitExceeded",
     "Limits",
     "MemoryLimitExceeded",
+    "NoOSSandbox",
     "OutputLimitExceeded",
     "Policy",
     "PolicyViolation",
@@ -66,8 +69,10 @@ __all__ = [
     "SandboxSession",
     "SandboxUnavailable",
     "TimeLimitExceeded",
+    "UnsafeSandboxWarning",
     "WorkerKilled",
     "WorkerPool",
+    "check_os_layer",
     "compile_predicate",
     "run_code",
     "run_code_async",

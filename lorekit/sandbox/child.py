@@ -40,7 +40,7 @@ from typing import Any
 HEADER = struct.Struct(">I")
 MAX_MESSAGE_CHARS = 2_000
 guard: Any = None  # the guard module, imported from this directory in main()
-_ARMED: list[Any] = []  # a session's first-violation reader, armed by its first job
+_ARMED: list[bool] = []  # whether a session's first job armed the audit hook
 
 
 class ApiCallRejected(TypeError):
@@ -279,6 +279,9 @@ def describe(
     if exc is None:
         return None
     line, where = _location(exc)
+    if isinstance(exc, guard.Stop):  # the audit hook's refusal (it keeps no record here)
+        kind, message = _text(exc.kind), _text(exc.message)
+        return {"kind": kind, "message": message, "line": line, "where": where}
     report: dict[str, Any] = {"line": line, "where": where, "exc_type": type(exc).__name__}
     if isinstance(exc, SyntaxError):
         report.update(kind="CodeError", message=_text(exc.msg), line=exc.lineno)
@@ -328,7 +331,9 @@ def compile_pieces(job: dict[str, Any], denied: frozenset[str]) -> list[Any] | d
                 "line": problem[0],
                 "where": where,
             }
-        compiled.append(compile(guard.instrument(tree), filename, "exec"))
+        # dont_inherit: this file's `from __future__ import annotations` must not
+        # turn the code's annotations into strings (library code evaluates those)
+        compiled.append(compile(guard.instrument(tree), filename, "exec", dont_inherit=True))
     return compiled
 
 
@@ -376,11 +381,9 @@ def run_job(
         set_limits(limits)
     reserve = bytearray(1 << 20)  # released on MemoryError so the report fits
     failure: BaseException | None = None
-    if job.get("later") and _ARMED:  # the hook stays from the first job; no second one
-        first_violation = _ARMED[0]
-    else:
-        first_violation = guard.arm(int(limits["max_files_written"]), alarm_fd)
-        _ARMED[:] = [first_violation]
+    if not (job.get("later") and _ARMED):  # the hook stays from the first job; no second one
+        guard.arm(int(limits["max_files_written"]), alarm_fd, denied)
+        _ARMED[:] = [True]
     guard.STATE.running = True
     signal.setitimer(signal.ITIMER_REAL, wall, 0.05)
     signal.setitimer(signal.ITIMER_PROF, float(limits["cpu_s"]), 0.05)
@@ -401,7 +404,7 @@ def run_job(
         del reserve
         namespace.clear()
         gc.collect()
-    report = describe(failure, limits, first_violation())
+    report = describe(failure, limits, guard.STATE.violation)
     return {"op": "done", "output": out.take_new(), "error": report}
 
 

@@ -151,6 +151,15 @@ class SandboxUnavailable(SandboxError):
     kind = "SandboxUnavailable"
 
 
+class NoOSSandbox(SandboxUnavailable):
+    """Workers would run without the OS layer, and nobody asked for that by name.
+
+    Raised instead of starting a worker behind the in-process guard alone:
+    ``message`` is one line saying what is missing, how to get it and the
+    option that accepts the risk (``unsafe_no_os_sandbox``).
+    """
+
+
 class PredicateRejected(SandboxError):
     """``compile_predicate`` refused the source; ``line`` points at the culprit."""
 

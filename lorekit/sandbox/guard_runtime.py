@@ -7,13 +7,19 @@ same rules the syntax check applies to names written in the source:
 - a name is coerced to an exact ``str`` first (``str.__str__``), so a
   ``str`` subclass cannot lie to ``startswith``, ``==`` or ``hash``;
 - dunders outside a short allowlist and the policy's denied names are
-  refused; underscore names only on the code's *own* classes and objects;
+  refused; an underscore name only where attribute lookup would find it
+  in one of the code's *own* classes: the lookup is followed as the
+  interpreter does it, through the metaclass too (``Enum._convert_`` lives
+  on ``EnumType``, not on the code's enum), and a foreign ``__getattr__``
+  never answers one;
+- class keywords (``class E(enum.Enum, _simple=True)``) are public names;
 - ``type(name, bases, dict)`` (and every metaclass derived from the
   sandbox's ``type``) refuses dunder keys outside a small set and vets
   ``__match_args__``; class patterns in ``match`` are vetted before they run;
-- library functions that read or write attributes named by the caller, or
-  rewrite other modules (``functools.update_wrapper``, ``enum.global_enum``,
-  ``dataclasses.make_dataclass``), are wrapped or hidden in module views.
+- library functions that read or write attributes named by the caller,
+  evaluate annotations or rewrite other modules (``functools.update_wrapper``,
+  ``singledispatch``, ``enum.global_enum``, ``dataclasses.make_dataclass``)
+  are wrapped (``guard_gadgets``) or hidden in module views.
 
 A violation calls the ``stop`` function the guard passes in, which records
 it and returns the exception to raise.
@@ -23,7 +29,6 @@ from __future__ import annotations
 
 import builtins
 import enum
-import functools
 import sys
 import types
 import weakref
@@ -31,8 +36,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from lorekit.sandbox import guard_gadgets as gadgets
     from lorekit.sandbox import guard_syntax as syntax
 else:  # in the worker this directory is on sys.path, the package is not
+    import guard_gadgets as gadgets
     import guard_syntax as syntax
 
 Stopper = Callable[[str, str], BaseException]
@@ -54,15 +61,7 @@ _OPEN_KEYWORDS = frozenset({"buffering", "encoding", "errors", "newline"})
 #: Metaclasses of the standard library that define attribute or isinstance
 #: hooks for their own bookkeeping; class patterns may use their classes.
 _TRUSTED_METACLASSES: tuple[type, ...] = (enum.EnumType,)
-
-
-def exact_str(value: object, what: str = "attribute name") -> str:
-    """``value`` as a plain ``str`` with no subclass methods left to lie."""
-    if _real_type(value) is str:
-        return value
-    if isinstance(value, str):
-        return str.__str__(value)  # a copy of the characters, as an exact str
-    raise TypeError(f"{what} must be a string, not {_real_type(value).__name__}")
+exact_str = gadgets.exact_str
 
 
 class Rules:
@@ -85,19 +84,37 @@ class Rules:
     def refuse(self, message: str) -> BaseException:
         return self.stop("ForbiddenOperation", message)
 
-    def owns(self, obj: object) -> bool:
-        """Whether a private name on ``obj`` belongs to the code's own classes."""
-        cls = obj if isinstance(obj, _real_type) else _real_type(obj)
-        return any(self.is_own(k) for k in _mro(cls))
-
     def private_ok(self, obj: object, name: str) -> bool:
+        """Whether ``obj.name`` (a private name) resolves to something the code owns.
+
+        Where the name is defined decides, found as ``getattr`` would find
+        it: for a class, a data descriptor of its metaclass, then the
+        class's own MRO, then the metaclass's; for anything else, its
+        class's MRO (an instance attribute is the code's if its class is).
+        A name found nowhere would reach ``__getattr__``: only the code's own.
+        """
         if name in syntax.PUBLIC_UNDERSCORE:
             return True
-        cls = obj if isinstance(obj, _real_type) else _real_type(obj)
-        for klass in _mro(cls):
-            if name in _class_dict(klass):
-                return self.is_own(klass)
-        return self.owns(obj)
+        kind = _real_type(obj)
+        is_class = issubclass(kind, _real_type)
+        definer = _defined_in(_mro(kind), name)
+        if is_class:
+            meta = definer
+            if meta is None or not _is_data_descriptor(_class_dict(meta)[name]):
+                definer = _defined_in(_mro(obj), name) or meta
+        if definer is not None:
+            return self.is_own(definer)
+        hooks = [k for k in _mro(kind) if "__getattr__" in _class_dict(k)]
+        if any(not self.is_own(k) for k in hooks):
+            return False  # a foreign __getattr__ would be handed the name
+        own = _mro(obj) if is_class else _mro(kind)
+        return any(self.is_own(k) for k in own)
+
+    def class_keywords(self, keywords: dict[str, Any]) -> None:
+        """Refuse private class keywords: they are a metaclass's internals."""
+        for key in keywords:
+            if _real_type(key) is not str or key.startswith("_"):
+                raise self.refuse(f"class keyword {key!r} is not allowed")
 
     def name(self, obj: object, name: object) -> str:
         """The checked, exact name for an attribute access on ``obj``."""
@@ -161,6 +178,20 @@ class Rules:
                     break
 
 
+def _defined_in(mro: tuple[type, ...], name: str) -> type | None:
+    for klass in mro:
+        if name in _class_dict(klass):
+            return klass
+    return None
+
+
+def _is_data_descriptor(value: object) -> bool:
+    kind = _real_type(value)
+    return _defined_in(_mro(kind), "__set__") is not None or (
+        _defined_in(_mro(kind), "__delete__") is not None
+    )
+
+
 def _describe(obj: object) -> str:
     cls = obj if isinstance(obj, _real_type) else _real_type(obj)
     return f"{cls.__module__}.{cls.__qualname__}"
@@ -185,6 +216,7 @@ def make_type(rules: Rules) -> type:
                 return sandbox_type if found is _real_type else found
             if len(args) == 3:
                 rules.class_dict(args[2])
+                rules.class_keywords(kwargs)
             target = _real_type if cls is sandbox_type else cls
             made = _real_type.__call__(target, *args, **kwargs)
             if isinstance(made, _real_type):
@@ -210,89 +242,13 @@ def make_build_class(rules: Rules) -> Callable[..., Any]:
     real = builtins.__build_class__
 
     def build_class(func: Any, name: str, *bases: Any, **kwargs: Any) -> Any:
+        rules.class_keywords({k: v for k, v in kwargs.items() if k != "metaclass"})
         cls = real(func, name, *bases, **kwargs)
         if isinstance(cls, _real_type):
             rules.adopt(cls)
         return cls
 
     return build_class
-
-
-# ---------------------------------------------------------------- gadgets
-
-
-def _wrapper_names(rules: Rules, given: object, default: tuple[str, ...]) -> tuple[str, ...]:
-    names = tuple(exact_str(n) for n in given)  # type: ignore[attr-defined]
-    extra = [n for n in names if n not in default]
-    if extra:
-        raise rules.refuse(f"functools wrapper attributes are limited to {default}, got {extra}")
-    return names
-
-
-def _guarded_functools(rules: Rules) -> dict[str, Any]:
-    assigned0, updated0 = functools.WRAPPER_ASSIGNMENTS, functools.WRAPPER_UPDATES
-
-    def update_wrapper(
-        wrapper: Any, wrapped: Any, assigned: Any = assigned0, updated: Any = updated0
-    ) -> Any:
-        return functools.update_wrapper(
-            wrapper,
-            wrapped,
-            _wrapper_names(rules, assigned, assigned0),
-            _wrapper_names(rules, updated, updated0),
-        )
-
-    def wraps(wrapped: Any, assigned: Any = assigned0, updated: Any = updated0) -> Any:
-        assigned = _wrapper_names(rules, assigned, assigned0)
-        updated = _wrapper_names(rules, updated, updated0)
-        return functools.partial(
-            update_wrapper, wrapped=wrapped, assigned=assigned, updated=updated
-        )
-
-    update_wrapper.__doc__ = functools.update_wrapper.__doc__
-    wraps.__doc__ = functools.wraps.__doc__
-    return {"update_wrapper": update_wrapper, "wraps": wraps}
-
-
-def _guarded_dataclasses(rules: Rules) -> dict[str, Any]:
-    import dataclasses
-
-    def make_dataclass(cls_name: Any, fields: Any, *args: Any, **kwargs: Any) -> Any:
-        checked = []
-        for item in fields:
-            parts = (item,) if isinstance(item, str) else tuple(item)
-            name = exact_str(parts[0], "field name")
-            if not name.isidentifier() or name.startswith("_"):
-                raise rules.refuse(f"make_dataclass: field name {name!r} is not a public name")
-            checked.append(name if len(parts) == 1 else (name, *parts[1:]))
-        namespace = kwargs.get("namespace")
-        if namespace is not None:
-            rules.class_dict(namespace)
-        made = dataclasses.make_dataclass(exact_str(cls_name), checked, *args, **kwargs)
-        rules.adopt(made)
-        return made
-
-    make_dataclass.__doc__ = dataclasses.make_dataclass.__doc__
-    return {"make_dataclass": make_dataclass}
-
-
-def _guarded_typing(rules: Rules, sandbox_type: type) -> dict[str, Any]:
-    import typing
-
-    def get_origin(tp: Any) -> Any:
-        found = typing.get_origin(tp)
-        return sandbox_type if found is _real_type else found
-
-    get_origin.__doc__ = typing.get_origin.__doc__
-    return {"get_origin": get_origin}
-
-
-#: Per module: a factory of replacements for public names the view would show.
-_GUARDED: dict[str, Callable[[Rules, type], dict[str, Any]]] = {
-    "functools": lambda rules, _: _guarded_functools(rules),
-    "dataclasses": lambda rules, _: _guarded_dataclasses(rules),
-    "typing": _guarded_typing,
-}
 
 
 # ---------------------------------------------------------------- module views
@@ -326,7 +282,7 @@ def build_views(
             and key not in skip
             and not isinstance(value, types.ModuleType)
         }
-        guarded = _GUARDED.get(full)
+        guarded = gadgets.GUARDED.get(full)
         if guarded is not None:
             attrs.update((k, v) for k, v in guarded(rules, sandbox_type).items() if k in attrs)
         views[full] = ModuleView(full, attrs)

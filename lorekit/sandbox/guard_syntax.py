@@ -163,7 +163,34 @@ def check_tree(tree: ast.AST, denied: frozenset[str]) -> tuple[int, str] | None:
     return line, reason
 
 
+#: Module attributes code may read but never rebind: ``__name__`` is the
+#: module every class and function made afterwards claims to live in, and
+#: the standard library looks that module up (``dataclasses`` runs generated
+#: code with its globals, ``namedtuple`` and ``enum`` record it).
+READ_ONLY_NAMES = frozenset({"__name__"})
+
+
+def _bound_names(node: ast.AST) -> list[str]:
+    """The plain names a node binds (assignment targets, imports, handlers, ...)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+        return [node.id]
+    if isinstance(node, ast.alias):
+        return [node.asname or node.name.partition(".")[0]]
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return list(node.names)
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+        return [node.name] if node.name else []
+    if isinstance(node, ast.MatchMapping):
+        return [node.rest] if node.rest else []
+    return []
+
+
 def _check_node(node: ast.AST, denied: frozenset[str]) -> str | None:
+    rebound = READ_ONLY_NAMES.intersection(_bound_names(node))
+    if rebound:
+        return f"binding {min(rebound)!r} is not allowed (read it, never assign it)"
     if isinstance(node, ast.Attribute):
         if node.attr in ("format", "format_map"):
             receiver = node.value

@@ -5,6 +5,13 @@ capabilities, ``no_new_privs``, seccomp mode, namespace ids) and
 :func:`verify` judges them against this process. Whatever is missing is said
 once per process as an :class:`IsolationWarning` and in ``lorekit doctor``,
 never silently.
+
+Fail closed: without the OS layer itself (no bubblewrap, bubblewrap that
+cannot start, a worker outside its namespaces or running as root) no worker
+starts at all, :class:`~lorekit.sandbox.errors.NoOSSandbox` says why in one
+line, unless the caller asked for it by the one name that says it is unsafe:
+``unsafe_no_os_sandbox=True`` in Python, ``--unsafe-no-os-sandbox`` on the
+commands, ``$LOREKIT_UNSAFE_NO_OS_SANDBOX=1`` for a whole process.
 """
 
 from __future__ import annotations
@@ -13,21 +20,115 @@ import contextlib
 import os
 import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from lorekit.sandbox import confine
-from lorekit.sandbox.errors import SandboxUnavailable
+from lorekit.sandbox.errors import NoOSSandbox, SandboxUnavailable
 from lorekit.sandbox.seccomp import seccomp_program
 
 IsolationMode = Literal["auto", "required", "off"]
 ISOLATION_ENV = "LOREKIT_SANDBOX_ISOLATION"
+UNSAFE_ENV = "LOREKIT_UNSAFE_NO_OS_SANDBOX"
+UNSAFE_OPTION = "--unsafe-no-os-sandbox"
 NAMESPACES = ("user", "pid", "net", "mnt", "ipc", "uts")
+#: Layers without which a worker counts as running outside the OS layer.
+CORE_LAYERS = frozenset(
+    {
+        "user namespace",
+        "pid namespace",
+        "net namespace",
+        "mnt namespace",
+        "unprivileged uid",
+        "no capabilities",
+    }
+)
+HOW_TO_GET_IT = "a pip install cannot bring bubblewrap; `lorekit doctor` checks every layer"
+HOW_TO_OVERRIDE = (
+    f"or pass {UNSAFE_OPTION} (Python: unsafe_no_os_sandbox=True) to run it behind the "
+    "in-process guard alone, which does not contain fork bombs, signals or files written by "
+    "code that gets past it"
+)
 
 
 class IsolationWarning(RuntimeWarning):
     """A layer of the OS sandbox is unavailable; workers run with less isolation."""
+
+
+class UnsafeSandboxWarning(IsolationWarning):
+    """Model-written code runs without the OS layer, because the caller asked for it."""
+
+
+def unsafe_allowed(requested: bool | None = None) -> bool:
+    """Whether running without the OS layer was asked for: explicitly, else by ``$UNSAFE_ENV``."""
+    if requested is not None:
+        return bool(requested)
+    value = os.environ.get(UNSAFE_ENV, "").strip().lower()
+    if value in ("", "0", "false", "no"):
+        return False
+    if value in ("1", "true", "yes"):
+        return True
+    raise ValueError(f"${UNSAFE_ENV} must be 1 or 0, got {value!r}")
+
+
+@contextlib.contextmanager
+def unsafe_for_this_command(enabled: bool) -> Iterator[None]:
+    """``$LOREKIT_UNSAFE_NO_OS_SANDBOX=1`` while a command runs (``enabled``), then as before.
+
+    The variable, not a flag in this process, so that the processes a run
+    starts (a Ray actor's sandbox pool) are told the same.
+    """
+    if not enabled:
+        yield
+        return
+    before = os.environ.get(UNSAFE_ENV)
+    os.environ[UNSAFE_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(UNSAFE_ENV, None)
+        else:
+            os.environ[UNSAFE_ENV] = before
+
+
+def _gaps(missing: Sequence[Layer], *, fixes: bool = True) -> str:
+    return "; ".join(
+        f"{layer.name}: {layer.detail}" + (f" (fix: {layer.fix})" if layer.fix and fixes else "")
+        for layer in missing
+    )
+
+
+def _fixes(missing: Sequence[Layer]) -> str:
+    found = [layer.fix for layer in missing if layer.fix]
+    return " and ".join(dict.fromkeys(found)) or "apt-get install bubblewrap"
+
+
+def refusal(missing: Sequence[Layer]) -> NoOSSandbox:
+    """The one-line refusal to start a worker outside the OS layer."""
+    what = _gaps(missing, fixes=False)
+    return NoOSSandbox(
+        f"model-written code is not run without the sandbox's OS layer ({what}); get it "
+        f"with {_fixes(missing)} ({HOW_TO_GET_IT}), {HOW_TO_OVERRIDE}"
+    )
+
+
+def warn_unsafe(missing: Sequence[Layer]) -> None:
+    """The loud warning of a pool that runs code outside the OS layer, as asked."""
+    warnings.warn(
+        f"UNSAFE ({UNSAFE_OPTION}): model-written code runs WITHOUT the sandbox's OS layer "
+        f"({_gaps(missing, fixes=False)}), behind the in-process guard alone, which does not "
+        "contain fork bombs, signals or files written by code that gets past it; get the OS "
+        f"layer with {_fixes(missing)} ({HOW_TO_GET_IT})",
+        UnsafeSandboxWarning,
+        stacklevel=3,
+    )
+
+
+def outside_os_layer(layers: Sequence[Layer]) -> list[Layer]:
+    """The missing layers of a started worker that mean it is not under the OS layer."""
+    return [layer for layer in layers if not layer.active and layer.name in CORE_LAYERS]
 
 
 @dataclass(frozen=True)
@@ -63,11 +164,7 @@ class IsolationReport:
     def summary(self) -> str:
         if self.complete:
             return "sandbox OS isolation: every layer active"
-        gaps = "; ".join(
-            f"{layer.name}: {layer.detail}" + (f" (fix: {layer.fix})" if layer.fix else "")
-            for layer in self.missing()
-        )
-        return f"sandbox OS isolation incomplete: {gaps}"
+        return f"sandbox OS isolation incomplete: {_gaps(self.missing())}"
 
 
 def isolation_mode(requested: str | None = None) -> IsolationMode:
@@ -163,12 +260,7 @@ def static_layers(bwrap: str | None, setpriv: str | None, program: bytes | None)
     layers = []
     if bwrap is None:
         layers.append(
-            Layer(
-                "bubblewrap",
-                False,
-                "bwrap is not installed; workers run with the in-process guard only",
-                "apt-get install bubblewrap",
-            )
+            Layer("bubblewrap", False, "bwrap is not installed", "apt-get install bubblewrap")
         )
     if os.geteuid() == 0 and setpriv is None:
         layers.append(

@@ -54,7 +54,9 @@ def run_code(
     answers) run first in the same namespace and under the same rules.
     ``api_state`` reads the API's state attributes (``{"holding": "nothing"}``):
     the code sees them as plain attributes of the proxy, refreshed after every call.
-    Raises ``SandboxUnavailable`` only if no worker process can be started.
+    Raises ``SandboxUnavailable`` only if no worker process can be started,
+    its subclass ``NoOSSandbox`` where it would start outside the OS layer
+    without ``WorkerPool(unsafe_no_os_sandbox=True)`` (or the variable).
     """
     limits = limits or DEFAULT_LIMITS
     policy = policy or DEFAULT_POLICY

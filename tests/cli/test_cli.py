@@ -13,7 +13,7 @@ from _cli import run_cli
 from lorekit import __version__
 from lorekit.eval.store import RunStore
 from lorekit.llm import CallRecord, Completion, Message, Usage
-from lorekit.llm.base import make_params
+from lorekit.llm.base import RequestParams
 from lorekit.llm.testing import Fault, OpenAICompatServer
 
 
@@ -28,7 +28,7 @@ def make_store(path: Path) -> str:
                     "executor",
                     "m",
                     (Message("user", "q"),),
-                    make_params(),
+                    RequestParams(),
                     time.time(),
                     0.1,
                     Completion("a", Usage(10, 2), "m"),

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from lorekit.cli.errors import run_cli
-from lorekit.cli.laws_extract import extract, progress_path
+from lorekit.laws.commands.extract import extract
+from lorekit.laws.extract_progress import progress_path
 
 
 def _state(wood: int, face: str) -> dict[str, Any]:

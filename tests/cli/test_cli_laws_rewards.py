@@ -7,7 +7,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from lorekit.cli.laws_rewards import rewards_cmd
+from lorekit.laws.commands.rewards import rewards_cmd
 from lorekit.laws.records import LawRecord, write_records
 from lorekit.laws.rewards import PredicateSet
 from lorekit.llm.testing import OpenAICompatServer

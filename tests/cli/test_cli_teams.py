@@ -472,3 +472,16 @@ def test_served_models_on_the_virtual_clock_are_refused(
     code, _, err = run_cli(args, capsys)
     assert code == 2 and "--clock virtual: served models (default) take real time" in err, err
     assert team.played == [] and not (tmp_path / "runs.sqlite3").exists()
+
+
+def test_the_summary_names_the_tasks_it_was_given(
+    tmp_path: Path, config: Path, team: FakeTeam, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not a bare ``tasks: --task`` line (issue 42, item 12): the ids the run was given."""
+    tasks = ["--task", WOOD, "--task", STONE, "--task", WOOD]
+    code, out, err = run_cli(_args(tmp_path, config, *tasks), capsys)
+    assert code == 0, err
+    assert f"tasks: --task {WOOD}, {STONE}\n" in out
+    from lorekit.cli.team_options import task_provenance
+
+    assert task_provenance(["a", "b", "c", "d", "e"]) == "--task a, b, c and 2 more"

@@ -11,9 +11,9 @@ import pytest
 from _cli import run_cli
 
 from lorekit.agents.teams import build_org, run_team, simulated_roles
-from lorekit.envs.clock import VirtualClock
-from lorekit.envs.crafter.party import CrafterParty
-from lorekit.envs.crafter.teamworld import TeamWorld
+from lorekit.agents.teams.clock import VirtualClock
+from lorekit.agents.teams.world.party import CrafterParty
+from lorekit.agents.teams.world.teamworld import TeamWorld
 from lorekit.eval.store import RunStore
 
 DOCS = (Path(__file__).resolve().parents[2] / "docs" / "teams.md").read_text(encoding="utf-8")

@@ -4,6 +4,7 @@ type, and each run config (a YAML block with ``roles:``) loads."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from pathlib import Path
@@ -81,3 +82,35 @@ CONFIGS = [(page, body) for page, body in blocks("yaml") if re.search(r"^roles:"
 def test_run_config_samples_load(page: str, body: str) -> None:
     assert CONFIGS
     parse_config(safe_load(body), source=page)
+
+
+def _runs_with_roles() -> list[tuple[str, str, list[str]]]:
+    """``lorekit run ENV --agent A ... --role R=M`` samples: (page, agent, roles)."""
+    out = []
+    for page, args in COMMANDS:
+        if args[:1] != ["run"] or "--role" not in args:
+            continue
+        flags = dict(itertools.pairwise(args))
+        agent = flags.get("--agent") or flags.get("-a")
+        roles = [args[i + 1].partition("=")[0] for i, a in enumerate(args[:-1]) if a == "--role"]
+        if agent:
+            out.append((page, agent, roles))
+    return out
+
+
+ROLE_SAMPLES = _runs_with_roles()
+
+
+def test_there_are_role_samples_to_check() -> None:
+    assert any(agent == "agentkit-crafter" for _, agent, _ in ROLE_SAMPLES)
+
+
+@pytest.mark.parametrize(
+    ("page", "agent", "roles"), ROLE_SAMPLES, ids=[a for _, a, _ in ROLE_SAMPLES]
+)
+def test_role_samples_name_roles_the_agent_has(page: str, agent: str, roles: list[str]) -> None:
+    from lorekit.agents import declared_roles, make_agent
+
+    has = declared_roles(make_agent(agent))
+    assert has is not None
+    assert set(roles) <= set(has), f"{page}: --role {sorted(set(roles) - set(has))} for {agent}"

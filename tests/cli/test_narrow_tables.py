@@ -16,7 +16,7 @@ from rich.table import Table
 from lorekit.eval.report import render_run
 from lorekit.eval.store import RunStore
 from lorekit.llm import CallRecord, Completion, Message, Usage
-from lorekit.llm.base import make_params
+from lorekit.llm.base import RequestParams
 from lorekit.tables import fit_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,7 +46,7 @@ def store_with_calls(path: Path, group: str = "depth-2") -> str:
             ep.add_step("obs", "get 1 stick", 0.0, False, {})
             call = Completion("a", Usage(123_456, 7_890), "m")
             record = CallRecord(
-                "executor", "m", (Message("user", "q"),), make_params(), time.time(), 1.5, call
+                "executor", "m", (Message("user", "q"),), RequestParams(), time.time(), 1.5, call
             )
             ep.add_llm_call(record)
             ep.finish(success=ok, reward=1.0 if ok else 0.0, info={"stop_reason": "done"})

@@ -63,3 +63,48 @@ def test_stderr_progress_is_quiet_when_piped(capsys: pytest.CaptureFixture[str])
     with stderr_progress("work") as progress:
         progress(1, 2)
     assert capsys.readouterr().err == ""
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_log_gets_a_line_every_interval_with_the_time_left() -> None:
+    import io
+
+    from rich.console import Console
+
+    from lorekit.progress import ProgressReport
+
+    log = io.StringIO()
+    clock = FakeClock()
+    report = ProgressReport("engine steps", 200, console=Console(file=log), every_s=30, clock=clock)
+    assert report.mode == "lines"  # a StringIO is no terminal
+    with report:
+        for done in range(1, 201):
+            clock.now += 1.0  # one step a second
+            report.update(done, stats="3 records")
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 200 // 30 + 1  # every 30 s, and one at the end
+    assert lines[0] == "engine steps 30/200 (15%), 0:00:30 elapsed, about 0:02:50 left, 3 records"
+    assert lines[-1].startswith("engine steps 200/200 (100%), 0:03:20 elapsed")
+    assert "left" not in lines[-1]
+
+
+def test_a_short_job_leaves_the_log_clean() -> None:
+    import io
+
+    from rich.console import Console
+
+    from lorekit.progress import ProgressReport
+
+    log = io.StringIO()
+    clock = FakeClock()
+    with ProgressReport("games", console=Console(file=log), clock=clock) as report:
+        clock.now = 29.0
+        report.update(5, 10)
+    assert log.getvalue() == ""

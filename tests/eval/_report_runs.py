@@ -138,7 +138,7 @@ async def team_run(path: Path, n: int = 2) -> str:
 async def spring_run(path: Path) -> str:
     """One short SPRING episode on Crafter (its notes hold a graph pass per step)."""
     from lorekit.agents import make_agent
-    from lorekit.agents.spring.simulation import spring_model
+    from lorekit.agents.spring.testing import spring_model
     from lorekit.envs import make
 
     env = make("crafter")

@@ -12,7 +12,7 @@ from lorekit.eval.prices import PriceError, load_prices, price_table, spent
 from lorekit.eval.reproduce import load_all
 from lorekit.eval.store import RunStore
 from lorekit.llm import CallRecord, Completion, Message, Usage
-from lorekit.llm.base import make_params
+from lorekit.llm.base import RequestParams
 
 
 def test_the_default_table_is_dated_and_prices_every_paper_model() -> None:
@@ -94,7 +94,7 @@ def _call(model: str, prompt: int, completion: int, *, cached: bool = False) -> 
     usage = Usage(prompt, completion)
     out = Completion("a", usage, model=model, cached=cached)
     return CallRecord(
-        "executor", model, (Message("user", "q"),), make_params(), time.time(), 0.1, out
+        "executor", model, (Message("user", "q"),), RequestParams(), time.time(), 0.1, out
     )
 
 

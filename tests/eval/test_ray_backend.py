@@ -212,3 +212,64 @@ def test_a_dead_actor_fails_its_episode_only_and_is_replaced(
     assert eps[doomed].status == "error" and "died" in (eps[doomed].error or "")
     assert all(e.success for t, e in eps.items() if t != doomed)
     assert backend.replaced == 1
+
+
+class AsksThenOracle:
+    """Asks its model once (the answer goes to the notes), then plays the oracle."""
+
+    name = "asks-then-oracle"
+
+    async def run(self, env: Any, task: Any, roles: Any, recorder: Any, *, seed: Any = None) -> Any:
+        from lorekit.agents import OracleAgent
+
+        said = (await roles["default"].complete(f"{task.id}?")).text
+        traj = await OracleAgent().run(env, task, roles, recorder, seed=seed)
+        traj.notes["said"] = said
+        return traj
+
+
+def fresh_scripted_models() -> Any:
+    """The per-episode factory an actor makes once: a new list script per episode."""
+    from lorekit.llm import Roles, ScriptedLLM
+
+    return lambda task, seed: Roles(ScriptedLLM(["first", "second"], model=f"m{seed}"))
+
+
+def test_actors_build_each_episodes_own_models(
+    cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``make_episode_roles``: every episode on an actor starts its script over, and
+    its calls come back into the driver's store under its own episode."""
+    from ray import cloudpickle
+
+    from lorekit.envs import EnvSpec
+    from lorekit.eval.ray_backend import RayBackend
+    from lorekit.eval.remote import HostRecipe
+    from lorekit.eval.runner import plan_episodes, run_eval
+
+    for key, value in RAY_ENV.items():
+        monkeypatch.setenv(key, value)
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
+    env = EnvSpec("textcraft", {})
+    specs = plan_episodes(env.make().tasks("test")[:6])
+    recipe = HostRecipe(env, AsksThenOracle, None, make_episode_roles=fresh_scripted_models)
+    backend = RayBackend(recipe, actors=2, per_actor=2, address=cluster)
+    backend.start()
+    try:
+        with RunStore(tmp_path / "r.sqlite3") as db:
+            res = asyncio.run(
+                run_eval(
+                    db, env_factory=env, agent=AsksThenOracle(), episodes=specs,
+                    run_id="fresh", concurrency=4, backend=backend,
+                )
+            )  # fmt: skip
+            eps = db.episodes("fresh")
+            calls = {e.episode_key: db.llm_calls("fresh", e.episode_key) for e in eps}
+    finally:
+        backend.close()
+        ray.shutdown()
+    assert res.played == 6 and res.errors == 0
+    assert all(e.info["notes"]["said"] == "first" for e in eps)
+    assert {k: [(c["answer"], c["model"]) for c in v] for k, v in calls.items()} == {
+        s.key: [("first", f"m{s.seed}")] for s in specs
+    }

@@ -299,3 +299,45 @@ def test_the_run_filter_leaves_previous_in_reach(driver: Any, layout_report: Pat
     driver.find_element("id", "prev-episode").click()  # reachable: nothing intercepts it
     assert text(driver, "#episode-title") != before and "#0" in text(driver, "#episode-title")
     assert console_errors(driver) == []
+
+
+def test_the_viewer_reloads_itself_when_episodes_arrive(driver: Any, tmp_path: Path) -> None:
+    """An open page polls /version and reloads when the store changes, keeping the
+    episode shown and the filters; no reload by hand."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    path = tmp_path / "live.sqlite3"
+    with RunStore(path) as store:
+        store.create_run("live", env="textcraft", agent="react", config={})
+        for i in range(3):
+            with store.episode("live", f"k{i}", index=i, task_id=f"t{i}", task_group="g") as ep:
+                ep.add_step("look", "a room", 0.0, False, {"valid": True})
+                ep.finish(success=i != 1, reward=1.0 if i != 1 else 0.0)
+    server = ReportServer(path, ["live"], live_every_s=1)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        open_page(driver, server.url)
+        driver.find_element("id", "next-episode").click()
+        shown = text(driver, "#episode-title")
+        driver.find_element("id", "text-filter").send_keys("t")
+        assert len(driver.find_elements("css selector", "#episode-list li")) == 3
+        with (
+            RunStore(path) as store,
+            store.episode("live", "k3", index=3, task_id="t3", task_group="g") as ep,
+        ):
+            ep.add_step("look", "a room", 0.0, False, {"valid": True})
+            ep.finish(success=True, reward=1.0)
+        WebDriverWait(driver, 60).until(
+            lambda d: len(d.find_elements("css selector", "#episode-list li")) == 4
+        )
+        WebDriverWait(driver, 20).until(
+            lambda d: d.execute_script("return document.body.dataset.ready") == "1"
+        )
+        assert text(driver, "#episode-title") == shown  # the same episode, after the reload
+        assert driver.find_element("id", "text-filter").get_attribute("value") == "t"
+        assert console_errors(driver) == []
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

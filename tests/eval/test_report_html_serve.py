@@ -170,3 +170,27 @@ def test_allowed_host() -> None:
     assert allowed_host("LOCALHOST.:80", 80) and allowed_host("[::1]", 80)
     for host in ("[::1]x", "[::2]:80", "localhost:80:80", "localhost:８０", "0.0.0.0:80"):
         assert not allowed_host(host, 80), host
+
+
+def _version(srv: ReportServer) -> str:
+    with urllib.request.urlopen(srv.url + "version", timeout=30) as answer:
+        assert answer.headers["Content-Type"].startswith("text/plain")
+        return str(answer.read().decode("ascii"))
+
+
+def test_version_changes_with_the_store_and_the_page_knows_its_own(
+    tmp_path: Path,
+) -> None:
+    path = _store(tmp_path / "runs.sqlite3", episodes=2)
+    with serving(ReportServer(path, ["big"])) as srv:
+        first = _version(srv)
+        assert first == _version(srv)  # nothing changed: the same token
+        page = urllib.request.urlopen(srv.url, timeout=30).read().decode("utf-8")
+        assert f'"version": "{first}"' in page or f'"version":"{first}"' in page
+        with RunStore(path) as store, store.episode("big", "k9", index=9, task_id="t9",
+                                                    task_group="g") as ep:  # fmt: skip
+            ep.finish(success=True, reward=1.0)
+        assert _version(srv) != first
+    with serving(ReportServer(path, ["big"], live_every_s=None)) as quiet:
+        page = urllib.request.urlopen(quiet.url, timeout=30).read().decode("utf-8")
+        assert '"live": null' in page or '"live":null' in page

@@ -15,7 +15,7 @@ from lorekit.eval.show import render_episode
 from lorekit.eval.store import SCHEMA_VERSION, RunStore
 from lorekit.eval.store_schema import SCHEMA_SQL
 from lorekit.llm import CallRecord, Completion, Message, Usage, UsageLedger
-from lorekit.llm.base import make_params
+from lorekit.llm.base import RequestParams
 
 
 def record(
@@ -30,7 +30,7 @@ def record(
         "executor",
         "m",
         (Message("user", "q"),),
-        make_params(),
+        RequestParams(),
         1000.0,
         0.1,
         comp,

@@ -1,4 +1,4 @@
-"""The scripted extractor models (lorekit.laws.simulation) through the real extractor.
+"""The scripted extractor models (lorekit.laws.testing) through the real extractor.
 
 The records below follow an invented law, unlike crafter's in every part, so
 a model that read crafter's rules instead of the prompts could not pass."""
@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from lorekit.cli.errors import run_cli
-from lorekit.cli.laws_extract import extract
+from lorekit.laws.commands.extract import extract
 from lorekit.laws.experience import Experience
 from lorekit.laws.extract import extract_experience
 from lorekit.laws.extract_parse import FormError, parse_answer
-from lorekit.laws.simulation import careful_answer, careful_model, careless, careless_model
+from lorekit.laws.testing import careful_answer, careful_model, careless, careless_model
 from lorekit.llm import ScriptedLLM
 
 # Invented: collecting a sapling needs a stone sword, two coal, a furnace

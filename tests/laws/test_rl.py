@@ -306,7 +306,7 @@ def _laws() -> None:
 
 
 def _cli() -> click.Group:
-    from lorekit.cli.laws_train import train as command
+    from lorekit.laws.commands.train import train as command
 
     _laws.add_command(command)
     return _laws

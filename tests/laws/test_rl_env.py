@@ -288,7 +288,7 @@ def test_training_without_torch_says_how_to_install_it(monkeypatch: pytest.Monke
 
 
 def test_the_train_command_offers_every_reward_variant() -> None:
-    from lorekit.cli.laws_train import REWARDS
+    from lorekit.laws.commands.train import REWARDS
     from lorekit.laws.rl_env import REWARD_VARIANTS
 
     assert REWARDS == REWARD_VARIANTS
@@ -298,7 +298,7 @@ def test_our_penalty_variant_is_labelled_as_ours_where_variants_are_chosen() -> 
     # laws+small-penalty is our reading of the penalty, not the paper's design
     from click.testing import CliRunner
 
-    from lorekit.cli.laws_train import train
+    from lorekit.laws.commands.train import train
 
     shown = "".join(CliRunner().invoke(train, ["--help"]).output.split())
     assert "laws+small-penaltyisourvariant" in shown  # wrapped lines joined

@@ -18,6 +18,7 @@ from lorekit.llm import (
     UsageLedger,
     tokens_label,
 )
+from lorekit.llm.base import RequestParams
 
 
 def test_price_cost() -> None:
@@ -44,7 +45,7 @@ def test_ledger_counts_per_role_and_prices_by_model() -> None:
 async def test_metered_llm_sends_every_call_to_sink() -> None:
     seen: list[CallRecord] = []
     llm = MeteredLLM(ScriptedLLM(["hi", RuntimeError("down")]), "executor", sink=seen.append)
-    await llm.complete([{"role": "user", "content": "q"}], temperature=0.3, sample=1)
+    await llm.complete([{"role": "user", "content": "q"}], RequestParams(temperature=0.3, sample=1))
     with pytest.raises(RuntimeError):
         await llm.complete("again")
     assert [r.ok for r in seen] == [True, False]
@@ -117,7 +118,7 @@ async def test_metered_llm_keeps_the_usage_of_a_failed_call() -> None:
     seen: list[CallRecord] = []
     llm = MeteredLLM(ScriptedLLM([cut]), "executor", sink=seen.append)
     with pytest.raises(LLMLengthError):
-        await llm.complete("q", max_tokens=16)
+        await llm.complete("q", RequestParams(max_tokens=16))
     row = llm.ledger.by_role["executor"]
     assert (row.errors, row.prompt_tokens, row.completion_tokens, row.error_tokens) == (
         1,

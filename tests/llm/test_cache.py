@@ -15,7 +15,7 @@ from lorekit.llm import (
     UsageLedger,
     request_key,
 )
-from lorekit.llm.base import make_params
+from lorekit.llm.base import RequestParams
 
 
 def counter_llm() -> ScriptedLLM:
@@ -43,11 +43,11 @@ async def test_hit_and_miss(tmp_path: Path) -> None:
 async def test_cache_survives_reopen_and_replays(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite3"
     rec = CachedLLM(counter_llm(), path)
-    a = await rec.complete("q1", temperature=0.7, sample=2)
+    a = await rec.complete("q1", RequestParams(temperature=0.7, sample=2))
     rec.cache.close()
     replay_inner = counter_llm()
     replay = CachedLLM(replay_inner, path, mode="replay")
-    b = await replay.complete("q1", temperature=0.7, sample=2)
+    b = await replay.complete("q1", RequestParams(temperature=0.7, sample=2))
     assert b.cached and b.text == a.text and replay_inner.calls == []
     with pytest.raises(CacheMiss, match="replay mode") as info:
         await replay.complete("never seen")
@@ -57,24 +57,24 @@ async def test_cache_survives_reopen_and_replays(tmp_path: Path) -> None:
 async def test_sample_and_params_separate_requests(tmp_path: Path) -> None:
     inner = counter_llm()
     llm = CachedLLM(inner, tmp_path / "c.sqlite3")
-    s0 = await llm.complete("q", temperature=1.0, sample=0)
-    s1 = await llm.complete("q", temperature=1.0, sample=1)
+    s0 = await llm.complete("q", RequestParams(temperature=1.0, sample=0))
+    s1 = await llm.complete("q", RequestParams(temperature=1.0, sample=1))
     assert s0.text != s1.text and len(inner.calls) == 2
-    await llm.complete("q", temperature=1.0, sample=0, stop=["x"])
-    await llm.complete("q", temperature=0.5, sample=0)
-    await llm.complete("q", temperature=1.0, sample=0, max_tokens=50)
+    await llm.complete("q", RequestParams(temperature=1.0, sample=0, stop=["x"]))
+    await llm.complete("q", RequestParams(temperature=0.5, sample=0))
+    await llm.complete("q", RequestParams(temperature=1.0, sample=0, max_tokens=50))
     assert len(inner.calls) == 5
-    assert (await llm.complete("q", temperature=1.0, sample=1)).cached
+    assert (await llm.complete("q", RequestParams(temperature=1.0, sample=1))).cached
 
 
 def test_key_is_canonical() -> None:
     msgs = (Message("user", "hi"),)
-    k1 = request_key("m", msgs, make_params(0, None, None, {"type": "json_object", "a": 1}))
-    k2 = request_key("m", msgs, make_params(0.0, None, None, {"a": 1, "type": "json_object"}))
+    k1 = request_key("m", msgs, RequestParams(0, None, None, {"type": "json_object", "a": 1}))
+    k2 = request_key("m", msgs, RequestParams(0.0, None, None, {"a": 1, "type": "json_object"}))
     assert k1 == k2
-    assert k1 != request_key("m2", msgs, make_params())
-    assert request_key("m", msgs, make_params(stop="x")) == request_key(
-        "m", msgs, make_params(stop=["x"])
+    assert k1 != request_key("m2", msgs, RequestParams())
+    assert request_key("m", msgs, RequestParams(stop="x")) == request_key(
+        "m", msgs, RequestParams(stop=["x"])
     )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from lorekit.llm import CachedLLM, CacheMiss, Message, ScriptedLLM, request_key
-from lorekit.llm.base import make_params
+from lorekit.llm.base import RequestParams
 
 BASE: dict[str, Any] = {
     "temperature": 0.7,
@@ -52,18 +52,18 @@ def counting() -> ScriptedLLM:
 async def test_changing_one_parameter_misses_the_cache(tmp_path: Path, field: str) -> None:
     inner = counting()
     llm = CachedLLM(inner, tmp_path / "c.sqlite3")
-    first = await llm.complete(MESSAGES, **BASE)
+    first = await llm.complete(MESSAGES, RequestParams(**BASE))
     changed = {**BASE, **CHANGES[field]}
-    second = await llm.complete(MESSAGES, **changed)
+    second = await llm.complete(MESSAGES, RequestParams(**changed))
     assert not second.cached and second.text != first.text
     assert len(inner.calls) == 2
     # the changed request reached the model with the changed value
     name = field.split()[0]
-    assert inner.calls[-1].params == make_params(**changed)
+    assert inner.calls[-1].params == RequestParams(**changed)
     assert getattr(inner.calls[-1].params, name) != getattr(inner.calls[0].params, name)
     # and both are now cached apart
-    assert (await llm.complete(MESSAGES, **BASE)).text == first.text
-    assert (await llm.complete(MESSAGES, **changed)).text == second.text
+    assert (await llm.complete(MESSAGES, RequestParams(**BASE))).text == first.text
+    assert (await llm.complete(MESSAGES, RequestParams(**changed))).text == second.text
     assert len(inner.calls) == 2
 
 
@@ -72,7 +72,9 @@ async def test_json_mode_request_never_gets_a_plain_cached_answer(tmp_path: Path
     await llm.complete("give me the facts")
     replay = CachedLLM(counting(), llm.cache, mode="replay")
     with pytest.raises(CacheMiss, match="replay mode has no recorded answer"):
-        await replay.complete("give me the facts", response_format={"type": "json_object"})
+        await replay.complete(
+            "give me the facts", RequestParams(response_format={"type": "json_object"})
+        )
 
 
 @pytest.mark.parametrize(
@@ -98,27 +100,27 @@ async def test_changing_the_messages_misses_the_cache(
 ) -> None:
     inner = counting()
     llm = CachedLLM(inner, tmp_path / "c.sqlite3")
-    await llm.complete(MESSAGES, **BASE)
-    assert not (await llm.complete(other, **BASE)).cached
+    await llm.complete(MESSAGES, RequestParams(**BASE))
+    assert not (await llm.complete(other, RequestParams(**BASE))).cached
     assert len(inner.calls) == 2
 
 
 async def test_the_model_name_is_part_of_the_key(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite3"
     first = CachedLLM(counting(), path)
-    await first.complete(MESSAGES, **BASE)
+    await first.complete(MESSAGES, RequestParams(**BASE))
     other_inner = ScriptedLLM(default="from m2", model="m2")
     other = CachedLLM(other_inner, first.cache)
-    answer = await other.complete(MESSAGES, **BASE)
+    answer = await other.complete(MESSAGES, RequestParams(**BASE))
     assert not answer.cached and answer.text == "from m2" and len(other_inner.calls) == 1
 
 
 def test_each_field_changes_request_key() -> None:
     msgs = (Message("system", "be brief"), Message("user", "hi"))
-    base = request_key("m", msgs, make_params(**BASE))
-    keys = {request_key("m", msgs, make_params(**{**BASE, **c})) for c in CHANGES.values()}
-    keys.add(request_key("m2", msgs, make_params(**BASE)))
-    keys.add(request_key("m", msgs[1:], make_params(**BASE)))
+    base = request_key("m", msgs, RequestParams(**BASE))
+    keys = {request_key("m", msgs, RequestParams(**{**BASE, **c})) for c in CHANGES.values()}
+    keys.add(request_key("m2", msgs, RequestParams(**BASE)))
+    keys.add(request_key("m", msgs[1:], RequestParams(**BASE)))
     assert base not in keys and len(keys) == len(CHANGES) + 2
     # an empty format is no format: the same request
-    assert request_key("m", msgs, make_params(**{**BASE, "response_format": {}})) == base
+    assert request_key("m", msgs, RequestParams(**{**BASE, "response_format": {}})) == base

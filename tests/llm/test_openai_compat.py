@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from lorekit.llm.base import LLM, Message
+from lorekit.llm.base import LLM, Message, RequestParams
 from lorekit.llm.errors import (
     LLMAuthError,
     LLMConnectionError,
@@ -110,13 +110,10 @@ async def test_satisfies_the_llm_protocol(srv: OpenAICompatServer) -> None:
 async def test_parameters_reach_the_server_only_when_set(srv: OpenAICompatServer) -> None:
     schema = {"type": "json_object"}
     async with client(srv) as llm:
-        await llm.complete("plain", sample=3)
+        await llm.complete("plain", RequestParams(sample=3))
         out = await llm.complete(
             "one two STOP three",
-            temperature=0.7,
-            max_tokens=2,
-            stop="STOP",
-            response_format=schema,
+            RequestParams(temperature=0.7, max_tokens=2, stop="STOP", response_format=schema),
         )
     plain, tuned = (r.body for r in srv.requests)
     assert plain is not None and tuned is not None
@@ -146,7 +143,7 @@ async def test_bad_messages_fail_before_any_request(srv: OpenAICompatServer) -> 
         with pytest.raises(ValueError, match="content"):
             await llm.complete([{"role": "user"}])
         with pytest.raises(ValueError, match="temperature"):
-            await llm.complete("hi", temperature=5.0)
+            await llm.complete("hi", RequestParams(temperature=5.0))
     assert srv.request_count == 0
 
 

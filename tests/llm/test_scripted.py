@@ -6,8 +6,9 @@ import time
 
 import pytest
 
-from lorekit.envs.clock import VirtualClock, join
+from lorekit.agents.teams.clock import VirtualClock, join
 from lorekit.llm import LLM, LLMServerError, Message, ScriptedLLM, ScriptExhausted
+from lorekit.llm.base import RequestParams
 from lorekit.llm.scripted import Latency
 
 
@@ -72,10 +73,10 @@ async def test_exception_answers_are_raised() -> None:
 
 async def test_stop_and_max_tokens_behave_like_a_server() -> None:
     llm = ScriptedLLM(default="Thought: x\nAction: get 1 stick\nObservation: fake")
-    out = await llm.complete("q", stop=["\nObservation:"])
+    out = await llm.complete("q", RequestParams(stop=["\nObservation:"]))
     assert out.text == "Thought: x\nAction: get 1 stick"
     assert out.finish_reason == "stop"
-    cut = await llm.complete("q", max_tokens=2)
+    cut = await llm.complete("q", RequestParams(max_tokens=2))
     assert len(cut.text) == 8 and cut.finish_reason == "length"
     assert out.usage.prompt_tokens >= 1 and out.usage.completion_tokens >= 1
 
@@ -110,7 +111,7 @@ def test_bad_construction_is_rejected() -> None:
 async def test_bad_requests_are_rejected() -> None:
     llm = ScriptedLLM(default="x")
     with pytest.raises(ValueError, match="temperature"):
-        await llm.complete("q", temperature=3.0)
+        await llm.complete("q", RequestParams(temperature=3.0))
     with pytest.raises(ValueError, match="at least one message"):
         await llm.complete([])
     with pytest.raises(ValueError, match="role"):

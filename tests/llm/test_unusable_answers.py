@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from lorekit.llm.base import RequestParams
 from lorekit.llm.errors import (
     LLMAnswerError,
     LLMAuthError,
@@ -70,7 +71,7 @@ async def fail_once(srv: OpenAICompatServer, fault: Fault, **kw: Any) -> LLMErro
     srv.inject(fault)
     async with client(srv) as llm:
         with pytest.raises(LLMError) as info:
-            await llm.complete(PROMPT, **kw)
+            await llm.complete(PROMPT, RequestParams(**kw))
     return info.value
 
 
@@ -139,7 +140,7 @@ async def test_answer_without_usage_block_is_marked_estimated(srv: OpenAICompatS
 
 async def test_partial_text_cut_at_length_is_still_an_answer(srv: OpenAICompatServer) -> None:
     async with client(srv) as llm:
-        out = await llm.complete(PROMPT, max_tokens=2)
+        out = await llm.complete(PROMPT, RequestParams(max_tokens=2))
     assert (out.text, out.finish_reason) == ("alpha beta", "length")
     assert srv.count(CHAT) == 1
 

@@ -1,10 +1,13 @@
-"""The escape corpus (``corpus/escapes.yaml``): every route stays shut.
+"""The escape corpus (``corpus/escapes.yaml``): every route stays shut, on either layer.
 
 Each case is run in a warm worker and must fail with an acceptable error,
 and, more to the point, its goal must not have happened: the marker outside
 the work dir does not exist, the parent's secret and forged output did not
 come back, no worker process outlived its run. An ordinary run follows each
-case and must still work (sibling workers and the pool are intact).
+case and must still work (sibling workers and the pool are intact). Every
+case runs twice: under the OS layer (``os``) and behind the in-process guard
+alone (``guard``), so a bypass of the guard fails here even where the OS
+layer would have contained what followed.
 """
 
 from __future__ import annotations
@@ -62,13 +65,24 @@ def test_corpus_is_large_and_covers_every_class() -> None:
     assert len(CASES) >= 40
     assert len({c["id"] for c in CASES}) == len(CASES)
     classes = {c["class"] for c in CASES}
-    assert {"str-subclass", "gadget", "match", "guard-state", "protocol", "os"} <= classes
+    assert {
+        "str-subclass",
+        "gadget",
+        "match",
+        "guard-state",
+        "protocol",
+        "os",
+        "metaclass",
+        "attribute-walk",
+    } <= classes
 
 
+@pytest.mark.parametrize("layers", ["os", "guard"])
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_escape_attempt_is_contained(
-    case: dict[str, Any], pool: WorkerPool, env: object, tmp_path: Path
+    case: dict[str, Any], layers: str, request: pytest.FixtureRequest, env: object, tmp_path: Path
 ) -> None:
+    pool: WorkerPool = request.getfixturevalue("os_pool" if layers == "os" else "guard_pool")
     marker = tmp_path / "escaped.marker"
     secret = f"secret-{os.getpid()}-{case['id']}"
     secret_path = tmp_path / "secret.txt"

@@ -23,7 +23,15 @@ from pathlib import Path
 import pytest
 from _procs import process_tree, processes_with
 
-from lorekit.sandbox import Limits, SandboxUnavailable, WorkerPool, confine, isolation, run_code
+from lorekit.sandbox import (
+    Limits,
+    NoOSSandbox,
+    SandboxUnavailable,
+    WorkerPool,
+    confine,
+    isolation,
+    run_code,
+)
 from lorekit.sandbox.errors import ProtocolViolation
 from lorekit.sandbox.isolation import make_plan
 from lorekit.sandbox.pool import probe_isolation
@@ -325,17 +333,21 @@ def test_parent_survives_hostile_frames() -> None:
     assert decode(strings)["output"] == "[" * 5000
 
 
-def test_missing_bubblewrap_warns_once_and_says_how_to_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_bubblewrap_refuses_unless_asked_and_says_how_to_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(confine, "find_tools", lambda: (None, "/usr/bin/setpriv"))
-    monkeypatch.setattr(isolation, "_warned", False)
+    monkeypatch.delenv(isolation.UNSAFE_ENV, raising=False)
     with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
         make_plan("required")
+    with pytest.raises(NoOSSandbox, match="apt-get install bubblewrap"):
+        WorkerPool(size=0, isolation="auto")  # fail closed (test_sandbox_fail_closed.py)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with WorkerPool(size=0, isolation="auto") as first, WorkerPool(size=0, isolation="auto"):
+        with WorkerPool(size=0, isolation="auto", unsafe_no_os_sandbox=True) as first:
             result = run_code("print(2 + 2)", pool=first, limits=LIMITS)
     assert result.output == "4\n"
-    gaps = [w for w in caught if issubclass(w.category, isolation.IsolationWarning)]
+    gaps = [w for w in caught if issubclass(w.category, isolation.UnsafeSandboxWarning)]
     assert len(gaps) == 1 and "bubblewrap" in str(gaps[0].message)
     assert not first.report.complete
 
@@ -346,7 +358,10 @@ def test_isolation_mode_is_validated(monkeypatch: pytest.MonkeyPatch) -> None:
         isolation.isolation_mode()
     monkeypatch.setenv(isolation.ISOLATION_ENV, "OFF")
     assert isolation.isolation_mode() == "off"
-    with WorkerPool(size=0) as pool:
+    with (
+        pytest.warns(isolation.UnsafeSandboxWarning, match="switched off"),
+        WorkerPool(size=0, unsafe_no_os_sandbox=True) as pool,
+    ):
         assert not pool.plan.confined
         assert "switched off" in pool.report.summary()
 
@@ -434,17 +449,22 @@ def test_a_kernel_that_refuses_namespaces_is_reported_not_hidden(
         WorkerPool(size=0, isolation="required") as strict,
     ):
         strict.acquire()
+    monkeypatch.delenv(isolation.UNSAFE_ENV, raising=False)
+    with (
+        pytest.raises(NoOSSandbox, match="unprivileged_userns_clone"),
+        WorkerPool(size=0, isolation="auto") as closed,
+    ):
+        run_code("print(6 * 7)", pool=closed, limits=LIMITS)  # fails closed
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with WorkerPool(size=0, isolation="auto") as pool:
+        with WorkerPool(size=0, isolation="auto", unsafe_no_os_sandbox=True) as pool:
             result = run_code("print(6 * 7)", pool=pool, limits=LIMITS)
             report = pool.report
-    assert result.output == "42\n"  # still works, on the in-process guard alone
+    assert result.output == "42\n"  # asked for: the in-process guard alone
     assert not report.confined and not report.complete
     assert "unprivileged_userns_clone" in report.summary()
-    assert [str(w.message) for w in caught if w.category is isolation.IsolationWarning] == [
-        report.summary() + " (details: lorekit doctor)"
-    ]
+    said = [str(w.message) for w in caught if w.category is isolation.UnsafeSandboxWarning]
+    assert len(said) == 1 and "create new namespace" in said[0]
 
 
 @needs_isolation

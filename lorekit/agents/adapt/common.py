@@ -22,7 +22,7 @@ from lorekit.agents.examples import EnvExamples, examples_for
 from lorekit.agents.prompts import PromptError, render
 from lorekit.envs.asyncenv import AsyncEnv, EnvLike, as_async
 from lorekit.envs.base import Task
-from lorekit.llm.base import Message
+from lorekit.llm.base import Message, RequestParams
 from lorekit.llm.roles import Roles
 
 
@@ -125,7 +125,8 @@ class AdaptContext:
         """
         self.budget.take()
         out = await self.roles[role].complete(
-            list(messages), temperature=temperature, max_tokens=max_tokens, stop=stop, sample=sample
+            list(messages),
+            RequestParams(temperature=temperature, max_tokens=max_tokens, stop=stop, sample=sample),
         )
         return out.text
 

@@ -33,11 +33,10 @@ import random
 import re
 import zlib
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
 
 from lorekit.agents.adapt.bridge import parse_goal
 from lorekit.envs.textcraft.recipes import RecipeBook, display_name, is_category
-from lorekit.llm.base import Completion, Message, MessageLike
+from lorekit.llm.base import DEFAULT_PARAMS, Completion, Message, MessageLike, RequestParams
 from lorekit.llm.scripted import ScriptedLLM
 
 ModelFn = Callable[..., str]
@@ -208,24 +207,11 @@ class SimulatedLLM(ScriptedLLM):
         super().__init__(fn=lambda messages: fn(messages, self._draw), model=model)
 
     async def complete(
-        self,
-        messages: Sequence[MessageLike] | str,
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        stop: Sequence[str] | str | None = None,
-        response_format: Mapping[str, Any] | None = None,
-        sample: int = 0,
+        self, messages: Sequence[MessageLike] | str, params: RequestParams | None = None
     ) -> Completion:
-        self._draw = sample if temperature > 0 else 0
-        return await super().complete(
-            messages,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            stop=stop,
-            response_format=response_format,
-            sample=sample,
-        )
+        params = params if params is not None else DEFAULT_PARAMS
+        self._draw = params.sample if params.temperature > 0 else 0
+        return await super().complete(messages, params=params)
 
 
 def textcraft_planner(book: RecipeBook) -> ModelFn:

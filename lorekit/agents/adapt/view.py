@@ -98,9 +98,11 @@ class AdaptView:
     def header(self, notes: Mapping[str, Any]) -> str | None:
         if not notes.get("method"):
             return None
+        budget = notes.get("call_budget")
+        calls = f"{notes.get('llm_calls')}" + (f"/{budget}" if budget is not None else "")
         return (
-            f"method={notes['method']}  model calls={notes.get('llm_calls')}"
-            f"/{notes.get('call_budget')}  depth reached={notes.get('depth_reached')}"
+            f"method={notes['method']}  model calls={calls}"
+            f"  depth reached={notes.get('depth_reached')}"
             f"  over-claims={notes.get('overclaims', 0)}"
         )
 

@@ -1,9 +1,9 @@
-"""What both AgentKit agents share beyond :mod:`lorekit.agents.graph_pass`: their texts
-and how a node's result reads as a line of history.
+"""What both AgentKit agents share beyond :class:`lorekit.agents.graph_agent.GraphAgent`:
+their texts and how a node's result reads as a line of history.
 
-The pass itself (spec check, set-up, the step note, errors, fallbacks) is
-:mod:`lorekit.agents.graph_pass`, the same code SPRING runs, so a step's note
-has SPRING's shape plus the pass's tokens.
+The loop and the pass (spec check, set-up, the step note, errors, fallbacks)
+are :mod:`lorekit.agents.graph_agent` and :mod:`lorekit.agents.graph_pass`, the
+same code SPRING runs, so a step's note has SPRING's shape plus the pass's tokens.
 """
 
 from __future__ import annotations

@@ -29,15 +29,16 @@ the episode with an error.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from lorekit.agents import graph_pass
 from lorekit.agents.agentkit.common import HERE, NOTE_STEPS, text_of, texts
-from lorekit.agents.base import Recorder, Trajectory
-from lorekit.envs.asyncenv import EnvLike
+from lorekit.agents.base import Episode
+from lorekit.agents.graph_agent import GraphAgent, GraphRun, NoAction
 from lorekit.envs.base import Task
 from lorekit.graph import Graph, NodeFailure
-from lorekit.llm.roles import Roles
 
 SPEC_PATH = HERE / "crafter.yaml"
 FINAL = "actor_final"
@@ -64,7 +65,18 @@ PER_STEP_KEYS = (
 )
 
 
-class AgentKitCrafterAgent:
+@dataclass(slots=True)
+class _Memory:
+    """What the agent keeps between passes of one episode, beside the database."""
+
+    lines: list[tuple[str, bool, str]] = field(default_factory=list)  # (skill, flagged, line)
+    under: dict[str, int] = field(default_factory=dict)  # steps played under each skill
+    feedbacks: dict[str, str] = field(default_factory=dict)  # one long-term reflection a skill
+    skill: str = ""  # the skill current when this step's pass began
+    feed: bool = False  # this step's pass runs the long-term reflection
+
+
+class AgentKitCrafterAgent(GraphAgent[_Memory]):
     """See the module docstring.
 
     ``max_steps``: graph passes per episode (each is 32 model calls at most).
@@ -76,9 +88,14 @@ class AgentKitCrafterAgent:
     ``spec``: another spec (it must keep ``actor_final`` and ``feed``).
     ``sequential``: one model call at a time. ``skip_asleep``: play ``noop``
     without asking while the player sleeps (crafter ignores actions then).
+
+    The loop is :class:`~lorekit.agents.graph_agent.GraphAgent`'s; this agent
+    fills the gates and history windows of each pass and reads ``actor_final``.
     """
 
     name = "agentkit-crafter"
+    note_key = "agentkit"
+    fallback_action = FALLBACK
 
     def __init__(
         self,
@@ -101,20 +118,22 @@ class AgentKitCrafterAgent:
             kb_refine_every=(kb_refine_every, 1),
             note_steps=(note_steps, 0),
         )
-        self.spec = graph_pass.load_checked(
+        loaded = graph_pass.load_checked(
             spec if spec is not None else SPEC_PATH, FINAL, PER_STEP_KEYS
         )
-        if FEED not in {n.key for n in self.spec.nodes}:
-            raise ValueError(f"{self.spec.source}: this agent needs a node {FEED!r}")
-        self.max_steps = max_steps
+        if FEED not in {n.key for n in loaded.nodes}:
+            raise ValueError(f"{loaded.source}: this agent needs a node {FEED!r}")
+        super().__init__(
+            loaded,
+            max_steps=max_steps,
+            sequential=sequential,
+            note_steps=note_steps,
+            skip_asleep=skip_asleep,
+        )
         self.max_repeats = max_repeats
         self.history_steps = history_steps
         self.feed_every = feed_every
         self.kb_refine_every = kb_refine_every
-        self.sequential = bool(sequential)
-        self.skip_asleep = bool(skip_asleep)
-        self.note_steps = note_steps
-        self.model_roles: tuple[str, ...] = graph_pass.model_roles(self.spec)
 
     def env_defaults(self, env_name: str) -> dict[str, Any]:
         """The detailed observation the spec reads, and the published agent's world:
@@ -124,91 +143,71 @@ class AgentKitCrafterAgent:
             raise ValueError("agentkit-crafter's questions are written for crafter only")
         return dict(ENV_DEFAULTS)
 
-    async def run(
-        self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
-    ) -> Trajectory:
-        ep, graph, log = await graph_pass.start(
-            self.spec, env, task, roles, recorder, seed, note_key="agentkit"
-        )
+    async def begin(
+        self, ep: Episode, task: Task, log: dict[str, Any], budget: int
+    ) -> tuple[dict[str, Any], _Memory]:
         names = await ep.env.candidate_actions()
         words = texts()
-        db = self.spec.initial_db(
-            {
-                "manual": words["crafter_manual"].strip(),
-                "goal": task.goal,
-                "actions": ", ".join(names),
-                "observation": ep.observation,
-                "previous_observation": words["no_previous_observation"],
-                "last_action": words["no_last_action"],
-                "history": words["no_history"],
-                "recent_history": words["no_history"],
-                "actor_history": words["no_history"],
-                "skill_history": words["no_history"],
-                "max_repeats": self.max_repeats,
-            }
-        )
+        values = {
+            "manual": words["crafter_manual"].strip(),
+            "goal": task.goal,
+            "actions": ", ".join(names),
+            "observation": ep.observation,
+            "previous_observation": words["no_previous_observation"],
+            "last_action": words["no_last_action"],
+            "history": words["no_history"],
+            "recent_history": words["no_history"],
+            "actor_history": words["no_history"],
+            "skill_history": words["no_history"],
+            "max_repeats": self.max_repeats,
+        }
         log.update(feeds=0, skills={})
-        lines: list[tuple[str, bool, str]] = []  # (skill, flagged, history line)
-        under: dict[str, int] = {}  # steps played under each skill
-        feedbacks: dict[str, str] = {}  # one long-term reflection per skill
-        for number in range(1, self.max_steps + 1):
-            if ep.done:
-                break
-            asleep = (
-                graph_pass.asleep_step(ep.observation, number, log, FALLBACK)
-                if self.skip_asleep
-                else None
-            )
-            if asleep is not None:
-                action = asleep
-            else:
-                skill = str(db["current_skill"])
-                flagged = [line for s, f, line in lines if s == skill and f]
-                feed = (
-                    bool(lines)
-                    and lines[-1][:2] == (skill, True)
-                    and len(flagged) % self.feed_every == 0
-                )
-                db["feed_due"] = "yes" if feed else ""
-                db["skill_history"] = "\n".join(flagged) or words["no_history"]
-                db["feedback"] = feedbacks.get(skill, words["no_feedback"])
-                review = number % self.kb_refine_every == 0 and bool(db["knowledge"])
-                db["kb_review"] = "yes" if review else ""
-                db["step_flagged"] = "no"
-                action = await self._decide(graph, db, number, log)
-                if feed:
-                    feedbacks[skill] = str(db["feedback"])
-                    log["feeds"] += 1
-                skill = str(db["current_skill"])
-                under[skill] = under.get(skill, 0) + 1
-                log["skills"] = dict(under)
-                flag = db["step_flagged"] == "yes"
-                lines.append((skill, flag, self._line(number, graph, action, flag)))
-                self._windows(db, lines, skill)
-            previous = ep.observation
-            await ep.act(action)
-            db.update(last_action=action, previous_observation=previous, observation=ep.observation)
-        if not ep.done:
-            ep.stop("budget")
-        return ep.trajectory
+        return values, _Memory()
 
-    async def _decide(self, graph: Graph, db: dict[str, Any], number: int, log: Any) -> str:
-        results, note = await graph_pass.one_pass(
-            graph,
-            db,
-            number=number,
-            log=log,
-            sequential=self.sequential,
-            note_steps=self.note_steps,
+    async def before_pass(self, run: GraphRun[_Memory]) -> None:
+        """The gates of this pass: the long-term reflection (``feed_due``) after
+        every ``feed_every``-th flagged step under a skill, the knowledge review
+        (``kb_review``) every ``kb_refine_every`` steps, and the skill's windows."""
+        db, mem, words = run.db, run.memory, texts()
+        skill = str(db["current_skill"])
+        flagged = [line for s, f, line in mem.lines if s == skill and f]
+        feed = (
+            bool(mem.lines)
+            and mem.lines[-1][:2] == (skill, True)
+            and len(flagged) % self.feed_every == 0
         )
+        mem.skill, mem.feed = skill, feed
+        db["feed_due"] = "yes" if feed else ""
+        db["skill_history"] = "\n".join(flagged) or words["no_history"]
+        db["feedback"] = mem.feedbacks.get(skill, words["no_feedback"])
+        review = run.number % self.kb_refine_every == 0 and bool(db["knowledge"])
+        db["kb_review"] = "yes" if review else ""
+        db["step_flagged"] = "no"
+
+    def choose(self, run: GraphRun[_Memory], results: Mapping[str, Any]) -> str:
+        """``actor_final``'s ``{action, repeats}`` as ``"action repeats"`` (the env
+        repeats it); a plain action when it is played once."""
         chosen = results.get(FINAL)
         if isinstance(chosen, dict) and "action" in chosen:
             repeats = int(chosen.get("repeats", 1))
             action = chosen["action"] if repeats == 1 else f"{chosen['action']} {repeats}"
-            return graph_pass.played(note, str(action))
+            return str(action)
         reason = chosen.error if isinstance(chosen, NodeFailure) else f"{chosen!r} is no action"
-        graph_pass.fell_back(log, note, FALLBACK, f"{FINAL}: {reason}")
-        return FALLBACK
+        raise NoAction(f"{FINAL}: {reason}")
+
+    def after_pass(self, run: GraphRun[_Memory], results: Mapping[str, Any], action: str) -> None:
+        """Keep the reflection's advice, count the step under its skill, and add
+        the step to the history windows."""
+        db, mem = run.db, run.memory
+        if mem.feed:
+            mem.feedbacks[mem.skill] = str(db["feedback"])
+            run.log["feeds"] += 1
+        skill = str(db["current_skill"])
+        mem.under[skill] = mem.under.get(skill, 0) + 1
+        run.log["skills"] = dict(mem.under)
+        flag = db["step_flagged"] == "yes"
+        mem.lines.append((skill, flag, self._line(run.number, run.graph, action, flag)))
+        self._windows(db, mem.lines, skill)
 
     def _windows(self, db: dict[str, Any], lines: list[tuple[str, bool, str]], skill: str) -> None:
         """The history windows of the published agent: ``history_steps`` (25) for the

@@ -30,12 +30,12 @@ def register(registry: Registry) -> None:
     registry.add_scripted(
         "crafter",
         "agentkit-crafter",
-        "lorekit.agents.agentkit.simulation:crafter_model",
-        "scripted AgentKit answers (lorekit.agents.agentkit.simulation)",
+        "lorekit.agents.agentkit.testing:crafter_model",
+        "scripted AgentKit answers (lorekit.agents.agentkit.testing)",
     )
     registry.add_scripted(
         "webshop",
         "agentkit-webshop",
-        "lorekit.agents.agentkit.simulation:webshop_model",
-        "scripted AgentKit answers (lorekit.agents.agentkit.simulation)",
+        "lorekit.agents.agentkit.testing:webshop_model",
+        "scripted AgentKit answers (lorekit.agents.agentkit.testing)",
     )

@@ -51,6 +51,7 @@ class AutoManualAgent:
     """The test-time planner: manual + (optionally) the build's skill library."""
 
     name = "automanual"
+    runs_model_code = True  # the planner's code: commands check the sandbox's OS layer first
 
     def __init__(
         self,

@@ -77,6 +77,7 @@ class AutoManualBuildAgent:
     """The building stage; one instance per build, played with concurrency 1."""
 
     name = "automanual-build"
+    runs_model_code = True  # the planner's code: commands check the sandbox's OS layer first
 
     def __init__(
         self,

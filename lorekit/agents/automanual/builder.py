@@ -21,11 +21,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from lorekit.agents.automanual.core import Diagnosis, Outcome, PlannerEpisode
-from lorekit.agents.automanual.dialogue import DialogueLog, ToolDialogue, ask, tool_text
+from lorekit.agents.automanual.dialogue import DialogueLog, ToolDialogue, tool_text
 from lorekit.agents.automanual.rules import RuleSystem
 from lorekit.agents.automanual.texts import fill
 from lorekit.agents.automanual.trajectory import render_trajectory
-from lorekit.llm.base import Message
+from lorekit.llm.ask import ParseError, ask
+from lorekit.llm.base import Completion, Message, RequestParams
 from lorekit.llm.roles import Roles
 
 BUILDER_TOOLS = ("write_rule", "update_rule", "stop_generating")
@@ -143,14 +144,19 @@ class Builder:
         """Ask the outcome's diagnosis prompt (bounded retries); the verdict or None."""
         asked = fill("builder", f"diagnose_{outcome.value}")
         messages.append(Message("user", context + "\n\n" + asked))
-        for attempt in range(self.retries + 1):
-            answer = await ask(
-                roles, self.role, messages, temperature=self.temperature, max_tokens=self.max_tokens
-            )
-            messages.append(Message("assistant", answer))
-            diagnosis = parse_diagnosis(answer)
-            if diagnosis is not None:
-                return diagnosis
-            if attempt < self.retries:
-                messages.append(Message("user", fill("builder", "diagnose_retry")))
-        return None
+        answer = await ask(
+            roles[self.role],
+            messages,
+            _verdict,
+            params=RequestParams(temperature=self.temperature, max_tokens=self.max_tokens),
+            attempts=self.retries + 1,
+            feedback=lambda exc: fill("builder", "diagnose_retry"),
+        )
+        return answer.value if answer.ok else None
+
+
+def _verdict(out: Completion) -> Diagnosis:
+    diagnosis = parse_diagnosis(out.text)
+    if diagnosis is None:
+        raise ParseError("no 'Diagnosis: rules' or 'Diagnosis: agent' verdict in the answer")
+    return diagnosis

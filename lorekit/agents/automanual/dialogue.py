@@ -21,8 +21,13 @@ from typing import Any
 from lorekit.agents.automanual.rules import RuleError, RuleSystem
 from lorekit.agents.automanual.texts import fill
 from lorekit.agents.automanual.toolcalls import ToolCallError, ToolSpec, parse_tool_calls
-from lorekit.llm.base import Message
+from lorekit.llm.ask import ParseError, ask
+from lorekit.llm.base import Completion, Message, RequestParams
 from lorekit.llm.roles import Roles
+
+
+class Refused(ParseError):
+    """The rule system refused an answer's calls (a guard, an unknown id); nothing changed."""
 
 
 @dataclass(slots=True)
@@ -46,14 +51,6 @@ class DialogueLog:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-async def ask(
-    roles: Roles, role: str, messages: Sequence[Message], *, temperature: float, max_tokens: int
-) -> str:
-    """One model call of ``role``; the answer's text."""
-    out = await roles[role].complete(list(messages), temperature=temperature, max_tokens=max_tokens)
-    return out.text
 
 
 def tool_text(tools: Collection[str]) -> str:
@@ -98,28 +95,32 @@ class ToolDialogue:
         specs: dict[str, ToolSpec] = {n: RuleSystem.TOOLS[n] for n in self.tools}
         retries_left = self.retries
         rounds = 0
-        while rounds < self.max_rounds:
-            answer = await ask(
-                self.roles,
-                self.role,
-                messages,
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
-            )
+
+        def apply(out: Completion) -> str:
             log.answers += 1
-            messages.append(Message("assistant", answer))
             try:
-                problem, results = self._apply(parse_tool_calls(answer, specs), log)
+                calls = parse_tool_calls(out.text, specs)
             except ToolCallError as exc:
                 log.refused_blocks.append(str(exc))
-                problem, results = str(exc), ""
-            if problem is not None:
-                if retries_left <= 0:
-                    log.failed = f"no acceptable tool calls after {self.retries} retries: {problem}"
-                    return log
-                retries_left -= 1
-                messages.append(Message("user", fill("builder", "refused", problems=problem)))
-                continue
+                raise
+            return self._apply(calls, log)
+
+        while rounds < self.max_rounds:
+            # refused answers spend one budget over the whole conversation
+            answer = await ask(
+                self.roles[self.role],
+                messages,
+                apply,
+                params=RequestParams(temperature=self.temperature, max_tokens=self.max_tokens),
+                attempts=retries_left + 1,
+                feedback=lambda exc: fill("builder", "refused", problems=str(exc)),
+            )
+            retries_left -= len(answer.attempts) - 1
+            if not answer.ok:
+                why = answer.error
+                log.failed = f"no acceptable tool calls after {self.retries} retries: {why}"
+                return log
+            results = answer.value
             rounds += 1
             if log.stopped:  # the model said it is done: it is not asked again
                 return log
@@ -132,18 +133,19 @@ class ToolDialogue:
             log.failed = f"ended after {self.max_rounds} rounds with work left to do"
         return log
 
-    def _apply(self, calls: Sequence[Any], log: DialogueLog) -> tuple[str | None, str]:
-        """Apply one answer's calls all-or-nothing: (the refusal or None, the results text)."""
+    def _apply(self, calls: Sequence[Any], log: DialogueLog) -> str:
+        """Apply one answer's calls all-or-nothing; the results text, or a
+        :class:`Refused` (nothing changed) whose message goes back to the model."""
         try:
             results = self.rules.apply_all(calls)
         except RuleError as exc:
             log.refused_blocks.append(str(exc))
             log.calls.extend(CallResult(call.source, error=str(exc)) for call in calls)
-            return str(exc), ""
+            raise Refused(str(exc)) from exc
         lines = []
         for call, result in zip(calls, results, strict=True):
             log.calls.append(CallResult(call.source, result=result))
             lines.append(f"line {call.line}: {call.source} -> {result}")
             if call.name == "stop_generating":
                 log.stopped = True
-        return None, "\n".join(lines)
+        return "\n".join(lines)

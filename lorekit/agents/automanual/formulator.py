@@ -31,13 +31,22 @@ from typing import Any
 from lorekit.agents.automanual import texts
 from lorekit.agents.automanual.core import Rule
 from lorekit.agents.automanual.manuals import Manual, ManualGroup, fence, render_manual
-from lorekit.llm.base import LLM, Message
+from lorekit.llm.ask import ParseError, ask
+from lorekit.llm.base import LLM, Completion, Message, RequestParams
 
 __all__ = ["Formulator", "FormulatorError", "Manual", "ManualGroup", "parse_manual", "prompts"]
 
 
 class FormulatorError(RuntimeError):
     """The model gave no usable manual within the allowed answers, or there is nothing to do."""
+
+
+class ManualProblems(ParseError):
+    """An answer whose manual cannot be used; ``problems`` lists why, one item each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
 
 
 def prompts() -> dict[str, str]:
@@ -264,38 +273,45 @@ class Formulator:
         rule_ids = [r.rule_id for r in rules]
         if len(set(rule_ids)) != len(rule_ids):
             raise FormulatorError(f"rule ids are not unique: {', '.join(rule_ids)}")
-        model = self.roles[self.role]
-        messages = self.messages(rules)
-        calls = 0
-        problems: list[str] = []
-        for _attempt in range(self.max_retries + 1):
-            reply = await model.complete(
-                messages, temperature=self.temperature, max_tokens=self.max_tokens
-            )
-            calls += 1
+
+        def read(reply: Completion) -> ParsedManual:
             parsed = parse_manual(reply.text, rule_ids, cut_off=reply.finish_reason == "length")
-            problems = parsed.problems
-            if not problems:
-                clean = [Rule(r.rule_id, r.type, r.content, r.example) for r in rules]
-                title = parsed.title or "Manual"
-                return Manual(
-                    markdown=render_manual(title, parsed.overview, parsed.groups, clean),
-                    groups=parsed.groups,
-                    rules_version=rules_version,
-                    calls=calls,
-                    title=title,
-                    overview=parsed.overview,
-                    rules=clean,
-                    understanding=parsed.understanding,
-                    notes=parsed.notes,
-                )
-            feedback = fill(
-                "retry",
-                problems="\n".join(f"- {p}" for p in problems),
-                ids=", ".join(rule_ids),
+            if parsed.problems:
+                raise ManualProblems(parsed.problems)
+            return parsed
+
+        def retry(exc: ParseError) -> str:
+            problems = exc.problems if isinstance(exc, ManualProblems) else [exc.feedback]
+            return fill(
+                "retry", problems="\n".join(f"- {p}" for p in problems), ids=", ".join(rule_ids)
             )
-            messages = [*messages, Message("assistant", reply.text), Message("user", feedback)]
-        raise FormulatorError(
-            f"the {self.role!r} model gave no usable manual in {calls} answers;"
-            f" last problems: {' | '.join(problems)}"
+
+        answer = await ask(
+            self.roles[self.role],
+            self.messages(rules),
+            read,
+            params=RequestParams(temperature=self.temperature, max_tokens=self.max_tokens),
+            attempts=self.max_retries + 1,
+            feedback=retry,
+        )
+        calls = len(answer.attempts)
+        if not answer.ok:
+            problems = answer.error.problems if isinstance(answer.error, ManualProblems) else []
+            raise FormulatorError(
+                f"the {self.role!r} model gave no usable manual in {calls} answers;"
+                f" last problems: {' | '.join(problems)}"
+            )
+        parsed = answer.value
+        clean = [Rule(r.rule_id, r.type, r.content, r.example) for r in rules]
+        title = parsed.title or "Manual"
+        return Manual(
+            markdown=render_manual(title, parsed.overview, parsed.groups, clean),
+            groups=parsed.groups,
+            rules_version=rules_version,
+            calls=calls,
+            title=title,
+            overview=parsed.overview,
+            rules=clean,
+            understanding=parsed.understanding,
+            notes=parsed.notes,
         )

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from lorekit.agents.automanual import texts
 from lorekit.agents.automanual.core import Outcome, PlannerEpisode, PlannerTurn, Rule, RuleType
@@ -41,7 +41,6 @@ from lorekit.agents.automanual.planner_feedback import (
     render_feedback,
 )
 from lorekit.agents.automanual.planner_parse import (
-    AnswerFormatError,
     PlannerAnswer,
     defined_functions,
     definitions,
@@ -50,9 +49,12 @@ from lorekit.agents.automanual.planner_parse import (
 )
 from lorekit.agents.automanual.profiles import EnvProfile, profile_for
 from lorekit.agents.base import Episode
-from lorekit.llm.base import Message
+from lorekit.llm.ask import Answer, ParseError, ask
+from lorekit.llm.base import Message, RequestParams
 from lorekit.llm.roles import Roles
 from lorekit.sandbox import Limits, SandboxResult, SandboxSession, WorkerPool
+
+T = TypeVar("T")
 
 NOTES_KEY = "automanual"
 FORMAT_ERROR = "AnswerFormatError"
@@ -240,7 +242,6 @@ class Planner:
                         earlier[name] = source
                 planned.turns.append(turn)
                 save()
-                messages.append(Message("assistant", text))
                 if ep.done or number == self.max_replans:
                     break
                 messages.append(Message("user", fill("feedback", feedback=turn.feedback)))
@@ -265,32 +266,41 @@ class Planner:
 
         return read
 
-    async def _complete(self, roles: Roles, messages: Sequence[Message]) -> str:
-        out = await roles[self.role].complete(
-            list(messages), temperature=0.0, max_tokens=self.max_tokens
+    async def _ask(
+        self,
+        roles: Roles,
+        messages: list[Message],
+        parse: Callable[[str], T],
+        retry: Callable[[ParseError], str],
+    ) -> Answer[T]:
+        """Ask the planner's model until ``parse`` accepts, at most ``1 +
+        format_retries`` answers; each refused one stays in ``messages`` with
+        ``retry``'s message after it, so the model sees what was wrong."""
+        return await ask(
+            roles[self.role],
+            messages,
+            lambda out: parse(out.text),
+            params=RequestParams(temperature=0.0, max_tokens=self.max_tokens),
+            attempts=1 + self.format_retries,
+            feedback=retry,
         )
-        return out.text
 
     async def _answer(
         self, roles: Roles, messages: list[Message]
     ) -> tuple[str, PlannerAnswer | None, str]:
         """One turn's answer, asked again (bounded) while it has no code block.
 
-        Returns (answer text, parsed answer or None, the problem). Retries
-        stay in ``messages``, so the model sees what was wrong.
-        """
-        problem = ""
-        text = ""
-        for attempt in range(1 + self.format_retries):
-            text = await self._complete(roles, messages)
-            try:
-                return text, parse_answer(text), ""
-            except AnswerFormatError as exc:
-                problem = str(exc)
-            if attempt < self.format_retries:
-                messages.append(Message("assistant", text))
-                messages.append(Message("user", fill("format_retry", problem=problem)))
-        return text, None, problem
+        Returns (answer text, parsed answer or None, the problem); the last
+        answer is the conversation's last message."""
+        answer = await self._ask(
+            roles,
+            messages,
+            parse_answer,
+            lambda exc: fill("format_retry", problem=str(exc)),
+        )
+        if answer.ok:
+            return answer.text or "", answer.value, ""
+        return answer.text or "", None, str(answer.error)
 
     async def _run(
         self,
@@ -351,21 +361,18 @@ class Planner:
                 fill("conclusion", outcome=outcome, instructions=fill(outcome), feedback=last),
             )
         )
-        for attempt in range(1 + self.format_retries):
-            text = await self._complete(roles, messages)
-            planned.conclusion = text
-            try:
-                found = parse_conclusion(text, succeeded=planned.outcome.succeeded)
-            except AnswerFormatError as exc:
-                if attempt < self.format_retries:
-                    messages.append(Message("assistant", text))
-                    messages.append(
-                        Message("user", fill("conclusion_retry", outcome=outcome, problem=str(exc)))
-                    )
-                continue
+        succeeded = planned.outcome.succeeded
+        answer = await self._ask(
+            roles,
+            messages,
+            lambda text: parse_conclusion(text, succeeded=succeeded),
+            lambda exc: fill("conclusion_retry", outcome=outcome, problem=str(exc)),
+        )
+        planned.conclusion = answer.text or ""
+        if answer.ok:
+            found = answer.value
             planned.skill_code = found.skill_code
             planned.reflection = found.mistakes if found.skill_code else found.reflection
-            return
 
 
 def _items(retrieved: Retrieved | Sequence[Retrieved] | None) -> list[Retrieved]:

@@ -17,6 +17,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from lorekit.llm.ask import ParseError
+
 #: Section names the planner may use, mapped to the answer part they fill.
 _SECTIONS = {
     "analysis": "analysis",
@@ -50,7 +52,7 @@ _FENCE = re.compile(
 _RULE_ID = re.compile(r"\brule[_ ]?(\d+)\b", re.IGNORECASE)
 
 
-class AnswerFormatError(ValueError):
+class AnswerFormatError(ParseError):
     """The answer lacks a part the planner needs (its message is fed back to the model)."""
 
 

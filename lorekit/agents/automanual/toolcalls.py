@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lorekit.llm.ask import ParseError
 from lorekit.textsafe import has_lone_surrogate
 
 __all__ = [
@@ -56,7 +57,7 @@ class ToolCall:
     source: str
 
 
-class ToolCallError(ValueError):
+class ToolCallError(ParseError):
     """The answer's calls cannot be accepted; the message is meant for the model.
 
     ``problems`` holds ``(line, reason)`` for every refused statement (line 0

@@ -20,18 +20,17 @@ prints.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from lorekit.agents import graph_pass
-from lorekit.agents.base import Recorder, Trajectory
+from lorekit.agents.base import Episode
+from lorekit.agents.graph_agent import GraphAgent, GraphRun, NoAction
 from lorekit.agents.graph_pass import PassError
 from lorekit.agents.spring.context import SpringContext, parse_context, texts
-from lorekit.envs.asyncenv import EnvLike
 from lorekit.envs.base import Task
-from lorekit.graph import Graph, NodeFailure
-from lorekit.graph.spec import GraphSpec
-from lorekit.llm.roles import Roles
+from lorekit.graph import NodeFailure
 
 SPEC_PATH = Path(__file__).with_name("spring.yaml")
 ACTION_NODE = "action"
@@ -60,7 +59,7 @@ SpringPassError = PassError
 """SPRING's name for :class:`lorekit.agents.graph_pass.PassError`."""
 
 
-class SpringAgent:
+class SpringAgent(GraphAgent[list[str]]):
     """SPRING-style questions over Crafter; see the module docstring.
 
     ``context``: ``paper`` (default), ``actions`` or ``experience:FILE``.
@@ -73,9 +72,16 @@ class SpringAgent:
     ``skip_asleep``: while the player sleeps crafter ignores every action, so
     the agent plays ``noop`` without asking (a step noted ``asleep``) instead
     of paying nine model calls for an answer the game throws away.
+
+    The loop is :class:`~lorekit.agents.graph_agent.GraphAgent`'s; SPRING
+    sets the knowledge and the allowed names, and checks the answer against
+    them. Its memory for an episode is the env's action names.
     """
 
     name = "spring"
+    note_key = "spring"
+    tokens = False
+    fallback_action = FALLBACK_ACTION
 
     def __init__(
         self,
@@ -89,14 +95,18 @@ class SpringAgent:
     ) -> None:
         graph_pass.check_counts(max_steps=(max_steps, 1), note_steps=(note_steps, 0))
         self.context: SpringContext = parse_context(context)
-        self.spec: GraphSpec = graph_pass.load_checked(
-            spec if spec is not None else SPEC_PATH, ACTION_NODE, PER_STEP_KEYS, who="a SPRING spec"
+        super().__init__(
+            graph_pass.load_checked(
+                spec if spec is not None else SPEC_PATH,
+                ACTION_NODE,
+                PER_STEP_KEYS,
+                who="a SPRING spec",
+            ),
+            max_steps=max_steps,
+            sequential=sequential,
+            note_steps=note_steps,
+            skip_asleep=skip_asleep,
         )
-        self.max_steps = max_steps
-        self.sequential = bool(sequential)
-        self.skip_asleep = bool(skip_asleep)
-        self.note_steps = note_steps
-        self.model_roles: tuple[str, ...] = graph_pass.model_roles(self.spec)
 
     def env_defaults(self, env_name: str) -> dict[str, Any]:
         """No env options needed; refuses envs its questions were not written for."""
@@ -106,70 +116,30 @@ class SpringAgent:
             )
         return {}
 
-    async def run(
-        self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
-    ) -> Trajectory:
-        ep, graph, log = await graph_pass.start(
-            self.spec,
-            env,
-            task,
-            roles,
-            recorder,
-            seed,
-            note_key="spring",
-            head={"context": self.context.label},
-        )
+    def head(self) -> dict[str, Any]:
+        return {"context": self.context.label}
+
+    async def begin(
+        self, ep: Episode, task: Task, log: dict[str, Any], budget: int
+    ) -> tuple[dict[str, Any], list[str]]:
         names = await ep.env.candidate_actions()
         words = texts()
-        db = self.spec.initial_db(
-            {
-                "background": words["background"].strip(),
-                "knowledge": self.context.knowledge(names),
-                "goal": task.goal,
-                "actions": ", ".join(names),
-                "observation": ep.observation,
-                "last_action": words["no_last_action"],
-                "previous_observation": words["no_previous_observation"],
-            }
-        )
-        for number in range(1, self.max_steps + 1):
-            if ep.done:
-                break
-            asleep = (
-                graph_pass.asleep_step(ep.observation, number, log, FALLBACK_ACTION)
-                if self.skip_asleep
-                else None
-            )
-            if asleep is not None:
-                action = asleep
-            else:
-                action = await self._decide(graph, db, names, number, log)
-            previous = ep.observation
-            await ep.act(action)
-            db.update(last_action=action, previous_observation=previous, observation=ep.observation)
-        if not ep.done:
-            ep.stop("budget")
-        return ep.trajectory
+        values = {
+            "background": words["background"].strip(),
+            "knowledge": self.context.knowledge(names),
+            "goal": task.goal,
+            "actions": ", ".join(names),
+            "observation": ep.observation,
+            "last_action": words["no_last_action"],
+            "previous_observation": words["no_previous_observation"],
+        }
+        return values, names
 
-    async def _decide(
-        self, graph: Graph, db: dict[str, Any], names: list[str], number: int, log: dict[str, Any]
-    ) -> str:
-        """One pass: the action it names, or the recorded fallback."""
-        results, note = await graph_pass.one_pass(
-            graph,
-            db,
-            number=number,
-            log=log,
-            sequential=self.sequential,
-            note_steps=self.note_steps,
-            tokens=False,
-        )
+    def choose(self, run: GraphRun[list[str]], results: Mapping[str, Any]) -> str:
+        """The allowed action the last node named (its hook already refused others)."""
         chosen = results.get(ACTION_NODE)
         if isinstance(chosen, NodeFailure):
-            reason = f"{chosen.key}: {chosen.error}"
-        elif not isinstance(chosen, str) or chosen not in names:
-            reason = f"{ACTION_NODE}: {chosen!r} is not an allowed action"
-        else:
-            return graph_pass.played(note, chosen)
-        graph_pass.fell_back(log, note, FALLBACK_ACTION, reason)
-        return FALLBACK_ACTION
+            raise NoAction(f"{chosen.key}: {chosen.error}")
+        if not isinstance(chosen, str) or chosen not in run.memory:
+            raise NoAction(f"{ACTION_NODE}: {chosen!r} is not an allowed action")
+        return chosen

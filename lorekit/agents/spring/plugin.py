@@ -22,6 +22,6 @@ def register(registry: Registry) -> None:
     registry.add_scripted(
         "crafter",
         "spring",
-        "lorekit.agents.spring.simulation:spring_model",
-        "scripted SPRING answers (lorekit.agents.spring.simulation)",
+        "lorekit.agents.spring.testing:spring_model",
+        "scripted SPRING answers (lorekit.agents.spring.testing)",
     )

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
         load_org,
         org_from_spec,
     )
-    from lorekit.agents.teams.simulation import simulated_roles
     from lorekit.agents.teams.team import TeamResult, run_team
+    from lorekit.agents.teams.testing import simulated_roles
 
 __all__ = [
     "KINDS",
@@ -51,7 +51,7 @@ if not TYPE_CHECKING:  # mypy checks the names above; at run time they load on u
                 "KINDS", "AgentSpec", "Organization", "OrgError", "build_org", "load_org",
                 "org_from_spec",
             ),
-            "lorekit.agents.teams.simulation": ("simulated_roles",),
+            "lorekit.agents.teams.testing": ("simulated_roles",),
             "lorekit.agents.teams.team": ("TeamResult", "run_team"),
         },
     )  # fmt: skip

@@ -16,12 +16,13 @@ from importlib import resources
 from typing import Any
 
 from lorekit import yamlio
+from lorekit.llm.ask import ParseError
 
 STATUSES = ("success", "fail", "ongoing")
 
 
-class AnswerError(ValueError):
-    """A model answer that does not follow the asked JSON form."""
+class AnswerError(ParseError):
+    """A model answer that does not follow the asked JSON form (fed back to the model)."""
 
 
 @cache

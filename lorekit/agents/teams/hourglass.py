@@ -51,6 +51,7 @@ from lorekit.agents.teams.answers import (
     prompts,
 )
 from lorekit.agents.teams.org import Organization
+from lorekit.llm.ask import Attempt, ask
 from lorekit.llm.base import LLM, Message
 
 COMMAND = "COMMAND: "
@@ -119,6 +120,7 @@ class HourglassAgent:
         skills: str = "",
         validate: Validator | None = None,
         events: list[dict[str, Any]] | None = None,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
         max_retries: int = 2,
         team_progress: bool = False,
         working_root: bool = False,
@@ -135,6 +137,7 @@ class HourglassAgent:
         self.skills = skills
         self.validate = validate
         self.events = events if events is not None else []
+        self.on_event = on_event  # sees each event as it is emitted (a run store)
         self.max_retries = max_retries
         self.team_progress = team_progress  # ablation: show the world's progress counter
         # The root of a tree plans and delegates only, as in the paper, unless it
@@ -147,7 +150,7 @@ class HourglassAgent:
         self.last_plan: dict[str, Any] | None = None
         self.queue: deque[str] = deque()
         self.results: list[str] = []
-        self.plans = 0  # planning iterations (the paper's prompt times)
+        self.plans = 0  # completed planning iterations (the paper's prompt times)
         self._seen = 0
         self._inbox: list[str] = []
         self._verdict = "none yet"
@@ -290,7 +293,6 @@ class HourglassAgent:
             lead_hint=hint if subs else "",
         )
         self._inbox.clear()
-        self.plans += 1
         answer = await self._ask("plan", prompt, check_task_plan)
         if answer is None:
             return False
@@ -301,6 +303,7 @@ class HourglassAgent:
         if actions is None:
             return False
         self.queue = deque(actions)
+        self.plans += 1  # a completed pass: both planners answered (not one cut off)
         self._emit("plan", **self.last_plan, actions=list(actions))
         return True
 
@@ -373,32 +376,39 @@ class HourglassAgent:
         *,
         system: str | None = None,
     ) -> dict[str, Any] | None:
-        """The model's checked answer, retrying malformed ones; None when all failed."""
+        """The model's checked answer, retrying malformed ones; None when all failed.
+
+        Every answer is an event (``call``) as it comes, so a team's timeline
+        shows the retries in the order the world saw them."""
         messages = [Message("system", system or self._system()), Message("user", prompt)]
-        error = ""
-        for attempt in range(self.max_retries + 1):
-            out = await self.model.complete(messages)
-            try:
-                data = check(out.text.strip())
-            except AnswerError as exc:
-                error = str(exc)
-            else:
-                error = ""
+
+        def called(attempt: Attempt) -> None:
+            out = attempt.completion
+            if out is None:  # a failed call is raised, not an answer to record
+                return
             self._emit(
                 "call",
                 role=self.spec.role,
                 purpose=purpose,
-                attempt=attempt,
+                attempt=attempt.number,
                 prompt_tokens=out.usage.prompt_tokens,
                 completion_tokens=out.usage.completion_tokens,
                 latency_s=out.latency_s,
-                error=error or None,
+                error=(str(attempt.error) if attempt.error is not None else "") or None,
             )
-            if not error:
-                return data
-            retry = render(prompts()["retry"], "retry", error=error)
-            messages += [Message("assistant", out.text), Message("user", retry)]
-        self._emit(purpose, error=f"no usable answer after {self.max_retries + 1} tries: {error}")
+
+        answer = await ask(
+            self.model,
+            messages,
+            lambda out: check(out.text.strip()),
+            attempts=self.max_retries + 1,
+            feedback=lambda exc: render(prompts()["retry"], "retry", error=str(exc)),
+            on_attempt=called,
+        )
+        if answer.ok:
+            return answer.value
+        tries = self.max_retries + 1
+        self._emit(purpose, error=f"no usable answer after {tries} tries: {answer.error}")
         return None
 
     # -- acting ----------------------------------------------------------------------------
@@ -449,7 +459,10 @@ class HourglassAgent:
 
     def _emit(self, kind: str, **fields: Any) -> None:
         event = {"time": self.world.now(), "tick": self.world.tick, "agent": self.name}
-        self.events.append({**event, "kind": kind, **fields})
+        event.update(kind=kind, **fields)
+        self.events.append(event)
+        if self.on_event is not None:
+            self.on_event(event)
 
 
 def _starting(text: str) -> bool:

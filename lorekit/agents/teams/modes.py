@@ -2,7 +2,7 @@
 
 All modes drive the same members, anything with ``async iterate() -> bool``
 (one planning iteration plus the actions it queued; True when the member has
-nothing more to do), in one :class:`~lorekit.envs.crafter.teamworld.TeamWorld`:
+nothing more to do), in one :class:`~lorekit.agents.teams.world.teamworld.TeamWorld`:
 
 - ``relay``: one member at a time, in order; the others idle (a chain of agents);
 - ``round``: every member runs one iteration concurrently, then all wait for the
@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
-from lorekit.envs.clock import ClockEvent, join
-from lorekit.envs.crafter.teamworld import TeamWorld
+from lorekit.agents.teams.clock import ClockEvent, join
+from lorekit.agents.teams.world.teamworld import TeamWorld
 
 Mode = Literal["relay", "round", "async"]
 MODES: tuple[str, ...] = get_args(Mode)

@@ -1,4 +1,4 @@
-"""S-Agents' registrations: the team view and the ``lorekit team`` commands.
+"""S-Agents' registrations: the party world, the team view and ``lorekit team``.
 
 LoreKit's ``pyproject.toml`` names :func:`register` in the ``lorekit.plugins``
 entry-point group, exactly as an outside package would.
@@ -10,7 +10,14 @@ from lorekit.registry import Registry
 
 
 def register(registry: Registry) -> None:
-    """Add the team timeline view and ``lorekit team``."""
+    """Add the ``crafter-party`` world, the team timeline view and ``lorekit team``."""
+    registry.add_env(
+        "crafter-party",
+        "lorekit.agents.teams.world:make_crafter_party",
+        "Several players in one Crafter world, collective tasks (S-Agents' world)",
+        extra="crafter",
+        expert=False,
+    )
     registry.add_view("teams", "lorekit.agents.teams.view:VIEW", order=40)
     registry.add_command(
         "team",

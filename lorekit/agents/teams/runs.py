@@ -8,12 +8,19 @@ episode committed whole when it ends (a killed run leaves complete episodes or
 none), resuming a run id plays only the missing episodes, and every model call
 lands in the episode's call rows under its role (``leader``, ``worker``).
 
-What is particular to a team goes in the episode's notes under ``"team"``:
-the organization, the mode and clock, the event list of the timeline (schema:
-``{"time", "tick", "agent", "kind", ...}``), the message pool, each agent's
-trace and the metrics (TC, mPT, engine ticks). Each finished skill is also a
-step row (``"p2 collect(wood, 5)"`` and its result), so exports and the steps
-table read like any other run. No new store tables: notes and steps hold it.
+The team plays through :class:`~lorekit.agents.Episode` like any agent: the
+episode resets the harness's env, keeps the trajectory and feeds the
+recorder, and success is the env's own verdict. Each finished skill is a step
+(``"p2 collect(wood, 5)"``, its reason as the observation), recorded as it
+ends with the world's standing as the party env reports it (its task reward
+once the task is complete, ``done``, ``success``), so an episode cut short by
+an error or a timeout keeps the steps it took. The models are the episode's
+own, built by the harness (:data:`lorekit.eval.backend.EpisodeRoles`, see
+:mod:`lorekit.agents.teams.models`); the clock is built per episode from the
+spec and handed to the world and the team as an argument.
+
+What is particular to a team goes in the episode's notes under ``"team"``
+(:mod:`lorekit.agents.teams.results`). No new store tables.
 
 The team's pieces come from other modules (the org, the team world, the
 clocks, ``run_team``); :class:`TeamParts` names them in one place so tests can
@@ -22,22 +29,16 @@ hand in stand-ins, and so this module never builds a second version of them.
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
-import importlib
 import math
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pkgutil import resolve_name
 from typing import Any, Literal
 
-from lorekit.agents.base import Recorder, Trajectory
-from lorekit.agents.teams.episode_models import (
-    ModelFactory,
-    close_models,
-    current_models,
-    episode_seed,
-)
-from lorekit.envs.asyncenv import EnvLike, LocalEnv
+from lorekit.agents.base import Episode, Recorder, Trajectory
+from lorekit.agents.teams.results import record_result
+from lorekit.envs.asyncenv import EnvLike, as_async
 from lorekit.envs.base import Task, TextEnv
 from lorekit.extras import requires_extra
 from lorekit.llm.roles import Roles
@@ -46,18 +47,9 @@ OrgKind = Literal["solo", "chain", "graph", "tree"]
 ORG_KINDS: tuple[str, ...] = ("solo", "chain", "graph", "tree")
 MODES: tuple[str, ...] = ("relay", "round", "async")
 CLOCKS: tuple[str, ...] = ("virtual", "wall")
+CLOCK_CLASSES = {"virtual": "VirtualClock", "wall": "WallClock"}
 TEAM_ROLES: tuple[str, ...] = ("leader", "worker")
 ENV_NAME = "crafter-party"
-
-#: The clock of the episode being played, for models that spend their latency
-#: on it (a simulated team's scripted models are built once per run, but each
-#: episode has its own clock). Tasks the team spawns inherit it.
-current_clock: contextvars.ContextVar[Any] = contextvars.ContextVar("lorekit_team_clock")
-
-
-async def clock_sleep(seconds: float) -> None:
-    """Sleep on the current episode's clock: the ``sleep`` to give a scripted model."""
-    await current_clock.get().sleep(seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,9 +144,10 @@ class TeamParts:
 
     ``build_org(spec)`` -> an organization; ``make_clock(kind)`` -> a clock;
     ``make_world(party, clock, seconds_per_tick)`` -> a team world over the
-    party env; ``run_team(world, org, roles, mode=, clock=, cutoff_s=,
-    max_time_s=)`` -> a team result (``success``, ``events``, ``metrics``,
-    ``messages``, ``traces``).
+    party env (already reset; the world's ``begin()`` starts its clock);
+    ``run_team(world, org, roles, mode=, clock=, cutoff_s=, max_time_s=,
+    on_event=)`` -> a team result (``success``, ``events``, ``metrics``,
+    ``messages``, ``traces``), ``on_event`` seeing each event as it happens.
     """
 
     build_org: Callable[[Mapping[str, Any]], Any]
@@ -163,25 +156,20 @@ class TeamParts:
     run_team: Callable[..., Awaitable[Any]]
 
 
-def load(path: str) -> Any:
-    """``module:name``, imported when first needed (the team's modules are heavy,
-    and a command that only reads runs should not pay for them)."""
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
-
-
 def default_parts() -> TeamParts:
-    """The real pieces (:mod:`lorekit.agents.teams`, the team world and clocks).
+    """The real pieces (:mod:`lorekit.agents.teams`, the team world and clocks),
+    imported when first needed: they are heavy, and a command that only reads
+    runs should not pay for them.
 
     They run on crafter: without the ``crafter`` extra this is a one-line
     :class:`~lorekit.extras.MissingExtraError` saying what to install.
     """
     with requires_extra("lorekit team run (crafter-party)", "crafter"):
-        team_world = load("lorekit.envs.crafter.teamworld:TeamWorld")
-        load("lorekit.agents.teams.team:run_team")
+        team_world = resolve_name("lorekit.agents.teams.world.teamworld:TeamWorld")
+        run_team = resolve_name("lorekit.agents.teams.team:run_team")
 
     def make_clock(kind: str) -> Any:
-        return load(f"lorekit.envs.clock:{'VirtualClock' if kind == 'virtual' else 'WallClock'}")()
+        return resolve_name(f"lorekit.agents.teams.clock:{CLOCK_CLASSES[kind]}")()
 
     def make_world(party: Any, clock: Any, seconds_per_tick: float | None) -> Any:
         if seconds_per_tick is None:
@@ -189,10 +177,7 @@ def default_parts() -> TeamParts:
         return team_world(party, clock, seconds_per_tick=seconds_per_tick)
 
     return TeamParts(
-        load("lorekit.agents.teams.org:org_from_spec"),
-        make_clock,
-        make_world,
-        load("lorekit.agents.teams.team:run_team"),
+        resolve_name("lorekit.agents.teams.org:org_from_spec"), make_clock, make_world, run_team
     )
 
 
@@ -224,18 +209,14 @@ class TeamAgent:
     """A whole team as one agent of the harness: plays one party task per episode.
 
     ``model_roles`` lets the CLI refuse a ``--role`` no team member asks for.
-    ``models`` builds each episode's own models from a seed derived from
-    ``seed`` (the run's) and the task id: hand the harness
-    :func:`~lorekit.agents.teams.episode_models.episode_roles` then, so no model
-    state crosses from one episode to the next and results do not depend on
-    task order or concurrency. ``world`` names a non-default world in the
-    label (``peaceful``), so runs in different worlds are told apart.
+    ``roles`` are the episode's own models when the harness builds them per
+    episode (``run_eval(..., episode_roles=...)``: what a team needs, since its
+    members' models keep state between calls). ``world`` names a non-default
+    world in the label (``peaceful``), so runs in different worlds are told apart.
     """
 
     spec: TeamSpec
     parts: TeamParts | None = None
-    models: ModelFactory | None = None
-    seed: int = 0
     world: str = ""
     name: str = field(init=False)
     model_roles: tuple[str, ...] = TEAM_ROLES
@@ -246,161 +227,93 @@ class TeamAgent:
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
+        """``seed`` is the models' business (the harness seeds their draws); the
+        world is the task's own map (``collect-50-wood/seed-0`` is seed 0's)."""
+        handle = as_async(env)
+        if handle.name != ENV_NAME or handle.execution == "process":
+            where = "in another process" if handle.name == ENV_NAME else f"{handle.name!r}"
+            raise TypeError(
+                f"a team drives the {ENV_NAME} env tick by tick in this process, got {where}"
+            )
         parts = self.parts or default_parts()
-        party = party_of(env)
+        org = parts.build_org(self.spec.org_spec())
+        ep = await Episode.start(handle, task, recorder)
+        members = org_agents(org)
+        notes: dict[str, Any] = {"org": self.spec.org_spec() | {"members": members}}
+        notes.update(mode=self.spec.mode, clock=self.spec.clock, spec=self.spec.to_dict())
+        ep.trajectory.notes["team"] = notes  # an episode ended by an error keeps it
+        ep.trajectory.initial_observation += "\n" + team_line(members)
+        party = await ep.env.call(party_engine)
         clock = parts.make_clock(self.spec.clock)
         world = parts.make_world(party, clock, self.spec.seconds_per_tick)
-        world.reset(task)  # the task's own map seed: collect-50-wood/seed-0 is seed 0's map
-        org = parts.build_org(self.spec.org_spec())
-        traj = Trajectory(task, initial_observation=_opening(task, org))
-        notes: dict[str, Any] = {"org": self.spec.org_spec() | {"members": org_agents(org)}}
-        notes.update(mode=self.spec.mode, clock=self.spec.clock, spec=self.spec.to_dict())
-        traj.notes["team"] = notes
-        attach = getattr(recorder, "attach", None)
-        if callable(attach):
-            attach(traj)  # an episode ended by an error keeps what is known
-        token = current_clock.set(clock)
-        fresh, models = None, None
-        if self.models is not None:
-            models = self.models(episode_seed(self.seed, task.id))
-            fresh = current_models.set(models)
-        try:
-            result = await parts.run_team(
-                world,
-                org,
-                roles,
-                mode=self.spec.mode,
-                clock=clock,
-                cutoff_s=self.spec.cutoff_s,
-                max_time_s=self.spec.max_time_s,
-                **({"working_root": True} if self.spec.working_root else {}),
-            )
-        finally:
-            current_clock.reset(token)
-            if fresh is not None:
-                current_models.reset(fresh)
-            if models is not None:
-                await close_models(models)
+        world.begin()
+        player = {m["name"]: m.get("player") for m in members}
+
+        def on_event(event: Mapping[str, Any]) -> None:
+            """A finished skill is a step of the episode, recorded as it ends."""
+            if event.get("kind") != "skill" or "success" not in event:
+                return
+            who = event.get("player") or player.get(event.get("agent")) or event.get("agent")
+            info = {k: v for k, v in event.items() if k not in ("reason", "result", "success")}
+            info["skill_success"] = bool(event["success"])
+            reason = str(event.get("reason") or event.get("result") or "")
+            ep.record(f"{who} {event.get('call', '')}".strip(), world.report(reason, info))
+
+        result = await parts.run_team(
+            world,
+            org,
+            roles,
+            mode=self.spec.mode,
+            clock=clock,
+            cutoff_s=self.spec.cutoff_s,
+            max_time_s=self.spec.max_time_s,
+            on_event=on_event,
+            **({"working_root": True} if self.spec.working_root else {}),
+        )
         notes.update(record_result(result, world))
-        player = {m["name"]: m.get("player") for m in notes["org"]["members"]}
-        for event in notes["events"]:
-            if event.get("kind") == "skill" and "success" in event:
-                who = event.get("player") or player.get(event.get("agent")) or event.get("agent")
-                recorder.add_step(
-                    str(event.get("reason") or event.get("result") or ""),
-                    f"{who} {event.get('call', '')}".strip(),
-                    0.0,
-                    False,
-                    {k: v for k, v in event.items() if k not in ("reason", "result")},
-                )
-        traj.success = bool(world.success)
-        traj.reward = 1.0 if traj.success else 0.0
-        traj.done = bool(world.done)
+        if world.done and not ep.done:  # it ended while no skill was running
+            ep.record("world: episode over", world.report(str(world.progress()), {}))
         metrics = notes["metrics"] if isinstance(notes["metrics"], dict) else {}
         why = getattr(result, "stop_reason", None) or metrics.get("reason") or "budget"
-        traj.stop_reason = "done" if traj.done else str(why)
-        return traj
+        return ep.stop(str(why))
 
 
-def party_of(env: EnvLike) -> TextEnv:
-    """The crafter-party env object itself: the team world drives it tick by tick."""
-    inner = env.env if isinstance(env, LocalEnv) else env
-    if not isinstance(inner, TextEnv) or getattr(inner, "name", None) != ENV_NAME:
-        raise TypeError(
-            f"a team plays the {ENV_NAME} env in this process, got {type(inner).__name__}"
-        )
-    return inner
+def party_engine(env: TextEnv) -> TextEnv:
+    """The crafter-party env object itself, asked for where it lives
+    (``AsyncEnv.call``): the team world ticks it player by player and the
+    skills read its map, which a step-by-step text interface cannot offer."""
+    if getattr(env, "name", None) != ENV_NAME:
+        raise TypeError(f"a team plays the {ENV_NAME} env, got {getattr(env, 'name', env)!r}")
+    return env
 
 
-def _opening(task: Task, org: Any) -> str:
-    members = ", ".join(
-        f"{a['name']} ({a['role']}{', ' + a['player'] if a.get('player') else ''})"
-        for a in org_agents(org)
+def team_line(members: list[dict[str, Any]]) -> str:
+    """``Team: leader (leader, p1), w1 (worker, p2)``: who plays which player."""
+    shown = ", ".join(
+        f"{a['name']} ({a['role']}{', ' + a['player'] if a.get('player') else ''})" for a in members
     )
-    return f"Goal: {task.goal}\nTeam: {members or '?'}"
+    return f"Team: {shown or '?'}"
 
 
-def record_result(result: Any, world: Any) -> dict[str, Any]:
-    """A team result as plain data for the notes: events, messages, traces, metrics."""
-    events = [_plain(e) for e in getattr(result, "events", None) or ()]
-    pool = getattr(result, "messages", None)
-    if pool is None and hasattr(world, "messages"):
-        pool = world.messages()
-    return {
-        "events": [e for e in events if isinstance(e, dict)],
-        "messages": [_plain(m) for m in pool or ()],
-        "traces": _plain(getattr(result, "traces", None) or {}),
-        "metrics": _plain(getattr(result, "metrics", None) or {}),
-        "success": bool(getattr(result, "success", world.success)),
-        "ticks": int(getattr(world, "tick", 0) or 0),
-        "progress": str(world.progress()) if hasattr(world, "progress") else "",
-    }
+def world_name(env_kwargs: Mapping[str, Any]) -> str:
+    """The world's name for the run label: ``peaceful``, or "" for the default hostile one."""
+    return "peaceful" if str(env_kwargs.get("peaceful", "")).lower() in ("true", "1", "yes") else ""
 
 
-def _plain(value: Any) -> Any:
-    """Objects with ``to_dict``, and dataclasses, as dicts; containers walked."""
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict) and not isinstance(value, type):
-        return _plain(to_dict())  # the owner's own plain form first
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _plain(dataclasses.asdict(value))
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
+SETTINGS = ("team", "simulate", "seed", "env_kwargs")
+"""What of a team run's config a resumed run must keep."""
 
 
-TC_KEYS = ("tc", "time_cost", "tc_s")
-MPT_KEYS = ("mpt", "mean_prompt_times")
-
-
-def metric(metrics: Mapping[str, Any], names: Sequence[str]) -> float | None:
-    """The first of ``names`` that ``metrics`` holds, as a number, or None when it
-    holds none. A name present with a null value reads as NaN (JSON has no NaN,
-    so a TC of "no progress for the cutoff" may be stored as null)."""
-    for name in names:
-        if name not in metrics:
-            continue
-        value = metrics[name]
-        if value is None:
-            return math.nan
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-    return None
-
-
-def _mean(xs: Sequence[float]) -> float:
-    return sum(xs) / len(xs) if xs else math.nan
-
-
-def team_summary(episodes: Sequence[Any]) -> dict[str, Any]:
-    """The team metrics over a run's finished episodes, for the run summary.
-
-    TC is averaged over the episodes that have a finite one (NaN means the
-    team made no progress for the cutoff); ``tc_nan`` counts the others.
-    """
-    tcs: list[float] = []
-    nan = 0
-    mpts: list[float] = []
-    ticks: list[float] = []
-    for e in episodes:
-        team = (e.info.get("notes") or {}).get("team") or {}
-        metrics = team.get("metrics") or {}
-        tc = metric(metrics, TC_KEYS)
-        if tc is not None and math.isfinite(tc):
-            tcs.append(tc)
-        elif tc is not None:
-            nan += 1
-        mpt = metric(metrics, MPT_KEYS)
-        if mpt is not None:
-            mpts.append(mpt)
-        if isinstance(team.get("ticks"), int):
-            ticks.append(float(team["ticks"]))
-    return {
-        "tc_mean": _mean(tcs),
-        "tc_nan": nan,
-        "mpt_mean": _mean(mpts),
-        "ticks_mean": _mean(ticks),
-        "episodes": len(episodes),
-    }
+def settings_changed(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """How a resumed team run's config differs from the one it began with, as
+    ``"mode 'async' -> 'round'"`` items (empty: the same settings). A setting
+    added since the run began (``working_root``) reads as its default there."""
+    if "team" not in before:
+        return []
+    old = {**(before.get("team") or {}), **{k: before.get(k) for k in SETTINGS[1:]}}
+    new = {**(now.get("team") or {}), **{k: now.get(k) for k in SETTINGS[1:]}}
+    return [
+        f"{k} {old.get(k)!r} -> {new[k]!r}"
+        for k in new
+        if old.get(k) != new[k] and (k in old or new[k] not in (None, False))
+    ]

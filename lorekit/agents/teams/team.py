@@ -2,11 +2,13 @@
 
 The pieces come from three places and meet here: the organization and the
 hourglass agents (this package), the shared world and its clock
-(:mod:`lorekit.envs.crafter.teamworld`), the skills the agents' actions call
-(:mod:`lorekit.envs.crafter.skills`), and the collaboration modes and metrics
+(:mod:`lorekit.agents.teams.world.teamworld`), the skills the agents' actions call
+(:mod:`lorekit.agents.teams.world.skills`), and the collaboration modes and metrics
 (:mod:`lorekit.agents.teams.modes`, :mod:`lorekit.agents.teams.metrics`).
 Success always comes from the world; the result carries everything the
-timeline view needs (the event list and the message pool).
+timeline view needs (the event list and the message pool). Models that
+simulate their latency are handed the world's clock here
+(:func:`~lorekit.agents.teams.models.give_clock`), so they need none of their own.
 """
 
 from __future__ import annotations
@@ -15,19 +17,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lorekit.agents.teams.clock import Clock
 from lorekit.agents.teams.hourglass import HourglassAgent, Outcome, SkillRunner
 from lorekit.agents.teams.metrics import TeamMetrics, team_metrics
+from lorekit.agents.teams.models import give_clock
 from lorekit.agents.teams.modes import Mode, ModeOutcome, run_members
 from lorekit.agents.teams.org import Organization
-from lorekit.envs.clock import Clock
-from lorekit.envs.crafter.skills import (
+from lorekit.agents.teams.world.skills import (
     SkillError,
     SkillResult,
     make_skill,
     parse_skill_call,
     skills_prompt,
 )
-from lorekit.envs.crafter.teamworld import TeamWorld
+from lorekit.agents.teams.world.teamworld import TeamWorld
 from lorekit.llm.accounting import PriceTable, UsageLedger
 from lorekit.llm.calls import CallRecord, CallSink
 from lorekit.llm.roles import Roles
@@ -125,18 +128,22 @@ async def run_team(
     prices: PriceTable | None = None,
     team_progress: bool = False,
     working_root: bool = False,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
 ) -> TeamResult:
     """Run ``org``'s agents in ``world`` (already reset to its task) under ``mode``.
 
     Each agent asks ``roles[leader|worker]`` (falling back to the default
-    role); give scripted models the world's clock as their ``sleep`` so their
-    latency passes on a virtual clock. ``record_actions`` adds an ``action``
+    role); models that simulate their latency (``use_clock``) are given the
+    world's clock, so it passes there (a model built with ``sleep=clock.sleep``
+    already spends it on that clock). ``record_actions`` adds an ``action``
     event for every crafter action (many: one per tick per busy player).
     ``on_call`` sees every model call (a run store's writer); the result keeps
     them too, for the per-role usage. ``team_progress`` shows every agent the
     world's progress counter (an ablation: by default a leader infers progress
-    from its workers' reports); ``working_root`` lets a tree's root work with its own player too (by
-    default it plans and delegates only, as in the paper).
+    from its workers' reports); ``working_root`` lets a tree's root work with its
+    own player too (by default it plans and delegates only, as in the paper).
+    ``on_event`` sees every event as it happens (a run store records each
+    finished skill as a step then, so an episode cut short keeps them).
     """
     if clock is not None and clock is not world.clock:
         raise ValueError("run_team's clock must be the world's clock (TeamWorld(party, clock))")
@@ -153,20 +160,22 @@ async def run_team(
         if on_call is not None:
             on_call(record)
 
+    give_clock({roles[role] for role in {a.role for a in org.agents}}, world.clock)
     metered = roles.metered(UsageLedger(prices), sink)
     events: list[dict[str, Any]] = []
 
     def action_event(player: str, call: str, action: str) -> None:
-        events.append(
-            {
-                "time": world.now(),
-                "tick": world.tick,
-                "agent": org.by_player(player),
-                "kind": "action",
-                "action": action,
-                "skill": call,
-            }
-        )
+        event = {
+            "time": world.now(),
+            "tick": world.tick,
+            "agent": org.by_player(player),
+            "kind": "action",
+            "action": action,
+            "skill": call,
+        }
+        events.append(event)
+        if on_event is not None:
+            on_event(event)
 
     runner = skill_runner(
         world, budget=skill_budget, actions=action_event if record_actions else None
@@ -183,6 +192,7 @@ async def run_team(
             skills=skills_prompt(),
             validate=validate_call,
             events=events,
+            on_event=on_event,
             max_retries=max_retries,
             team_progress=team_progress,
             working_root=working_root,

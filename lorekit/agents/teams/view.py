@@ -1,14 +1,15 @@
 """How a team episode is shown: who did what when, and what they said.
 
-A team run (:mod:`lorekit.agents.teams.runs`) leaves ``notes["team"]``: the
-organization, mode and clock, the metrics, the event list and the message
-pool. Printed as a per-agent summary (plans, model calls, tokens, time spent
-thinking on the clock, skills that worked or failed, messages) and one
-timeline in clock order, messages interleaved with plans, skills, reports and
-refusals, so a reader sees where the team waited, who told whom what, and
-which failure made the leader re-plan. Single crafter actions and model calls
-are counted per agent rather than listed: a collection task has hundreds.
-The report (``report_view.js``) draws the events on one lane per agent.
+A team run (:mod:`lorekit.agents.teams.runs`) leaves ``notes["team"]``
+(:mod:`lorekit.agents.teams.results`): the organization, mode and clock, the
+metrics, the event list and the message pool. Printed as a per-agent summary
+(plans, model calls, tokens, time spent thinking on the clock, skills that
+worked or failed, messages) and one timeline in clock order, messages
+interleaved with plans, skills, reports and refusals, so a reader sees where
+the team waited, who told whom what, and which failure made the leader
+re-plan. Single crafter actions and model calls are counted per agent rather
+than listed: a collection task has hundreds. The report (``report_view.js``)
+draws the events on one lane per agent.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lorekit.agents.teams.runs import MPT_KEYS, TC_KEYS, metric
+from lorekit.agents.teams.results import MPT_KEYS, TC_KEYS, metric
 from lorekit.agents.views import NotesView
 from lorekit.tables import fit_table, say_left_out
 
@@ -189,7 +190,7 @@ def agent_rows(team: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             continue
         row = rows.setdefault(str(e.get("agent") or "?"), _row(None, None))
         kind = e.get("kind")
-        if kind == "plan":
+        if kind == "plan" and not e.get("error"):  # a pass that gave up made no plan
             row["plans"] += 1
         elif kind == "call":
             row["calls"] += 1
@@ -203,10 +204,12 @@ def agent_rows(team: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             row["messages"] += 1
         elif kind == "refused":
             row["refused"] += 1
-    iterations = (team.get("metrics") or {}).get("iterations")
-    if isinstance(iterations, Mapping):
-        for name, count in iterations.items():
-            rows.setdefault(str(name), _row(None, None))["iterations"] = count
+    metrics = team.get("metrics") or {}
+    for key in ("iterations", "plans"):  # the metrics' own counts, where they keep them
+        counts = metrics.get(key)
+        if isinstance(counts, Mapping):
+            for name, count in counts.items():
+                rows.setdefault(str(name), _row(None, None))[key] = count
     return rows
 
 

@@ -1,8 +1,8 @@
 """Path finding for one crafter player over the true map.
 
-Both scripted controllers of this package walk with it: the data-collection
-:class:`~lorekit.envs.crafter.explorer.Explorer` and the skills of
-:mod:`lorekit.envs.crafter.skills`. It reads the world directly (it is a
+The scripted controllers walk with it: the data-collection
+:class:`~lorekit.envs.crafter.explorer.Explorer` of this package, and the
+S-Agents teams' skills. It reads the world directly (it is a
 scripted policy, not an agent), finds shortest paths by breadth-first search
 over walkable cells, optionally digging through what the player can mine
 (mining yields the material, so a path through rock is never wasted), and

@@ -46,6 +46,11 @@ class DataPackError(RuntimeError):
     """The pack could not be fetched, or a file did not match its checksum."""
 
 
+class DownloadError(DataPackError):
+    """A file could not be downloaded (no network, a wrong URL): copying the files from a
+    folder (``from_path``) is the way round it."""
+
+
 def user_data_dir() -> Path:
     """LoreKit's folder for data fetched on the user's request."""
     if os.environ.get("LOREKIT_DATA"):
@@ -167,6 +172,6 @@ def _reader(url: str | None, from_path: Path | None, timeout_s: float) -> Callab
                 return data
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise DataPackError(f"could not download {base}{name}: {reason}") from None
+            raise DownloadError(f"could not download {base}{name}: {reason}") from None
 
     return fetch

@@ -17,6 +17,7 @@ from lorekit.envs.textcraft import TextCraftEnv, solver
 from lorekit.eval.runner import plan_episodes, run_eval
 from lorekit.eval.store import RunStore
 from lorekit.llm import Message, Roles, ScriptedLLM
+from lorekit.llm.base import RequestParams
 
 
 async def plan_for(env: TextCraftEnv, item: str, planner: Planner) -> list[str]:
@@ -85,7 +86,9 @@ async def test_a_resampled_draw_is_another_draw(env: TextCraftEnv) -> None:
         for turn in range(1, 5):  # the noise applies from the second turn on
             history = [Message("assistant", f"Action: get {turn} oak log")] * turn
             history.append(Message("user", "Observation: Got 1 oak log."))
-            done = await model.complete([*prompt, *history], temperature=temperature, sample=sample)
+            done = await model.complete(
+                [*prompt, *history], RequestParams(temperature=temperature, sample=sample)
+            )
             out.append(done.text)
         return out
 

@@ -9,7 +9,7 @@ import pytest
 from _cli import run_cli
 
 from lorekit.agents.agentkit.crafter import SPEC_PATH as CRAFTER_SPEC
-from lorekit.agents.agentkit.simulation import crafter_model
+from lorekit.agents.agentkit.testing import crafter_model
 from lorekit.agents.agentkit.webshop import SPEC_PATH as WEBSHOP_SPEC
 from lorekit.eval.store import RunStore
 from lorekit.graph.spec import load_spec

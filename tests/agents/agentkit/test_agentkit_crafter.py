@@ -12,7 +12,7 @@ import pytest
 from lorekit.agents import make_agent
 from lorekit.agents.agentkit import AgentKitCrafterAgent, AgentKitPassError
 from lorekit.agents.agentkit.crafter import SPEC_PATH
-from lorekit.agents.agentkit.simulation import (
+from lorekit.agents.agentkit.testing import (
     CRAFTER_QUESTIONS,
     UNKNOWN_NAME,
     crafter_model,

@@ -13,7 +13,7 @@ from test_agentkit_crafter import env_and_task
 
 from lorekit.agents.agentkit import AgentKitCrafterAgent
 from lorekit.agents.agentkit.hooks import GATE_FLAGS
-from lorekit.agents.agentkit.simulation import CRAFTER_QUESTIONS, crafter_model, which
+from lorekit.agents.agentkit.testing import CRAFTER_QUESTIONS, crafter_model, which
 from lorekit.agents.base import NullRecorder
 from lorekit.envs.crafter import CrafterTextEnv
 from lorekit.llm import Message, Roles, ScriptedLLM

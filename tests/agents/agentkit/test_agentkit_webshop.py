@@ -8,7 +8,7 @@ from _fake_webshop import FakeShop
 
 from lorekit.agents import make_agent
 from lorekit.agents.agentkit import AgentKitPassError, AgentKitWebShopAgent
-from lorekit.agents.agentkit.simulation import WEBSHOP_QUESTIONS, webshop_model, which
+from lorekit.agents.agentkit.testing import WEBSHOP_QUESTIONS, webshop_model, which
 from lorekit.agents.agentkit.webshop import SPEC_PATH, page_options
 from lorekit.agents.base import NullRecorder
 from lorekit.envs import make

@@ -12,7 +12,7 @@ from lorekit.agents import graph_pass, make_agent
 from lorekit.agents.base import NullRecorder
 from lorekit.agents.spring import SpringAgent, SpringPassError
 from lorekit.agents.spring.agent import SPEC_PATH
-from lorekit.agents.spring.simulation import spring_model, which_question
+from lorekit.agents.spring.testing import spring_model, which_question
 from lorekit.envs.crafter import CrafterTextEnv
 from lorekit.llm import Message, Roles, ScriptedLLM
 from lorekit.llm.errors import LLMError

@@ -10,7 +10,7 @@ import pytest
 from _cli import run_cli
 from test_spring_context import PAPER_LINE, experience_file
 
-from lorekit.agents.spring.simulation import spring_model
+from lorekit.agents.spring.testing import spring_model
 from lorekit.eval.store import RunStore
 from lorekit.laws.experience import Experience
 from lorekit.llm import Message, Roles, ScriptedLLM

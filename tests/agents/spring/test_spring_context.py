@@ -12,7 +12,7 @@ from lorekit.agents import make_agent
 from lorekit.agents.base import NullRecorder
 from lorekit.agents.spring import SpringAgent, parse_context
 from lorekit.agents.spring.context import paper_text, texts
-from lorekit.agents.spring.simulation import spring_model
+from lorekit.agents.spring.testing import spring_model
 from lorekit.envs.crafter import CrafterTextEnv
 from lorekit.laws.experience import Experience, Law
 from lorekit.llm import Roles, ScriptedLLM

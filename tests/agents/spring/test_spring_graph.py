@@ -11,7 +11,7 @@ from _spring_support import task_of
 from lorekit.agents.base import NullRecorder
 from lorekit.agents.spring import SpringAgent
 from lorekit.agents.spring.agent import SPEC_PATH
-from lorekit.agents.spring.simulation import QUESTIONS, spring_model, which_question
+from lorekit.agents.spring.testing import QUESTIONS, spring_model, which_question
 from lorekit.envs.crafter import CrafterTextEnv
 from lorekit.graph.spec import load_spec
 from lorekit.llm import Message, Roles, ScriptedLLM

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from lorekit.agents.teams.clock import Clock
+from lorekit.agents.teams.world.party import CrafterParty
+from lorekit.agents.teams.world.teamworld import TeamWorld
 from lorekit.envs.base import Task
-from lorekit.envs.clock import Clock
-from lorekit.envs.crafter.party import CrafterParty
-from lorekit.envs.crafter.teamworld import TeamWorld
 from lorekit.llm import ScriptedLLM
 
 ONE_WOOD = Task("collect-1-wood", "get wood", "collect",

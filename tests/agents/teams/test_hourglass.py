@@ -4,7 +4,7 @@ import asyncio
 import json
 from typing import Any
 
-from _teams_fakes import FakeSkills, FakeWorld, Result, TwoStage, validate
+from _team_fakes import FakeSkills, PoolWorld, Result, TwoStage, validate
 
 from lorekit.agents.teams.hourglass import COMMAND, REFUSED, HourglassAgent
 from lorekit.agents.teams.org import Organization, build_org
@@ -23,7 +23,7 @@ class Team:
     """Agents of one organization on a fake world, each with its scripted answers."""
 
     def __init__(self, org: Organization, answers: dict[str, list[Any]], **kw: Any) -> None:
-        self.world = FakeWorld()
+        self.world = PoolWorld()
         self.skills = FakeSkills(self.world, kw.pop("outcomes", {}))
         self.events: list[dict[str, Any]] = []
         self.models = {
@@ -79,6 +79,22 @@ def test_retries_are_bounded_and_the_failure_is_recorded() -> None:
     assert team.skills.ran == []
     failed = [e for e in team.events if e["kind"] == "plan"]
     assert len(failed) == 1 and "after 2 tries" in failed[0]["error"]
+
+
+def test_a_planning_pass_counts_once_both_planners_have_answered() -> None:
+    """``plans`` (what mPT averages) counts completed passes: a task planner that
+    gave up after its retries, or an action planner that did, made no plan."""
+    gave_up = Team(build_org("solo"), {"agent": ["{}"] * 5}, max_retries=1)
+    gave_up.step("agent")
+    assert gave_up.agents["agent"].plans == 0
+    no_actions = Team(build_org("solo"), {"agent": [plan("tell bob to dig")]})
+    no_actions.agents["agent"].max_retries = 0
+    no_actions.step("agent")  # the action planner's one answer is refused
+    assert no_actions.agents["agent"].plans == 0
+    assert any(e["kind"] == "actions" and e.get("error") for e in no_actions.events)
+    done = Team(build_org("solo"), {"agent": [plan("collect(wood, 1)")]})
+    done.step("agent")
+    assert done.agents["agent"].plans == 1
 
 
 def test_bad_skill_calls_and_unknown_teammates_are_sent_back() -> None:

@@ -8,9 +8,9 @@ import math
 import pytest
 from _mode_members import TO_TREE, Dummy, make_world
 
+from lorekit.agents.teams.clock import VirtualClock
 from lorekit.agents.teams.metrics import ratio, summarize, team_metrics, usage_by_role
 from lorekit.agents.teams.modes import ModeOutcome, run_members
-from lorekit.envs.clock import VirtualClock
 from lorekit.llm import MeteredLLM
 from lorekit.llm.accounting import Price
 from lorekit.llm.calls import CallRecord

@@ -8,8 +8,8 @@ import math
 import pytest
 from _mode_members import TO_TREE, Dummy, make_world, times
 
+from lorekit.agents.teams.clock import VirtualClock, WallClock
 from lorekit.agents.teams.modes import ModeError, run_members
-from lorekit.envs.clock import VirtualClock, WallClock
 
 
 def pair(world, rounds: int = 3):  # type: ignore[no-untyped-def]

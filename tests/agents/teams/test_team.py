@@ -7,15 +7,16 @@ import math
 from typing import Any
 
 import pytest
-from _teams_fakes import TwoStage
+from _team_fakes import TwoStage
 
+from lorekit.agents.teams.clock import VirtualClock
 from lorekit.agents.teams.org import build_org
 from lorekit.agents.teams.team import run_team
+from lorekit.agents.teams.world.party import CrafterParty
+from lorekit.agents.teams.world.teamworld import TeamWorld
 from lorekit.envs.base import Task
-from lorekit.envs.clock import VirtualClock
-from lorekit.envs.crafter.party import CrafterParty
-from lorekit.envs.crafter.teamworld import TeamWorld
 from lorekit.llm import ScriptedLLM
+from lorekit.llm.accounting import UsageLedger
 from lorekit.llm.base import Message
 from lorekit.llm.roles import Roles
 
@@ -155,3 +156,39 @@ async def test_a_hands_off_root_may_only_delegate() -> None:
     errors = [e["error"] for e in result.events if e["kind"] == "call" and e["error"]]
     assert errors and "you plan and delegate only" in errors[0]
     assert not any(e["kind"] == "skill" and e["agent"] == "leader" for e in result.events)
+
+
+async def test_mpt_leaves_out_a_planning_pass_the_episode_cut_off() -> None:
+    """mPT counts completed planning iterations: a pass still waiting for the task
+    planner when the time limit ends the run is not one (issue 42, item 15)."""
+    world, clock = world_for(2)
+    roles = Roles(model(["collect(wood, 1)"], 10.0, clock))  # every answer takes 10 s
+    result = await run_team(
+        world, build_org("solo"), roles, mode="async", clock=clock, max_time_s=25.0
+    )
+    assert result.outcome.reason == "time_limit"
+    planned = [e for e in result.events if e["kind"] == "plan" and not e.get("error")]
+    monitored = [e for e in result.events if e["kind"] == "monitor"]
+    # plan (10 s), the skill, the monitor's verdict (10 s), then a second pass the limit cut
+    assert len(planned) == 1 and len(monitored) == 1 and monitored[0]["time"] < 25.0
+    assert sum(result.metrics.plans.values()) == 1
+    assert result.metrics.mpt == pytest.approx(1.0)
+
+
+async def test_models_built_without_a_clock_think_on_the_worlds() -> None:
+    """run_team hands the world's clock to models that simulate their latency, so a
+    team's models can be built before any clock exists (per episode, by the
+    harness): the run is the one they would have played sleeping on it themselves."""
+    from lorekit.agents.teams.testing import simulated_roles
+
+    runs = []
+    for given in (False, True):
+        world, clock = world_for(3)
+        roles = simulated_roles(clock.sleep if given else None, seed=5)
+        if not given:  # as the harness hands them over: metered, the clock looked for inside
+            roles = roles.metered(UsageLedger())
+        result = await run_team(
+            world, build_org("tree", leaves=2), roles, mode="async", clock=clock, max_time_s=120
+        )
+        runs.append((result.metrics.tc, result.metrics.ticks, [e["time"] for e in result.events]))
+    assert runs[0] == runs[1] and runs[0][2] and max(runs[0][2]) > 10.0  # virtual seconds

@@ -9,15 +9,8 @@ from typing import Any
 import pytest
 from _team_fakes import FakeClock, FakeResult, FakeWorld, build_org
 
-from lorekit.agents.teams.runs import (
-    TeamAgent,
-    TeamParts,
-    TeamSpec,
-    clock_sleep,
-    current_clock,
-    party_of,
-    team_summary,
-)
+from lorekit.agents.teams.results import team_summary
+from lorekit.agents.teams.runs import TeamAgent, TeamParts, TeamSpec
 from lorekit.envs import make
 from lorekit.eval.store_schema import EpisodeRecord
 from lorekit.llm.roles import Roles
@@ -54,35 +47,44 @@ def _task(party: Any, task_id: str) -> Any:
 
 
 def test_the_team_spends_model_time_on_its_episode_clock() -> None:
-    seen: dict[str, Any] = {}
+    """The clock is built for each episode and reaches the team as an argument (no
+    context variable): time spent on it stays in its episode."""
+    seen: list[dict[str, Any]] = []
 
     async def run_team(world: FakeWorld, org: Any, roles: Any, **kw: Any) -> FakeResult:
-        seen["kw"] = kw
-        await clock_sleep(2.5)  # what a simulated model's latency does
-        seen["now"] = kw["clock"].now()
+        await kw["clock"].sleep(2.5)  # what a simulated model's latency does
+        seen.append({"kw": kw, "now": kw["clock"].now(), "clock": kw["clock"]})
         world.success = world.done = True
         return FakeResult(True, [], [], {"tc": kw["clock"].now(), "mpt": 1.0})
 
     parts = TeamParts(build_org, lambda kind: FakeClock(), FakeWorld, run_team)
     party = make("crafter-party", players=3)
-    recorder = _Recorder()
     agent = TeamAgent(TeamSpec("tree", 2, "round", "virtual", cutoff_s=60.0), parts)
-    traj = asyncio.run(
-        agent.run(
-            party, _task(party, "collect-20-wood/seed-0"), Roles(ScriptedLLM(["x"])), recorder
-        )
-    )
-    assert seen["now"] == 2.5 and seen["kw"]["mode"] == "round" and seen["kw"]["cutoff_s"] == 60.0
-    assert current_clock.get(None) is None  # reset after the episode
+    task = _task(party, "collect-20-wood/seed-0")
+
+    def play() -> tuple[Any, _Recorder]:
+        recorder = _Recorder()
+        traj = asyncio.run(agent.run(party, task, Roles(ScriptedLLM(["x"])), recorder))
+        return traj, recorder
+
+    traj, recorder = play()
+    assert seen[0]["now"] == 2.5 and seen[0]["kw"]["mode"] == "round"
+    assert seen[0]["kw"]["cutoff_s"] == 60.0
     assert traj.success and traj.reward == 1.0 and traj.stop_reason == "done"
     assert recorder.attached is traj
     assert traj.notes["team"]["metrics"]["tc"] == 2.5
     assert "Goal:" in traj.initial_observation and "w2 (worker, p3)" in traj.initial_observation
+    play()  # the next episode: a clock of its own, from zero
+    assert seen[1]["clock"] is not seen[0]["clock"] and seen[1]["now"] == 2.5
 
 
 def test_a_team_plays_only_the_party_env() -> None:
+    agent = TeamAgent(TeamSpec("solo", 1, "async", "virtual"))
+    textcraft = make("textcraft")
     with pytest.raises(TypeError, match="crafter-party"):
-        party_of(make("textcraft"))
+        asyncio.run(
+            agent.run(textcraft, textcraft.tasks()[0], Roles(ScriptedLLM(["x"])), _Recorder())
+        )
 
 
 def _episode(metrics: dict[str, Any], ticks: int) -> EpisodeRecord:

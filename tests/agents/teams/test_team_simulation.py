@@ -6,15 +6,15 @@ import asyncio
 import statistics
 from typing import Any
 
-from _teams_fakes import FakeSkills, FakeWorld, Result, validate
+from _team_fakes import FakeSkills, PoolWorld, Result, validate
 
 from lorekit.agents.teams.hourglass import HourglassAgent
 from lorekit.agents.teams.org import build_org
-from lorekit.agents.teams.simulation import simulated_roles, tool_chain
+from lorekit.agents.teams.testing import simulated_roles, tool_chain
 
 
 def team(leaves: int, goal: str, outcomes: dict[str, Result] | None = None, **kw: Any) -> Any:
-    world = FakeWorld()
+    world = PoolWorld()
     skills = FakeSkills(world, outcomes or {})
     roles = simulated_roles(world.sleep, seed=3)
     org = build_org("tree", leaves=leaves)
@@ -36,7 +36,7 @@ def team(leaves: int, goal: str, outcomes: dict[str, Result] | None = None, **kw
     return world, skills, agents
 
 
-def said(world: FakeWorld, player: str) -> list[str]:
+def said(world: PoolWorld, player: str) -> list[str]:
     return [f"{m.to}: {m.text}" for m in world.pool if m.sender == player]
 
 
@@ -128,7 +128,7 @@ def test_a_tired_thirsty_agent_drinks_and_sleeps_before_working() -> None:
 
 def test_a_chain_hands_each_link_its_third() -> None:
     """CoA as the paper describes it: each agent does 1/3 of the collection in turn."""
-    world = FakeWorld()
+    world = PoolWorld()
     skills = FakeSkills(world, {})
     roles = simulated_roles(world.sleep, seed=3)
     org = build_org("chain", size=3)

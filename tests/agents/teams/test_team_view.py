@@ -10,7 +10,7 @@ from _team_fakes import FakeClock, FakeTeam, FakeWorld, build_org
 from rich.console import Console
 
 from lorekit.agents.teams import view as team_view
-from lorekit.agents.teams.runs import record_result
+from lorekit.agents.teams.results import record_result
 from lorekit.agents.teams.view import agent_rows, describe, render_teams, timeline
 from lorekit.envs import make
 
@@ -18,8 +18,9 @@ from lorekit.envs import make
 def _team_notes(task: str = "collect-50-wood/seed-0") -> dict[str, Any]:
     """Notes as a team run records them, from the stand-in team's result."""
     party = make("crafter-party", players=3)
+    party.reset(next(t for t in party.tasks("test") if t.id == task))
     world = FakeWorld(party, FakeClock(), None)
-    world.reset(next(t for t in party.tasks("test") if t.id == task))
+    world.begin()
     org = build_org({"org": "tree", "leaves": 2})
 
     class Roles(dict[str, Any]):

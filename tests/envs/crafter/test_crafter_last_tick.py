@@ -1,5 +1,6 @@
 """The ends of Crafter episodes at their boundaries: the last tick, death on it,
-death just before it, in the text env, the gym env and the party world.
+death just before it, in the text env and the gym env (the party world's are in
+tests/agents/teams/test_party_env.py).
 
 A score episode succeeds only when the player is alive when the length limit
 is reached; dying on that same tick is a death, not a survival.
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 from lorekit.envs.crafter import CrafterTextEnv
 from lorekit.envs.crafter.gym_env import CrafterGym
-from lorekit.envs.crafter.party import CrafterParty
 
 LENGTH = 4
 
@@ -77,34 +77,3 @@ def test_gym_death_on_the_last_tick_is_termination_not_truncation() -> None:
     env.core.players[0].health = 0
     _, _, terminated, truncated, _ = env.step(0)
     assert terminated and not truncated
-
-
-def test_party_goal_reached_on_the_last_tick_succeeds() -> None:
-    env = CrafterParty(2, length=LENGTH)
-    env.reset("collect-20-wood/seed-0")
-    for _ in range(LENGTH - 1):
-        assert not env.step("p1: noop").done
-    env.core.players[0].achievements["collect_wood"] = 20
-    last = env.step("p1: noop")
-    assert last.done and last.info["success"] and last.reward == 1.0
-
-
-def test_party_goal_one_short_at_the_last_tick_fails() -> None:
-    env = CrafterParty(2, length=LENGTH)
-    env.reset("collect-20-wood/seed-0")
-    env.core.players[0].achievements["collect_wood"] = 19
-    steps = [env.step("p1: noop") for _ in range(LENGTH)]
-    assert [s.done for s in steps] == [False] * (LENGTH - 1) + [True]
-    assert not steps[-1].info["success"] and steps[-1].reward == 0.0
-    assert steps[-1].info["progress"] == "19/20 wood"
-
-
-def test_party_goes_on_while_one_player_lives_and_ends_when_all_die() -> None:
-    env = CrafterParty(2, length=50)
-    env.reset("collect-20-wood/seed-0")
-    env.core.players[0].health = 0
-    step = env.step("p2: noop")
-    assert not step.done  # p2 still plays
-    env.core.players[1].health = 0
-    step = env.step("p2: noop")
-    assert step.done and not step.info["success"] and step.info["ticks"] == 2

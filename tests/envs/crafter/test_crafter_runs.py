@@ -8,10 +8,10 @@ import pytest
 from _cli import run_cli
 from click.testing import CliRunner
 
-from lorekit.agents.spring.simulation import spring_model
-from lorekit.cli.laws_spring import scores
+from lorekit.agents.spring.testing import spring_model
 from lorekit.envs.crafter.runs import crafter_run_score
 from lorekit.eval.store import RunStore
+from lorekit.laws.commands.scores import scores
 from lorekit.llm import Roles, ScriptedLLM
 
 SIM_MODEL = ("--model", "sim", "--base-url", "http://127.0.0.1:9/v1")
