@@ -15,16 +15,17 @@ A format is a *reader* (registered under the ``replay`` kind): ``claims(data)``
 says whether a loaded JSON file is its format and ``open(path)`` returns a
 :class:`ReplaySource`, which builds the env and the agent, lists the tasks and
 makes one :class:`ReplayCursor` per episode. The cursor is the record of one
-episode; the replay models of every role ask the cursor of the episode they
-are called from (a context variable set by :class:`ReplayAgent`), so episodes
-may play concurrently.
+episode; the harness builds each episode's own replay models
+(``episode_roles``), each answering from that episode's cursor, so episodes
+may play concurrently; :class:`ReplayAgent` hands the cursor the episode's
+env and stores its summary.
 """
 
 from __future__ import annotations
 
-import contextvars
+import functools
 import json
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -71,6 +72,10 @@ class Divergence:
 class ReplayCursor(Protocol):
     """One episode's record, answering the agent's model calls in order."""
 
+    def bind(self, env: AsyncEnv) -> None:
+        """The episode's env, before the agent plays (for stand-ins that read its state)."""
+        ...
+
     def answer(self, role: str, messages: Sequence[Message]) -> Awaitable[str]:
         """The recorded output for this call (or the replay's named stand-in)."""
         ...
@@ -100,7 +105,7 @@ class ReplaySource(Protocol):
         """The episode seed the published run played ``task`` with."""
         ...
 
-    def cursor(self, task: Task, env: AsyncEnv) -> ReplayCursor: ...
+    def cursor(self, task: Task) -> ReplayCursor: ...
 
     def describe(self) -> dict[str, Any]:
         """What the run store keeps of this replay's configuration."""
@@ -117,35 +122,42 @@ class ReplayReader(Protocol):
     def open(self, path: Path, **options: Any) -> ReplaySource: ...
 
 
-_CURRENT: contextvars.ContextVar[ReplayCursor | None] = contextvars.ContextVar(
-    "lorekit_replay_cursor", default=None
-)
+class ReplaySession:
+    """The cursors of the episodes under way: :meth:`roles` is the harness's
+    per-episode model factory, :meth:`take` hands an episode's cursor to its agent."""
 
+    def __init__(self, source: ReplaySource, label: str = "replay") -> None:
+        self.source = source
+        self.label = label
+        self._cursors: dict[tuple[str, int], ReplayCursor] = {}
 
-def replay_roles(roles: Iterable[str], label: str = "replay") -> Roles:
-    """One replay model per role; each answers from the cursor of the calling episode."""
+    def roles(self, task: Task, seed: int) -> Roles:
+        """One replay model per role of ``source``, each answering from this episode's cursor."""
+        cursor = self.source.cursor(task)
+        self._cursors[(task.id, seed)] = cursor
+        models = {
+            role: ScriptedLLM(
+                fn=functools.partial(cursor.answer, role), model=f"{self.label}:{role}"
+            )
+            for role in dict.fromkeys(self.source.roles)
+        }
+        return Roles(models)
 
-    def answer_for(role: str) -> Callable[[tuple[Message, ...]], Awaitable[str]]:
-        async def answer(messages: tuple[Message, ...]) -> str:
-            cursor = _CURRENT.get()
-            if cursor is None:
-                raise ReplayError("a replay model was called outside a replayed episode")
-            return await cursor.answer(role, messages)
-
-        return answer
-
-    names = list(dict.fromkeys(roles))
-    models = {r: ScriptedLLM(fn=answer_for(r), model=f"{label}:{r}") for r in names}
-    return Roles(models)
+    def take(self, task: Task, seed: int | None) -> ReplayCursor:
+        cursor = self._cursors.pop((task.id, int(seed or 0)), None)
+        if cursor is None:
+            raise ReplayError(f"no replay models were built for episode {task.id!r} (seed {seed})")
+        return cursor
 
 
 class ReplayAgent:
-    """Plays ``source``'s agent with each episode's cursor in scope, then stores the
+    """Plays ``source``'s agent with each episode's replay models, then stores the
     cursor's summary in ``notes["replay"]``. The agent's own notes (an ADaPT tree)
     stay as they are, so its view shows the replayed episode like any other."""
 
-    def __init__(self, source: ReplaySource) -> None:
+    def __init__(self, source: ReplaySource, session: ReplaySession) -> None:
         self.source = source
+        self.session = session
         self.inner = source.make_agent()
         self.name = self.inner.name
         self.model_roles = tuple(source.roles)
@@ -154,12 +166,9 @@ class ReplayAgent:
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
         handle = as_async(env)
-        cursor = self.source.cursor(task, handle)
-        token = _CURRENT.set(cursor)
-        try:
-            trajectory = await self.inner.run(handle, task, roles, recorder, seed=seed)
-        finally:
-            _CURRENT.reset(token)
+        cursor = self.session.take(task, seed)
+        cursor.bind(handle)
+        trajectory = await self.inner.run(handle, task, roles, recorder, seed=seed)
         trajectory.notes["replay"] = cursor.finish(trajectory)
         return trajectory
 
@@ -276,11 +285,12 @@ async def replay(
     specs = [
         EpisodeSpec(f"{t.id}/{source.seed(t)}", i, t, source.seed(t)) for i, t in enumerate(chosen)
     ]
+    session = ReplaySession(source)
     result = await run_eval(
         store,
         env_factory=source.make_env,
-        agent=ReplayAgent(source),
-        roles=replay_roles(source.roles),
+        agent=ReplayAgent(source, session),
+        episode_roles=session.roles,
         episodes=specs,
         run_id=run_id,
         env_name=str(source.describe().get("env", "")),

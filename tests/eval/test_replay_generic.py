@@ -9,20 +9,22 @@ from typing import Any, ClassVar
 
 import pytest
 
-from lorekit.agents.base import Episode, Recorder, Trajectory
+from lorekit.agents.base import Episode, NullRecorder, Recorder, Trajectory
 from lorekit.envs.asyncenv import AsyncEnv, EnvLike
 from lorekit.envs.base import Task, TextEnv
 from lorekit.envs.textcraft.env import TextCraftEnv
-from lorekit.eval.replay import Divergence, ReplayError, compare, markdown, replay, replay_roles
+from lorekit.eval.replay import (
+    Divergence,
+    ReplayAgent,
+    ReplayError,
+    ReplaySession,
+    compare,
+    markdown,
+    replay,
+)
 from lorekit.eval.store import RunStore
 from lorekit.llm.base import Message
 from lorekit.llm.roles import Roles
-
-
-async def test_a_replay_model_outside_a_replayed_episode_refuses() -> None:
-    model = replay_roles(["executor"])["executor"]
-    with pytest.raises(ReplayError, match="outside a replayed episode"):
-        await model.complete([Message("user", "hi")])
 
 
 class EchoCursor:
@@ -31,6 +33,9 @@ class EchoCursor:
     def __init__(self, key: str, actions: list[str]) -> None:
         self.key, self.actions, self.calls = key, list(actions), 0
         self.divergences: list[Divergence] = []
+
+    def bind(self, env: AsyncEnv) -> None:
+        self.env = env
 
     async def answer(self, role: str, messages: Sequence[Message]) -> str:
         self.calls += 1
@@ -91,7 +96,7 @@ class ToySource:
     def seed(self, task: Task) -> int:
         return 7
 
-    def cursor(self, task: Task, env: AsyncEnv) -> EchoCursor:
+    def cursor(self, task: Task) -> EchoCursor:
         return EchoCursor(task.id, self.recorded[task.id])
 
     def describe(self) -> dict[str, Any]:
@@ -125,3 +130,13 @@ def test_the_table_puts_the_published_figure_beside_the_replayed_one_per_group()
     assert cells["all"][:6] == ["all", "3", "33.3", "66.7", "2/3", "2/3"]
     text = markdown("toy", rows, ["a limit"])
     assert "| depth-3 | 1 | 0.0 | 0.0 | 1/1 | 1/1 | none |" in text and text.endswith("- a limit\n")
+
+
+async def test_an_agent_without_its_episodes_replay_models_refuses() -> None:
+    session = ReplaySession(ToySource())
+    agent = ReplayAgent(ToySource(), session)
+    task = ToySource().tasks()[0]
+    with pytest.raises(ReplayError, match="no replay models were built for episode 'stick'"):
+        await agent.run(TextCraftEnv(), task, Roles({}), NullRecorder(), seed=7)
+    answer = await session.roles(task, 7)["executor"].complete([Message("user", "hi")])
+    assert answer.text == "get 2 bamboo" and session.take(task, 7) is not None

@@ -38,7 +38,6 @@ from lorekit.agents.adapt.controller import AdaptAgent
 from lorekit.agents.adapt.replay_cursor import ReplayEpisode, Verdicts
 from lorekit.agents.adapt.replay_record import RecordedEpisode, read_episode
 from lorekit.agents.base import Agent
-from lorekit.envs.asyncenv import AsyncEnv
 from lorekit.envs.base import Task, TextEnv
 from lorekit.eval.replay import ReplayError
 
@@ -104,7 +103,7 @@ class AlfworldReplay:
     def seed(self, task: Task) -> int:
         return 0
 
-    def cursor(self, task: Task, env: AsyncEnv) -> ReplayEpisode:
+    def cursor(self, task: Task) -> ReplayEpisode:
         return ReplayEpisode(
             self.records[task.id], verdicts=VERDICTS, goal_marker="Your task is to: "
         )

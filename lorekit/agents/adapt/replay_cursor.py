@@ -37,11 +37,12 @@ from typing import Any
 from lorekit.agents.adapt.code_plan import from_data, render
 from lorekit.agents.adapt.replay_record import Event, RecordedEpisode, RecordedPlan, RecordedRun
 from lorekit.agents.base import Trajectory
+from lorekit.envs.asyncenv import AsyncEnv
 from lorekit.eval.replay import Divergence
 from lorekit.llm.base import Message
 
-GapFill = Callable[[int], Awaitable[list[str]]]
-"""``fill(position)``: the stand-in actions for the gap run at that event position."""
+GapFill = Callable[[int, AsyncEnv], Awaitable[list[str]]]
+"""``fill(position, env)``: the stand-in actions for the gap run at that event position."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,7 @@ class ReplayEpisode:
         self.fill = fill
         self.executor_role = executor_role
         self.planner_role = planner_role
+        self.env: AsyncEnv | None = None
         self.pos = 0
         self.calls = 0
         self.divergences: list[Divergence] = []
@@ -97,6 +99,9 @@ class ReplayEpisode:
         self.clean_equal = 0
 
     # -- answering -----------------------------------------------------------------
+
+    def bind(self, env: AsyncEnv) -> None:
+        self.env = env
 
     async def answer(self, role: str, messages: Sequence[Message]) -> str:
         self.calls += 1
@@ -152,7 +157,8 @@ class ReplayEpisode:
         self.run, self.answered = event, []
         if event.turns is None:
             self.gap_runs += 1
-            stand_in = await self.fill(self.pos - 1) if self.fill is not None else []
+            fill, env = self.fill, self.env
+            stand_in = await fill(self.pos - 1, env) if fill is not None and env is not None else []
             self.filled += len(stand_in)
             verdict = self.verdicts.completed if event.success else self.verdicts.failed
             self.queue = [*stand_in, verdict]

@@ -170,11 +170,11 @@ class TextCraftReplay:
     def seed(self, task: Task) -> int:
         return int(task.data["seed"])
 
-    def cursor(self, task: Task, env: AsyncEnv) -> ReplayEpisode:
+    def cursor(self, task: Task) -> ReplayEpisode:
         record = self.records[f"env_{self.seed(task)}"]
         targets = gap_targets(record)
 
-        async def fill(position: int) -> list[str]:
+        async def fill(position: int, env: AsyncEnv) -> list[str]:
             target = targets.get(position)
             if target is None:
                 return []

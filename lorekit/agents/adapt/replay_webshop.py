@@ -104,6 +104,9 @@ class WebShopCursor:
                 Divergence("unplayable", 0, "-", self.record.instruction, self.reason)
             )
 
+    def bind(self, env: AsyncEnv) -> None:
+        return None  # the record's actions need nothing of the env
+
     async def answer(self, role: str, messages: Sequence[Message]) -> str:
         self.calls += 1
         moves = [a for a in self.record.actions if not a.startswith("think[")]
@@ -212,7 +215,7 @@ class WebShopReplay:
     def seed(self, task: Task) -> int:
         return 0
 
-    def cursor(self, task: Task, env: AsyncEnv) -> WebShopCursor:
+    def cursor(self, task: Task) -> WebShopCursor:
         key = next(k for k, t in self._tasks.items() if t.id == task.id)
         record = self.records[key]
         if self._same(key):
