@@ -47,6 +47,7 @@ def pick_reader(path: Path, data: object, name: str | None) -> Any:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--format", "format_name", default=None, help="Reader name (default: detected).")
 @click.option("--tasks", "tasks_opt", default=None, help="Task ids to replay, comma-separated.")
+@click.option("--env-opt", multiple=True, help="KEY=VALUE over the reader's env options.")
 @click.option("--episodes", "-n", type=click.IntRange(min=1), default=None, help="First N only.")
 @click.option("--run-id", default=None, help="Name the replay's run; an existing id resumes it.")
 @click.option("--store", default=None, help="Run store (default: as `lorekit run`).")
@@ -61,6 +62,7 @@ def replay_cmd(
     file: Path,
     format_name: str | None,
     tasks_opt: str | None,
+    env_opt: tuple[str, ...],
     episodes: int | None,
     run_id: str | None,
     store: str | None,
@@ -77,7 +79,7 @@ def replay_cmd(
     what the replay did there."""
     from lorekit.cli.console import show_progress
     from lorekit.cli.options import ModelChoice
-    from lorekit.cli.prepare import prepare_config
+    from lorekit.cli.prepare import kv, prepare_config
     from lorekit.eval.replay import KINDS, ReplayError, markdown, replay, save
     from lorekit.eval.store import RunStore
     from lorekit.ids import new_run_id
@@ -87,11 +89,12 @@ def replay_cmd(
     except (OSError, ValueError) as exc:
         raise UserError(f"{file}: cannot read JSON ({exc})") from None
     reader = pick_reader(file, data, format_name)
+    options = kv(env_opt, "--env-opt")
     try:
-        source = reader.open(file)
+        source = reader.open(file, env_options=options) if options else reader.open(file)
         tasks = source.tasks()
-    except (ReplayError, ValueError, OSError) as exc:
-        raise UserError(str(exc)) from None
+    except (ReplayError, ValueError, OSError, TypeError) as exc:
+        raise UserError(f"{file.name}: {exc}") from None
     if tasks_opt:
         wanted = [t.strip() for t in tasks_opt.split(",") if t.strip()]
         unknown = sorted(set(wanted) - {t.id for t in tasks})

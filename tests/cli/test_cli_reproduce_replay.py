@@ -91,3 +91,13 @@ def test_tasks_the_file_does_not_hold_are_refused(
         ["reproduce", "replay", str(result_file), "--tasks", "lodestone"], capsys
     )
     assert code == 2 and "--tasks: not in ADaPT_maxd3_textcraft_test.json: lodestone" in err
+
+
+def test_env_options_reach_the_readers_env_and_bad_ones_are_one_line(
+    result_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["reproduce", "replay", str(result_file), "--store", str(tmp_path / "s.sqlite3")]
+    code, _, err = run_cli([*args, "--env-opt", "source=/nowhere/recipes"], capsys)
+    assert code == 2 and "unknown recipe source '/nowhere/recipes'" in err
+    code, _, err = run_cli([*args, "--env-opt", "colour=blue"], capsys)
+    assert code == 2 and "unexpected keyword argument 'colour'" in err

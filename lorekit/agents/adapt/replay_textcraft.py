@@ -136,25 +136,31 @@ class TextCraftReplay:
     path: Path
     records: Mapping[str, RecordedEpisode]
     datapack: str | Path = "datapack"
+    env_options: Mapping[str, Any] = field(default_factory=dict)
+    """Over the published run's options (e.g. ``source``: another recipe folder)."""
     title: str = "ADaPT on TextCraft (published run, gpt-3.5-turbo-instruct)"
     roles: tuple[str, ...] = ("executor", "planner")
     limits: tuple[str, ...] = field(default=())
     _env: TextCraftEnv | None = None
 
+    def _options(self) -> dict[str, Any]:
+        return {
+            "source": self.datapack,
+            "compat": True,
+            "max_steps": None,
+            "after_goal": "continue",
+            "opening_from": self.path,
+            **dict(self.env_options),
+        }
+
     def make_env(self) -> TextEnv:
-        return TextCraftEnv(
-            self.datapack,
-            compat=True,
-            max_steps=None,
-            after_goal="continue",
-            opening_from=self.path,
-        )
+        return TextCraftEnv(**self._options())
 
     def make_agent(self) -> Agent:
         return AdaptAgent(profile="code")
 
     def tasks(self) -> list[Task]:
-        env = self._env or TextCraftEnv(self.datapack, compat=True, max_steps=None)
+        env = self._env or TextCraftEnv(**{**self._options(), "opening_from": None})
         self._env = env
         by_seed = {int(t.data["seed"]): t for t in env.tasks("adapt-200")}
         out = []
@@ -192,11 +198,8 @@ class TextCraftReplay:
             "agent_options": {"profile": "code"},
             "env": "textcraft",
             "env_options": {
-                "source": str(self.datapack),
-                "compat": True,
-                "max_steps": None,
-                "after_goal": "continue",
-                "opening_from": str(self.path),
+                k: v if isinstance(v, bool | int | None) else str(v)
+                for k, v in self._options().items()
             },
         }
 
@@ -233,7 +236,9 @@ class TextCraftReader:
             "the first observations are read from the file (their order and distractors came "
             "from the original's per-process string hashing)",
         )
-        return TextCraftReplay(path, records, options.get("datapack", "datapack"), limits=limits)
+        return TextCraftReplay(
+            path, records, env_options=dict(options.get("env_options") or {}), limits=limits
+        )
 
 
 READER = TextCraftReader()
