@@ -119,3 +119,30 @@ def test_the_alfworld_budget_fits_the_published_runs() -> None:
         for run in read_episode(game, entry, 3).runs
     )
     assert longest == 28 <= settings_for("alfworld", "code").executor_turns
+
+
+@pytest.mark.parametrize("experiment", ["adapt-table1-alfworld", "adapt-table4-alfworld-models"])
+def test_alfworld_rows_play_the_published_code(experiment: str) -> None:
+    exp = find_experiment(experiment)
+    assert exp.env_options["syntax"] == "put" and exp.env_options["max_steps"] is None
+    for row in (r for r in exp.runnable_rows if r.agent in ("react", "adapt")):
+        agent = make_agent(row.agent, **row.options)
+        assert agent.code is not None, row.id  # type: ignore[attr-defined]
+        s = agent.code.settings("alfworld")  # type: ignore[attr-defined]
+        if row.agent == "adapt":
+            assert (s.profile, s.examples) == ("code", "atomic")
+            assert {k: getattr(s, k) for k in ALFWORLD_CODE} == ALFWORLD_CODE
+        else:  # ReAct: the executor alone, the paper's 60 iterations
+            assert (s.profile, s.d_max, s.executor_turns, s.reset_between) == ("paper", 1, 60, True)
+
+
+@pytest.mark.parametrize("experiment", ["adapt-table2-webshop", "adapt-table8-webshop-products"])
+def test_webshop_rows_have_the_papers_budgets(experiment: str) -> None:
+    # run_webshop.py's module-based ADaPT is not LoreKit's; the rows keep the paper's budgets.
+    exp = find_experiment(experiment)
+    rows = {r.agent: r for r in exp.runnable_rows if r.agent in ("react", "adapt")}
+    react, adapt = (make_agent(rows[a].agent, **rows[a].options) for a in ("react", "adapt"))
+    assert isinstance(react, ReActAgent) and react.max_turns == 45
+    assert isinstance(adapt, AdaptAgent) and adapt.d_max == 3 and adapt.executor.max_turns == 15
+    with pytest.raises(ValueError, match="WebShop ADaPT plans over its own modules"):
+        AdaptAgent(profile="code").env_defaults("webshop")
