@@ -34,6 +34,9 @@ CI_ALLOWED_SKIPS: tuple[str, ...] = (
     "LOREKIT_TEXTCRAFT_ORIGINAL",
     # Re-recording WebShop's golden rewards and pages needs a checkout of the original.
     "LOREKIT_WEBSHOP_ORIGINAL",
+    # ALFWorld's two unseen trials that AutoManual's copy lacks live in another public
+    # repository; the 132 the shared copy rebuilds are checked in CI without them.
+    "LOREKIT_ALFWORLD_CANDIDATES",
 )
 """Substrings of skip reasons CI accepts. Keep it short: each entry is a test
 CI never runs."""

@@ -305,8 +305,6 @@ _PENDING: frozenset[str] = frozenset(
         "lorekit/cli/reproduce_build.py",
         "lorekit/cli/reproduce.py",
         "lorekit/cli/reproduce_cost.py",
-        "lorekit/cli/team.py",
-        "lorekit/cli/team_options.py",
         "lorekit/eval/cost.py",
         "lorekit/eval/store.py",
     }

@@ -23,7 +23,7 @@ def test_the_generated_alfworld_split_sizes() -> None:
     pytest.importorskip("alfworld", reason="needs the alfworld extra")
     from lorekit.envs import make
 
-    said = re.search(r"fixed `dev` \((\d+)\) and `test` \((\d+)\) splits", README)
+    said = re.search(r"fixed\s+`dev`\s+\((\d+)\)\s+and\s+`test`\s+\((\d+)\)\s+splits", README)
     assert said is not None
     env = make("alfworld")
     try:

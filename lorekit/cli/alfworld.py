@@ -1,15 +1,20 @@
-"""``lorekit alfworld generate``: write ALFWorld games made offline.
+"""``lorekit alfworld``: ALFWorld's games, generated offline or installed.
 
-The games follow ALFWorld's own layout (``<task dir>/<trial>/game.tw-pddl``
-and ``traj_data.json``), so both ``make("alfworld", source=DIR)`` and
-alfworld's ``AlfredTWEnv`` read them. By default each game's walkthrough is
-played through the real engine before the command reports success.
+- ``generate`` writes games made offline in ALFWorld's own layout
+  (``<task dir>/<trial>/game.tw-pddl`` and ``traj_data.json``), so both
+  ``make("alfworld", source=DIR)`` and alfworld's ``AlfredTWEnv`` read them;
+  by default each game's walkthrough is played through the real engine first.
+- ``fetch-data`` installs ALFWorld's 2.1.1 release, checked by sha256;
+  ``rebuild-release`` rebuilds its 134 unseen games offline and verifies
+  each on ADaPT's published record; ``data`` says what is installed.
 """
 
 from __future__ import annotations
 
 import collections
 import hashlib
+import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -20,7 +25,7 @@ from lorekit.extras import requires_extra
 
 @click.group("alfworld")
 def alfworld() -> None:
-    """ALFWorld games: generate them offline from the alfworld wheel's data."""
+    """ALFWorld games: generate them offline, or install ALFWorld's release."""
 
 
 @alfworld.command("generate")
@@ -118,3 +123,138 @@ def generate(out: Path, count: int, seed: int, task_types: str, syntax: str, ver
         f"wrote {len(games)} generated games (not ALFWorld's official set) to {out}{checked}. "
         f"Play them: lorekit run alfworld --env-opt source={out} --split all --agent oracle"
     )
+
+
+_DEST_HELP = (
+    "Install here (default: $LOREKIT_DATA/alfworld-release, else "
+    "~/.local/share/lorekit/alfworld-release, where source=official finds it)."
+)
+
+
+@alfworld.command("fetch-data")
+@click.option(
+    "--dest", type=click.Path(file_okay=False, path_type=Path), default=None, help=_DEST_HELP
+)
+@click.option(
+    "--from",
+    "from_path",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="A folder holding the three archives (json_2.1.1_json.zip, json_2.1.1_pddl.zip, "
+    "json_2.1.1_tw-pddl.zip) instead of downloading them.",
+)
+@click.option(
+    "--url",
+    default=None,
+    help="A base URL to download the archives from (default: "
+    "$LOREKIT_ALFWORLD_RELEASE_URL, else ALFWorld's release 0.2.2 on GitHub).",
+)
+def fetch_data(dest: Path | None, from_path: Path | None, url: str | None) -> None:
+    """Install ALFWorld's 2.1.1 release (what alfworld 0.3's alfworld-download gets).
+
+    Each archive's size and sha256 are checked against the manifest shipped
+    with LoreKit before anything is unpacked; a mismatch installs nothing."""
+    if from_path is not None and url is not None:
+        raise UserError("give one of --from and --url")
+    with requires_extra("lorekit alfworld fetch-data", "alfworld"):
+        from lorekit.envs.alfworld.fetch import FetchError, fetch_release
+        from lorekit.envs.alfworld.release import ReleaseError
+
+    bars: dict[str, int] = {}
+
+    def progress(name: str, done: int, total: int) -> None:
+        if sys.stderr.isatty() and done - bars.get(name, 0) >= total // 20:
+            bars[name] = done
+            click.echo(f"\r{name}: {done / total:.0%}", err=True, nl=done >= total)
+
+    try:
+        path = fetch_release(dest, from_path=from_path, url=url, progress=progress)
+    except (FetchError, ReleaseError) as exc:
+        raise RunFailed(str(exc)) from None
+    except OSError as exc:
+        raise UserError(f"{dest or 'the data folder'}: {exc.strerror or exc}") from None
+    click.echo(f"installed ALFWorld's release: {path}")
+    _how_to_play(path, dest)
+
+
+@alfworld.command("rebuild-release")
+@click.option(
+    "--copy",
+    "copy",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="AutoManual's copy of the data (the folder holding json_2.1.1; default: the "
+    "project's shared/data/alfworld-2.1.1 when there).",
+)
+@click.option(
+    "--record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="ADaPT's published ALFWorld record (default: the project's shared copy, else "
+    "downloaded from archiki/ADaPT; checked by its sha256).",
+)
+@click.option(
+    "--candidates",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Another copy of the games' files for the two trials AutoManual's copy lacks "
+    "(e.g. a checkout of jiangmin8/lz-tool-skillopt); each is checked by its pin.",
+)
+@click.option(
+    "--dest", type=click.Path(file_okay=False, path_type=Path), default=None, help=_DEST_HELP
+)
+def rebuild_release_cmd(
+    copy: Path | None, record: Path | None, candidates: Path | None, dest: Path | None
+) -> None:
+    """Rebuild the release's 134 unseen games offline and verify each on ADaPT's record.
+
+    Each game's PDDL problem must match its pin; the release's grammar and domain
+    come from the alfworld wheel (checked by their sha256) and the task sentence
+    from the record. Only games that replay every recorded observation and the
+    recorded outcome are installed."""
+    with requires_extra("lorekit alfworld rebuild-release", "alfworld"):
+        from lorekit.envs.alfworld.fetch import FetchError
+        from lorekit.envs.alfworld.rebuild import RebuildError, rebuild_release
+        from lorekit.envs.alfworld.record import RecordError, download_record, shared_record
+        from lorekit.envs.alfworld.release import ReleaseError
+        from lorekit.envs.alfworld.variants import default_home, shared_copy
+    from lorekit.progress import stderr_progress
+
+    copy = copy or (shared_copy() if shared_copy().is_dir() else None)
+    if copy is None:
+        raise UserError("--copy: give AutoManual's copy of ALFWorld's data (holding json_2.1.1)")
+    target = dest or default_home("release")
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            if record is None:
+                found = shared_record()
+                record = found if found.is_file() else download_record(Path(scratch))
+            with stderr_progress("replaying ADaPT's record") as progress:
+                done = rebuild_release(
+                    copy, record, target, candidates=candidates, progress=progress
+                )
+    except (RebuildError, RecordError, ReleaseError, FetchError) as exc:
+        raise RunFailed(str(exc)) from None
+    except OSError as exc:
+        raise UserError(f"{target}: {exc.strerror or exc}") from None
+    click.echo(done.summary())
+    for game_id, why in sorted(done.left_out.items()):
+        click.echo(f"  left out {game_id}: {why}")
+    click.echo(f"installed ALFWorld's release (rebuilt, {done.installed} games): {target}")
+    _how_to_play(target, dest)
+
+
+def _how_to_play(path: Path, dest: Path | None) -> None:
+    where = f" --env-opt data_dir={path}" if dest is not None else ""
+    click.echo(
+        f"play it: lorekit run alfworld --env-opt source=official{where} --split valid_unseen"
+    )
+
+
+@alfworld.command("data")
+def data_cmd() -> None:
+    """Which ALFWorld data is installed: the release, AutoManual's edit, where."""
+    from lorekit.envs.alfworld.variants import installed
+
+    for line in installed():
+        click.echo(line)

@@ -17,7 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "alfworld": (
         "lorekit.cli.alfworld:alfworld",
-        "ALFWorld games: generate them offline from the alfworld wheel's data.",
+        "ALFWorld games: generate them offline, or install ALFWorld's release.",
     ),
     "doctor": (
         "lorekit.cli.doctor:doctor",

@@ -82,6 +82,10 @@ def list_cmd(prices: str | None) -> None:
         )
     headers = ["experiment", "paper", "env", "paper's models", "runnable", "our estimate"]
     _print_table(headers, rows)
+    from lorekit.envs.alfworld.variants import installed  # files only: no extra needed
+
+    for line in installed():  # which official games source=official would play
+        console.print(f"ALFWorld data: {line}", highlight=False, soft_wrap=True)
     console.print(
         "estimates: lorekit/experiments/costs.yaml (rough, per agent); measure one with "
         f"`reproduce run EXPERIMENT --dry-run`; {table.dated}"

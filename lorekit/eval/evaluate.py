@@ -35,7 +35,7 @@ from lorekit.agents.registry import make_agent
 from lorekit.envs.base import Task
 from lorekit.envs.registry import EnvSpec
 from lorekit.eval.abort import EarlyStop
-from lorekit.eval.backend import EpisodeBackend, EpisodeSpec
+from lorekit.eval.backend import EpisodeBackend, EpisodeRoles, EpisodeSpec
 from lorekit.eval.runner import EvalResult, plan_episodes, run_eval
 from lorekit.eval.store import RunStore
 from lorekit.llm.accounting import PriceTable
@@ -82,6 +82,7 @@ async def evaluate_async(
     agent: str | Agent,
     *,
     models: Models = None,
+    episode_models: EpisodeRoles | None = None,
     env_options: Mapping[str, Any] | None = None,
     agent_options: Mapping[str, Any] | None = None,
     split: str = "test",
@@ -103,7 +104,9 @@ async def evaluate_async(
 ) -> EvalResult:
     """Play ``agent`` on ``env`` and record it; see the module docstring.
 
-    ``env`` is a registered name (with ``env_options``) or an
+    ``models`` serve every episode; ``episode_models(task, seed)`` instead builds an
+    episode's own models where it plays (a team with a model set per member), closed
+    when the episode ends. ``env`` is a registered name (with ``env_options``) or an
     :class:`~lorekit.envs.EnvSpec`; ``agent`` a registered name (with
     ``agent_options``) or an agent object. ``tasks`` picks from ``split``: None
     for all, a count for the first ones, or ids/Task objects; ``episodes``
@@ -116,6 +119,8 @@ async def evaluate_async(
     spec = env if isinstance(env, EnvSpec) else EnvSpec(env, dict(env_options or {}))
     if isinstance(env, EnvSpec) and env_options:
         raise ValueError("env_options go with an env name; an EnvSpec carries its own")
+    if episode_models is not None and models is not None:
+        raise ValueError("give models (the run's) or episode_models (each episode's), not both")
     if isinstance(agent, str):
         agent_name = agent
         agent = make_agent(agent, **dict(agent_options or {}))
@@ -148,7 +153,8 @@ async def evaluate_async(
             db,
             env_factory=spec,
             agent=agent,
-            roles=as_roles(models),
+            roles=None if episode_models is not None else as_roles(models),
+            episode_roles=episode_models,
             episodes=list(episodes),
             run_id=run_id,
             env_name=spec.name,

@@ -108,7 +108,7 @@ def test_backend_options_give_one_backend_choice() -> None:
 
 
 def test_org_options_give_one_org_choice() -> None:
-    from lorekit.cli.team import OrgChoice, org_options
+    from lorekit.agents.teams.commands.team import OrgChoice, org_options
 
     assert parse(org_options, "org_choice", []) == OrgChoice()
     got = parse(

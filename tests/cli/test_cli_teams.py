@@ -10,7 +10,7 @@ import pytest
 from _cli import run_cli
 from _team_fakes import FakeTeam, fake_parts
 
-import lorekit.cli.team as cli_teams
+import lorekit.agents.teams.commands.team as cli_teams
 from lorekit.eval.store import RunStore
 
 WOOD = "collect-50-wood/seed-0"
@@ -482,6 +482,6 @@ def test_the_summary_names_the_tasks_it_was_given(
     code, out, err = run_cli(_args(tmp_path, config, *tasks), capsys)
     assert code == 0, err
     assert f"tasks: --task {WOOD}, {STONE}\n" in out
-    from lorekit.cli.team_options import task_provenance
+    from lorekit.agents.teams.commands.options import task_provenance
 
     assert task_provenance(["a", "b", "c", "d", "e"]) == "--task a, b, c and 2 more"

@@ -10,7 +10,7 @@ import pytest
 from _cli import run_cli
 from _team_fakes import FakeTeam, fake_parts
 
-import lorekit.cli.team as cli_teams
+import lorekit.agents.teams.commands.team as cli_teams
 
 WOOD = "collect-50-wood/seed-0"
 

@@ -3,9 +3,10 @@
 The file holds, per task type and game (``pick_and_place_simple-Mug-None-Desk-308/
 trial_...``), the opening (``problem``: the room and the task), the kept
 transcripts, the decomposition log and whether the game was won. The replay
-plays each game on LoreKit's ALFWorld with the official games (``source=official``;
-``$ALFWORLD_DATA`` or ``data_dir``), the put syntax the code used (``put X in/on
-Y``), no step cap, and LoreKit's ADaPT in the ``code`` profile, whose controller
+plays each game on LoreKit's ALFWorld with the release's games (``source=official``,
+``variant=release``: ``lorekit alfworld fetch-data`` or ``rebuild-release``; or
+``data_dir``), the code's "You arrive at the location." (``arrival=location``),
+no step cap, and LoreKit's ADaPT in the ``code`` profile, whose controller
 resets the env before each sub-task and replays the successful actions, as
 run_alfworld.py did.
 
@@ -16,8 +17,8 @@ other observations and, for 60 games, another task sentence. A game missing
 from the installed set is listed and skipped; a task sentence that differs
 from the record's ends that episode at its first call (a ``call`` divergence
 naming both sentences), since every recorded plan step is phrased after the
-record's sentence. Extra env options (the release variant, the original's
-strictness on malformed actions) pass through ``env_options``.
+record's sentence. Other env options (``variant=automanual``, ``data_dir``)
+pass through ``env_options``.
 
 **Gaps.** A dropped transcript is answered with its recorded verdict alone.
 A failed run leaves no trace here (the next sub-task starts from a reset and
@@ -56,7 +57,13 @@ TASK_TYPES = (
     "look_at_obj",
     "pick_two_obj",
 )
-DEFAULT_ENV: Mapping[str, Any] = {"source": "official", "syntax": "put", "max_steps": None}
+DEFAULT_ENV: Mapping[str, Any] = {
+    "source": "official",
+    "variant": "release",
+    "arrival": "location",
+    "max_steps": None,
+}
+"""ALFWorld's release as run_alfworld.py played it (the experiment rows' options)."""
 
 
 @dataclass(slots=True)

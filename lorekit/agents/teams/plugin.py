@@ -21,6 +21,6 @@ def register(registry: Registry) -> None:
     registry.add_view("teams", "lorekit.agents.teams.view:VIEW", order=40)
     registry.add_command(
         "team",
-        "lorekit.cli.team:team",
+        "lorekit.agents.teams.commands.team:team",
         "Teams of agents (S-Agents) in the multi-player Crafter world.",
     )

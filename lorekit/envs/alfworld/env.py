@@ -3,18 +3,26 @@
 Observations, admissible commands and the ``won`` signal are the engine's
 (:mod:`lorekit.envs.alfworld.engine`); this class adds the TextEnv contract
 around them: a task catalogue by split (group = task type), a step cap, the
-expert, and the papers' text conventions as options:
+expert, which games are played, and the papers' text conventions as options:
 
+- ``source``: LoreKit's ``generated`` splits, a folder of games, or
+  ``official`` ALFWorld data, whose ``variant`` is ``release`` (ALFWorld's
+  2.1.1 release, the default), ``automanual`` (AutoManual's edit of it),
+  ``release-2.1.3`` (alfworld 0.4's games) or ``any`` (whatever the folder
+  holds); every game must be what the variant says (:mod:`.variants`);
 - ``syntax="move"`` (ALFWorld 0.4.x: ``move X to Y``) or ``"put"`` (0.3.x and
-  the papers: ``put X in/on Y``);
-- ``strip_arrival``: drop the "You arrive at fridge 1." sentence, as the
-  papers' prompts do;
+  the papers: ``put X in/on Y``); by default the games' own;
+- ``arrival``: keep the "You arrive at fridge 1." sentence, ``strip`` it
+  (ReAct's prompts; ``strip_arrival=True`` says the same) or write it as
+  ADaPT shows it, ``location`` ("You arrive at the location.");
+- ``commands="exact"`` (TextWorld's rule: a command is carried out only if it
+  is, spaces around it aside, an admissible one) or ``"normalized"`` (case,
+  spaces, a final period and a leading ">" forgiven);
 - ``object_ids``: AutoManual's form for code, ``fridge_1`` without articles,
   in observations and accepted in commands;
 - ``banner=False``: drop the "-= Welcome to TextWorld, ALFRED! =-" line.
 
-Commands are matched after normalising case, spaces and a trailing period;
-anything not admissible gets the engine's "Nothing happens." with
+Anything not admissible gets the engine's "Nothing happens." with
 ``valid=False``.
 """
 
@@ -22,22 +30,27 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lorekit import yamlio
 from lorekit.envs.alfworld import games as game_sources
+from lorekit.envs.alfworld import variants
 from lorekit.envs.alfworld.engine import AlfredEngine
 from lorekit.envs.alfworld.games import GameRef, GameSourceError
 from lorekit.envs.alfworld.planner import Unsolvable, next_act
 from lorekit.envs.alfworld.text import (
+    ARRIVALS,
+    COMMAND_MODES,
     SYNTAXES,
+    Arrival,
+    Commands,
     Syntax,
+    command_text,
     from_object_ids,
-    normalize_command,
     render,
-    strip_arrival,
+    show_arrival,
     to_object_ids,
 )
 from lorekit.envs.alfworld.world import Goal, World, world_from_facts
@@ -47,6 +60,18 @@ from lorekit.envs.steplimit import UNCAPPED, check_max_steps, manual_with_limit
 MESSAGES_FILE = Path(__file__).with_name("messages.yaml")
 MAX_ACTION_CHARS = 200
 _BANNER = "-= Welcome to TextWorld, ALFRED! =-"
+_NOTHING = "Nothing happens."
+
+
+def _arrival(arrival: Arrival | None, strip: bool) -> Arrival:
+    """``arrival``, or what the older ``strip_arrival`` flag says; both must agree."""
+    if arrival is None:
+        return "strip" if strip else "keep"
+    if arrival not in ARRIVALS:
+        raise ValueError(f"arrival must be one of {', '.join(ARRIVALS)}, got {arrival!r}")
+    if strip and arrival != "strip":
+        raise ValueError(f"strip_arrival=True contradicts arrival={arrival!r}: give one")
+    return arrival
 
 
 @functools.cache
@@ -69,50 +94,80 @@ class AlfWorldEnv(TextEnv):
         *,
         split: str | None = None,
         data_dir: str | Path | None = None,
-        syntax: Syntax = "move",
+        variant: str | None = None,
+        syntax: Syntax | None = None,
+        arrival: Arrival | None = None,
         strip_arrival: bool = False,
+        commands: Commands = "exact",
         object_ids: bool = False,
         banner: bool = True,
         max_steps: int | None = 50,
     ) -> None:
-        if syntax not in SYNTAXES:
-            raise ValueError(f"syntax must be one of {', '.join(SYNTAXES)}, got {syntax!r}")
         check_max_steps(max_steps)
-        self.syntax: Syntax = syntax
-        self.strip_arrival = strip_arrival
-        self.object_ids = object_ids
-        self.banner = banner
-        self.step_limit = max_steps
-        self.max_steps = max_steps if max_steps is not None else UNCAPPED
         self.source = str(source)
+        self.variant = self._resolve_variant(variant)
+        """What the games are: ``generated``, ``directory`` or the official variant."""
         self._folders: dict[str, Path] = {}
+        own_syntax = "move"
         if self.source == "generated":
             self._split_names: tuple[str, ...] = game_sources.GENERATED_SPLITS
         else:
             official = self.source == "official"
-            root = game_sources.official_root(data_dir) if official else Path(source).expanduser()
+            root = (
+                variants.locate(self.variant, data_dir) if official else Path(source).expanduser()
+            )
             self._folders = game_sources.directory_splits(root, official)
             self._split_names = tuple(self._folders)
             if not self._split_names:
                 raise GameSourceError(f"{root} holds no ALFWorld split")
+            held = variants.folder_variant(root) if official else None
+            if held in variants.OFFICIAL_VARIANTS:
+                own_syntax = variants.own_syntax(held)
+        self.syntax: Syntax = cast(Syntax, own_syntax if syntax is None else syntax)
+        if self.syntax not in SYNTAXES:
+            raise ValueError(f"syntax must be one of {', '.join(SYNTAXES)}, got {syntax!r}")
+        self.arrival: Arrival = _arrival(arrival, strip_arrival)
+        self.strip_arrival = self.arrival == "strip"
+        if commands not in COMMAND_MODES:
+            raise ValueError(
+                f"commands must be one of {', '.join(COMMAND_MODES)}, got {commands!r}"
+            )
+        self.commands: Commands = commands
+        self.object_ids = object_ids
+        self.banner = banner
+        self.step_limit = max_steps
+        self.max_steps = max_steps if max_steps is not None else UNCAPPED
         if split is None:
             split = "test" if "test" in self._split_names else self._split_names[0]
         if split not in self._split_names:
-            raise ValueError(
-                f"unknown split {split!r}; this source has: {', '.join(self._split_names)}"
-            )
+            raise ValueError(self._unknown_split(split))
         self.default_split = split
         """The split ``reset(None)`` picks from."""
         self._refs: dict[str, list[GameRef]] = {}
         self._engine: AlfredEngine | None = None
         self._ref: GameRef | None = None
         self._goal: Goal | None = None
+        self._intro = ""
         self._walkthrough: list[str] = []
         self._actions: list[str] = []
         self._admissible: list[str] = []
         self._steps = 0
         self._done = False
         self._success = False
+
+    def _resolve_variant(self, variant: str | None) -> str:
+        if self.source != "official":
+            if variant is not None:
+                raise ValueError(
+                    f"variant={variant!r} applies to source='official' only (source is "
+                    f"{self.source!r})"
+                )
+            return "generated" if self.source == "generated" else "directory"
+        chosen = "release" if variant is None else str(variant)
+        if chosen not in (*variants.OFFICIAL_VARIANTS, variants.ANY):
+            known = ", ".join((*variants.OFFICIAL_VARIANTS, variants.ANY))
+            raise ValueError(f"variant must be one of {known}, got {variant!r}")
+        return chosen
 
     # -- catalogue ---------------------------------------------------------------------
 
@@ -123,15 +178,21 @@ class AlfWorldEnv(TextEnv):
         if self.source == "official":
             split = game_sources.OFFICIAL_ALIASES.get(split, split)
         if split not in self._split_names:
-            raise ValueError(
-                f"unknown split {split!r}; this source has: {', '.join(self._split_names)}"
-            )
+            raise ValueError(self._unknown_split(split))
         if split not in self._refs:
             if self.source == "generated":
                 self._refs[split] = game_sources.generated_refs(split, self.syntax)
             else:
-                self._refs[split] = game_sources.scan(self._folders[split], split)
+                wanted = self.variant if self.variant in variants.OFFICIAL_VARIANTS else None
+                self._refs[split] = game_sources.scan(self._folders[split], split, wanted)
         return self._refs[split]
+
+    def _unknown_split(self, split: str) -> str:
+        text = f"unknown split {split!r}; this source has: {', '.join(self._split_names)}"
+        real = game_sources.OFFICIAL_ALIASES.get(split, split)
+        if self.source == "official" and real in game_sources.OFFICIAL_SPLITS:
+            text += f" (the full release, `lorekit alfworld fetch-data`, has {real})"
+        return text
 
     def tasks(self, split: str = "test") -> list[Task]:
         return [
@@ -140,15 +201,15 @@ class AlfWorldEnv(TextEnv):
         ]
 
     def describe_split(self, split: str) -> str:
-        count = len(self._split_refs(split))
+        refs = self._split_refs(split)
         if self.source == "generated":
             return (
-                f"{count} generated games (LoreKit's {split!r} split, made from the alfworld "
+                f"{len(refs)} generated games (LoreKit's {split!r} split, made from the alfworld "
                 "wheel's floor plans and rules; not ALFWorld's official games)"
             )
-        if self.source == "official":
-            return f"{count} of ALFWorld's official games ({split}, from {self._folders[split]})"
-        return f"{count} games from {self._folders[split]} ({split})"
+        official = self.variant if self.source == "official" else None
+        kinds = {ref.variant for ref in refs}
+        return variants.describe(len(refs), split, self._folders[split], official, kinds)
 
     def action_forms(self) -> list[str]:
         text = messages()
@@ -166,11 +227,25 @@ class AlfWorldEnv(TextEnv):
         if self._engine is None:
             self._engine = AlfredEngine()
         self._engine.load(game)
-        state = self._engine.reset()
         self._ref = ref
         self._goal = Goal.from_params(str(traj["task_type"]), traj.get("pddl_params", {}))
         walkthrough = game.get("walkthrough") or []
         self._walkthrough = [str(c) for c in walkthrough]
+        self._restart()
+        info = {
+            "task_id": ref.id,
+            "task_type": ref.task_type,
+            "goal": ref.goal_text,
+            "split": ref.split,
+            "generated": ref.generated is not None,
+            "variant": ref.variant,
+        }
+        return Observation(self._intro, info)
+
+    def _restart(self) -> None:
+        """The loaded game from its first state (the engine keeps its grounding)."""
+        assert self._engine is not None
+        state = self._engine.reset()
         self._actions = []
         self._steps = 0
         self._done = False
@@ -179,14 +254,24 @@ class AlfWorldEnv(TextEnv):
         text = str(state.feedback)
         if not self.banner:
             text = text.replace(_BANNER, "", 1).lstrip("\n")
-        info = {
-            "task_id": ref.id,
-            "task_type": ref.task_type,
-            "goal": ref.goal_text,
-            "split": ref.split,
-            "generated": ref.generated is not None,
-        }
-        return Observation(self._show(text), info)
+        self._intro = self._show(text)
+
+    def restore(self, actions: Sequence[str]) -> Step:
+        """Start the game being played again and replay ``actions``, as ADaPT's
+        controller does before each sub-task (so a failed sub-task leaves no
+        trace). It costs a reset of the engine's state, not a new grounding.
+
+        The replayed actions count towards ``max_steps``, as TextWorld's step
+        limit counts every command since the reset. Returns the last action's
+        step, or the first observation as a step when ``actions`` is empty.
+        """
+        if self._engine is None or self._goal is None:
+            raise RuntimeError("restore() needs a game: call reset(task) first")
+        self._restart()
+        last = Step(self._intro, 0.0, False, {"valid": True, "success": False, "steps": 0})
+        for action in actions:
+            last = self.step(action)
+        return last
 
     def _pick(self, task: Task | str | None, seed: int | None) -> GameRef:
         if isinstance(task, Task):
@@ -212,9 +297,11 @@ class AlfWorldEnv(TextEnv):
         self._steps += 1
         raw = action if isinstance(action, str) else str(action)
         if len(raw) > MAX_ACTION_CHARS:
-            observation, valid = str(text["too_long"]).format(chars=len(raw)), False
+            exact = self.commands == "exact"  # TextWorld has no such message
+            observation = _NOTHING if exact else str(text["too_long"]).format(chars=len(raw))
+            valid = False
         else:
-            command = normalize_command(raw)
+            command = command_text(raw, self.commands)
             if self.object_ids:
                 command = from_object_ids(command)
             valid = command in self._admissible
@@ -240,8 +327,7 @@ class AlfWorldEnv(TextEnv):
         return Step(self._show(observation), 1.0 if self._success else 0.0, self._done, info)
 
     def _show(self, text: str) -> str:
-        if self.strip_arrival:
-            text = strip_arrival(text)
+        text = show_arrival(text, self.arrival)
         return to_object_ids(text) if self.object_ids else text
 
     # -- expert and candidates -----------------------------------------------------------

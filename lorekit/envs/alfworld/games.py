@@ -13,8 +13,9 @@ files), so it crosses to a process env inside a :class:`~lorekit.envs.Task`.
   games): each sub-folder holding games is a split (``DIR/train/...``,
   ``DIR/test/...``); games and task folders (named ``<task type>-...``)
   directly under it form the split ``all``.
-- ``official``: ALFWorld's data (``$ALFWORLD_DATA/json_2.1.1/{train,
-  valid_seen,valid_unseen}``), read the way ``AlfredTWEnv`` reads it: games
+- ``official``: ALFWorld's data (``json_2.1.1/{train,valid_seen,valid_unseen}``,
+  found by :func:`lorekit.envs.alfworld.variants.locate`: the release, or
+  AutoManual's edit of it), read the way ``AlfredTWEnv`` reads it: games
   marked unsolvable, sliced or movable-receptacle games and task types other
   than the six are skipped. ``dev`` and ``test`` name ``valid_seen`` and
   ``valid_unseen``, the splits the papers report.
@@ -24,14 +25,16 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lorekit.envs.alfworld.variants import GameSourceError, game_variant, title
 from lorekit.envs.alfworld.world import TASK_TYPES
+
+__all__ = ["GameRef", "GameSourceError", "load_game", "scan"]
 
 OFFICIAL_SPLITS = ("train", "valid_seen", "valid_unseen")
 OFFICIAL_ALIASES = {"dev": "valid_seen", "test": "valid_unseen"}
@@ -41,16 +44,14 @@ ALL_SPLIT = "all"
 _TASK_LINE = re.compile(r'"rhs": "Your task is to: (.*?)"')
 
 
-class GameSourceError(ValueError):
-    """A game source that cannot be read; the message says what to fix."""
-
-
 @dataclass(frozen=True)
 class GameRef:
     """One game: its id within its split, what it asks, and where it lives.
 
     Exactly one of ``path`` (a game directory) and ``generated`` (the
     generator's arguments: seed, label, task type, index) is set.
+    ``variant`` is what the game is (:func:`~lorekit.envs.alfworld.variants.game_variant`):
+    ``release``, ``automanual``, ``release-2.1.3``, ``generated`` or ``unknown``.
     """
 
     id: str
@@ -59,6 +60,7 @@ class GameRef:
     split: str
     path: str | None = None
     generated: tuple[int, str, str, int] | None = None
+    variant: str = "generated"
 
     def as_data(self) -> dict[str, Any]:
         return {
@@ -68,6 +70,7 @@ class GameRef:
             "split": self.split,
             "path": self.path,
             "generated": list(self.generated) if self.generated else None,
+            "variant": self.variant,
         }
 
     @classmethod
@@ -80,6 +83,7 @@ class GameRef:
             str(data["split"]),
             str(data["path"]) if data.get("path") else None,
             (int(gen[0]), str(gen[1]), str(gen[2]), int(gen[3])) if gen else None,
+            str(data.get("variant") or ("generated" if gen else "unknown")),
         )
 
 
@@ -162,30 +166,6 @@ def generated_refs(split: str, syntax: str) -> list[GameRef]:
 # -- directories -------------------------------------------------------------------
 
 
-def official_root(data_dir: str | Path | None) -> Path:
-    """``json_2.1.1`` under ``data_dir`` or ``$ALFWORLD_DATA``, checked to exist."""
-    base = data_dir if data_dir is not None else os.environ.get("ALFWORLD_DATA")
-    if not base:
-        raise GameSourceError(
-            "source='official' needs ALFWorld's downloaded data: set ALFWORLD_DATA to the folder "
-            "holding json_2.1.1/ (or pass data_dir=...)"
-        )
-    root = Path(base).expanduser()
-    if not root.is_dir():
-        raise GameSourceError(
-            f"ALFWorld's data is not at {root}: set ALFWORLD_DATA (or data_dir=...) to the folder "
-            "holding json_2.1.1/ that alfworld-download fetched"
-        )
-    root = root / "json_2.1.1" if (root / "json_2.1.1").is_dir() else root
-    if not any((root / s).is_dir() for s in OFFICIAL_SPLITS):
-        raise GameSourceError(
-            f"no ALFWorld games in {root} (none of {', '.join(OFFICIAL_SPLITS)}): point "
-            "ALFWORLD_DATA (or data_dir=...) at the folder alfworld-download filled, laid out "
-            "as json_2.1.1/<split>/<task>/<trial>/{game.tw-pddl,traj_data.json}"
-        )
-    return root
-
-
 def directory_splits(root: Path, official: bool) -> dict[str, Path]:
     """Split name -> folder, for a games directory."""
     if not root.is_dir():
@@ -234,11 +214,14 @@ def _holds_games(path: Path, depth: int) -> bool:
     return any(_is_game_dir(p) or _holds_games(p, depth - 1) for p in path.iterdir() if p.is_dir())
 
 
-def scan(folder: Path, split: str) -> list[GameRef]:
+def scan(folder: Path, split: str, variant: str | None = None) -> list[GameRef]:
     """Every playable game under ``folder``, in path order (AlfredTWEnv's filters).
 
     For the split ``all`` only the games and task folders right under
-    ``folder`` count: its other sub-folders are splits of their own."""
+    ``folder`` count: its other sub-folders are splits of their own. With
+    ``variant``, every game must be of that kind (``release``, ``automanual``,
+    ...): one that is not is an error naming it, so a folder never passes
+    for a variant it only partly is."""
     refs = []
     for traj_file in sorted(folder.rglob("traj_data.json")):
         game_dir = traj_file.parent
@@ -256,7 +239,15 @@ def scan(folder: Path, split: str) -> list[GameRef]:
         game = _read_json(game_dir / "game.tw-pddl")
         if not game.get("solvable", False):
             continue
-        refs.append(GameRef(rel, task_type, goal_text(game, traj), split, path=str(game_dir)))
+        kind = game_variant(str(game.get("grammar", "")), traj)
+        if variant is not None and kind != variant:
+            what = "a game of an unknown kind" if kind == "unknown" else f"one of {title(kind)}"
+            raise GameSourceError(
+                f"{game_dir}: {what}, among games played as {title(variant)}; "
+                "a folder must hold one kind of game"
+            )
+        goal = goal_text(game, traj)
+        refs.append(GameRef(rel, task_type, goal, split, path=str(game_dir), variant=kind))
     return refs
 
 

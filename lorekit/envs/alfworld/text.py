@@ -5,8 +5,14 @@
   grammar, so :func:`grammar_for_syntax` rewrites the grammar and the same
   engine plays either.
 - Arrival sentences. 0.4.x opens every ``go to`` answer with "You arrive at
-  fridge 1." (0.3.x said "You arrive at loc 12."); the papers' prompts drop
-  that sentence. :func:`strip_arrival` does the same.
+  fridge 1." (0.3.x said "You arrive at loc 12."); ReAct's prompts drop that
+  sentence (:func:`strip_arrival`), ADaPT's say "You arrive at the location."
+  (:func:`show_arrival` with ``"location"``).
+- Commands. TextWorld carries out a command only if it is, spaces around it
+  aside, exactly one of the admissible ones: "go to desk 1." or "Go to desk 1"
+  is "Nothing happens." (``commands="exact"``, as the papers ran).
+  ``commands="normalized"`` forgives case, runs of spaces, a final period and
+  a leading ">" (:func:`normalize_command`).
 - Object ids. AutoManual drives ALFWorld from Python, so it writes objects as
   identifiers (``cabinet_1``) and drops the articles ("you see cabinet_1,
   mug_2"). :func:`to_object_ids` and :func:`from_object_ids` convert both ways.
@@ -21,6 +27,11 @@ from lorekit.envs.alfworld.planner import Act
 
 Syntax = Literal["move", "put"]
 SYNTAXES: tuple[Syntax, ...] = ("move", "put")
+Arrival = Literal["keep", "strip", "location"]
+ARRIVALS: tuple[Arrival, ...] = ("keep", "strip", "location")
+Commands = Literal["exact", "normalized"]
+COMMAND_MODES: tuple[Commands, ...] = ("exact", "normalized")
+_LOCATION_ARRIVAL = "You arrive at the location. "
 
 # The 0.4.2 grammar's placing rules and their 0.3.x counterparts. Each pair
 # must match the grammar exactly once or more; a grammar without them is a
@@ -84,6 +95,22 @@ def strip_arrival(text: str) -> str:
     """``text`` without a leading "You arrive at ..." sentence."""
     stripped = _ARRIVAL.sub("", text, count=1)
     return stripped or text
+
+
+def show_arrival(text: str, arrival: Arrival) -> str:
+    """``text`` with its leading arrival sentence kept, dropped, or written as
+    ADaPT shows it ("You arrive at the location. On the desk 1, ...")."""
+    if arrival == "strip":
+        return strip_arrival(text)
+    if arrival == "location" and _ARRIVAL.match(text):
+        return _ARRIVAL.sub(_LOCATION_ARRIVAL, text, count=1)
+    return text
+
+
+def command_text(command: str, commands: Commands) -> str:
+    """What is matched against the admissible commands: the command with the
+    spaces around it dropped (TextWorld), or normalized as well."""
+    return normalize_command(command) if commands == "normalized" else str(command).strip()
 
 
 def to_object_ids(text: str) -> str:

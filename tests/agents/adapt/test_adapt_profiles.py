@@ -124,7 +124,8 @@ def test_the_alfworld_budget_fits_the_published_runs() -> None:
 @pytest.mark.parametrize("experiment", ["adapt-table1-alfworld", "adapt-table4-alfworld-models"])
 def test_alfworld_rows_play_the_published_code(experiment: str) -> None:
     exp = find_experiment(experiment)
-    assert exp.env_options["syntax"] == "put" and exp.env_options["max_steps"] is None
+    release = {"source": "official", "variant": "release", "arrival": "location", "max_steps": None}
+    assert dict(exp.env_options) == release
     for row in (r for r in exp.runnable_rows if r.agent in ("react", "adapt")):
         agent = make_agent(row.agent, **row.options)
         assert agent.code is not None, row.id  # type: ignore[attr-defined]

@@ -48,7 +48,8 @@ def test_on_automanuals_copy_the_alfworld_replay_names_the_missing_games_and_pla
     data = next((d for d in ALFWORLD_DATA if (d / "json_2.1.1").is_dir()), None)
     if data is None:
         pytest.skip("ALFWorld 2.1.1 games not found in ../shared/data/alfworld-2.1.1")
-    source = ALFWORLD_READER.open(published(ALFWORLD), env_options={"data_dir": str(data)})
+    options = {"data_dir": str(data), "variant": "automanual"}
+    source = ALFWORLD_READER.open(published(ALFWORLD), env_options=options)
     tasks = source.tasks()
     assert len(tasks) == 132 and len(source.missing) == 2
     assert all("CoffeeMachine-10" in m for m in source.missing)

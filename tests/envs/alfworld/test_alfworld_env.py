@@ -73,7 +73,28 @@ def test_invalid_commands_get_the_engines_answer_and_change_nothing() -> None:
         assert step.info["valid"] is False and step.reward == 0.0 and not step.done
         assert step.observation.startswith("Nothing happens.")
     assert env.world() == before
-    assert env.step("  LOOK. ").info["valid"]  # case, spaces and a final period do not matter
+    assert env.step("go to " * 100).observation == "Nothing happens."  # TextWorld's words only
+    assert env.step("  look \n").info["valid"]  # TextWorld strips the spaces around a command
+
+
+def test_commands_are_exact_as_textworld_has_them_unless_normalized() -> None:
+    """TextWorld answers "Nothing happens." to a command that is not, spaces
+    around it aside, an admissible one; ``commands="normalized"`` forgives."""
+    exact = make("alfworld", split="dev")
+    lenient = make("alfworld", split="dev", commands="normalized")
+    task = exact.tasks("dev")[0]
+    exact.reset(task)
+    lenient.reset(task)
+    target = next(c for c in exact.candidate_actions() if c.startswith("go to"))
+    for variant in (f"{target}.", target.capitalize(), f"> {target}", target.replace(" ", "  ")):
+        step = exact.step(variant)
+        assert (step.observation, step.info["valid"]) == ("Nothing happens.", False), variant
+        assert lenient.step(variant).info["valid"], variant
+        lenient.reset(task)
+    assert exact.step(f" {target} ").info["valid"]
+    assert "characters long" in lenient.step("go to " * 100).observation
+    with pytest.raises(ValueError, match="commands must be one of exact, normalized"):
+        make("alfworld", commands="loose")
 
 
 def test_step_cap_truncates_and_the_end_is_final() -> None:
@@ -169,11 +190,16 @@ def test_official_layout_is_read_like_alfredtwenv(
         make("alfworld", source="official", data_dir=str(tmp_path))
     root = _official_tree(tmp_path / "data", one_per_type)
     monkeypatch.setenv("ALFWORLD_DATA", str(root))
-    env = make("alfworld", source="official", split="valid_unseen")
+    monkeypatch.setenv("LOREKIT_DATA", str(tmp_path / "lorekit"))
+    # Generated games in the official layout are never taken for ALFWorld's.
+    with pytest.raises(GameSourceError, match="LoreKit's generated games"):
+        make("alfworld", source="official")
+    env = make("alfworld", source="official", variant="any", split="valid_unseen")
     assert set(env.splits()) == {"valid_seen", "valid_unseen", "dev", "test"}
     unseen = env.tasks("valid_unseen")
     assert len(unseen) == 4 and env.tasks("test") == unseen
-    assert "official" in env.describe_split("test")
+    assert env.describe_split("test").endswith("(test): LoreKit's generated games")
+    assert env.reset(unseen[0]).info["variant"] == "generated"
     seen = env.tasks("valid_seen")
     assert len(seen) == 2
     templated = next(t for t in seen if t.id == "templated")

@@ -17,6 +17,14 @@ from typing import Any
 
 import click
 
+from lorekit.agents.teams.commands.options import (
+    MAX_AGENTS,
+    OrgChoice,
+    env_options,
+    org_options,
+    pick_tasks,
+    team_spec,
+)
 from lorekit.agents.teams.results import team_summary
 from lorekit.agents.teams.runs import (
     ENV_NAME,
@@ -34,14 +42,6 @@ from lorekit.cli.errors import Interrupted, RunFailed, UserError, model_error_hi
 from lorekit.cli.options import HarnessOptions, ModelChoice, harness_options, model_options
 from lorekit.cli.prepare import prepare_config
 from lorekit.cli.stores import open_store
-from lorekit.cli.team_options import (
-    MAX_AGENTS,
-    OrgChoice,
-    env_options,
-    org_options,
-    pick_tasks,
-    team_spec,
-)
 
 __all__ = [
     "MAX_AGENTS",
@@ -206,7 +206,8 @@ def _play(
     """Play (or resume) the run; returns its id."""
     from lorekit.envs import EnvSpec
     from lorekit.eval.abort import RunAborted
-    from lorekit.eval.runner import plan_episodes, run_eval
+    from lorekit.eval.evaluate import evaluate_async
+    from lorekit.eval.runner import plan_episodes
     from lorekit.eval.store import RunMismatchError, RunStore, StoreError, new_run_id
 
     try:
@@ -218,20 +219,22 @@ def _play(
         try:
             _same_settings(db, rid, config)
             result = asyncio.run(
-                run_eval(
-                    db,
-                    env_factory=EnvSpec(ENV_NAME, env_kwargs, execution="inline"),
-                    agent=TeamAgent(spec, parts, world_name(env_kwargs)),
-                    episode_roles=models,
+                evaluate_async(
+                    EnvSpec(ENV_NAME, env_kwargs, execution="inline"),
+                    TeamAgent(spec, parts, world_name(env_kwargs)),
+                    episode_models=models,
                     episodes=plan_episodes(tasks, seed=harness.seed),
+                    split=str(config.get("split", "test")),
+                    seed=harness.seed,
+                    store=db,
                     run_id=rid,
-                    env_name=ENV_NAME,
                     config=config,
                     concurrency=harness.concurrency,
                     episode_timeout_s=harness.timeout_s,
                     retry_errors=harness.retry_errors,
                     prices=cfg.prices(),
                     progress=err_console if show_progress(harness.progress) else False,
+                    early_stop=None,
                 )
             )
         except RunMismatchError as exc:
