@@ -6,8 +6,8 @@ scenario differs (Path Dependence); rules written online by a builder, which
 the planner puts before skills, fix the systematic error. The paper's case:
 Put Two, where the two objects may lie in one receptacle or in two.
 
-The models are scripted (lorekit.agents.automanual.simulation and
-simulation_builder), so this demonstrates the mechanism, not a model's
+The models are scripted (lorekit.agents.automanual.testing: its planner and
+builder modules), so this demonstrates the mechanism, not a model's
 ability. What the scripted models decide, per condition (``--conditions``):
 
 - the planner writes real code for the ALFWorld code API; copies a skill of
@@ -30,7 +30,7 @@ episode's specifics: no Path Dependence for rules to fix). Every condition
 plays the same build and test games with the same seeds; Planner+Lib. (no
 rules) is played once per seed and skill setting and compared with each.
 
-Stages, through the lead's build loop (lorekit.cli.automanual_build.run_build),
+Stages, through the build loop (lorekit.agents.automanual.build.run_build),
 recorded in one run store: build on ``dev`` (``--per-type`` games of each of
 ``--types``, by default all six; shuffled by the seed; no type retired unless
 ``--retire-after``), formulate AutoManual's manual, test both on ``test``
@@ -63,12 +63,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lorekit.agents.automanual.simulation import planner_model
-from lorekit.agents.automanual.simulation_builder import (
+from lorekit.agents.automanual.testing.builder import (
     builder_model,
     consolidator_model,
     formulator_model,
 )
+from lorekit.agents.automanual.testing.planner import planner_model
 from lorekit.envs import EnvSpec, make
 from lorekit.envs.alfworld.world import TASK_TYPES
 from lorekit.envs.base import Task
@@ -290,11 +290,11 @@ async def _one_method(
 ) -> None:
     # the stages' own modules (the build loop is the CLI's: resumable, recorded in the store)
     from lorekit.agents.automanual.agent import AutoManualAgent
+    from lorekit.agents.automanual.build import run_build
     from lorekit.agents.automanual.formulator import Formulator
     from lorekit.agents.automanual.manuals import save_manual
     from lorekit.agents.automanual.rules import RuleSystem
     from lorekit.agents.automanual.store import open_db
-    from lorekit.cli.automanual_build import run_build
 
     r = roles(args, seed, cond)
     build_tasks = per_type(dev.tasks("dev"), args.per_type, _types(args))

@@ -34,6 +34,7 @@ This module imports nothing of LoreKit, so every layer may use it.
 from __future__ import annotations
 
 import pkgutil
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -53,6 +54,7 @@ KINDS: Final = {
     "scripted": "scripted test models per (env, agent) (`--simulate`)",
     "lore": "game knowledge an agent may be told, by kind (`context=KIND:ARG`)",
     "replay": "readers of published result files (`lorekit reproduce replay`)",
+    "tables": "tables a plugin keeps in the run store's file, by name prefix (`lorekit runs rm`)",
     "command": "commands of the `lorekit` command line",
 }
 """Every kind of part, and where a user meets it."""
@@ -112,6 +114,17 @@ class Entry:
         if not isinstance(self.target, str):
             return self.target
         return pkgutil.resolve_name(self.target)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreTables:
+    """Tables a plugin keeps in the run store's own file (the target of a ``tables``
+    entry): every table whose name starts with ``prefix``, each row tied to a run by
+    its column ``run_column`` (a table without that column is the plugin's own
+    bookkeeping, kept as it is)."""
+
+    prefix: str
+    run_column: str = "run_id"
 
 
 def check_target(target: Any, what: str) -> None:
@@ -248,7 +261,10 @@ class Registry:
         ``meta`` holds what commands may want to know without building it:
         ``prompt_order`` (how its prompts share a stable prefix, for the cost
         estimate's report on prompt caching), ``tests_with_build`` (its runs test
-        with what a build made, e.g. AutoManual's manual)."""
+        with what a build made, e.g. AutoManual's manual), and for an agent that
+        makes builds ``build_variants`` (the variants an experiment's ``builds:``
+        may name) with ``build`` (an import string of the function that plays one
+        for ``lorekit reproduce``: :class:`lorekit.cli.reproduce_build.BuildMaker`)."""
         return self.add(
             "agent", name, target, description, replace=replace, needs_model=needs_model,
             extra=extra, **meta,
@@ -281,6 +297,22 @@ class Registry:
             "scripted", scripted_key(env, agent), target, description,
             replace=replace, env=env, agent=agent, takes_env=takes_env,
         )  # fmt: skip
+
+    def add_tables(
+        self, prefix: str, description: str, *, run_column: str = "run_id", replace: bool = False
+    ) -> Entry:
+        """Tables named ``prefix...`` that a plugin keeps in the run store's file (AutoManual's
+        rules, by build). The store then takes a file holding only such tables for an
+        empty one (so either side may create the file first), and deleting a run removes
+        their rows whose ``run_column`` is the run's id."""
+        for what, text in (("prefix", prefix), ("run_column", run_column)):
+            if not isinstance(text, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
+                raise RegistrationError(
+                    f"tables {prefix!r}: {what} must be letters, digits and _ (not first), "
+                    f"got {text!r}"
+                )
+        target = StoreTables(prefix, run_column)
+        return self.add("tables", prefix, target, description, replace=replace)
 
     def add_command(self, name: str, target: Any, help: str, *, replace: bool = False) -> Entry:
         """A ``lorekit NAME`` command (a click command or group); ``help`` is the first

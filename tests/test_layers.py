@@ -297,24 +297,8 @@ def test_every_piece_of_lorekit_has_a_layer() -> None:
     assert pieces <= set(RANKS), f"give these a layer in RANKS: {sorted(pieces - set(RANKS))}"
 
 
-_PENDING: frozenset[str] = frozenset(
-    {
-        "lorekit/cli/automanual.py",
-        "lorekit/cli/automanual_build.py",
-        "lorekit/cli/automanual_from.py",
-        "lorekit/cli/reproduce_build.py",
-        "lorekit/cli/reproduce.py",
-        "lorekit/cli/reproduce_cost.py",
-        "lorekit/eval/cost.py",
-        "lorekit/eval/store.py",
-    }
-)
-"""Core files that still name a method while their method workflows move into the
-methods' packages (issue 37, in progress); empty when the move is done."""
-
-
 def test_imports_point_down_the_layers() -> None:
-    imports = [i for i in all_imports() if i.path not in _PENDING]
+    imports = all_imports()
     bad = upward(imports)
     assert not bad, "imports that run up the layers:\n" + "\n".join(bad)
 
@@ -354,7 +338,7 @@ def _module_of(path: str) -> str:
 
 
 def test_the_core_never_names_a_method_and_methods_never_name_each_other() -> None:
-    bad = [line for line in method_imports() if line.split(":")[0] not in _PENDING]
+    bad = method_imports()
     assert not bad, (
         "a method is reached only through its plugin registration; a module named one it "
         "is not part of:\n" + "\n".join(bad)

@@ -1,8 +1,9 @@
 """The ``lorekit`` command line (entry point ``lorekit = "lorekit.cli:main"``).
 
 :mod:`lorekit.cli.root` holds the root group and the table of commands; each
-command group is a module of its own (``run``, ``runs``, ``report``, ``graph``,
-``automanual``, ``laws``, ``team``, ...), imported only when it runs. The
+command group is a module of its own (``run``, ``runs``, ``report``, ``graph``, ``team``,
+...), imported only when it runs; a method's groups (``automanual``, ``laws``)
+live in its package and arrive through its plugin registration. The
 shared pieces import no command: :mod:`~lorekit.cli.console`,
 :mod:`~lorekit.cli.errors`, :mod:`~lorekit.cli.checks` (pre-flight checks),
 :mod:`~lorekit.cli.options` (option sets parsed into typed objects),

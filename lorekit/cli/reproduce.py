@@ -236,7 +236,7 @@ def run_cmd(
     for row in rows:
         if guard is not None and not guard():
             break
-        options = {**row.options, **({"manual": built[row.build]} if row.build else {})}
+        options = {**row.options, **(built[row.build].options if row.build else {})}
         err_console.print(f"[bold]{exp.id}[/]: row {row.id} ({row.label})")
         played[row.id] = play(
             exp.env,
@@ -257,7 +257,8 @@ def run_cmd(
         raise CostLimitReached(guard.message(prefix))
     cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store)
     answered = _answered(exp, rows, cfg, simulate)
-    _compare_and_save(exp, played, cfg.store, answered, prefix, out, built)
+    runs = {build: b.run_id for build, b in built.items()}
+    _compare_and_save(exp, played, cfg.store, answered, prefix, out, runs)
     errored = [p for p in played.values() if p.errored]
     if errored:
         raise RunFailed(errored[0].errored_message())
@@ -314,7 +315,7 @@ def _opt_text(value: Any) -> str:
 
 
 def _print_builds(exp: Any, rows: list[Any]) -> None:
-    """The builds a dry run's rows need first (AutoManual's building stage)."""
+    """The builds a dry run's rows need first (played before the rows that test with them)."""
     for b in exp.builds:
         if any(r.build == b.id for r in rows):
             models = ", ".join(f"{k}={v}" for k, v in b.paper_models.items()) or "-"

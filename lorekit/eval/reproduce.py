@@ -24,6 +24,7 @@ from lorekit.eval.reproduce_columns import METRICS as METRICS  # re-exported
 from lorekit.eval.reproduce_columns import Column as Column  # part of an experiment
 from lorekit.eval.reproduce_columns import parse_column
 from lorekit.experiments import DIRECTORY
+from lorekit.registry import REGISTRY, Entry
 
 _TOP = {
     "paper": True,
@@ -93,8 +94,9 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class Build:
-    """A stage that must run before the rows that name it: AutoManual's building
-    (``variant`` ``automanual`` or ``planner-lib``) on ``per_type`` tasks of each type."""
+    """A stage that must run before the rows that name it: a build of ``variant`` (one
+    an agent's registration makes, see :func:`build_makers`) on ``per_type`` tasks of
+    each type of ``split``."""
 
     id: str
     variant: str
@@ -335,8 +337,10 @@ def _count(where: _Where, value: Any, at: str) -> int | None:
 def _build(where: _Where, value: Any, at: str) -> Build:
     data = where.mapping(value, at, _BUILD)
     variant = where.text(data, "variant", f"{at}.")
-    if variant not in ("automanual", "planner-lib"):
-        where.fail(f"{at}.variant", f"expected automanual or planner-lib, got {variant!r}")
+    known = list(build_makers())
+    if variant not in known:
+        either = ", ".join(known[:-1]) + " or " + known[-1] if len(known) > 1 else "".join(known)
+        where.fail(f"{at}.variant", f"expected {either or 'a build variant'}, got {variant!r}")
     models = data.get("paper_models") or {}
     if not isinstance(models, dict):
         where.fail(f"{at}.paper_models", "expected a mapping of role: model name")
@@ -347,6 +351,18 @@ def _build(where: _Where, value: Any, at: str) -> Build:
         per_type=_count(where, data.get("per_type", 6), f"{at}.per_type") or 6,
         paper_models={str(k): str(v) for k, v in models.items()},
     )
+
+
+def build_makers() -> dict[str, Entry]:
+    """Each build variant an experiment may name -> the registration of the agent that
+    makes it: an agent lists its variants in ``build_variants`` and names the function
+    that plays one in ``build`` (its registration's meta), so no method is named here."""
+    found: dict[str, Entry] = {}
+    for entry in REGISTRY.entries("agent"):
+        if entry.meta.get("build"):
+            for variant in entry.meta.get("build_variants") or ():
+                found.setdefault(str(variant), entry)
+    return found
 
 
 def _figure(where: _Where, value: Any, at: str) -> Figure:

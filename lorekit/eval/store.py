@@ -51,6 +51,7 @@ from lorekit.eval.store_schema import (
 from lorekit.eval.store_writer import EpisodeWriter
 from lorekit.ids import new_run_id
 from lorekit.llm.calls import CallRecord
+from lorekit.registry import REGISTRY, StoreTables
 from lorekit.textsafe import storable_row
 
 __all__ = [
@@ -159,19 +160,20 @@ class RunStore(StoreReader):
             )
         if version == SCHEMA_VERSION:
             return True
-        # AutoManual's tables (lorekit.agents.automanual.store) may share the file.
-        tables = conn.execute(
-            r"SELECT count(*) FROM sqlite_master"
-            r" WHERE tbl_name NOT LIKE 'automanual\_%' ESCAPE '\'"
-        ).fetchone()[0]
+        # Plugins' own tables (registered with ``add_tables``) may share the file and
+        # may have been created first: a file of only those is still an empty store.
+        owned = plugin_tables()
+        names = [row[0] for row in conn.execute("SELECT tbl_name FROM sqlite_master")]
+        tables = [n for n in names if not any(n.startswith(t.prefix) for t in owned)]
         if tables or self.readonly:
             raise StoreError(f"{self.path} is not a LoreKit run store (no schema version)")
         return False
 
     def delete_run(self, run_id: str) -> dict[str, int]:
         """Remove a run with its episodes, steps and model calls, and the rows other
-        tables of the file keep for it (a column ``run_id`` or ``build_id``, e.g. an
-        AutoManual build's rules). Returns the rows removed per table."""
+        tables of the file keep for it: by their column ``run_id``, or for a plugin's
+        registered tables by the column it named (AutoManual's rules: ``build_id``).
+        Returns the rows removed per table."""
         self._require_run(run_id)
         removed: dict[str, int] = {}
         with self._transaction() as conn:
@@ -181,13 +183,16 @@ class RunStore(StoreReader):
             ]
             order = ["llm_calls", "steps", "episodes"]
             others = [t for t in tables if t not in (*order, "runs")]
+            owned = plugin_tables()
             for table in [*order, *others]:
                 quoted = '"' + table.replace('"', '""') + '"'
                 columns = {c[1] for c in conn.execute(f"PRAGMA table_info({quoted})")}
-                column = next((c for c in ("run_id", "build_id") if c in columns), None)
-                if column is None:
+                owner = next((t for t in owned if table.startswith(t.prefix)), None)
+                column = "run_id" if owner is None else owner.run_column
+                if column not in columns:
                     continue
-                cur = conn.execute(f"DELETE FROM {quoted} WHERE {column} = ?", (run_id,))
+                where = '"' + column.replace('"', '""') + '"'
+                cur = conn.execute(f"DELETE FROM {quoted} WHERE {where} = ?", (run_id,))
                 if cur.rowcount:
                     removed[table] = cur.rowcount
             cur = conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
@@ -378,3 +383,10 @@ class RunStore(StoreReader):
                 f"VALUES (?, NULL, ?, {CALL_PLACEHOLDERS})",
                 storable_row((run_id, idx, *row)),
             )
+
+
+def plugin_tables() -> list[StoreTables]:
+    """The tables plugins keep in the store's file (:meth:`Registry.add_tables`), longest
+    prefix first, so a table is counted as its most particular owner's."""
+    tables = [e.target for e in REGISTRY.entries("tables") if isinstance(e.target, StoreTables)]
+    return sorted(tables, key=lambda t: -len(t.prefix))

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from _cli import run_cli
 
-from lorekit.agents.automanual.simulation import planner_model
+from lorekit.agents.automanual.testing.planner import planner_model
 from lorekit.eval.store import RunStore
 from lorekit.llm import Message, Roles, ScriptedLLM
 from lorekit.sandbox import (

@@ -1,8 +1,10 @@
-"""AutoManual's registrations: the testing-stage agent, its view, its scripted test
-models and its commands (``lorekit automanual``, ``lorekit manual``).
+"""AutoManual's registrations: the testing-stage agent (with the builds it tests with),
+its view, its tables in the run store, its scripted test models and its commands
+(``lorekit automanual``, ``lorekit manual``).
 
 LoreKit's ``pyproject.toml`` names :func:`register` in the ``lorekit.plugins``
-entry-point group, exactly as an outside package would.
+entry-point group, exactly as an outside package would. Everything is named by
+import string, so reading these registrations imports nothing of AutoManual.
 """
 
 from __future__ import annotations
@@ -11,28 +13,38 @@ from lorekit.registry import Registry
 
 
 def register(registry: Registry) -> None:
-    """Add the ``automanual`` agent, its view, scripted models and commands."""
+    """Add the ``automanual`` agent, its view, tables, scripted models and commands."""
     registry.add_agent(
         "automanual",
         "lorekit.agents.automanual.agent:AutoManualAgent",
         "AutoManual's planner: Python in the sandbox, guided by a build's manual "
         "(--agent-opt manual=BUILD)",
         tests_with_build=True,
+        # `lorekit reproduce` plays an experiment's builds of these variants first
+        build_variants=("automanual", "planner-lib"),
+        build="lorekit.agents.automanual.commands.reproduce:reproduce_build",
     )
     registry.add_view("automanual", "lorekit.agents.automanual.view:VIEW", order=20)
+    registry.add_tables(
+        "automanual_",
+        "AutoManual's rules, skill and reflection libraries and manuals, per build",
+        run_column="build_id",
+    )
     registry.add_scripted(
         "alfworld",
         "automanual",
-        "lorekit.agents.automanual.simulation_builder:stage_roles",
+        "lorekit.agents.automanual.testing.builder:stage_roles",
         "scripted AutoManual planner, builder, consolidator and formulator "
-        "(lorekit.agents.automanual.simulation, simulation_builder)",
+        "(lorekit.agents.automanual.testing)",
         takes_env=True,
     )
     registry.add_command(
         "automanual",
-        "lorekit.cli.automanual:automanual",
+        "lorekit.agents.automanual.commands.automanual:automanual",
         "AutoManual: build rules by playing, formulate a manual, test with it.",
     )
     registry.add_command(
-        "manual", "lorekit.cli.automanual:manual", "Manuals written by AutoManual builds."
+        "manual",
+        "lorekit.agents.automanual.commands.automanual:manual",
+        "Manuals written by AutoManual builds.",
     )

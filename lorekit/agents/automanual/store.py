@@ -5,11 +5,12 @@ change, skill and reflection comes from one of its episodes, and keeping them
 next to the episodes lets ``lorekit show`` link them and lets a resumed build
 drop exactly what the never-committed episodes wrote (:func:`truncate_episodes`).
 
-This module opens its own ``sqlite3`` connection (agents sit below the eval
-layer and never import the run store). It touches only tables named
-``automanual_*`` and never ``PRAGMA user_version``, which belongs to the run
-store. The run store ignores ``automanual_*`` tables when it decides whether a
-file is empty, so either may open a fresh file first.
+This module opens its own ``sqlite3`` connection beside the run store's. It
+touches only tables named ``automanual_*`` and never ``PRAGMA user_version``,
+which belongs to the run store. AutoManual's plugin registers these tables
+with the run store (``registry.add_tables("automanual_", ..., run_column="build_id")``):
+the store then ignores them when it decides whether a file is empty, so either
+may open a fresh file first, and ``lorekit runs rm BUILD`` removes a build's rows.
 
 Every table that records what episodes did has the columns ``build_id``
 (the build's run id), ``seq`` (1, 2, ... per build, in the order written) and

@@ -11,8 +11,8 @@ from types import ModuleType
 
 import pytest
 
-from lorekit.agents.automanual.simulation_rules import TWO_APART, TWO_TYPE
-from lorekit.cli.automanual_build import run_build  # noqa: F401 - the build loop the benchmark drives
+from lorekit.agents.automanual.build import run_build  # noqa: F401 - the build loop the benchmark drives
+from lorekit.agents.automanual.testing.rules import TWO_APART, TWO_TYPE
 
 BENCH = Path(__file__).parents[3] / "benchmarks" / "automanual_study.py"
 SMALL = {"per_type": 8, "test_per_type": 8, "seed": 0}

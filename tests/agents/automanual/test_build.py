@@ -1,5 +1,5 @@
 """AutoManual's three stages end to end, with scripted models of controlled
-quality (lorekit.agents.automanual.simulation*), the real sandbox and the real
+quality (lorekit.agents.automanual.testing), the real sandbox and the real
 ALFWorld engine on generated games: build (planner, builder, consolidator),
 formulate, test; the rule history linked to episodes; resume after a kill."""
 
@@ -19,16 +19,16 @@ from _cli import run_cli
 from test_simulation import two_games  # Put Two games with the objects together / apart
 
 from lorekit.agents.automanual.agent import NO_MANUAL, AutoManualAgent
+from lorekit.agents.automanual.build import run_build
 from lorekit.agents.automanual.rules import RuleSystem
-from lorekit.agents.automanual.simulation import planner_model
-from lorekit.agents.automanual.simulation_builder import (
+from lorekit.agents.automanual.store import open_db
+from lorekit.agents.automanual.testing.builder import (
     builder_model,
     consolidator_model,
     formulator_model,
 )
-from lorekit.agents.automanual.store import open_db
+from lorekit.agents.automanual.testing.planner import planner_model
 from lorekit.agents.base import NullRecorder
-from lorekit.cli.automanual_build import run_build
 from lorekit.envs import make
 from lorekit.envs.alfworld.env import AlfWorldEnv
 from lorekit.envs.base import Task

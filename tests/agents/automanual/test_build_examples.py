@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from lorekit.cli.automanual_build import run_build
+from lorekit.agents.automanual.build import run_build
 from lorekit.eval.store import RunMismatchError, RunStore
 from lorekit.llm import ScriptedLLM
 from lorekit.llm.roles import Roles

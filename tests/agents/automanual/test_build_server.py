@@ -11,13 +11,13 @@ import pytest
 from _cli import run_cli
 
 from lorekit.agents.automanual.rules import RuleSystem
-from lorekit.agents.automanual.simulation import planner_model
-from lorekit.agents.automanual.simulation_builder import (
+from lorekit.agents.automanual.store import open_db
+from lorekit.agents.automanual.testing.builder import (
     builder_model,
     consolidator_model,
     formulator_model,
 )
-from lorekit.agents.automanual.store import open_db
+from lorekit.agents.automanual.testing.planner import planner_model
 from lorekit.eval.store import RunStore
 from lorekit.llm import Message
 from lorekit.llm.testing import Fault, OpenAICompatServer

@@ -1,7 +1,7 @@
 """The paper's two-step build as commands: rules on some task types, then a
 library-only pass (``build --from BUILD --library-only``) on the others, which
 keeps the rules exactly and grows only the skill and reflection libraries.
-Scripted models (lorekit.agents.automanual.simulation*) on generated ALFWorld
+Scripted models (lorekit.agents.automanual.testing) on generated ALFWorld
 games; tests/envs/miniwob/test_miniwob_library_pass.py does it in Chromium."""
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from _cli import run_cli
 from test_build import ENV_KWARGS, REPO, SIM_MODEL, build, curriculum_of, sim_roles
 from test_simulation import two_games
 
+from lorekit.agents.automanual.build import run_build
+from lorekit.agents.automanual.build_source import BuildSourceError, read_source
 from lorekit.agents.automanual.formulator import Formulator
 from lorekit.agents.automanual.libraries import Libraries
 from lorekit.agents.automanual.manuals import latest_manual, save_manual
 from lorekit.agents.automanual.rules import RuleSystem
 from lorekit.agents.automanual.store import open_db
-from lorekit.cli.automanual_build import run_build
-from lorekit.cli.automanual_from import BuildSourceError, read_source
 from lorekit.envs import make
 from lorekit.envs.base import Task
 from lorekit.eval.store import RunStore
@@ -224,7 +224,7 @@ import asyncio, os, signal, sys
 sys.path.insert(0, {tests!r})
 from test_build import ENV_KWARGS, sim_roles
 from lorekit.agents.automanual.build_agent import AutoManualBuildAgent
-from lorekit.cli.automanual_build import run_build
+from lorekit.agents.automanual.build import run_build
 from lorekit.envs import make
 
 def main():

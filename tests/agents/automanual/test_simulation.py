@@ -16,19 +16,19 @@ from dataclasses import dataclass, field
 import pytest
 
 from lorekit.agents.automanual.profiles import profile_for
-from lorekit.agents.automanual.simulation import draw, planner_model
-from lorekit.agents.automanual.simulation_builder import (
+from lorekit.agents.automanual.testing.builder import (
     builder_model,
     consolidator_model,
     formulator_model,
     rendered_rules,
 )
-from lorekit.agents.automanual.simulation_code import (
+from lorekit.agents.automanual.testing.code import (
     TaskGoal,
     parse_goal,
     parse_receptacles,
 )
-from lorekit.agents.automanual.simulation_rules import (
+from lorekit.agents.automanual.testing.planner import draw, planner_model
+from lorekit.agents.automanual.testing.rules import (
     TRANSFORM,
     TWO_APART,
     recognise,
@@ -130,7 +130,7 @@ def two_games(env: AlfWorldEnv, split: str = "dev") -> tuple[list[Task], list[Ta
     Read from the env's state (``world()``): the receptacles holding the goal's
     object type, in the order the scripted planner searches them.
     """
-    from lorekit.agents.automanual.simulation_code import search_order
+    from lorekit.agents.automanual.testing.code import search_order
 
     together, apart = [], []
     for task in env.tasks(split):
@@ -483,7 +483,7 @@ def test_rules_stop_the_path_dependence_that_skills_repeat(env: AlfWorldEnv) -> 
 
 
 def test_wrong_rules_are_followed_and_the_newest_rule_decides() -> None:
-    from lorekit.agents.automanual.simulation_rules import SKIP_CHANGE, TWO_SAME
+    from lorekit.agents.automanual.testing.rules import SKIP_CHANGE, TWO_SAME
 
     heat = "pick_heat_then_place_in_recep"
     right = f"rule_3 (Corrected Error): For {TWO} tasks: the two objects {TWO_APART}."
@@ -510,7 +510,7 @@ def test_wrong_rules_are_followed_and_the_newest_rule_decides() -> None:
 
 
 def test_a_wrong_builder_writes_the_opposite_and_rewrites_it_when_it_misleads() -> None:
-    from lorekit.agents.automanual.simulation_rules import TWO_SAME
+    from lorekit.agents.automanual.testing.rules import TWO_SAME
 
     rules = Rules()
     fixed = fake_run("indirect_success", NO_SECOND, f"The two objects {TWO_APART}.")

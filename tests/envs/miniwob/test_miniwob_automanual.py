@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from _mw_browsers import NEEDS_CHROMIUM
 
+from lorekit.agents.automanual.build import run_build
 from lorekit.agents.automanual.rules import RuleSystem
 from lorekit.agents.automanual.store import open_db
-from lorekit.cli.automanual_build import run_build
 from lorekit.envs import make
 from lorekit.eval.store import RunStore
 from lorekit.llm import Roles, ScriptedLLM

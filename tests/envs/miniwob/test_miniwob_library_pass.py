@@ -15,10 +15,10 @@ from _cli import run_cli
 from _mw_browsers import NEEDS_CHROMIUM
 from test_miniwob_automanual import LESSON, builder, planner
 
+from lorekit.agents.automanual.build import run_build
 from lorekit.agents.automanual.libraries import Libraries
 from lorekit.agents.automanual.rules import RuleSystem
 from lorekit.agents.automanual.store import open_db
-from lorekit.cli.automanual_build import run_build
 from lorekit.envs import make
 from lorekit.eval.store import RunStore
 from lorekit.llm import Roles, ScriptedLLM

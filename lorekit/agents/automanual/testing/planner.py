@@ -14,7 +14,7 @@ same prompt gets the same answer):
    writes real Python for the ALFWorld code API (search with a helper, take,
    change state, place; ``# [Step N]`` comments and asserts).
 2. Rules first: a rule that applies to the task's type and carries a key
-   phrase of :mod:`~lorekit.agents.automanual.simulation_rules` sets that part
+   phrase of :mod:`~lorekit.agents.automanual.testing.rules` sets that part
    of the strategy (``TWO_APART``: search again for Put Two's second object;
    ``TRANSFORM``: never forget the state change), and so does a wrong one
    (``TWO_SAME``: take the second where the first was; ``SKIP_CHANGE``: leave
@@ -45,7 +45,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from lorekit.agents.automanual.simulation_code import (
+from lorekit.agents.automanual.testing.code import (
     FOUND,
     Strategy,
     TaskGoal,
@@ -57,7 +57,7 @@ from lorekit.agents.automanual.simulation_code import (
     write_redo_change,
     write_second_search,
 )
-from lorekit.agents.automanual.simulation_rules import (
+from lorekit.agents.automanual.testing.rules import (
     LOOK_TYPE,
     SKIP_CHANGE,
     TRANSFORM,

@@ -1,8 +1,8 @@
 """The rules the scripted AutoManual models understand: task types, scopes, key phrases.
 
-Shared by the scripted planner (:mod:`lorekit.agents.automanual.simulation`)
+Shared by the scripted planner (:mod:`lorekit.agents.automanual.testing.planner`)
 and the scripted builder, consolidator and formulator
-(:mod:`lorekit.agents.automanual.simulation_builder`).
+(:mod:`lorekit.agents.automanual.testing.builder`).
 
 The mechanism under study is controlled through fixed phrases, defined here
 once. The scripted planner changes its code when a rule that applies to the

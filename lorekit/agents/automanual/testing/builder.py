@@ -3,13 +3,13 @@
 They read the prompts the way a model would and answer in the contract's
 formats; what they can find is fixed by design. The builder recognises only
 the errors the scripted planner
-(:mod:`lorekit.agents.automanual.simulation`) makes and names, and writes
+(:mod:`lorekit.agents.automanual.testing.planner`) makes and names, and writes
 rules containing exactly the key phrases that planner follows
-(:mod:`lorekit.agents.automanual.simulation_rules`). The study built on them
+(:mod:`lorekit.agents.automanual.testing.rules`). The study built on them
 therefore shows the mechanism (a rule fixes a systematic error that a copied
 skill repeats), not that a real model would find these rules. With
 ``wrong`` it writes, in an episode drawn with that chance, the opposite
-rules (:data:`~.simulation_rules.TWO_SAME`, :data:`~.simulation_rules.SKIP_CHANGE`),
+rules (:data:`~.rules.TWO_SAME`, :data:`~.rules.SKIP_CHANGE`),
 which the planner follows as faithfully: the study's condition where a rule
 hurts. A wrong rule that the planner followed into the same error again is
 rewritten (drawn again) when the error is next repaired.
@@ -45,11 +45,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lorekit.agents.automanual.simulation import draw, sections
-from lorekit.agents.automanual.simulation_code import (
+from lorekit.agents.automanual.testing.code import (
     parse_goal,
 )
-from lorekit.agents.automanual.simulation_rules import (
+from lorekit.agents.automanual.testing.planner import draw, sections
+from lorekit.agents.automanual.testing.rules import (
     ALL_TYPES,
     SKIP_CHANGE,
     TRANSFORM,
@@ -420,7 +420,7 @@ def formulator_model(*, title: str = "ALFWorld manual") -> ModelFn:
 def stage_roles(env_kwargs: Mapping[str, Any] | None = None) -> Roles:
     """One scripted model per AutoManual stage (``planner`` also the default), as the
     Path Dependence study uses them; for ``reproduce run --simulate`` on ALFWorld."""
-    from lorekit.agents.automanual.simulation import planner_model
+    from lorekit.agents.automanual.testing.planner import planner_model
     from lorekit.llm.scripted import ScriptedLLM
 
     fns = {

@@ -1,4 +1,4 @@
-"""``lorekit automanual build``: check what a build starts from or resumes.
+"""What an AutoManual build starts from (``from_build``) or resumes, checked.
 
 The paper's two-step MiniWoB++ build (rules on the 9 task types with feedback,
 then only the skill and reflection libraries on the other 44) is two builds:
@@ -11,45 +11,16 @@ build must go on as it began (:func:`same_options`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import click
 
 if TYPE_CHECKING:
     from lorekit.agents.automanual.build_agent import CommittedEpisode
 
 #: Env options that only choose which tasks are played, not how the world behaves.
 TASK_CHOICE_OPTIONS = frozenset({"tasks", "split", "seed", "episodes_per_task"})
-
-
-def source_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``--from BUILD``, ``--library-only`` and ``--libraries-on TASKS`` of ``build``."""
-    f = click.option(
-        "--libraries-on",
-        default=None,
-        metavar="TASKS",
-        help="Then a library-only pass over this build on TASKS (run id BUILD-libraries): the "
-        "paper's two MiniWoB++ steps in one command "
-        "(--tasks feedback-9 --libraries-on no-feedback-44).",
-    )(f)
-    f = click.option(
-        "--library-only",
-        is_flag=True,
-        help="With --from: keep BUILD's rules exactly (no builder, no consolidator); only the "
-        "skill and reflection libraries grow (the paper's second MiniWoB++ step).",
-    )(f)
-    f = click.option(
-        "--from",
-        "from_build",
-        default=None,
-        metavar="BUILD",
-        help="Start from a copy of this finished build's rules, skills, reflections and manuals "
-        "(in the same store; BUILD itself is only read).",
-    )(f)
-    return f
 
 
 class BuildSourceError(ValueError):

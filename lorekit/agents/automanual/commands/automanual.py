@@ -5,8 +5,11 @@ one at a time with the planner, builder and consolidator (a run in the run
 store whose episodes carry every rule change), ``formulate`` turns the build's
 rules into a Markdown manual stored with the build, and testing is a plain
 ``lorekit run ENV --agent automanual --agent-opt manual=BUILD``. A build is
-resumable: run the same command with ``--run-id BUILD`` after a kill. The build
-command and its loop live in :mod:`lorekit.cli.automanual_build`.
+resumable: run the same command with ``--run-id BUILD`` after a kill. The
+commands are thin: the stages are library calls
+(:func:`~lorekit.agents.automanual.build.run_build`,
+:func:`~lorekit.agents.automanual.formulate.formulate_build`); the build
+command is in :mod:`.build`. AutoManual's plugin registers both groups.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from pathlib import Path
 
 import click
 
+from lorekit.agents.automanual.commands.build import build_cmd
 from lorekit.agents.automanual.core import STAGE_ROLES
-from lorekit.cli.automanual_build import build_cmd
 from lorekit.cli.console import console
 from lorekit.cli.errors import RunFailed, UserError
 from lorekit.cli.options import (
@@ -42,26 +45,13 @@ automanual.add_command(build_cmd)
 
 def _build_run(store: str, build: str) -> None:
     """Refuse anything that is not an AutoManual build in ``store``."""
-    from lorekit.cli.automanual_from import not_a_build
+    from lorekit.agents.automanual.build_source import not_a_build
 
     with open_store(store) as db:
         info = db.get_run(build)
     problem = not_a_build(info, build, store)
     if problem:
         raise UserError(f"BUILD: {problem}")
-
-
-def _world(store: str, build: str) -> str:
-    """The build env's title and code API, as the formulator sees the world."""
-    from lorekit.agents.automanual.profiles import profile_for
-
-    with open_store(store) as db:
-        info = db.get_run(build)
-    try:
-        profile = profile_for(info.env if info is not None else "")
-    except ValueError:
-        return ""
-    return f"{profile.title}. The agent's code calls:\n{profile.api_text}"
 
 
 @automanual.command("formulate")
@@ -76,48 +66,35 @@ def formulate_cmd(
     store: str | None,
 ) -> None:
     """Formulating stage: group the build's rules into a Markdown manual (role formulator)."""
-    from lorekit.agents.automanual.formulator import Formulator, FormulatorError
-    from lorekit.agents.automanual.manuals import save_manual
-    from lorekit.agents.automanual.rules import RuleSystem
-    from lorekit.agents.automanual.store import open_db
-    from lorekit.cli.checks import (
-        build_models,
-        check_models,
-    )
-    from lorekit.eval.store import RunStore
-    from lorekit.llm.accounting import UsageLedger
+    from lorekit.agents.automanual.formulate import formulate_build
+    from lorekit.agents.automanual.formulator import FormulatorError
+    from lorekit.cli.checks import build_models, check_models
 
     if not models.given:
         raise UserError("formulating needs a model: pass --model (and --base-url) or --config")
-    config_path = models.config_path
     cfg, _setting = prepare_config(models, cache=cache, store=store)
     _build_run(str(cfg.store), build)
     check_models(cfg, STAGE_ROLES, owner="automanual formulate", models=models)
-    db = open_db(str(cfg.store))
     try:
-        system = RuleSystem(db, build)
-        rules = system.rules()
-        if not rules:
-            raise UserError(
-                f"build {build!r} has no rules to formulate (a planner-lib build tests with "
-                "its skills alone: `lorekit run ENV --agent automanual --agent-opt manual=BUILD`)"
+        done = asyncio.run(
+            formulate_build(
+                cfg.store,
+                build,
+                lambda: build_models(cfg, config_path=models.config_path),
+                prices=cfg.prices(),
             )
-        with RunStore(cfg.store) as runs:
-            roles = build_models(cfg, config_path=config_path).metered(
-                UsageLedger(cfg.prices()), lambda record: runs.add_run_llm_call(build, record)
-            )
-            try:
-                formulator = Formulator(roles, world=_world(str(cfg.store), build))
-                manual = asyncio.run(formulator.formulate(rules, rules_version=system.version))
-            except FormulatorError as exc:
-                raise RunFailed(f"the formulator gave no usable manual: {exc}") from None
-        version = save_manual(db, build, manual)
-    finally:
-        db.close()
-    console.print(manual.markdown)
+        )
+    except FormulatorError as exc:
+        raise RunFailed(f"the formulator gave no usable manual: {exc}") from None
+    if done is None:
+        raise UserError(
+            f"build {build!r} has no rules to formulate (a planner-lib build tests with "
+            "its skills alone: `lorekit run ENV --agent automanual --agent-opt manual=BUILD`)"
+        )
+    console.print(done.manual.markdown)
     console.print(
-        f"manual version {version} of build {build} ({len(rules)} rules, rules version "
-        f"{manual.rules_version}); test it with: lorekit run ENV --agent automanual "
+        f"manual version {done.version} of build {build} ({done.rules} rules, rules version "
+        f"{done.manual.rules_version}); test it with: lorekit run ENV --agent automanual "
         f"--agent-opt manual={build}"
     )
 

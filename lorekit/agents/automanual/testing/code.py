@@ -1,7 +1,7 @@
 """What the scripted AutoManual planner knows of ALFWorld: goal sentences, rooms, its code.
 
-Shared by the scripted planner (:mod:`lorekit.agents.automanual.simulation`)
-and the scripted builder (:mod:`lorekit.agents.automanual.simulation_builder`).
+Shared by the scripted planner (:mod:`lorekit.agents.automanual.testing.planner`)
+and the scripted builder (:mod:`lorekit.agents.automanual.testing.builder`).
 The code is real Python for :class:`~lorekit.envs.alfworld.AlfWorldCodeApi`
 (``agent.go_to``, ``take``, ``put``, ``heat``, ...), split into ``# [Step N]``
 steps that end in asserts, and it prints ``found X in Y`` whenever it finds
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from lorekit.agents.automanual.simulation_rules import LOOK_TYPE, TRANSFORM, TWO_TYPE
+from lorekit.agents.automanual.testing.rules import LOOK_TYPE, TRANSFORM, TWO_TYPE
 
 _CHANGE = {  # task type -> (code API method, receptacle type, past participle)
     "pick_clean_then_place_in_recep": ("clean", "sinkbasin", "cleaned"),

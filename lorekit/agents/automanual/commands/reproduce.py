@@ -1,0 +1,95 @@
+"""AutoManual's stage before ``lorekit reproduce``'s rows: building, then formulating.
+
+An experiment names its builds (``builds:`` in its file: the variant, the split
+built on, tasks per type); a row that tests with one names it (``build:``).
+The reproduce command knows no method: it finds this function through the
+``build`` entry of the ``automanual`` agent's registration (the variants it
+makes are in ``build_variants``) and calls it once per build its chosen rows
+need, with the run id ``RUN_ID.build-ID``. The build plays through
+:func:`~lorekit.agents.automanual.build.run_build` (so a build of that id is
+resumed, not replayed), an ``automanual`` build's manual is formulated once,
+and the rows get ``manual=RUN_ID.build-ID``. With ``--simulate`` the build's
+four roles are the scripted AutoManual models.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from lorekit.cli.console import err_console, show_progress
+from lorekit.cli.errors import RunFailed, UserError
+from lorekit.cli.options import HarnessOptions, ModelChoice
+from lorekit.cli.prepare import prepare_config, prepare_tasks, with_defaults
+
+
+def reproduce_build(
+    exp: Any,
+    build: Any,
+    *,
+    run_id: str,
+    resume_id: str,
+    models: ModelChoice,
+    harness: HarnessOptions,
+    env_opt: Sequence[str],
+    simulate: bool,
+) -> dict[str, Any]:
+    """Play (or resume) ``build`` of experiment ``exp`` as run ``run_id``, formulate
+    its manual, and return the agent options of the rows that test with it.
+    ``resume_id`` is the ``--run-id`` that resumes the whole reproduction."""
+    from lorekit.agents.automanual.build import run_build
+    from lorekit.agents.automanual.formulate import formulate_build
+    from lorekit.agents.automanual.formulator import FormulatorError
+    from lorekit.agents.automanual.profiles import profile_for
+    from lorekit.agents.simulated import simulated_roles
+    from lorekit.cli.checks import build_models
+
+    cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store)
+    try:
+        profile = profile_for(exp.env)
+    except ValueError as exc:
+        raise UserError(f"experiment {exp.id!r}: {exc}") from None
+    per_type = (exp.simulate_per_type if simulate else None) or build.per_type
+    err_console.print(
+        f"[bold]{exp.id}[/]: build {build.id} ({build.variant}, {per_type} per type "
+        f"on {build.split}) as run {run_id}"
+    )
+    options = with_defaults(env_opt, dict(profile.env_options))
+    env_kwargs, tasks, provenance = prepare_tasks(exp.env, options, None, build.split)
+    roles = (
+        simulated_roles(exp.env, env_kwargs, "automanual")
+        if simulate
+        else build_models(cfg, config_path=models.config_path)
+    )
+    outcome = asyncio.run(
+        run_build(
+            cfg.store,
+            env_name=exp.env,
+            env_kwargs=env_kwargs,
+            tasks=tasks,
+            roles=roles,
+            run_id=run_id,
+            variant=build.variant,
+            per_type=per_type,
+            seed=harness.seed,
+            config={"experiment": exp.id, "tasks_from": provenance, "simulated": simulate},
+            episode_timeout_s=harness.timeout_s,
+            retry_errors=harness.retry_errors,
+            progress=err_console if show_progress(harness.progress) else False,
+        )
+    )
+    if outcome.errors:
+        raise RunFailed(
+            f"build {run_id}: {outcome.errors} episodes ended in an error; resume it with "
+            f"--run-id {resume_id} --retry-errors"
+        )
+    if build.variant == "automanual":
+        done = formulate_build(cfg.store, run_id, roles, prices=cfg.prices(), keep_existing=True)
+        try:  # once: a resumed reproduction keeps the manual it formulated
+            asyncio.run(done)
+        except FormulatorError as exc:
+            raise RunFailed(
+                f"build {run_id}: the formulator gave no usable manual: {exc}"
+            ) from None
+    return {"manual": run_id}
