@@ -27,6 +27,7 @@ from lorekit.cli.options import (
     harness_options,
     model_options,
 )
+from lorekit.cli.reproduce_replay import replay_cmd
 from lorekit.cli.sandbox_option import unsafe_sandbox_option
 
 
@@ -365,3 +366,6 @@ def _compare_and_save(
         encoding="utf-8",
     )
     console.print(f"saved: {stem}.md and .json")
+
+
+reproduce.add_command(replay_cmd)

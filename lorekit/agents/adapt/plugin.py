@@ -13,6 +13,25 @@ FAMILY = ("react", "plan-execute", "try-again", "reflexion", "adapt")
 
 _TESTING = "lorekit.agents.adapt.simulation_envs"
 
+REPLAY_READERS = (
+    (
+        "adapt-textcraft",
+        "lorekit.agents.adapt.replay_textcraft:READER",
+        "ADaPT's published TextCraft run (ADaPT_maxd3_textcraft_*.json)",
+    ),
+    (
+        "adapt-alfworld",
+        "lorekit.agents.adapt.replay_alfworld:READER",
+        "ADaPT's published ALFWorld run (ADaPT_maxd3_alfworld_*.json); needs the official games",
+    ),
+    (
+        "adapt-webshop",
+        "lorekit.agents.adapt.replay_webshop:READER",
+        "ADaPT's published WebShop run (ADaPT_maxd3_webshop_*.json): its recorded purchases",
+    ),
+)
+"""Readers of ADaPT's published result files (``lorekit reproduce replay FILE``)."""
+
 PROMPT_ORDER = (
     "stable parts first: the system message (manual, rules, worked examples), then the "
     "task and state; each turn appends to the previous prompt"
@@ -46,6 +65,8 @@ def register(registry: Registry) -> None:
     for name, (target, description) in agents.items():
         registry.add_agent(name, target, description, prompt_order=PROMPT_ORDER)
     registry.add_view("adapt", "lorekit.agents.adapt.view:VIEW", order=10)
+    for name, target, description in REPLAY_READERS:
+        registry.add("replay", name, target, description)
     for agent in FAMILY:
         registry.add_scripted(
             "textcraft",
