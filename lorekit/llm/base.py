@@ -6,7 +6,8 @@ server, a scripted model) and wrappers (cache, limits, accounting) all satisfy
 the same :class:`LLM` protocol, so they compose freely:
 ``CachedLLM(MeteredLLM(LimitedLLM(backend)))``.
 
-This module imports nothing from the rest of the project.
+This module imports nothing from the rest of the project but :mod:`lorekit.textsafe`
+(text made encodable), which sits at the same bottom layer.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from lorekit.textsafe import storable
 
 RoleName = Literal["system", "user", "assistant"]
 _ROLES: frozenset[str] = frozenset({"system", "user", "assistant"})
@@ -31,6 +34,9 @@ class Message:
             raise ValueError(f"message role must be one of {sorted(_ROLES)}, got {self.role!r}")
         if not isinstance(self.content, str):
             raise TypeError(f"message content must be str, got {type(self.content).__name__}")
+        # Every request is built from Messages: a lone surrogate (half an emoji from a
+        # model's answer, fed back in an observation) cannot be sent as UTF-8.
+        object.__setattr__(self, "content", storable(self.content))
 
     def to_dict(self) -> dict[str, str]:
         return {"role": self.role, "content": self.content}
@@ -103,6 +109,10 @@ class Completion:
     cached: bool = False
     finish_reason: str | None = None
 
+    def __post_init__(self) -> None:
+        if isinstance(self.text, str):  # an answer is quoted back in the next request
+            object.__setattr__(self, "text", storable(self.text))
+
 
 @dataclass(frozen=True, slots=True)
 class RequestParams:
@@ -141,6 +151,7 @@ def make_params(
     if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
         raise ValueError(f"sample must be an int >= 0, got {sample!r}")
     stops = (stop,) if isinstance(stop, str) else (tuple(stop) if stop else None)
+    stops = tuple(storable(s) if isinstance(s, str) else s for s in stops) if stops else stops
     # Copy the format so a caller mutating its dict later cannot change a cache key.
     fmt = dict(response_format) if response_format else None
     return RequestParams(float(temperature), max_tokens, stops, fmt, sample)
