@@ -176,6 +176,13 @@ def render_run(store: RunStore, run_id: str, console: Console) -> None:
     if env_line:
         console.print(env_line, highlight=False)
     _render_usage(s["usage_by_role"], console)
+    refused, note = store.refused_usage(run_id)
+    if refused:
+        console.print(
+            f"{refused} call(s) reported token counts that cannot be counts (first: "
+            f"{escape(note or '?')}); they count the local estimate instead",
+            highlight=False,
+        )
 
 
 def env_summary(store: RunStore, env: str, run_id: str) -> dict[str, Any] | None:

@@ -168,6 +168,18 @@ class StoreReader:
             r[0]: dict(zip(USAGE_KEYS, (int(v) for v in tuple(r)[1:]), strict=True)) for r in rows
         }
 
+    def refused_usage(self, run_id: str) -> tuple[int, str | None]:
+        """How many calls of the run reported token counts that could not be counts
+        (their tokens are estimates, see :mod:`lorekit.llm.counts`), and the first note."""
+        rows = self._query(
+            "SELECT meta FROM llm_calls WHERE run_id = ? AND meta LIKE '%\"usage_refused\"%' "
+            "ORDER BY id",
+            (run_id,),
+        )
+        notes = [_meta_note(r[0]) for r in rows]
+        found = [n for n in notes if n]
+        return len(found), (found[0] if found else None)
+
     def tokens_by_model(self, run_ids: Iterable[str]) -> dict[str, tuple[int, int]]:
         """Prompt and completion tokens spent per model over ``run_ids`` (runs the
         store does not hold count nothing). Cache hits cost nothing; failed calls
@@ -210,6 +222,15 @@ class StoreReader:
             out.write(_line({"type": "run_llm_calls", "run_id": run_id, "llm_calls": calls[None]}))
             n += 1
         return n
+
+
+def _meta_note(text: str | None) -> str | None:
+    try:
+        meta = json.loads(text or "{}")
+    except (ValueError, RecursionError):
+        return None
+    note = meta.get("usage_refused") if isinstance(meta, dict) else None
+    return str(note) if note else None
 
 
 def _line(obj: Mapping[str, Any]) -> str:

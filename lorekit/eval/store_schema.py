@@ -265,6 +265,8 @@ def call_row(record: CallRecord) -> tuple[Any, ...]:
     meta = dict(d["meta"])
     if d.get("finish_reason") is not None:
         meta.setdefault("finish_reason", d["finish_reason"])
+    if d.get("usage_refused"):  # counts that could not be tokens; an estimate stands in
+        meta.setdefault("usage_refused", d["usage_refused"])
     return (
         d["role"],
         d["model"],

@@ -7,7 +7,8 @@ the same :class:`LLM` protocol, so they compose freely:
 ``CachedLLM(MeteredLLM(LimitedLLM(backend)))``.
 
 This module imports nothing from the rest of the project but :mod:`lorekit.textsafe`
-(text made encodable), which sits at the same bottom layer.
+(text made encodable), which sits at the same bottom layer, and the token-count
+rule of :mod:`lorekit.llm.counts`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from lorekit.llm.counts import COUNT_FIELDS, describe, is_token_count
 from lorekit.textsafe import storable
 
 RoleName = Literal["system", "user", "assistant"]
@@ -75,11 +77,26 @@ class Usage:
     ``estimated`` is True when the counts were not reported by a server but
     guessed locally (a server that sends no usage block, a scripted model):
     reports mark such numbers (``~1,234``) so nobody mistakes them for a bill.
+
+    A count that cannot be one (not an int in 0..``MAX_CALL_TOKENS``: ``10**19``,
+    ``-5``, ``12.5``, ``"12"``) is refused when the Usage is built: it reads 0, the
+    usage is marked estimated, and ``refused`` says what was given
+    (:mod:`lorekit.llm.counts`); the run store keeps that note on the call.
     """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated: bool = False
+    refused: str | None = None
+
+    def __post_init__(self) -> None:
+        given = dict(zip(COUNT_FIELDS, (self.prompt_tokens, self.completion_tokens), strict=True))
+        bad = [describe(n, v) for n, v in given.items() if not is_token_count(v)]
+        if bad:
+            for name, value in given.items():
+                object.__setattr__(self, name, value if is_token_count(value) else 0)
+            object.__setattr__(self, "estimated", True)
+            object.__setattr__(self, "refused", "; ".join([*bad, *filter(None, [self.refused])]))
 
     @property
     def total_tokens(self) -> int:
@@ -90,6 +107,7 @@ class Usage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.estimated or other.estimated,
+            self.refused or other.refused,
         )
 
 
