@@ -103,6 +103,7 @@ def formulate_cmd(
                 "its skills alone: `lorekit run ENV --agent automanual --agent-opt manual=BUILD`)"
             )
         with RunStore(cfg.store) as runs:
+            runs.lock_run(build)  # not while the build plays, nor two manuals at once
             roles = build_models(cfg, config_path=config_path).metered(
                 UsageLedger(cfg.prices()), lambda record: runs.add_run_llm_call(build, record)
             )
@@ -171,8 +172,12 @@ def rules_cmd(
         if diff is not None and max(diff) > top:
             raise UserError(f"--diff: build {build!r} has versions 0..{top}, not {max(diff)}")
         if restore_to is not None:
-            system.begin(None, succeeded=None, actor="user")
-            system.restore(restore_to)
+            from lorekit.eval.store import RunStore
+
+            with RunStore(store) as runs:
+                runs.lock_run(build)  # never under a build that is still writing its rules
+                system.begin(None, succeeded=None, actor="user")
+                system.restore(restore_to)
             console.print(f"restored version {restore_to}; now at version {system.version}")
         elif diff is not None:
             console.print(system.diff(*diff).render())

@@ -143,10 +143,13 @@ def fail(message: str, code: int) -> NoReturn:
 def _known(exc: BaseException) -> tuple[str, int] | None:
     """(message, exit code) for error types a user can cause, else None."""
     from lorekit.config import ConfigError
+    from lorekit.eval.store_lock import RunLockedError
     from lorekit.eval.store_schema import StoreError
     from lorekit.extras import MissingExtraError
     from lorekit.llm.errors import LLMAuthError, LLMError
 
+    if isinstance(exc, RunLockedError):
+        return str(exc), EXIT_USAGE
     if isinstance(exc, ConfigError):
         return first_and_count(str(exc)), EXIT_USAGE
     if isinstance(exc, MissingExtraError):

@@ -22,6 +22,7 @@ from lorekit.cli.console import console
 from lorekit.cli.errors import UserError
 from lorekit.cli.options import ModelChoice, cache_option, model_options
 from lorekit.cli.prepare import prepare_config
+from lorekit.cli.stores import hold_output
 
 if TYPE_CHECKING:
     from lorekit.laws.experience import Experience
@@ -71,6 +72,23 @@ def rewards_cmd(
     models: ModelChoice,
 ) -> None:
     """Reward predicates from EXPERIENCE (a saved experience JSON, or 'oracle')."""
+    with hold_output(out, "-o"):  # two writers of one predicate file waste a run
+        _write_rewards(experience_spec, out, records, from_laws, refinements, loop, only,
+                       concurrency, cache, models)  # fmt: skip
+
+
+def _write_rewards(
+    experience_spec: str,
+    out: str,
+    records: str | None,
+    from_laws: bool,
+    refinements: int,
+    loop: str,
+    only: tuple[str, ...],
+    concurrency: int,
+    cache: str | None,
+    models: ModelChoice,
+) -> None:
     from lorekit.cli.checks import build_models, check_api_keys, check_cache
     from lorekit.laws.experience import Experience
     from lorekit.laws.records import read_records

@@ -140,7 +140,8 @@ def render_run(store: RunStore, run_id: str, console: Console) -> None:
     s = run_summary(store, run_id)
     cost = (run.summary or {}).get("cost_usd")
     console.print(
-        f"[bold]{run.run_id}[/bold]  env={run.env}  agent={run.agent}  status={run.status}  "
+        f"[bold]{run.run_id}[/bold]  env={run.env}  agent={run.agent}  "
+        f"status={store.run_status(run_id, run.status)}  "
         f"wall={s['wall_s']:.1f}s" + (f"  cost=${cost:.4f}" if cost is not None else "")
     )
     provenance = (run.config or {}).get("tasks_from")

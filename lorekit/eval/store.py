@@ -27,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from lorekit.eval.store_lock import RunLocking
 from lorekit.eval.store_read import StoreReader
 from lorekit.eval.store_schema import (
     ADDED_CALL_COLUMNS,
@@ -71,7 +72,7 @@ __all__ = [
 ]
 
 
-class RunStore(StoreReader):
+class RunStore(RunLocking, StoreReader):
     """Runs, episodes, steps and model calls of evaluations, in one SQLite file.
 
     One instance holds one connection shared by every episode of a process
@@ -83,6 +84,8 @@ class RunStore(StoreReader):
         self.path = Path(path)
         self.readonly = _readonly
         self._lock = threading.RLock()
+        self._run_locks: set[str] = set()
+        self.last_writer = {}
         try:
             if _readonly:
                 uri = self.path.resolve().as_uri() + "?mode=ro"
@@ -173,6 +176,7 @@ class RunStore(StoreReader):
         tables of the file keep for it (a column ``run_id`` or ``build_id``, e.g. an
         AutoManual build's rules). Returns the rows removed per table."""
         self._require_run(run_id)
+        self.lock_run(run_id)  # never under a process that is writing the run
         removed: dict[str, int] = {}
         with self._transaction() as conn:
             tables = [
@@ -213,11 +217,12 @@ class RunStore(StoreReader):
             conn.execute("COMMIT")
 
     def close(self) -> None:
-        """Close the connection; safe to call twice."""
+        """Close the connection and give back the runs it locked; safe to call twice."""
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+            self._release_runs()
 
     def __enter__(self) -> RunStore:
         return self
@@ -243,6 +248,7 @@ class RunStore(StoreReader):
             raise StoreError(f"run_id must be a non-empty string, got {run_id!r}")
         for _ in range(100):
             rid = run_id if run_id is not None else new_run_id()
+            self.lock_run(rid)  # before anything is read or written: one writer per run
             with self._transaction() as conn:
                 sql = "SELECT env, agent FROM runs WHERE run_id = ?"
                 row = conn.execute(sql, (rid,)).fetchone()
@@ -262,9 +268,11 @@ class RunStore(StoreReader):
                     )
                     return rid
             if run_id is None:
+                self._release_runs(rid)
                 continue  # a generated id collided: draw another
             if tuple(row) == (env, agent):
                 return rid
+            self._release_runs(rid)
             raise RunMismatchError(
                 f"run {rid!r} in {self.path} is env={row[0]!r} agent={row[1]!r}; cannot resume it "
                 f"as env={env!r} agent={agent!r} (choose another run id)"

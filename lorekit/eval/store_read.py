@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from lorekit.eval.store_lock import Holder, holder, lock_path_for
 from lorekit.eval.store_schema import (
     CALL_COLUMNS,
     USAGE_KEYS,
@@ -61,6 +62,18 @@ class StoreReader:
             raise UnknownRunError(run_id, self.path)
 
     # -- runs -----------------------------------------------------------------
+
+    def run_writer(self, run_id: str) -> Holder | None:
+        """The process writing ``run_id`` now (this one included), or None."""
+        return holder(lock_path_for(self.path, run_id))
+
+    def run_status(self, run_id: str, recorded: str) -> str:
+        """A run's status as a reader should show it: ``running`` only while a process
+        writes it. A run left ``running`` by a killed process, or by one whose disk
+        filled before it could record more, is ``interrupted`` (and resumable)."""
+        if recorded == "running" and self.run_writer(run_id) is None:
+            return "interrupted"
+        return recorded
 
     @staticmethod
     def _run_info(row: sqlite3.Row) -> RunInfo:
