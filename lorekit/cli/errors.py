@@ -144,12 +144,14 @@ def _known(exc: BaseException) -> tuple[str, int] | None:
     """(message, exit code) for error types a user can cause, else None."""
     from lorekit.config import ConfigError
     from lorekit.eval.store_lock import RunLockedError
-    from lorekit.eval.store_schema import StoreError
+    from lorekit.eval.store_schema import StoreError, StoreWriteError
     from lorekit.extras import MissingExtraError
     from lorekit.llm.errors import LLMAuthError, LLMError
 
     if isinstance(exc, RunLockedError):
         return str(exc), EXIT_USAGE
+    if isinstance(exc, StoreWriteError):  # a full disk: the run stopped, resumable
+        return str(exc), EXIT_RUN_FAILED
     if isinstance(exc, ConfigError):
         return first_and_count(str(exc)), EXIT_USAGE
     if isinstance(exc, MissingExtraError):

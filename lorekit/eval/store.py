@@ -18,6 +18,7 @@ re-exports the public names so callers import them all from here.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
@@ -44,10 +45,12 @@ from lorekit.eval.store_schema import (
     SchemaVersionError,
     StepRecord,
     StoreError,
+    StoreWriteError,
     UnknownRunError,
     call_row,
     call_select,
     to_json,
+    write_failure,
 )
 from lorekit.eval.store_writer import EpisodeWriter
 from lorekit.ids import new_run_id
@@ -66,6 +69,7 @@ __all__ = [
     "SchemaVersionError",
     "StepRecord",
     "StoreError",
+    "StoreWriteError",
     "UnknownRunError",
     "new_run_id",
     "to_json",
@@ -139,7 +143,8 @@ class RunStore(RunLocking, StoreReader):
             self._call_columns = call_select(present)
             self._missing_call_columns = frozenset(ADDED_CALL_COLUMNS) - present
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot use {self.path} as a run store: {exc}") from exc
+            failure = write_failure(self.path, exc)  # a full disk, not a wrong file
+            raise failure or StoreError(f"cannot use {self.path} as a run store: {exc}") from exc
 
     @staticmethod
     def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
@@ -207,14 +212,23 @@ class RunStore(RunLocking, StoreReader):
             raise StoreError(f"the run store {self.path} was opened read-only")
         with self._lock:
             conn = self.conn
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield conn
-            except BaseException:
-                if conn.in_transaction:  # SQLite may have rolled back already (disk full)
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    if conn.in_transaction:  # SQLite may have rolled back already (disk full)
+                        conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            except (sqlite3.OperationalError, OSError) as exc:
+                failure = write_failure(self.path, exc)
+                if failure is None:
+                    raise
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                raise failure from exc
 
     def close(self) -> None:
         """Close the connection and give back the runs it locked; safe to call twice."""
