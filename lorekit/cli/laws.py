@@ -12,6 +12,7 @@ import click
 from rich.table import Table
 
 from lorekit.cli.errors import UserError
+from lorekit.cli.options import SEED
 from lorekit.extras import requires_extra
 
 MAX_QUOTA = 1_000
@@ -40,7 +41,7 @@ def laws() -> None:
     show_default=True,
     help="Failures per achievement.",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option(
     "--max-steps",
     type=click.IntRange(1, MAX_STEPS),
