@@ -61,7 +61,7 @@ def user_store() -> str | None:
     store = data.get("store")
     if store is None:
         return None
-    if not isinstance(store, str) or not store.strip():
+    if not isinstance(store, str) or not store.strip() or "\x00" in store:
         raise UserError(f"{path}: store: expected a file path, got {store!r}")
     return str(Path(store).expanduser())
 

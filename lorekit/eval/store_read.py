@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from lorekit.eval.store_lock import Holder, holder, lock_path_for
+from lorekit.eval.store_rows import call_dict, episode_record, run_info, step_record
 from lorekit.eval.store_schema import (
     CALL_COLUMNS,
     USAGE_KEYS,
@@ -25,7 +26,6 @@ from lorekit.eval.store_schema import (
     StepRecord,
     StoreError,
     UnknownRunError,
-    loads_or_none,
 )
 
 
@@ -75,19 +75,8 @@ class StoreReader:
             return "interrupted"
         return recorded
 
-    @staticmethod
-    def _run_info(row: sqlite3.Row) -> RunInfo:
-        return RunInfo(
-            row["run_id"],
-            row["created_at"],
-            row["updated_at"],
-            row["status"],
-            row["env"],
-            row["agent"],
-            loads_or_none(row["config"]),
-            loads_or_none(row["meta"]),
-            loads_or_none(row["summary"]),
-        )
+    def _run_info(self, row: sqlite3.Row) -> RunInfo:
+        return run_info(self.path, row)
 
     def get_run(self, run_id: str) -> RunInfo | None:
         rows = self._query("SELECT * FROM runs WHERE run_id = ?", (run_id,))
@@ -106,26 +95,7 @@ class StoreReader:
         rows = self._query(
             "SELECT * FROM episodes WHERE run_id = ? ORDER BY idx, episode_key", (run_id,)
         )
-        return [
-            EpisodeRecord(
-                r["run_id"],
-                r["episode_key"],
-                r["idx"],
-                r["task_id"],
-                r["task_group"],
-                r["seed"],
-                r["status"],
-                bool(r["success"]),
-                r["reward"],
-                r["steps"],
-                r["started_at"],
-                r["ended_at"],
-                r["wall_s"],
-                r["error"],
-                loads_or_none(r["info"]),
-            )
-            for r in rows
-        ]
+        return [episode_record(self.path, r) for r in rows]
 
     def steps(self, run_id: str, episode_key: str) -> list[StepRecord]:
         """Steps of one episode in order; empty for a key that never finished."""
@@ -135,7 +105,7 @@ class StoreReader:
             "WHERE run_id = ? AND episode_key = ? ORDER BY idx",
             (run_id, episode_key),
         )
-        return [StepRecord(r[0], r[1], r[2], r[3], bool(r[4]), loads_or_none(r[5])) for r in rows]
+        return [step_record(self.path, run_id, episode_key, r) for r in rows]
 
     def llm_calls(self, run_id: str, episode_key: str | None = None) -> list[dict[str, Any]]:
         """Model calls of one episode, or of the whole run (episodes and outside) when None."""
@@ -145,15 +115,7 @@ class StoreReader:
         if episode_key is not None:
             sql += " AND episode_key = ?"
             args = (run_id, episode_key)
-        out = []
-        for r in self._query(sql + " ORDER BY id", args):
-            d = dict(r)
-            for name in ("messages", "params", "meta"):
-                d[name] = loads_or_none(d[name])
-            d["cached"] = bool(d["cached"])
-            d["usage_estimated"] = bool(d["usage_estimated"])
-            out.append(d)
-        return out
+        return [call_dict(self.path, run_id, r) for r in self._query(sql + " ORDER BY id", args)]
 
     def usage_by_role(self, run_id: str) -> dict[str, dict[str, int]]:
         """Calls and tokens per agent role (keys: :data:`USAGE_KEYS`).

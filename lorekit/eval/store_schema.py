@@ -142,6 +142,11 @@ class StoreError(Exception):
     """A run store cannot be used as asked (wrong file, closed, read-only, bad argument)."""
 
 
+class StoreCorruptError(StoreError):
+    """A row of the file holds a value its column cannot mean (text where a number
+    belongs, broken JSON); the message names the table, the column and the row."""
+
+
 class StoreWriteError(StoreError):
     """The file could not take a write (the disk is full, or failed): nothing of the
     write was kept, everything committed before is intact, and the run can resume
