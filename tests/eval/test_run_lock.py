@@ -26,12 +26,15 @@ from lorekit.eval.store import RunStore
 from lorekit.eval.store_lock import RunLockedError
 from lorekit.llm.testing import OpenAICompatServer
 
-LIMIT_S = 600  # generous: a busy machine is slow, never wrong
+LIMIT_S = 600
+BUILD = "automanual-build:automanual"  # generous: a busy machine is slow, never wrong
 HOLDER = """
 import sys
 from lorekit.eval.store import RunStore
 store = RunStore(sys.argv[1])
-store.create_run(sys.argv[2], env="textcraft", agent="random", config={})
+for arg in sys.argv[2:]:  # RUN_ID or RUN_ID=AGENT
+    run_id, _, agent = arg.partition("=")
+    store.create_run(run_id, env="alfworld", agent=agent or "random", config={})
 print("held", flush=True)
 sys.stdin.read()  # until the test closes our stdin
 """
@@ -79,10 +82,13 @@ def _wait_for_first_call(srv: OpenAICompatServer, proc: subprocess.Popen[str]) -
         time.sleep(0.05)
 
 
-def _one_error_line(done: subprocess.CompletedProcess[str]) -> str:
+def _one_error_line(done: subprocess.CompletedProcess[str], progress: bool = False) -> str:
+    """The one error line; ``progress``: after the lines a command prints as it goes."""
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("lorekit: error: "), done.stderr[-2000:]
-    return lines[0]
+    errors = [line for line in lines if line.startswith("lorekit: error: ")]
+    assert errors == lines[-1:] and (progress or len(lines) == 1), done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    return lines[-1]
 
 
 def test_a_second_process_on_a_running_run_is_refused_and_bills_nothing(
@@ -154,7 +160,8 @@ def held(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
     """Run ``held`` of a store, locked by another process until the test ends."""
     store = tmp_path / "s.sqlite3"
     proc = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(store), "held"], stdin=subprocess.PIPE,
+        [sys.executable, "-c", HOLDER, str(store), "held", "held.random", f"build={BUILD}"],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path),
     )  # fmt: skip
     assert proc.stdout is not None
@@ -170,7 +177,7 @@ def test_the_store_refuses_a_second_writer_and_a_delete(
     store, proc = held
     with RunStore(store) as db:
         with pytest.raises(RunLockedError, match=f"pid {proc.pid} on "):
-            db.create_run("held", env="textcraft", agent="random", config={})
+            db.create_run("held", env="alfworld", agent="random", config={})
         with pytest.raises(RunLockedError):
             db.delete_run("held")
         writer = db.run_writer("held")
@@ -183,7 +190,7 @@ def test_the_store_refuses_a_second_writer_and_a_delete(
         assert db.run_writer("held") is None
         run = db.get_run("held")
         assert run is not None and db.run_status("held", run.status) == "interrupted"
-        db.create_run("held", env="textcraft", agent="random", config={})  # taken over
+        db.create_run("held", env="alfworld", agent="random", config={})  # taken over
         assert db.last_writer["held"].pid == proc.pid
         assert db.run_writer("held") is not None  # this process now
 
@@ -197,11 +204,15 @@ def _commands(tmp_path: Path, store: Path) -> list[list[str]]:
         ["team", "run", "crafter-party", "--simulate", "-n", "1", "--run-id", "held", *s],
         ["automanual", "build", "alfworld", *nobody, "--per-type", "1", "--run-id", "held",
          "--cache", "off", *s],
-        ["automanual", "rules", "held", "--restore", "0", *s],
+        ["automanual", "rules", "build", "--restore", "0", *s],
+        ["reproduce", "run", "agentkit-table1-crafter", "--rows", "random", "--simulate",
+         "-n", "1", "--run-id", "held", *s],
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("index", range(5), ids=["run", "runs-rm", "team", "build", "rules"])
+@pytest.mark.parametrize(
+    "index", range(6), ids=["run", "runs-rm", "team", "build", "rules", "reproduce"]
+)
 def test_every_command_that_writes_a_run_is_refused_on_a_held_one(
     held: tuple[Path, subprocess.Popen[str]], tmp_path: Path, index: int
 ) -> None:
@@ -209,16 +220,14 @@ def test_every_command_that_writes_a_run_is_refused_on_a_held_one(
     args = _commands(tmp_path, store)[index]
     if args[:2] == ["automanual", "build"]:
         pytest.importorskip("alfworld", reason="needs the alfworld package (the test extra)")
-    if args[:2] == ["team", "run"]:
+    if args[:2] in (["team", "run"], ["reproduce", "run"]):
         pytest.importorskip("crafter", reason="needs the crafter package (the crafter extra)")
     done = subprocess.run(
         _lorekit(*args), cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True,
         timeout=LIMIT_S,
     )  # fmt: skip
-    line = _one_error_line(done)
+    line = _one_error_line(done, progress=args[0] == "reproduce")  # it names each row first
     assert done.returncode == 2, line
-    if args[:2] == ["automanual", "rules"]:  # a 'random' run is no build: refused first
-        return
     assert f"pid {proc.pid} on " in line, line
 
 
