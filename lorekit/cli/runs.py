@@ -105,10 +105,10 @@ def runs_rm(run_ids: tuple[str, ...], store: str, yes: bool) -> None:
     from lorekit.eval.store import RunStore, StoreError
 
     with open_store(store) as db:
-        missing = [r for r in run_ids if db.get_run(r) is None]
+        missing = [r for r in run_ids if not db.has_run(r)]  # a damaged run can go too
         if missing:
             raise UserError(f"RUN: no run {missing[0]!r} in {store} (see `lorekit runs list`)")
-        counts = {r: len(db.episodes(r)) for r in dict.fromkeys(run_ids)}
+        counts = {r: db.episode_count(r) for r in dict.fromkeys(run_ids)}  # damaged ones too
     listed = ", ".join(f"{r} ({n} episodes)" for r, n in counts.items())
     if not yes:
         if not sys.stdin.isatty():

@@ -97,6 +97,15 @@ class StoreReader:
         )
         return [episode_record(self.path, r) for r in rows]
 
+    def has_run(self, run_id: str) -> bool:
+        """Whether the store holds ``run_id``, without reading its row (a damaged one too)."""
+        return bool(self._query("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)))
+
+    def episode_count(self, run_id: str) -> int:
+        """How many episodes the run holds, without reading them (a damaged row too)."""
+        self._require_run(run_id)
+        return int(self._query("SELECT count(*) FROM episodes WHERE run_id = ?", (run_id,))[0][0])
+
     def steps(self, run_id: str, episode_key: str) -> list[StepRecord]:
         """Steps of one episode in order; empty for a key that never finished."""
         self._require_run(run_id)

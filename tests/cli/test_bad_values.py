@@ -360,3 +360,20 @@ def test_the_report_beside_a_store_draws_what_it_can(
     _check(beside, value_results.get(beside.id))
     page = (Path(files["tmp"]) / "beside.html").read_text(encoding="utf-8")
     assert "mistyped.json" in page and "deep.json" not in page
+
+
+@pytest.mark.parametrize("damage", ["runs.config is malformed JSON", "episodes.reward is text"])
+def test_a_damaged_run_can_still_be_removed(
+    damage: str, files: dict[str, str], tmp_path: Path
+) -> None:
+    """The way out the message offers works: ``runs rm`` reads no damaged value."""
+    store = tmp_path / "s.sqlite3"
+    shutil.copy(files[f"damaged:{damage}"], store)
+    done = subprocess.run(
+        _lorekit("runs", "rm", "r1", "--yes", "--store", str(store)), capture_output=True,
+        text=True, timeout=LIMIT_S, cwd=tmp_path, env=_env(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    raw = sqlite3.connect(store)
+    assert raw.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    raw.close()
