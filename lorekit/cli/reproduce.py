@@ -201,6 +201,7 @@ def run_cmd(
     if not exp.runnable:
         raise UserError(f"experiment {exp.id!r} cannot run here: {exp.reason}")
     rows = _pick_rows(exp, rows_opt)
+    _check_row_options(exp, rows)
     n = episodes or exp.episodes
     if dry_run:
         from lorekit.cli.reproduce_cost import load_table, print_dry_run
@@ -288,6 +289,23 @@ def _answered(exp: Any, rows: list[Any], cfg: Any, simulate: bool) -> Any:
     if simulate and any(needs_model(r.agent) for r in rows):
         return simulated({r.id: describe(exp.env, r.agent) for r in rows if needs_model(r.agent)})
     return from_config(cfg, [needs_model(r.agent) for r in rows])
+
+
+def _check_row_options(exp: Any, rows: list[Any]) -> None:
+    """Each row's ``options`` against the annotated parameters of its agent, before
+    anything plays: a wrong type is one line naming the file, the row and the option
+    (``options.max_turns: expected an integer, got 'many'``), not a Python error
+    from inside the agent, the dry run or a run."""
+    from lorekit.cli.typed import agent_factory, check_options
+
+    for row in rows:
+        factory = agent_factory(row.agent)
+        if factory is None:
+            raise UserError(f"{exp.path.name}: row {row.id!r}: unknown agent {row.agent!r}")
+        raw = {k: _opt_text(v) for k, v in row.options.items()}
+        check_options(
+            factory, dict(row.options), raw, flag=f"{exp.path.name}: row {row.id!r}: options."
+        )
 
 
 def _pick_rows(exp: Any, rows_opt: str | None) -> list[Any]:

@@ -143,7 +143,13 @@ def play(
     from lorekit.eval.evaluate import evaluate_async
     from lorekit.eval.report import render_run
     from lorekit.eval.runner import plan_episodes
-    from lorekit.eval.store import RunMismatchError, RunStore, StoreError, new_run_id
+    from lorekit.eval.store import (
+        RunMismatchError,
+        RunStore,
+        StoreError,
+        StoreWriteError,
+        new_run_id,
+    )
 
     if not math.isfinite(harness.timeout_s):
         raise UserError(f"--timeout: expected a finite number of seconds, got {harness.timeout_s}")
@@ -248,6 +254,8 @@ def play(
             )
         except RunMismatchError as exc:
             raise UserError(f"--run-id: {exc}") from None
+        except StoreWriteError as exc:  # the run stopped; what is stored is whole
+            raise RunFailed(f"{exc} (--run-id {rid})") from None
         except RunAborted as exc:
             render_run(db, rid, console)
             hint = model_error_hint(exc.error)

@@ -14,15 +14,19 @@ knows nothing of any paper, agent or env.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from lorekit import jsonscan
 from lorekit.eval.report_html_runs import section
 from lorekit.eval.report_html_svg import PALETTE, fmt
+from lorekit.eval.store_rows import json_depth
 
+MAX_COMPARISON_DEPTH = 20
+"""A saved comparison nests a few levels (rows, cells, figures); a deeper file is no
+comparison, and drawing one would walk it recursively."""
 CELL_W, CELL_H = 240, 46
 _PAD, _LABEL = 6, 40
 VERDICT = {True: "compatible", False: "differs", None: "-"}
@@ -41,11 +45,12 @@ def load_comparisons(paths: Iterable[Path]) -> list[dict[str, Any]]:
     out = []
     for path in sorted(paths):
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
+            record = jsonscan.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):  # nested too deeply too
             continue
         if (
-            isinstance(record, dict)
+            json_depth(record, MAX_COMPARISON_DEPTH) <= MAX_COMPARISON_DEPTH
+            and isinstance(record, dict)
             and isinstance(record.get("cells"), list)
             and isinstance(record.get("runs"), dict)
             and "experiment" in record
@@ -68,7 +73,16 @@ def comparisons_for(folder: Path, run_ids: Sequence[str]) -> list[dict[str, Any]
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if type(value) in (int, float) else None
+    if type(value) not in (int, float) or value != value or abs(value) == float("inf"):
+        return None
+    return float(value)
+
+
+def _verdict(cell: Mapping[str, Any]) -> bool | None:
+    """The cell's verdict: True, False, or None for none (or anything else, a file
+    edited by hand)."""
+    compatible = cell.get("compatible")
+    return compatible if isinstance(compatible, bool) else None
 
 
 def cell_svg(cell: Mapping[str, Any]) -> str:
@@ -76,7 +90,7 @@ def cell_svg(cell: Mapping[str, Any]) -> str:
     bar) above ours (a dot coloured by the verdict, with its interval as a bar)."""
     published, spread = _number(cell.get("published")), _number(cell.get("published_spread"))
     ours, low, high = (_number(cell.get(k)) for k in ("ours", "low", "high"))
-    compatible = cell.get("compatible")
+    compatible = _verdict(cell)
     ends = [v for v in (published, ours, low, high) if v is not None]
     if published is not None and spread is not None:
         ends += [published - spread, published + spread]
@@ -200,10 +214,10 @@ def reproduce_sections(records: Sequence[Mapping[str, Any]]) -> str:
             n = f"{cell.get('n', 0)}" + (
                 f" (+{cell['errored']} errored)" if cell.get("errored") else ""
             )
-            ours = _number(cell.get("ours"))
+            ours, low, high = (_number(cell.get(k)) for k in ("ours", "low", "high"))
             interval = (
-                f" [{fmt(float(cell['low']))}, {fmt(float(cell['high']))}]"
-                if ours is not None and _number(cell.get("low")) is not None
+                f" [{fmt(low)}, {fmt(high)}]"
+                if ours is not None and low is not None and high is not None
                 else ""
             )
             texts = [
@@ -215,7 +229,7 @@ def reproduce_sections(records: Sequence[Mapping[str, Any]]) -> str:
                 _text(_number(cell.get("published")), _number(cell.get("published_spread"))),
                 _text(ours) + interval,
                 "-" if diff is None else f"{diff:+.1f}",
-                VERDICT.get(cell.get("compatible"), "-"),
+                VERDICT.get(_verdict(cell), "-"),
                 n,
             ]
             tds = "".join(f"<td>{escape(t)}</td>" for t in texts)
