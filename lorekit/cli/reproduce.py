@@ -126,6 +126,12 @@ def _loaded(load: Any) -> Any:
     default=None,
     help="Play the first N tasks of the split (default: the experiment's).",
 )
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Runs of each build and row, pooled (default: the experiment's, e.g. AutoManual's 3).",
+)
 @click.option("--split", default=None, help="Another split than the experiment's.")
 @click.option("--env-opt", multiple=True, help="KEY=VALUE over the experiment's env options.")
 @model_options
@@ -172,6 +178,7 @@ def run_cmd(
     experiment: str,
     rows_opt: str | None,
     episodes: int | None,
+    repeats: int | None,
     split: str | None,
     env_opt: tuple[str, ...],
     models: ModelChoice,
@@ -193,8 +200,10 @@ def run_cmd(
     from lorekit.agents import needs_model
     from lorekit.cli.prepare import kv, prepare_config
     from lorekit.cli.reproduce_build import run_builds
+    from lorekit.cli.reproduce_rows import env_opt_for, harness_for, repeat_count, row_tasks
     from lorekit.cli.run import Played, play
     from lorekit.eval.reproduce import find_experiment
+    from lorekit.eval.reproduce_plan import repeat_prefixes
     from lorekit.ids import new_run_id
 
     exp = _loaded(lambda: find_experiment(experiment))
@@ -219,50 +228,62 @@ def run_cmd(
             f"rows with {', '.join(dict.fromkeys(wanting))} need a model: "
             "pass --model (and --base-url) or --config"
         )
-    env_options = {**exp.env_options, **(exp.simulate_env_options if simulate else {})}
-    base_opts = tuple(f"{k}={_opt_text(v)}" for k, v in env_options.items())
-    tasks = TaskChoice(split or exp.split, n, (*base_opts, *env_opt), None)
+    split = split or exp.split
+    tasks = TaskChoice(split, n, env_opt_for(exp, None, env_opt, simulate), None)  # the builds'
     prefix = harness.run_id or new_run_id()
-    built = run_builds(
-        exp, rows, models=models, harness=harness, env_opt=tasks.env_opt, prefix=prefix,
-        simulate=simulate,
-    )  # fmt: skip
-    played: dict[str, Played] = {}
+    prefixes = repeat_prefixes(prefix, repeat_count(exp, repeats))
+    played_runs: list[dict[str, Played]] = []
     guard = None
     if max_cost is not None:
         from lorekit.cli.reproduce_cost import cost_guard
 
         limits = prepare_config(models, cache=harness.cache, store=harness.store)[0]
-        guard = cost_guard(limits, [f"{prefix}.{r.id}" for r in rows], max_cost, prices)
-    for row in rows:
-        if guard is not None and not guard():
-            break
-        options = {**row.options, **(built[row.build].options if row.build else {})}
-        err_console.print(f"[bold]{exp.id}[/]: row {row.id} ({row.label})")
-        played[row.id] = play(
-            exp.env,
-            row.agent,
-            tuple(f"{k}={_opt_text(v)}" for k, v in row.options.items()),
-            models,
-            tasks,
-            dataclasses.replace(harness, run_id=f"{prefix}.{row.id}"),
-            max_initial_failures,
-            backend,
-            agent_kwargs=options,
-            roles_for=roles_for if needs_model(row.agent) else None,
-            before_episode=guard,
-        )
+        ids = [f"{p}.{r.id}" for p in prefixes for r in rows]
+        guard = cost_guard(limits, ids, max_cost, prices)
+    built_runs: list[dict[str, Any]] = []
+    for run, pfx in enumerate(prefixes, 1):
+        played: dict[str, Played] = {}
+        played_runs.append(played)
+        built = run_builds(
+            exp, rows, models=models, harness=harness_for(harness, run), env_opt=tasks.env_opt,
+            prefix=pfx, simulate=simulate, resume_id=prefix,
+        )  # fmt: skip
+        built_runs.append(built)
+        for row in rows:
+            if guard is not None and not guard():
+                break
+            options = {**row.options, **(built[row.build].options if row.build else {})}
+            err_console.print(
+                f"[bold]{exp.id}[/]: row {row.id} ({row.label}){_run_of(run, prefixes)}"
+            )
+            played[row.id] = play(
+                exp.env,
+                row.agent,
+                tuple(f"{k}={_opt_text(v)}" for k, v in row.options.items()),
+                models,
+                row_tasks(exp, row, split, n, env_opt, simulate),
+                dataclasses.replace(harness_for(harness, run), run_id=f"{pfx}.{row.id}"),
+                max_initial_failures,
+                backend,
+                agent_kwargs=options,
+                roles_for=roles_for if needs_model(row.agent) else None,
+                before_episode=guard,
+            )
     if guard is not None and guard.tripped:
         from lorekit.cli.reproduce_cost import CostLimitReached
 
         raise CostLimitReached(guard.message(prefix))
     cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store)
     answered = _answered(exp, rows, cfg, simulate)
-    runs = {build: b.run_id for build, b in built.items()}
-    _compare_and_save(exp, played, cfg.store, answered, prefix, out, runs)
-    errored = [p for p in played.values() if p.errored]
+    runs = [{build: b.run_id for build, b in built.items()} for built in built_runs]
+    _compare_and_save(exp, played_runs, cfg.store, answered, prefix, out, runs, prices)
+    errored = [p for played in played_runs for p in played.values() if p.errored]
     if errored:
         raise RunFailed(errored[0].errored_message())
+
+
+def _run_of(run: int, prefixes: list[str]) -> str:
+    return f", run {run} of {len(prefixes)}" if len(prefixes) > 1 else ""
 
 
 def _simulation_check(exp: Any, rows: list[Any], models: ModelChoice) -> Any:
@@ -309,10 +330,11 @@ def _check_row_options(exp: Any, rows: list[Any]) -> None:
 
 
 def _pick_rows(exp: Any, rows_opt: str | None) -> list[Any]:
+    from lorekit.cli.reproduce_rows import check_named, default_rows
     from lorekit.eval.reproduce import ExperimentError
 
     if rows_opt is None:
-        return list(exp.runnable_rows)
+        return default_rows(exp)
     picked = []
     for name in (r.strip() for r in rows_opt.split(",") if r.strip()):
         try:
@@ -324,6 +346,7 @@ def _pick_rows(exp: Any, rows_opt: str | None) -> list[Any]:
         picked.append(row)
     if not picked:
         raise UserError("--rows: name at least one row")
+    check_named(picked)
     return picked
 
 
@@ -345,23 +368,35 @@ def _print_builds(exp: Any, rows: list[Any]) -> None:
 
 def _compare_and_save(
     exp: Any,
-    played: dict[str, Any],
+    played_runs: list[dict[str, Any]],
     store: str,
     answered: Any,
     prefix: str,
     out: str | None,
-    builds: dict[str, str] | None = None,
+    builds: list[dict[str, str]] | None = None,
+    prices: str | None = None,
 ) -> None:
+    from lorekit.cli.reproduce_cost import load_table
+    from lorekit.cli.reproduce_rows import per_run_figures, priced_cells
     from lorekit.eval.reproduce_compare import HEADERS, cell_texts, compare, markdown, recorded
+    from lorekit.eval.reproduce_plan import pooled
     from lorekit.eval.store import RunStore
 
+    played = played_runs[0]
     with RunStore(store) as db:
-        episodes = {row: recorded(db, p.run_id, exp) for row, p in played.items()}
-    cells = compare(exp, episodes, {row: p.run_id for row, p in played.items()})
+        runs = [{row: recorded(db, p.run_id, exp) for row, p in pl.items()} for pl in played_runs]
+        cells = compare(exp, pooled(runs), {row: p.run_id for row, p in played.items()})
+        ids = {row: [pl[row].run_id for pl in played_runs if row in pl] for row in played}
+        cells = priced_cells(exp, cells, db, ids, load_table(prices))
     console.print(f"{exp.paper}, {exp.source}; {answered.line()}")
     _print_table(HEADERS, [answered.marked(cell_texts(c)) for c in cells])
     if not answered.reproduction and answered.kind != "none":
         console.print(f"[bold]{answered.line()}[/]")
+    if len(runs) > 1:
+        from lorekit.cli.reproduce_rows import runs_lines
+
+        for line in runs_lines(per_run_figures(exp, runs)):
+            console.print(line, highlight=False)
     folder = Path(out) if out else Path(store).parent / "reproduce"
     folder.mkdir(parents=True, exist_ok=True)
     stem = folder / f"{exp.id}-{prefix}"
@@ -375,9 +410,15 @@ def _compare_and_save(
         "answered_by": answered.kind,
         "reproduction": answered.reproduction,
         "runs": {row: p.run_id for row, p in played.items()},
-        "builds": builds or {},
+        "builds": builds[0] if builds else {},
         "cells": [c.to_dict() for c in cells],
     }
+    if len(runs) > 1:  # the paper's mean of runs: each run's figure, and its run ids
+        record["repeats"] = {
+            "runs": [{row: p.run_id for row, p in pl.items()} for pl in played_runs],
+            "builds": builds or [],
+            "figures": per_run_figures(exp, runs),
+        }
     Path(f"{stem}.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
     Path(f"{stem}.md").write_text(
         markdown(exp, cells, answered.line().removeprefix("models that answered here: ")),

@@ -60,8 +60,11 @@ def run_builds(
     env_opt: Sequence[str],
     prefix: str,
     simulate: bool,
+    resume_id: str | None = None,
 ) -> dict[str, Built]:
-    """Build id -> its finished build, for the builds ``rows`` name."""
+    """Build id -> its finished build, for the builds ``rows`` name, as runs
+    ``PREFIX.build-ID``; ``resume_id`` (default ``prefix``) is the ``--run-id`` that
+    resumes the reproduction (another than ``prefix`` for its repeated runs)."""
     from lorekit.eval.reproduce import build_makers
 
     makers = build_makers()
@@ -78,7 +81,7 @@ def run_builds(
                 make = pkgutil.resolve_name(make)
         rid = f"{prefix}.build-{build.id}"
         options = make(
-            exp, build, run_id=rid, resume_id=prefix, models=models, harness=harness,
+            exp, build, run_id=rid, resume_id=resume_id or prefix, models=models, harness=harness,
             env_opt=env_opt, simulate=simulate,
         )  # fmt: skip
         built[build.id] = Built(rid, dict(options))

@@ -23,6 +23,7 @@ from lorekit import yamlio
 from lorekit.eval.reproduce_columns import METRICS as METRICS  # re-exported
 from lorekit.eval.reproduce_columns import Column as Column  # part of an experiment
 from lorekit.eval.reproduce_columns import parse_column
+from lorekit.eval.reproduce_plan import NeededFile, TaskSample, parse_needed_file, parse_sample
 from lorekit.experiments import DIRECTORY
 from lorekit.registry import REGISTRY, Entry
 
@@ -46,6 +47,8 @@ _TOP = {
     "notes": False,
     "simulate": False,
     "builds": False,
+    "repeats": False,
+    "select": False,
 }
 """Top-level fields of an experiment file -> whether each is required."""
 _ROW = {
@@ -59,6 +62,8 @@ _ROW = {
     "reason": False,
     "notes": False,
     "build": False,
+    "env_options": False,
+    "needs_file": False,
 }
 _BUILD = {"id": True, "variant": True, "split": True, "per_type": False, "paper_models": False}
 
@@ -90,6 +95,12 @@ class Row:
     notes: str | None = None
     build: str | None = None
     """The :class:`Build` whose manual (or libraries) this row tests with."""
+    env_options: Mapping[str, Any] = field(default_factory=dict)
+    """Env options of this row over the experiment's (a budget or page that only this
+    row's method had in the paper)."""
+    needs_file: NeededFile | None = None
+    """A file the row's options name that an earlier command makes (laws learned from
+    records): until it exists the row is left out of the default set."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +145,12 @@ class Experiment:
     builds: tuple[Build, ...] = ()
     simulate_per_type: int | None = None
     """Tasks per type of each build under ``--simulate`` (a shorter build)."""
+    repeats: int = 1
+    """Runs the paper's figure is the mean of (AutoManual: 3): each run plays the builds
+    and the rows anew, and our figure pools them as the paper averaged them."""
+    select: TaskSample | None = None
+    """Which tasks of the split the paper played, when not the whole split (ADaPT's
+    ALFWorld dev set: 10 games per type, drawn as its code drew them)."""
 
     def row(self, row_id: str) -> Row:
         for row in self.rows:
@@ -145,6 +162,15 @@ class Experiment:
     @property
     def runnable_rows(self) -> tuple[Row, ...]:
         return tuple(r for r in self.rows if r.runnable) if self.runnable else ()
+
+    def default_rows(self, folder: Path | None = None) -> tuple[Row, ...]:
+        """The rows a run without ``--rows`` plays: the runnable ones whose needed file
+        (:class:`~lorekit.eval.reproduce_plan.NeededFile`) exists in ``folder``."""
+        return tuple(
+            r
+            for r in self.runnable_rows
+            if r.needs_file is None or not r.needs_file.missing(folder)
+        )
 
 
 # ----------------------------------------------------------------------- reading
@@ -221,6 +247,7 @@ def load_experiment(path: Path) -> Experiment:
     simulate_env = simulate.get("env_options") or {}
     if not isinstance(simulate_env, dict):
         where.fail("simulate.env_options", "expected a mapping of option: value")
+    repeats = _count(where, data.get("repeats"), "repeats") or 1
     return Experiment(
         id=path.stem,
         path=path,
@@ -244,6 +271,8 @@ def load_experiment(path: Path) -> Experiment:
         simulate_env_options=dict(simulate_env),
         builds=builds,
         simulate_per_type=_count(where, simulate.get("per_type"), "simulate.per_type"),
+        repeats=repeats,
+        select=None if data.get("select") is None else parse_sample(where, data["select"]),
     )
 
 
@@ -306,6 +335,10 @@ def _row(where: _Where, value: Any, at: str, columns: set[str]) -> Row:
         isinstance(k, str) and isinstance(v, str) for k, v in models.items()
     ):
         where.fail(f"{at}.paper_models", "expected a mapping of role: model name")
+    env_options = data.get("env_options") or {}
+    if not isinstance(env_options, dict) or not all(isinstance(k, str) for k in env_options):
+        where.fail(f"{at}.env_options", "expected a mapping of option: value")
+    needs = data.get("needs_file")
     published_raw = data["published"]
     if not isinstance(published_raw, dict):
         where.fail(f"{at}.published", "expected a mapping of column: figure")
@@ -325,6 +358,8 @@ def _row(where: _Where, value: Any, at: str, columns: set[str]) -> Row:
         reason=reason,
         notes=where.optional_text(data, "notes", f"{at}."),
         build=where.optional_text(data, "build", f"{at}."),
+        env_options=dict(env_options),
+        needs_file=None if needs is None else parse_needed_file(where, needs, f"{at}.needs_file"),
     )
 
 
@@ -390,11 +425,13 @@ def build_check(experiment: Experiment, rows: Sequence[Row] | None = None) -> di
     if not experiment.runnable:
         return problems  # its env may not exist here at all (the file says why)
     for row in experiment.runnable_rows if rows is None else rows:
+        waits = row.build is not None or (row.needs_file is not None and row.needs_file.missing())
         try:
-            if row.build is None:
+            if not waits:
                 make_agent(row.agent, **dict(row.options))
             elif unknown := set(row.options) - set(agent_parameters(row.agent)):
-                raise TypeError(f"unknown options {sorted(unknown)}")  # built once its build is
+                # built once its build (or needed file) is there
+                raise TypeError(f"unknown options {sorted(unknown)}")
         except (LookupError, TypeError, ValueError, OSError) as exc:
             problems[row.id] = f"agent {row.agent!r}: {exc}"
     try:

@@ -19,13 +19,15 @@ from typing import Any, NoReturn, Protocol
 METRICS = ("success_rate", "mean_reward")
 """What a table measures by default: the share of episodes that succeeded (in
 percent), or the mean episode reward (times the experiment's ``scale``)."""
-COLUMN_METRICS = (*METRICS, "mean", "crafter_score")
+COLUMN_METRICS = (*METRICS, "mean", "crafter_score", "usd")
 """What one column may measure instead (its ``metric``): besides the two above,
 ``mean`` of a per-episode ``value`` (a number; a list or a mapping counts its
-entries that are set, e.g. achievements unlocked), and ``crafter_score``, the
+entries that are set, e.g. achievements unlocked), ``crafter_score``, the
 geometric mean with a 1% offset of the rates (percent) at which each key of a
 per-episode mapping ``value`` is positive (Crafter's score over its
-achievements, Hafner 2021)."""
+achievements, Hafner 2021), and ``usd``, what the row's model calls cost at the
+price table, per the experiment's ``episodes`` (AgentKit's cost column; priced
+from the store by :func:`lorekit.eval.reproduce_plan.priced_cells`, no interval)."""
 VALUE_METRICS = ("mean", "crafter_score")
 """The metrics that read a ``value`` per episode."""
 FIELDS = ("reward", "steps")

@@ -185,8 +185,8 @@ def _figure(
         k = column.scale or 1.0
         mean, low, high = mean_interval(kept)
         return (k * mean, k * low, k * high, len(kept))
-    if not done:
-        return (None, None, None, 0)
+    if not done or metric == "usd":  # usd: priced from the store (reproduce_plan)
+        return (None, None, None, len(done))
     if metric == "success_rate":
         wins = sum(1 for e in done if e.success)
         low, high = wilson(wins, len(done))

@@ -29,6 +29,7 @@ from lorekit.envs.webshop.pages import (
     BUY_NOW,
     NEXT_PAGE,
     PREV_PAGE,
+    PRODUCT_WINDOW,
     SUB_PAGES,
     Browser,
     clickables,
@@ -70,11 +71,19 @@ class WebShopEnv(TextEnv):
         style: str = "plain",
         reward: str = "original",
         search_anywhere: bool = True,
+        page_products: int = PRODUCT_WINDOW,
     ) -> None:
         """``reward``: ``original`` (WebShop's published reward), ``synthetic`` or
         ``strict`` (reward.yaml). ``search_anywhere``: a search works from every page, as
-        in the original's text env; False allows it on the search page only."""
+        in the original's text env; False allows it on the search page only.
+        ``page_products``: how many of each results page's 10 products are shown and
+        clickable (ADaPT's and ReAct's code showed the first 3)."""
         check_max_steps(max_steps)
+        if type(page_products) is not int or not 1 <= page_products <= PRODUCT_WINDOW:
+            raise ValueError(
+                f"page_products: expected 1 to {PRODUCT_WINDOW} products, got {page_products!r}"
+            )
+        self.page_products = page_products
         if reward not in VARIANTS:
             raise ValueError(f"unknown reward {reward!r}; choose one of {', '.join(VARIANTS)}")
         self.reward_variant = reward
@@ -92,7 +101,7 @@ class WebShopEnv(TextEnv):
         self._by_id = {t.id: t for split in SPLITS for t in self._tasks[split]}
         self._msg = messages()
         self._goal: Goal | None = None
-        self._browser = Browser()
+        self._browser = Browser(shown=self.page_products)
         self._steps = 0
         self._done = False
         self._reward = 0.0
@@ -134,7 +143,7 @@ class WebShopEnv(TextEnv):
     def reset(self, task: Task | str | None = None, seed: int | None = None) -> Observation:
         chosen = self._pick(task, seed)
         self._goal = Goal.from_data(chosen.data)
-        self._browser = Browser()
+        self._browser = Browser(shown=self.page_products)
         self._steps = 0
         self._done = False
         self._reward = 0.0
@@ -253,7 +262,7 @@ class WebShopEnv(TextEnv):
         if button is None:
             return self._invalid("no_button", button=" ".join(argument.split()))
         if button == BACK_TO_SEARCH:
-            self._browser = Browser()
+            self._browser = Browser(shown=self.page_products)
         elif button == NEXT_PAGE:
             browser.page_number += 1
         elif button == PREV_PAGE:
