@@ -200,7 +200,13 @@ def run_cmd(
     from lorekit.agents import needs_model
     from lorekit.cli.prepare import kv, prepare_config
     from lorekit.cli.reproduce_build import run_builds
-    from lorekit.cli.reproduce_rows import env_opt_for, harness_for, repeat_count, row_tasks
+    from lorekit.cli.reproduce_rows import (
+        env_opt_for,
+        harness_for,
+        repeat_count,
+        row_player,
+        row_tasks,
+    )
     from lorekit.cli.run import Played, play
     from lorekit.eval.reproduce import find_experiment
     from lorekit.eval.reproduce_plan import repeat_prefixes
@@ -256,13 +262,24 @@ def run_cmd(
             err_console.print(
                 f"[bold]{exp.id}[/]: row {row.id} ({row.label}){_run_of(run, prefixes)}"
             )
+            choice, run_harness = (
+                row_tasks(exp, row, split, n, env_opt, simulate),
+                harness_for(harness, run),
+            )
+            player = row_player(row.agent)
+            if player is not None:  # an agent that plays its rows its own way (a team)
+                played[row.id] = player(
+                    exp, row, run_id=f"{pfx}.{row.id}", models=models, harness=run_harness,
+                    tasks=choice, simulate=simulate,
+                )  # fmt: skip
+                continue
             played[row.id] = play(
                 exp.env,
                 row.agent,
                 tuple(f"{k}={_opt_text(v)}" for k, v in row.options.items()),
                 models,
-                row_tasks(exp, row, split, n, env_opt, simulate),
-                dataclasses.replace(harness_for(harness, run), run_id=f"{pfx}.{row.id}"),
+                choice,
+                dataclasses.replace(run_harness, run_id=f"{pfx}.{row.id}"),
                 max_initial_failures,
                 backend,
                 agent_kwargs=options,
@@ -293,7 +310,11 @@ def _simulation_check(exp: Any, rows: list[Any], models: ModelChoice) -> Any:
 
     if models.given or models.base_url:
         raise UserError("--simulate plays with scripted models: drop --model/--role/--config")
+    from lorekit.cli.reproduce_rows import row_player
+
     for row in rows:
+        if row_player(row.agent) is not None:
+            continue  # it plays its own scripted models
         if needs_model(row.agent) and not supported(exp.env, row.agent):
             raise UserError(
                 f"--simulate: no scripted models for row {row.id!r} "

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from lorekit.cli.console import err_console
 from lorekit.cli.errors import UserError
@@ -62,7 +62,9 @@ def row_tasks(
     """The tasks and env options ``row`` plays with (see the module docstring)."""
     env_opt = env_opt_for(exp, row, cli_env_opt, simulate)
     picked = None
-    if exp.select is not None and split == exp.split:
+    if row.tasks:  # named tasks: -n plays the first N of them
+        picked = ",".join(row.tasks[:episodes] if episodes else row.tasks)
+    elif exp.select is not None and split == exp.split:
         picked = ",".join(t.id for t in _sample(exp, env_opt, split))
     return TaskChoice(split, episodes, env_opt, picked)
 
@@ -76,6 +78,42 @@ def _sample(exp: Any, env_opt: Sequence[str], split: str) -> list[Any]:
         return select_tasks(tasks, exp.select)
     except ValueError as exc:
         raise UserError(f"{exp.path.name}: {exc} (split {split!r})") from None
+
+
+class RowPlayer(Protocol):
+    """Plays one row of an experiment as run ``run_id`` in the agent's own way (a team:
+    ``team run``'s loop) and returns :class:`lorekit.cli.run.Played`. An agent names its
+    player in its registration (``play=``: an import string or the function)."""
+
+    def __call__(
+        self,
+        exp: Any,
+        row: Any,
+        *,
+        run_id: str,
+        models: Any,
+        harness: Any,
+        tasks: TaskChoice,
+        simulate: bool,
+    ) -> Any: ...
+
+
+def row_player(agent: str) -> RowPlayer | None:
+    """The row player ``agent``'s registration names, or None (rows play as ``lorekit run``)."""
+    import pkgutil
+
+    from lorekit.extras import requires_extra
+    from lorekit.registry import REGISTRY
+
+    entry = REGISTRY.find("agent", agent)
+    if entry is None or not entry.meta.get("play"):
+        return None
+    target = entry.meta["play"]
+    if isinstance(target, str):
+        with requires_extra(f"the {agent!r} agent's rows", entry.meta.get("extra")):
+            target = pkgutil.resolve_name(target)
+    player: RowPlayer = target
+    return player
 
 
 def repeat_count(exp: Any, given: int | None) -> int:

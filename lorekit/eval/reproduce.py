@@ -64,6 +64,7 @@ _ROW = {
     "build": False,
     "env_options": False,
     "needs_file": False,
+    "tasks": False,
 }
 _BUILD = {"id": True, "variant": True, "split": True, "per_type": False, "paper_models": False}
 
@@ -101,6 +102,9 @@ class Row:
     needs_file: NeededFile | None = None
     """A file the row's options name that an earlier command makes (laws learned from
     records): until it exists the row is left out of the default set."""
+    tasks: tuple[str, ...] = ()
+    """The task ids this row plays, where the paper played named tasks rather than a
+    split (S-Agents' "mine 50 logs"); empty: the experiment's split."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,6 +343,9 @@ def _row(where: _Where, value: Any, at: str, columns: set[str]) -> Row:
     if not isinstance(env_options, dict) or not all(isinstance(k, str) for k in env_options):
         where.fail(f"{at}.env_options", "expected a mapping of option: value")
     needs = data.get("needs_file")
+    tasks = data.get("tasks") or []
+    if not isinstance(tasks, list) or not all(isinstance(t, str) and t for t in tasks):
+        where.fail(f"{at}.tasks", "expected a list of task ids")
     published_raw = data["published"]
     if not isinstance(published_raw, dict):
         where.fail(f"{at}.published", "expected a mapping of column: figure")
@@ -360,6 +367,7 @@ def _row(where: _Where, value: Any, at: str, columns: set[str]) -> Row:
         build=where.optional_text(data, "build", f"{at}."),
         env_options=dict(env_options),
         needs_file=None if needs is None else parse_needed_file(where, needs, f"{at}.needs_file"),
+        tasks=tuple(tasks),
     )
 
 
