@@ -204,7 +204,9 @@ def _num(value: float | None, spread: float | None = None) -> str:
 
 def cell_texts(cell: Cell) -> list[str]:
     """The printed columns of one cell (see :data:`HEADERS`)."""
-    ours = "-" if cell.ours is None else f"{cell.ours:.1f} [{cell.low:.1f}, {cell.high:.1f}]"
+    ours = "-" if cell.ours is None else f"{cell.ours:.1f}"
+    if cell.ours is not None and cell.low is not None and cell.high is not None:
+        ours += f" [{cell.low:.1f}, {cell.high:.1f}]"  # a usd cell has no interval
     diff = "-" if cell.difference is None else f"{cell.difference:+.1f}"
     verdict = {True: "compatible", False: "differs", None: "-"}[cell.compatible]
     n = str(cell.n) + (f" (+{cell.errored} errored)" if cell.errored else "")
