@@ -130,7 +130,8 @@ def _loaded(load: Any) -> Any:
     "--repeats",
     type=click.IntRange(min=1),
     default=None,
-    help="Runs of each build and row, pooled (default: the experiment's, e.g. AutoManual's 3).",
+    help="Runs of each build and row, pooled (default: the experiment's, e.g. AutoManual's "
+    "3; one with --simulate).",
 )
 @click.option("--split", default=None, help="Another split than the experiment's.")
 @click.option("--env-opt", multiple=True, help="KEY=VALUE over the experiment's env options.")
@@ -237,7 +238,7 @@ def run_cmd(
     split = split or exp.split
     tasks = TaskChoice(split, n, env_opt_for(exp, None, env_opt, simulate), None)  # the builds'
     prefix = harness.run_id or new_run_id()
-    prefixes = repeat_prefixes(prefix, repeat_count(exp, repeats))
+    prefixes = repeat_prefixes(prefix, repeat_count(exp, repeats, simulate))
     played_runs: list[dict[str, Played]] = []
     guard = None
     if max_cost is not None:
@@ -378,8 +379,11 @@ def _opt_text(value: Any) -> str:
 
 def _print_builds(exp: Any, rows: list[Any]) -> None:
     """The builds a dry run's rows need first (played before the rows that test with them)."""
+    from lorekit.cli.reproduce_build import needed_builds
+
+    needed = needed_builds(exp, rows)
     for b in exp.builds:
-        if any(r.build == b.id for r in rows):
+        if b.id in needed:
             models = ", ".join(f"{k}={v}" for k, v in b.paper_models.items()) or "-"
             console.print(
                 f"first, build {b.id}: {b.variant} on {b.per_type} tasks per type of "

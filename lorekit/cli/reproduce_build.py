@@ -69,8 +69,9 @@ def run_builds(
 
     makers = build_makers()
     built: dict[str, Built] = {}
+    needed = needed_builds(exp, rows)
     for build in exp.builds:
-        if not any(r.build == build.id for r in rows):
+        if build.id not in needed:
             continue
         entry = makers.get(build.variant)
         if entry is None:  # its agent's plugin is gone since the file was checked
@@ -86,3 +87,17 @@ def run_builds(
         )  # fmt: skip
         built[build.id] = Built(rid, dict(options))
     return built
+
+
+def needed_builds(exp: Any, rows: Sequence[Any]) -> set[str]:
+    """The builds ``rows`` test with, and the earlier builds those start from."""
+    by_id = {b.id: b for b in exp.builds}
+    needed: set[str] = set()
+    todo = [r.build for r in rows if r.build]
+    while todo:
+        name = todo.pop()
+        if name not in needed:
+            needed.add(name)
+            source = by_id[name].from_build
+            todo += [source] if source else []
+    return needed

@@ -116,10 +116,11 @@ def row_player(agent: str) -> RowPlayer | None:
     return player
 
 
-def repeat_count(exp: Any, given: int | None) -> int:
-    """``--repeats`` or the experiment's; more runs than one are said on stderr, with
-    what a cache would do to them."""
-    repeats = exp.repeats if given is None else given
+def repeat_count(exp: Any, given: int | None, simulate: bool = False) -> int:
+    """``--repeats`` or the experiment's (``--simulate``: one run, a check of the
+    wiring, unless asked for more); more runs than one are said on stderr, with what a
+    cache would do to them."""
+    repeats = (1 if simulate else exp.repeats) if given is None else given
     if repeats > 1:
         err_console.print(
             f"{exp.id}: {repeats} runs of each build and row, pooled as the paper's mean of "

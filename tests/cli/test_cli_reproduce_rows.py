@@ -163,3 +163,50 @@ def test_a_cost_column_prices_the_rows_calls_per_the_papers_games() -> None:
     assert priced.ours == pytest.approx((2.0 + 2.0) / 2 * 3)  # $4 over 2 games, per 3
     (unknown,) = priced_cells(Exp(), [cell], Store(), {"a": ["r.b"]}, table)
     assert unknown.ours is None  # a model without a price: no figure
+
+
+def test_miniwob_builds_play_their_task_set_examples_and_two_steps(
+    here: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """AutoManual Table 2's all-53 rows: rules built on the 7 distinct types with
+    feedback (4 examples), then a library-only pass from that build on the other 44;
+    the rows test on the 53 types. The builds are recorded here instead of played
+    (MiniWoB++ has no scripted AutoManual models); what each is asked to play is the
+    point."""
+    import lorekit.agents.automanual.build as build_module
+    import lorekit.agents.automanual.formulate as formulate_module
+    from lorekit.agents.automanual.build import BuildOutcome
+
+    asked: list[dict[str, Any]] = []
+
+    async def fake_build(store: Any, **kwargs: Any) -> BuildOutcome:
+        asked.append(kwargs)
+        return BuildOutcome(kwargs["run_id"], 0, 0, 0, 0, 0, 0, (), 0)
+
+    async def fake_formulate(*_args: Any, **_kwargs: Any) -> None:
+        return None
+
+    played: list[tuple[Any, ...]] = []
+
+    def fake_play(*args: Any, **kwargs: Any) -> Any:
+        played.append((kwargs["agent_kwargs"], args[4].env_opt))
+        raise KeyboardInterrupt  # the row is not played here: stop the command
+
+    monkeypatch.setattr(build_module, "run_build", fake_build)
+    monkeypatch.setattr(formulate_module, "formulate_build", fake_formulate)
+    monkeypatch.setattr("lorekit.cli.run.play", fake_play)
+    args = ["reproduce", "run", "automanual-table2-miniwob", "--rows", "automanual-gpt4-53"]
+    opts = ["--model", "gpt-4o", "--base-url", "http://127.0.0.1:9/v1", "--repeats", "1"]
+    store = ["--store", str(here / "s.sqlite3"), "--run-id", "m"]
+    code, _out, _err = run_cli([*args, *opts, *store], capsys)
+    assert code != 0  # stopped at the row
+    first, second = asked
+    assert first["run_id"] == "m.build-automanual-53-rules" and first["examples"] == 4
+    assert first["env_kwargs"]["tasks"].split(",")[0] == "search-engine"
+    assert len(first["env_kwargs"]["tasks"].split(",")) == 7 and first["from_build"] is None
+    assert second["run_id"] == "m.build-automanual-53" and second["library_only"] is True
+    assert second["from_build"] == "m.build-automanual-53-rules"
+    assert second["env_kwargs"]["tasks"] == "no-feedback-44"
+    assert played == [
+        ({"examples": 4, "manual": "m.build-automanual-53"}, ("tasks=automanual-53",))
+    ]

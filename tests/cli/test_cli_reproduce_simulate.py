@@ -27,11 +27,35 @@ SLOW = {
     for n, name in ((1, "alfworld"), (3, "ablation"), (6, "rule-system"))
 }
 """ALFWorld plays each episode in a child process: these take a minute or more."""
+
+
+def _scripted(exp: Any) -> bool:
+    """Whether every row that needs a model has scripted models for --simulate."""
+    from lorekit.agents.simulated import supported
+
+    return all(supported(exp.env, r.agent) for r in exp.runnable_rows if needs_model(r.agent))
+
+
 RUNNABLE = [
     pytest.param(e, id=e.id, marks=[pytest.mark.slow] if e.id in SLOW else [])
     for e in load_all()
-    if e.runnable
+    if e.runnable and _scripted(e)
 ]
+UNSCRIPTED = [e for e in load_all() if e.runnable and not _scripted(e)]
+"""Runnable with real models, but without scripted ones (AutoManual on MiniWoB++)."""
+
+
+@pytest.mark.parametrize("exp", UNSCRIPTED, ids=lambda e: e.id)
+def test_a_table_without_scripted_models_is_refused_by_simulate_in_one_line(
+    exp: Any, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _out, err = run_cli(["reproduce", "run", exp.id, "--simulate", "-n", "1"], capsys)
+    assert code == 2 and err.startswith("lorekit: error: --simulate: no scripted models for row")
+    assert err.count("\n") == 1 and not (here / "runs").exists()
+
+
+def test_the_unscripted_tables_are_the_miniwob_ones() -> None:
+    assert {e.env for e in UNSCRIPTED} == {"miniwob"}
 
 
 @pytest.fixture

@@ -260,3 +260,41 @@ def test_sagents_rows_plan_the_root_on_gpt4_and_run(experiment: str) -> None:
         elif team.spec.org == "graph":
             assert row.paper_models == {"leader": "gpt-4", "worker": "gpt-4"}
         assert row.tasks and team.spec.cutoff_s == 2400  # the paper's NaN: 40 minutes
+
+
+# ---------------------------------------------------------------------- AutoManual
+AUTOMANUAL = [e for e in EXPERIMENTS if e.paper.startswith("AutoManual") and e.runnable]
+DISTINCT_7 = {
+    "search-engine", "tic-tac-toe", "terminal", "login-user-popup", "guess-number",
+    "email-inbox", "email-inbox-forward-nl",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("exp", AUTOMANUAL, ids=lambda e: e.id)
+def test_automanual_figures_are_the_mean_of_3_runs_built_with_gpt4_turbo(exp: Experiment) -> None:
+    """Sec. 4: "we performed each experiment three times and reported the average";
+    building and formulating with GPT-4-turbo (gpt-4-1106-preview)."""
+    assert exp.repeats == 3
+    for build in exp.builds:
+        assert set(build.paper_models.values()) == {"gpt-4-1106-preview"}, build.id
+    tested = {r.paper_models["planner"] for r in exp.runnable_rows}
+    assert tested <= {"gpt-3.5-turbo-1106", "gpt-4-1106-preview"}
+
+
+def test_miniwob_builds_are_the_papers_task_sets_and_examples() -> None:
+    """Sec. 4: one human example on the 9 types with feedback, 4 on all 53; App. D: the
+    building stage on the 7 distinct types with feedback (6 tasks each), and for the 53
+    a second pass over the 44 without feedback that grows only the libraries."""
+    for name in ("automanual-table2-miniwob", "automanual-table5-miniwob-feedback"):
+        exp = find_experiment(name)
+        for build in exp.builds:
+            if build.library_only:
+                assert build.env_options["tasks"] == "no-feedback-44" and build.from_build
+                continue
+            assert set(build.env_options["tasks"].split(",")) == DISTINCT_7, build.id
+            assert build.per_type == 6
+        for row in exp.runnable_rows:
+            build = next(b for b in exp.builds if b.id == row.build)
+            on_53 = row.env_options.get("tasks", exp.env_options.get("tasks")) == "automanual-53"
+            assert row.options["examples"] == build.examples == (4 if on_53 else 1), row.id
+            assert on_53 == build.library_only, row.id
