@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 from typing import Any
 
 import click
@@ -124,7 +123,8 @@ def _loaded(load: Any) -> Any:
     "-n",
     type=click.IntRange(min=1),
     default=None,
-    help="Play the first N tasks of the split (default: the experiment's).",
+    help="Play N of the experiment's tasks, drawn across its task groups in proportion "
+    "(seeded by --seed; a larger N keeps the episodes played). Default: all of them.",
 )
 @click.option("--split", default=None, help="Another split than the experiment's.")
 @click.option("--env-opt", multiple=True, help="KEY=VALUE over the experiment's env options.")
@@ -185,14 +185,24 @@ def run_cmd(
     out: str | None,
 ) -> None:
     """Play each row of EXPERIMENT (an id from `reproduce list`, or a YAML file) and print
-    a table: the published figure, ours with a 95% interval, the difference, and whether
-    they are compatible. Exits 1 when an episode ended in an error, 3 when it
-    stopped at --max-cost. With --simulate (scripted models) or --model local (the
-    bundled small model) the summary says so: such a run checks that every row
-    plays, it reproduces nothing."""
+    a table: the published figure, ours with a 95% interval, the difference with its
+    interval, the power to see a 10-point difference, and the verdict (compatible,
+    differs, too few episodes; none for a setup that is not the experiment's). Exits 1
+    when an episode ended in an error, 3 when it stopped at --max-cost. With --simulate
+    (scripted models) or --model local (the bundled small model) the summary says so:
+    such a run checks that every row plays, it reproduces nothing."""
     from lorekit.agents import needs_model
     from lorekit.cli.prepare import kv, prepare_config
     from lorekit.cli.reproduce_build import run_builds
+    from lorekit.cli.reproduce_save import (
+        TaskChooser,
+        check_resumes,
+        compare_and_save,
+        env_setup,
+        row_setup,
+        setup_changes,
+        setup_config,
+    )
     from lorekit.cli.run import Played, play
     from lorekit.eval.reproduce import find_experiment
     from lorekit.ids import new_run_id
@@ -221,8 +231,17 @@ def run_cmd(
         )
     env_options = {**exp.env_options, **(exp.simulate_env_options if simulate else {})}
     base_opts = tuple(f"{k}={_opt_text(v)}" for k, v in env_options.items())
-    tasks = TaskChoice(split or exp.split, n, (*base_opts, *env_opt), None)
+    tasks = TaskChoice(split or exp.split, None, (*base_opts, *env_opt), None)
     prefix = harness.run_id or new_run_id()
+    changes = setup_changes(exp, split, env_opt, simulate)  # no verdict for another setup
+    setups = {
+        f"{prefix}.{r.id}": row_setup(
+            exp, r, tasks.split, env_setup(exp, env_opt, simulate), simulate
+        )
+        for r in rows
+    }
+    check_resumes(str(prepare_config(models, store=harness.store)[0].store), setups)
+    choosers = {r.id: TaskChooser(tasks.split, exp.episodes, episodes, harness.seed) for r in rows}
     built = run_builds(
         exp, rows, models=models, harness=harness, env_opt=tasks.env_opt, prefix=prefix,
         simulate=simulate,
@@ -251,6 +270,8 @@ def run_cmd(
             agent_kwargs=options,
             roles_for=roles_for if needs_model(row.agent) else None,
             before_episode=guard,
+            choose_tasks=choosers[row.id],
+            extra_config=setup_config(setups[f"{prefix}.{row.id}"]),
         )
     if guard is not None and guard.tripped:
         from lorekit.cli.reproduce_cost import CostLimitReached
@@ -259,7 +280,10 @@ def run_cmd(
     cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store)
     answered = _answered(exp, rows, cfg, simulate)
     runs = {build: b.run_id for build, b in built.items()}
-    _compare_and_save(exp, played, cfg.store, answered, prefix, out, runs)
+    compare_and_save(
+        exp, played, cfg, answered, prefix, out, builds=runs, choosers=choosers,
+        setups=setups, changes=changes, prices=prices,
+    )  # fmt: skip
     errored = [p for p in played.values() if p.errored]
     if errored:
         raise RunFailed(errored[0].errored_message())
@@ -341,49 +365,6 @@ def _print_builds(exp: Any, rows: list[Any]) -> None:
                 f"first, build {b.id}: {b.variant} on {b.per_type} tasks per type of "
                 f"{b.split} (paper's models: {models}), then the rows that test with it"
             )
-
-
-def _compare_and_save(
-    exp: Any,
-    played: dict[str, Any],
-    store: str,
-    answered: Any,
-    prefix: str,
-    out: str | None,
-    builds: dict[str, str] | None = None,
-) -> None:
-    from lorekit.eval.reproduce_compare import HEADERS, cell_texts, compare, markdown, recorded
-    from lorekit.eval.store import RunStore
-
-    with RunStore(store) as db:
-        episodes = {row: recorded(db, p.run_id, exp) for row, p in played.items()}
-    cells = compare(exp, episodes, {row: p.run_id for row, p in played.items()})
-    console.print(f"{exp.paper}, {exp.source}; {answered.line()}")
-    _print_table(HEADERS, [answered.marked(cell_texts(c)) for c in cells])
-    if not answered.reproduction and answered.kind != "none":
-        console.print(f"[bold]{answered.line()}[/]")
-    folder = Path(out) if out else Path(store).parent / "reproduce"
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = folder / f"{exp.id}-{prefix}"
-    record = {
-        "experiment": exp.id,
-        "paper": exp.paper,
-        "source": exp.source,
-        "title": exp.title,
-        "spread_kind": exp.spread_kind,
-        "models": answered.text,
-        "answered_by": answered.kind,
-        "reproduction": answered.reproduction,
-        "runs": {row: p.run_id for row, p in played.items()},
-        "builds": builds or {},
-        "cells": [c.to_dict() for c in cells],
-    }
-    Path(f"{stem}.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
-    Path(f"{stem}.md").write_text(
-        markdown(exp, cells, answered.line().removeprefix("models that answered here: ")),
-        encoding="utf-8",
-    )
-    console.print(f"saved: {stem}.md and .json")
 
 
 reproduce.add_command(replay_cmd)
