@@ -147,7 +147,6 @@ def compare_and_save(
 ) -> None:
     """Compare the rows played with the paper's figures; print the table and save it
     as JSON and Markdown with the tasks, setup, spend and verdict rule of each row."""
-    from lorekit.cli.reproduce import _print_table as print_table
     from lorekit.eval.reproduce_compare import (
         HEADERS,
         VERDICT_RULE,
@@ -185,7 +184,7 @@ def compare_and_save(
     console.print(f"{exp.paper}, {exp.source}; {answered.line()}", highlight=False)
     for note in notes:
         console.print(note, highlight=False, soft_wrap=True)
-    print_table(HEADERS, [answered.marked(cell_texts(c)) for c in cells])
+    _print_table(HEADERS, [answered.marked(cell_texts(c)) for c in cells])
     if not answered.reproduction and answered.kind != "none":
         console.print(f"[bold]{answered.line()}[/]")
     if answered.reproduction and why_not:
@@ -221,6 +220,19 @@ def compare_and_save(
     page = markdown(exp, cells, answered.line().removeprefix("models that answered here: "), notes)
     Path(f"{stem}.md").write_text(page, encoding="utf-8")
     console.print(f"saved: {stem}.md and .json")
+
+
+def _print_table(headers: list[str], rows: list[list[str]]) -> None:
+    """The comparison, fitted to the terminal without cutting a cell short."""
+    from rich.table import Table
+
+    from lorekit.tables import fit_table
+
+    table = Table(*headers)
+    for row in rows:
+        table.add_row(*row)
+    fit_table(console, table)
+    console.print(table)
 
 
 def _why_not(answered: Any, changes: Sequence[str], plan: TaskPlan | None, rows: Any) -> list[str]:

@@ -222,8 +222,8 @@ def _judged(
     return _replace(
         cell,
         paper_n=n0,
-        diff_low=k * test.low,
-        diff_high=k * test.high,
+        diff_low=None if test.low is None else k * test.low,
+        diff_high=None if test.high is None else k * test.high,
         power=test.power,
         needed=test.needed,
         detect=k * test.detect,

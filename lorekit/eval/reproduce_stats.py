@@ -71,9 +71,10 @@ def power_at(delta: float, se: float, z: float = Z95) -> float:
 class Test:
     """The two-sample comparison of one cell, in the figure's units."""
 
-    low: float
-    """The 95% interval of ours minus the published figure."""
-    high: float
+    low: float | None
+    """The 95% interval of ours minus the published figure (None: unknown, one episode of
+    a mean, which has no spread)."""
+    high: float | None
     power: float | None
     """The chance of calling a real difference of ``detect`` "differs" (None: unknown,
     e.g. one episode of a mean, which has no spread)."""
@@ -84,6 +85,8 @@ class Test:
 
     @property
     def differs(self) -> bool:
+        if self.low is None or self.high is None:
+            return False
         return self.low > 0 or self.high < 0
 
     @property
@@ -166,6 +169,8 @@ def mean_test(
     """Ours (a mean or score with its 95% interval over ``n`` episodes) against a published
     figure over ``paper_n`` episodes. Without ``published_se`` the paper's error is taken
     from our per-episode spread at its n. One episode has no spread: power unknown."""
+    if n < 2:
+        return Test(None, None, None, None, detect)
     se1 = (high - low) / (2 * Z95)
     spread = se1 * math.sqrt(n)  # per episode
     se0 = published_se if published_se is not None else spread / math.sqrt(max(paper_n, 1))
@@ -173,8 +178,6 @@ def mean_test(
     h0 = Z95 * se0
     out_low = d - math.sqrt((ours - low) ** 2 + h0**2)
     out_high = d + math.sqrt((high - ours) ** 2 + h0**2)
-    if n < 2:
-        return Test(out_low, out_high, None, None, detect)
 
     def power(k: int) -> float:
         return power_at(detect, math.sqrt(spread**2 / k + se0**2))
