@@ -201,7 +201,7 @@ def published_se(spread: float | None, paper_n: int, spread_kind: str | None) ->
 
 
 # ---------------------------------------------------------------- calibration
-class _Binomial:
+class Binomial:
     """Seeded draws of Binomial(n, p) by inverting its cumulative distribution (the
     standard library has no binomial draw before Python 3.12)."""
 
@@ -236,7 +236,7 @@ def calls_differs(
     rate; with a real difference, its power. The published figure is the simulated
     paper's rounded to a tenth of a point, as papers print it."""
     rng = random.Random(seed)
-    paper, ours = _Binomial(paper_n, true_paper), _Binomial(n, true_ours)
+    paper, ours = Binomial(paper_n, true_paper), Binomial(n, true_ours)
     seen: dict[tuple[int, int], str] = {}
     counts: dict[str, int] = {"differs": 0, "compatible": 0, "too few episodes": 0}
     for _ in range(reps):

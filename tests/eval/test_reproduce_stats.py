@@ -4,10 +4,15 @@ simulation of faithful reruns (false "differs" near 5%) and of real differences.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import random
+from dataclasses import dataclass
 
 import pytest
 
+from lorekit.eval.reproduce import Figure, find_experiment
+from lorekit.eval.reproduce_compare import compare
 from lorekit.eval.reproduce_stats import (
     MIN_POWER,
     calls_differs,
@@ -27,8 +32,6 @@ REPS = 1000
 
 def _one_sample_differs(paper: float, paper_n: int, n: int, reps: int, seed: int) -> float:
     """The old rule, for contrast: the published figure outside our Wilson interval."""
-    import random
-
     rng = random.Random(seed)
     hits = 0
     for _ in range(reps):
@@ -116,3 +119,35 @@ def test_means_count_the_papers_error_too() -> None:
     assert alone.high - alone.low == pytest.approx(2 * math.sqrt(2) * 1.0)
     one = mean_test(5.0, 5.0, 5.0, 1, 1.0, 3, detect=0.1)
     assert one.power is None and one.verdict == "too few episodes"  # one episode: no spread
+
+
+@dataclass(frozen=True)
+class _Ep:
+    task_group: str
+    status: str
+    success: bool
+    reward: float
+
+
+def test_a_shipped_table_compared_end_to_end_is_calibrated() -> None:
+    """The wiring, not only the formula: ADaPT's TextCraft Table 2 (5 rows, 200 goals),
+    rerun faithfully 200 times through :func:`compare` with the paper's n from the plan,
+    the published figures themselves drawn as the paper's run would have drawn them."""
+    exp = find_experiment("adapt-table2-textcraft")
+    rng = random.Random(7)
+    hits = cells = 0
+    for _ in range(200):
+        rows, episodes = [], {}
+        for row in exp.rows:
+            p = row.published["success"].value / 100.0
+            printed = round(100.0 * sum(rng.random() < p for _ in range(200)) / 200, 1)
+            rows.append(dataclasses.replace(row, published={"success": Figure(printed)}))
+            episodes[row.id] = [
+                _Ep("depth-2", "success", rng.random() < p, 0.0) for _ in range(200)
+            ]
+        table = dataclasses.replace(exp, rows=tuple(rows))
+        for cell in compare(table, episodes, paper_n={"": 200}):
+            assert cell.paper_n == 200 and cell.verdict != "too few episodes"
+            hits += cell.verdict == "differs"
+            cells += 1
+    assert 0.025 <= hits / cells <= 0.075, hits / cells
