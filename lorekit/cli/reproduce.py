@@ -202,6 +202,7 @@ def run_cmd(
         row_setup,
         setup_changes,
         setup_config,
+        store_of,
     )
     from lorekit.cli.run import Played, play
     from lorekit.eval.reproduce import find_experiment
@@ -240,7 +241,7 @@ def run_cmd(
         )
         for r in rows
     }
-    check_resumes(str(prepare_config(models, store=harness.store)[0].store), setups)
+    check_resumes(store_of(models, harness.store), setups)
     choosers = {r.id: TaskChooser(tasks.split, exp.episodes, episodes, harness.seed) for r in rows}
     built = run_builds(
         exp, rows, models=models, harness=harness, env_opt=tasks.env_opt, prefix=prefix,

@@ -100,6 +100,16 @@ def row_setup(
     return Setup(exp.id, row.id, row.agent, split, dict(env_options), dict(row.options), simulate)
 
 
+def store_of(models: Any, store_flag: str | None) -> str:
+    """The run store a command will use, found without starting anything (the bundled
+    model's server starts when a row first needs it)."""
+    from lorekit.cli.stores import pick_store
+    from lorekit.config import RunConfig, load_config
+
+    cfg = load_config(models.config_path) if models.config_path else RunConfig()
+    return pick_store(store_flag, cfg, models.config_path)[0]
+
+
 def check_resumes(store: str, setups: Mapping[str, Setup]) -> None:
     """Refuse, in one line and before anything plays, a run id whose stored run of a row
     was played with another setup (``setups``: run id -> the setup asked for now)."""
@@ -217,7 +227,8 @@ def compare_and_save(
         "cells": [c.to_dict() for c in cells],
     }
     Path(f"{stem}.json").write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
-    page = markdown(exp, cells, answered.line().removeprefix("models that answered here: "), notes)
+    models = answered.line().removeprefix("models that answered here: ")
+    page = markdown(exp, cells, models, notes, plan.split if plan is not None else None)
     Path(f"{stem}.md").write_text(page, encoding="utf-8")
     console.print(f"saved: {stem}.md and .json")
 

@@ -291,15 +291,19 @@ def markdown(
     cells: Sequence[Cell],
     models: str,
     notes: Sequence[str] = (),
+    split: str | None = None,
 ) -> str:
-    """The comparison as a Markdown page: what was run, with which models, on which
-    tasks (``notes``: the tasks, the setup), and the table."""
+    """The comparison as a Markdown page: what was run (``split``: the one played, when
+    not the experiment's), with which models, on which tasks (``notes``: the tasks, the
+    setup), and the table."""
+    played = split or experiment.split
+    theirs = "" if played == experiment.split else f" (the experiment's: {experiment.split})"
     lines = [
         f"# {experiment.paper}: {experiment.source}",
         "",
         experiment.title,
         "",
-        f"- env: {experiment.env}, split {experiment.split}; metric: {experiment.metric}",
+        f"- env: {experiment.env}, split {played}{theirs}; metric: {experiment.metric}",
         *(
             f"- column {c.name}: {column_metric_text(c)}"
             for c in experiment.columns

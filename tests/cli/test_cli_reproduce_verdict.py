@@ -143,6 +143,8 @@ def test_another_setup_is_saved_as_it_ran_and_gets_no_verdict(
         "env option max_steps=5, the experiment sets none",
     ]
     assert saved["tasks"]["split"] == "dev" and saved["setup"]["split"] == "test"
+    page = (here / "reproduce" / "table-dev.md").read_text(encoding="utf-8")
+    assert "- env: textcraft, split dev (the experiment's: test)" in page
     row = saved["rows"]["oracle"]
     assert row["setup"]["split"] == "dev" and row["setup"]["env_options"] == {"max_steps": 5}
     assert row["env_kwargs"]["max_steps"] == 5  # as the run stored it
