@@ -72,9 +72,7 @@ def power_text(cell: Mapping[str, Any]) -> str:
     text = f"{100 * power:.0f}%"
     if cell.get("verdict") == "too few episodes":
         needed = cell.get("needed")
-        text += (
-            f", {needed} needed" if isinstance(needed, int) else ", out of reach at the paper's n"
-        )
+        text += f", {needed} needed" if isinstance(needed, int) else ", out of reach"
     return text
 
 

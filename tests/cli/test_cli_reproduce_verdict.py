@@ -177,3 +177,6 @@ def test_resuming_a_run_id_with_another_setup_is_refused_before_anything_plays(
     )
     with RunStore.open_readonly(here / "s.sqlite3") as db:
         assert db.episode_count("x.oracle") == 2  # nothing played
+    # scripted episodes never mix with a model's under one run id
+    code, _out, err = run_cli([*args, "--env-opt", "max_steps=5", "--simulate"], capsys)
+    assert code == 2 and "(simulate was false, now true)" in err
