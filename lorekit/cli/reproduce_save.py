@@ -191,14 +191,16 @@ def compare_and_save(
             "not compared with the paper: the setup differs from the experiment's: "
             + "; ".join(changes)
         )
+    partial = f"NOT a reproduction: {'; '.join(why_not)}" if answered.reproduction else ""
     console.print(f"{exp.paper}, {exp.source}; {answered.line()}", highlight=False)
     for note in notes:
         console.print(note, highlight=False, soft_wrap=True)
     _print_table(HEADERS, [answered.marked(cell_texts(c)) for c in cells])
     if not answered.reproduction and answered.kind != "none":
         console.print(f"[bold]{answered.line()}[/]")
-    if answered.reproduction and why_not:
-        console.print(f"[bold]NOT a reproduction: {'; '.join(why_not)}[/]", highlight=False)
+    if partial and why_not:
+        console.print(f"[bold]{partial}[/]", highlight=False)
+        notes.append(partial)
     folder = Path(out) if out else Path(store).parent / "reproduce"
     folder.mkdir(parents=True, exist_ok=True)
     stem = folder / f"{exp.id}-{prefix}"

@@ -83,6 +83,8 @@ def test_three_served_episodes_of_two_hundred_are_too_few_and_no_reproduction(
     assert overall["verdict"] == "too few episodes" and overall["compatible"] is None
     assert overall["power"] < 0.5 and overall["needed"] > 3
     assert "NOT a reproduction: a sample: 3 of the experiment's 200 tasks" in " ".join(out.split())
+    page = (here / "reproduce" / "table-few.md").read_text(encoding="utf-8")
+    assert "- NOT a reproduction: a sample: 3 of the experiment's 200 tasks" in page
     # what the row spent and ran with is saved beside the figures
     row = saved["rows"]["react"]
     assert row["calls"] > 0 and row["prompt_tokens"] > 0 and row["episodes"] == 3
