@@ -134,7 +134,7 @@ def proportion_test(
     spread, stands for the paper's Wilson interval. ``detect`` is the difference that
     matters (10 points). ``needed=False`` skips the search for
     the episodes that would be enough (the simulation does not read it)."""
-    p1, p0 = successes / n, published
+    p1, p0 = successes / n, min(1.0, max(0.0, published))  # a rate, whatever a file says
     low1, high1 = wilson(successes, n)
     if published_se is None:
         low0, high0 = wilson(p0 * paper_n, paper_n)
@@ -149,7 +149,7 @@ def proportion_test(
     delta = detect
 
     def power(k: int) -> float:
-        sides = [p0 + s * delta for s in (1, -1) if 0.0 <= p0 + s * delta <= 1.0]
+        sides = [p0 + s * delta for s in (1, -1) if 0.0 <= p0 + s * delta <= 1.0] or [p0]
         return min(power_at(delta, math.sqrt(_wilson_se(p, k) ** 2 + se0**2)) for p in sides)
 
     enough = _smallest(1, lambda k: power(k) >= MIN_POWER) if needed else None

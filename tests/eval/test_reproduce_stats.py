@@ -151,3 +151,8 @@ def test_a_shipped_table_compared_end_to_end_is_calibrated() -> None:
             hits += cell.verdict == "differs"
             cells += 1
     assert 0.025 <= hits / cells <= 0.075, hits / cells
+
+
+def test_a_rate_out_of_range_in_a_file_is_read_as_a_rate() -> None:
+    assert proportion_test(3, 3, 1.2, 10).verdict in ("compatible", "too few episodes")
+    assert proportion_test(0, 3, -0.1, 10, detect=2.0).power is not None  # no side in range
