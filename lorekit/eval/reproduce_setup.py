@@ -102,19 +102,17 @@ def changed_options(
 
 def differences(stored: Mapping[str, Any], now: Setup) -> list[str]:
     """What differs between a row's run as stored (its config) and the setup about to
-    play it. A run stored before setups were recorded is checked on its split and
-    env options only."""
+    play it. A run stored before setups were recorded is checked on what its config
+    holds: its split and the env options both name."""
     mine = now.to_dict()
     setup = stored.get(SETUP_KEY)
     if not isinstance(setup, Mapping):
-        setup = {
-            "split": stored.get("split"),
-            "env_options": {
-                k: v
-                for k, v in (stored.get("env_kwargs") or {}).items()
-                if k in mine["env_options"]
-            },
-        }
+        kwargs = stored.get("env_kwargs")
+        kwargs = _plain(kwargs) if isinstance(kwargs, Mapping) else {}
+        setup = {"env_options": {k: v for k, v in kwargs.items() if k in mine["env_options"]}}
+        if isinstance(stored.get("split"), str):
+            setup["split"] = stored["split"]
+        mine = {**mine, "env_options": {k: mine["env_options"][k] for k in setup["env_options"]}}
     out = []
     for key in ("agent", "split", "simulate"):
         if key in setup and setup[key] != mine[key]:
