@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 from typing import Any
 
 import click
@@ -124,7 +123,8 @@ def _loaded(load: Any) -> Any:
     "-n",
     type=click.IntRange(min=1),
     default=None,
-    help="Play the first N tasks of the split (default: the experiment's).",
+    help="Play N of the experiment's tasks, drawn across its task groups in proportion "
+    "(seeded by --seed; a larger N keeps the episodes played). Default: all of them.",
 )
 @click.option(
     "--repeats",
@@ -193,20 +193,31 @@ def run_cmd(
     out: str | None,
 ) -> None:
     """Play each row of EXPERIMENT (an id from `reproduce list`, or a YAML file) and print
-    a table: the published figure, ours with a 95% interval, the difference, and whether
-    they are compatible. Exits 1 when an episode ended in an error, 3 when it
-    stopped at --max-cost. With --simulate (scripted models) or --model local (the
-    bundled small model) the summary says so: such a run checks that every row
-    plays, it reproduces nothing."""
+    a table: the published figure, ours with a 95% interval, the difference with its
+    interval, the power to see a 10-point difference, and the verdict (compatible,
+    differs, too few episodes; none for a setup that is not the experiment's). Exits 1
+    when an episode ended in an error, 3 when it stopped at --max-cost. With --simulate
+    (scripted models) or --model local (the bundled small model) the summary says so:
+    such a run checks that every row plays, it reproduces nothing."""
     from lorekit.agents import needs_model
     from lorekit.cli.prepare import kv, prepare_config
     from lorekit.cli.reproduce_build import run_builds
     from lorekit.cli.reproduce_rows import (
-        env_opt_for,
         harness_for,
         repeat_count,
+        row_env_options,
         row_player,
         row_tasks,
+    )
+    from lorekit.cli.reproduce_save import (
+        TaskChooser,
+        check_resumes,
+        compare_and_save,
+        env_setup,
+        row_setup,
+        setup_changes,
+        setup_config,
+        store_of,
     )
     from lorekit.cli.run import Played, play
     from lorekit.eval.reproduce import find_experiment
@@ -235,40 +246,56 @@ def run_cmd(
             f"rows with {', '.join(dict.fromkeys(wanting))} need a model: "
             "pass --model (and --base-url) or --config"
         )
-    split = split or exp.split
-    tasks = TaskChoice(split, n, env_opt_for(exp, None, env_opt, simulate), None)  # the builds'
+    env_options = {**exp.env_options, **(exp.simulate_env_options if simulate else {})}
+    base_opts = tuple(f"{k}={_opt_text(v)}" for k, v in env_options.items())
+    tasks = TaskChoice(split or exp.split, None, (*base_opts, *env_opt), None)
     prefix = harness.run_id or new_run_id()
     prefixes = repeat_prefixes(prefix, repeat_count(exp, repeats, simulate))
+    changes = setup_changes(exp, split, env_opt, simulate)  # no verdict for another setup
+    setups = {
+        f"{pfx}.{r.id}": row_setup(
+            exp,
+            r,
+            tasks.split,
+            {**env_setup(exp, env_opt, simulate), **row_env_options(exp, r, env_opt, simulate)},
+            simulate,
+        )
+        for pfx in prefixes
+        for r in rows
+    }
+    check_resumes(store_of(models, harness.store), setups)
+    choosers = {
+        r.id: TaskChooser(tasks.split, exp.episodes, episodes, harness.seed)
+        for r in rows
+        if row_player(r.agent) is None  # a row played its own way names its tasks
+    }
     played_runs: list[dict[str, Played]] = []
+    built_runs: list[dict[str, Any]] = []
     guard = None
     if max_cost is not None:
         from lorekit.cli.reproduce_cost import cost_guard
 
         limits = prepare_config(models, cache=harness.cache, store=harness.store)[0]
-        ids = [f"{p}.{r.id}" for p in prefixes for r in rows]
-        guard = cost_guard(limits, ids, max_cost, prices)
-    built_runs: list[dict[str, Any]] = []
+        guard = cost_guard(limits, list(setups), max_cost, prices)
     for run, pfx in enumerate(prefixes, 1):
         played: dict[str, Played] = {}
         played_runs.append(played)
+        run_harness = harness_for(harness, run)
         built = run_builds(
-            exp, rows, models=models, harness=harness_for(harness, run), env_opt=tasks.env_opt,
-            prefix=pfx, simulate=simulate, resume_id=prefix,
+            exp, rows, models=models, harness=run_harness, env_opt=tasks.env_opt, prefix=pfx,
+            simulate=simulate, resume_id=prefix,
         )  # fmt: skip
         built_runs.append(built)
         for row in rows:
             if guard is not None and not guard():
                 break
             options = {**row.options, **(built[row.build].options if row.build else {})}
-            err_console.print(
-                f"[bold]{exp.id}[/]: row {row.id} ({row.label}){_run_of(run, prefixes)}"
-            )
-            choice, run_harness = (
-                row_tasks(exp, row, split, n, env_opt, simulate),
-                harness_for(harness, run),
-            )
+            shown = f", run {run} of {len(prefixes)}" if len(prefixes) > 1 else ""
+            err_console.print(f"[bold]{exp.id}[/]: row {row.id} ({row.label}){shown}")
+            choice = row_tasks(exp, row, tasks.split, None, env_opt, simulate)
             player = row_player(row.agent)
             if player is not None:  # an agent that plays its rows its own way (a team)
+                choice = row_tasks(exp, row, tasks.split, episodes, env_opt, simulate)
                 played[row.id] = player(
                     exp, row, run_id=f"{pfx}.{row.id}", models=models, harness=run_harness,
                     tasks=choice, simulate=simulate,
@@ -286,6 +313,8 @@ def run_cmd(
                 agent_kwargs=options,
                 roles_for=roles_for if needs_model(row.agent) else None,
                 before_episode=guard,
+                choose_tasks=choosers[row.id],
+                extra_config=setup_config(setups[f"{pfx}.{row.id}"]),
             )
     if guard is not None and guard.tripped:
         from lorekit.cli.reproduce_cost import CostLimitReached
@@ -293,15 +322,15 @@ def run_cmd(
         raise CostLimitReached(guard.message(prefix))
     cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store)
     answered = _answered(exp, rows, cfg, simulate)
-    runs = [{build: b.run_id for build, b in built.items()} for built in built_runs]
-    _compare_and_save(exp, played_runs, cfg.store, answered, prefix, out, runs, prices)
+    builds = [{build: b.run_id for build, b in built.items()} for built in built_runs]
+    compare_and_save(
+        exp, played_runs[0], cfg, answered, prefix, out, builds=builds[0], choosers=choosers,
+        setups=setups, changes=changes, prices=prices, more_runs=played_runs[1:],
+        more_builds=builds[1:],
+    )  # fmt: skip
     errored = [p for played in played_runs for p in played.values() if p.errored]
     if errored:
         raise RunFailed(errored[0].errored_message())
-
-
-def _run_of(run: int, prefixes: list[str]) -> str:
-    return f", run {run} of {len(prefixes)}" if len(prefixes) > 1 else ""
 
 
 def _simulation_check(exp: Any, rows: list[Any], models: ModelChoice) -> Any:
@@ -389,67 +418,6 @@ def _print_builds(exp: Any, rows: list[Any]) -> None:
                 f"first, build {b.id}: {b.variant} on {b.per_type} tasks per type of "
                 f"{b.split} (paper's models: {models}), then the rows that test with it"
             )
-
-
-def _compare_and_save(
-    exp: Any,
-    played_runs: list[dict[str, Any]],
-    store: str,
-    answered: Any,
-    prefix: str,
-    out: str | None,
-    builds: list[dict[str, str]] | None = None,
-    prices: str | None = None,
-) -> None:
-    from lorekit.cli.reproduce_cost import load_table
-    from lorekit.cli.reproduce_rows import per_run_figures, priced_cells
-    from lorekit.eval.reproduce_compare import HEADERS, cell_texts, compare, markdown, recorded
-    from lorekit.eval.reproduce_plan import pooled
-    from lorekit.eval.store import RunStore
-
-    played = played_runs[0]
-    with RunStore(store) as db:
-        runs = [{row: recorded(db, p.run_id, exp) for row, p in pl.items()} for pl in played_runs]
-        cells = compare(exp, pooled(runs), {row: p.run_id for row, p in played.items()})
-        ids = {row: [pl[row].run_id for pl in played_runs if row in pl] for row in played}
-        cells = priced_cells(exp, cells, db, ids, load_table(prices))
-    console.print(f"{exp.paper}, {exp.source}; {answered.line()}")
-    _print_table(HEADERS, [answered.marked(cell_texts(c)) for c in cells])
-    if not answered.reproduction and answered.kind != "none":
-        console.print(f"[bold]{answered.line()}[/]")
-    if len(runs) > 1:
-        from lorekit.cli.reproduce_rows import runs_lines
-
-        for line in runs_lines(per_run_figures(exp, runs)):
-            console.print(line, highlight=False)
-    folder = Path(out) if out else Path(store).parent / "reproduce"
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = folder / f"{exp.id}-{prefix}"
-    record = {
-        "experiment": exp.id,
-        "paper": exp.paper,
-        "source": exp.source,
-        "title": exp.title,
-        "spread_kind": exp.spread_kind,
-        "models": answered.text,
-        "answered_by": answered.kind,
-        "reproduction": answered.reproduction,
-        "runs": {row: p.run_id for row, p in played.items()},
-        "builds": builds[0] if builds else {},
-        "cells": [c.to_dict() for c in cells],
-    }
-    if len(runs) > 1:  # the paper's mean of runs: each run's figure, and its run ids
-        record["repeats"] = {
-            "runs": [{row: p.run_id for row, p in pl.items()} for pl in played_runs],
-            "builds": builds or [],
-            "figures": per_run_figures(exp, runs),
-        }
-    Path(f"{stem}.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
-    Path(f"{stem}.md").write_text(
-        markdown(exp, cells, answered.line().removeprefix("models that answered here: ")),
-        encoding="utf-8",
-    )
-    console.print(f"saved: {stem}.md and .json")
 
 
 reproduce.add_command(replay_cmd)

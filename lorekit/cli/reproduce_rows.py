@@ -178,3 +178,22 @@ def priced_cells(
             cell = replace(cell, ours=usd)
         out.append(cell)
     return out
+
+
+def row_env_options(exp: Any, row: Any, env_opt: Sequence[str], simulate: bool) -> dict[str, Any]:
+    """The row's own env options that its recorded setup adds to the experiment's
+    (:func:`lorekit.cli.reproduce_save.env_setup`): those ``--env-opt`` and
+    ``--simulate``'s shorter game leave as the file says."""
+    from lorekit.cli.prepare import kv
+
+    given = kv(env_opt, "--env-opt")
+    simulated = exp.simulate_env_options if simulate else {}
+    return {k: v for k, v in row.env_options.items() if k not in given and k not in simulated}
+
+
+def paper_n_of_runs(exp: Any, paper_n: Mapping[str, int] | None) -> dict[str, int] | None:
+    """The episodes behind each published figure: a mean of the paper's ``repeats`` runs
+    stands on that many times the tasks of one run."""
+    if paper_n is None or exp.repeats == 1:
+        return None if paper_n is None else dict(paper_n)
+    return {group: n * exp.repeats for group, n in paper_n.items()}

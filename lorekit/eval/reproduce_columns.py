@@ -46,6 +46,7 @@ _FIELDS = {
     "over": False,
     "default": False,
     "scale": False,
+    "detect": False,
 }
 
 
@@ -67,6 +68,10 @@ class Column:
     scale: float | None = None
     """For ``mean_reward`` and ``mean``: a factor (None: the experiment's ``scale``
     for ``mean_reward``, 1 for ``mean``)."""
+    detect: float | None = None
+    """The smallest difference from the published figure that matters, in the column's
+    units (None: 10 points on a percent figure, else 10% of the published figure); a
+    comparison that could not see one says "too few episodes"."""
 
     @property
     def reads_last_step(self) -> bool:
@@ -114,6 +119,9 @@ def parse_column(where: Where, value: Any, at: str) -> Column:
         metric not in ("mean", "mean_reward") or not _is_number(scale) or scale <= 0
     ):
         where.fail(f"{at}.scale", f"a positive number, for mean or mean_reward only; got {scale!r}")
+    detect = data.get("detect")
+    if detect is not None and (not _is_number(detect) or detect <= 0):
+        where.fail(f"{at}.detect", f"a positive number (in the column's units); got {detect!r}")
     return Column(
         where.text(data, "name", f"{at}."),
         where.optional_text(data, "group", f"{at}."),
@@ -122,6 +130,7 @@ def parse_column(where: Where, value: Any, at: str) -> Column:
         str(over),
         None if default is None else float(default),
         None if scale is None else float(scale),
+        None if detect is None else float(detect),
     )
 
 

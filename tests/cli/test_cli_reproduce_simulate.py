@@ -75,11 +75,10 @@ def test_every_experiment_plays_end_to_end_with_scripted_models(
     assert code == 0, err
     flat = " ".join(out.split())
     assert "scripted models (--simulate)" in flat and "NOT a reproduction" in flat
-    table = out.rpartition(f"{exp.paper}, {exp.source}; models that answered here")[2]
-    verdicts = [line.split("│")[-2].strip() for line in table.splitlines() if line.count("│") > 6]
-    assert verdicts and all(v in ("-", "compatible (simulated)", "differs (simulated)")
-                            for v in verdicts), verdicts  # fmt: skip
     saved = json.loads((here / "reproduce" / f"{exp.id}-sim.json").read_text(encoding="utf-8"))
+    verdicts = {c["verdict"] for c in saved["cells"]}  # 2 episodes: mostly too few to tell
+    assert verdicts and verdicts <= {"-", "compatible", "differs", "too few episodes"}, verdicts
+    assert verdicts == {"-"} or "(simulated)" in flat  # each printed verdict says who answered
     assert saved["answered_by"] == "simulated" and saved["reproduction"] is False
     assert "NOT a reproduction" in (here / "reproduce" / f"{exp.id}-sim.md").read_text()
     rows = list(exp.default_rows(here))  # a row whose needed file is missing is left out
