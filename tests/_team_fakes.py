@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lorekit.agents.teams.models import give_clock
 from lorekit.agents.teams.runs import TeamParts
 from lorekit.envs.base import Step
 from lorekit.llm.base import Completion
@@ -241,6 +242,8 @@ class FakeTeam:
     ) -> FakeResult:
         self.played.append(world.task_id)
         self.kwargs.append({"mode": mode, **kw})
+        # as run_team does: simulated latency passes on the team's clock, not in real time
+        give_clock({roles["leader"], roles["worker"]}, clock)
         if self.fail_on is not None and self.fail_on in world.task_id:
             raise RuntimeError(f"the team broke on {world.task_id}")
         await roles["leader"].complete("plan the team's work")

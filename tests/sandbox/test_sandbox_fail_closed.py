@@ -25,7 +25,6 @@ from _cli import run_cli
 from lorekit.agents.automanual.testing.planner import planner_model
 from lorekit.eval.store import RunStore
 from lorekit.llm import Message, Roles, ScriptedLLM
-from lorekit.sandbox import pool as sandbox_pool
 from lorekit.sandbox import (
     Limits,
     NoOSSandbox,
@@ -36,6 +35,7 @@ from lorekit.sandbox import (
     run_code,
     shared_pool,
 )
+from lorekit.sandbox import pool as sandbox_pool
 
 LIMITS = Limits(wall_s=3.0, cpu_s=3.0, memory_mb=128)
 HAS_BWRAP = shutil.which("bwrap") is not None
