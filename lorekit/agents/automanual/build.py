@@ -83,7 +83,7 @@ async def run_build(
     seed: int = 0,
     max_rules: int = 12,
     retire_after: int = 3,
-    max_replans: int | None = None,
+    max_replans: int | str | None = None,
     retriever: str = "bm25",
     examples: int | None = None,
     config: dict[str, Any] | None = None,

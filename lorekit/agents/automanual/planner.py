@@ -13,9 +13,9 @@ The planner then writes its conclusion: a clean code block for a success
 One namespace per episode, as in the authors' code: every turn's code runs
 in the same sandbox worker (:class:`~lorekit.sandbox.SandboxSession`), so
 variables and functions of earlier turns are still there. Before the first
-run the env profile's helper functions, the function definitions in Useful
-Helper Method rules and those of the retrieved skill are defined
-(``preload``), as the authors' code defines them before the planner's code.
+run the env profile's helper functions, the function definitions in the
+rules' examples and those of the retrieved skill are defined (``preload``),
+as the authors' code defines them before the planner's code.
 Should the worker be lost mid-episode (a time limit, a guard violation), the
 next turn starts on a fresh one with the helpers and the functions earlier
 turns defined (only
@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, Protocol, TypeVar
 
 from lorekit.agents.automanual import texts
-from lorekit.agents.automanual.core import Outcome, PlannerEpisode, PlannerTurn, Rule, RuleType
+from lorekit.agents.automanual.core import Outcome, PlannerEpisode, PlannerTurn, Rule
 from lorekit.agents.automanual.planner_feedback import (
     RecordingApi,
     render_examples,
@@ -97,7 +97,9 @@ class Planner:
     shown in the prompt are defined before the planner's first code runs.
     ``examples``: how many of the profile's human examples the system prompt
     shows, from the first (default all; MiniWoB++ has four, the paper's planner
-    on the 9 types with feedback had the first alone).
+    on the 9 types with feedback had the first alone). ``build``: the planner of
+    the building stage (its turn budget and build-only helpers) or, False, of
+    the testing stage; ``max_replans`` may be ``"paper"`` (the paper's figure).
     """
 
     def __init__(
@@ -106,19 +108,21 @@ class Planner:
         *,
         role: str = "planner",
         limits: Limits | None = None,
-        max_replans: int | None = None,
+        max_replans: int | str | None = None,
         format_retries: int = 2,
         max_tokens: int | None = None,
         pool: WorkerPool | None = None,
         predefine_skills: bool = True,
         examples: int | None = None,
+        build: bool = True,
     ) -> None:
         self.predefine_skills = predefine_skills
         self.profile = profile_for(profile) if isinstance(profile, str) else profile
         self.examples = self.profile.first_examples(examples)
         self.role = role
+        self.build = build
         self.limits = limits or self.profile.limits
-        self.max_replans = self.profile.max_replans if max_replans is None else max_replans
+        self.max_replans = self.profile.replans(max_replans, testing=not build)
         self.format_retries = format_retries
         self.max_tokens = max_tokens
         self.pool = pool
@@ -128,7 +132,7 @@ class Planner:
     def system_prompt(self) -> str:
         """Role, the ``agent`` object's methods, how to answer, and the human examples."""
         p = self.profile
-        helpers = p.helper_description()
+        helpers = p.helper_description(build=self.build)
         if helpers:
             helpers = "\nFunctions already defined for you:\n" + helpers + "\n"
         return fill(
@@ -155,10 +159,25 @@ class Planner:
             shown_rules = nest_headings(shown_rules)
         parts = [fill("rules_section", heading=rules_heading, text=shown_rules)]
         for item in _items(retrieved):
-            name = "skill_section" if item.kind == "skill" else "reflection_section"
-            parts.append(
-                fill(name, task_type=item.task_type, goal=item.goal, text=item.text.strip())
-            )
+            if item.kind == "skill":
+                began = str(getattr(item, "opening", "") or "").strip()
+                shown = began and self.profile.skill_opening
+                where = fill("skill_opening", opening=began) + "\n" if shown else ""
+                section = fill(
+                    "skill_section",
+                    task_type=item.task_type,
+                    goal=item.goal,
+                    text=item.text.strip(),
+                    opening=where,
+                )
+            else:
+                section = fill(
+                    "reflection_section",
+                    task_type=item.task_type,
+                    goal=item.goal,
+                    text=item.text.strip(),
+                )
+            parts.append(section)
         parts.append(fill("task_section", opening=opening.strip()))
         return "\n\n".join(parts)
 
@@ -179,8 +198,8 @@ class Planner:
     ) -> PlannerEpisode:
         """Play ``ep`` to its end and conclude; the planner's trajectory.
 
-        ``helper_sources`` are the examples of the Useful Helper Method rules
-        (or any code whose function definitions should be predefined): only
+        ``helper_sources`` are the examples of the rules (or any code whose
+        function definitions should be predefined): only
         their ``def`` statements are used; with ``predefine_skills`` the
         retrieved skills' follow them (a skill's function wins over a rule's
         of the same name, as in the authors' code). ``conclude=False`` (the testing
@@ -200,7 +219,7 @@ class Planner:
         save()
         api = self.profile.code_api(ep.env)
         gate = RecordingApi(api, self.profile.callable_methods, ep)
-        preload = [self.profile.helpers] if self.profile.helpers.strip() else []
+        preload = [h for h in self._helpers() if h.strip()]
         sources = list(helper_sources)
         if self.predefine_skills:
             sources += [r.text for r in _items(retrieved) if r.kind == "skill"]
@@ -253,6 +272,10 @@ class Planner:
             await self._conclude(roles, messages, planned)
             save()
         return planned
+
+    def _helpers(self) -> list[str]:
+        """The profile's helper functions for this stage, in the order they are defined."""
+        return [self.profile.helpers, *([self.profile.build_helpers] if self.build else [])]
 
     def _state_reader(self, api: Any) -> Callable[[], dict[str, Any]] | None:
         """The profile's state attributes read off the code API (None if it has none)."""
@@ -400,8 +423,14 @@ def nest_headings(markdown: str, levels: int = 2) -> str:
 
 
 def helper_examples(rules: Iterable[Rule]) -> list[str]:
-    """The examples of the Useful Helper Method rules: ``Planner.play``'s ``helper_sources``."""
-    return [r.example for r in rules if r.type is RuleType.USEFUL_HELPER_METHOD and r.example]
+    """Every rule's example: ``Planner.play``'s ``helper_sources``.
+
+    As in the authors' code, the functions of any rule's example are defined
+    before the planner's code runs, whatever the rule's type (a Success Process
+    example may define a helper too); an example that does not parse as Python
+    (one wrapped in a Markdown fence, say) defines nothing.
+    """
+    return [r.example for r in rules if r.example.strip()]
 
 
 def classify(succeeded: bool, turns: Sequence[PlannerTurn]) -> Outcome:

@@ -67,6 +67,20 @@ def source_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+class ReplansType(click.ParamType[int | str | None]):
+    """``--max-replans``: a whole number >= 0, or ``paper``."""
+
+    name = "replans"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from lorekit.agents.automanual.profiles import parse_replans
+
+        try:
+            return parse_replans(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 @click.command("build")
 @click.argument("env_name", metavar="ENV")
 @model_options
@@ -80,7 +94,14 @@ def source_options(f: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option("--max-rules", type=click.IntRange(min=1), default=12, show_default=True)
 @click.option("--retire-after", type=click.IntRange(min=1), default=3, show_default=True)
-@click.option("--max-replans", type=click.IntRange(min=0), default=None)
+@click.option(
+    "--max-replans",
+    type=ReplansType(),
+    default=None,
+    metavar="N|paper",
+    help="Replans per episode (answers: 1 + N); default the env's, as the authors' code "
+    "(ALFWorld 2, MiniWoB++ 5); 'paper': the paper's \"at most 3 (6) times\".",
+)
 @click.option(
     "--retriever",
     default="bm25",
@@ -119,7 +140,7 @@ def build_cmd(
     variant: str,
     max_rules: int,
     retire_after: int,
-    max_replans: int | None,
+    max_replans: int | str | None,
     retriever: str,
     examples: int | None,
     from_build: str | None,
