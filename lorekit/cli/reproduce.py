@@ -231,7 +231,8 @@ def run_cmd(
         from lorekit.cli.reproduce_cost import cost_guard
 
         limits = prepare_config(models, cache=harness.cache, store=harness.store)[0]
-        guard = cost_guard(limits, [f"{prefix}.{r.id}" for r in rows], max_cost, prices)
+        spending = [*(b.run_id for b in built.values()), *(f"{prefix}.{r.id}" for r in rows)]
+        guard = cost_guard(limits, spending, max_cost, prices)  # the builds' spend counts too
     for row in rows:
         if guard is not None and not guard():
             break

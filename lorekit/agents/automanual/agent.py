@@ -11,8 +11,10 @@ test run never changes the build it reads.
 ALFWorld, 6 on MiniWoB++) may be ``paper``, the paper's "replan at most N times".
 
 ``retriever`` picks the most similar skill when the task's type has none:
-``bm25`` (default) or ``embedding:MODEL`` (an OpenAI-compatible embeddings
-endpoint the user configures; nothing is downloaded). ``retrieval``:
+``bm25``, ``type`` (none: only the type's own skill, the authors' MiniWoB++
+rule) or ``embedding:MODEL`` (an OpenAI-compatible embeddings endpoint the user
+configures; nothing is downloaded); by default the env profile's (ALFWorld
+``bm25``, MiniWoB++ ``type``). ``retrieval``:
 ``together`` (default, as published: that skill and the type's reflection
 together) or ``one``; ``predefine_skills`` (default true, as published): the
 shown skill's functions are defined before the planner's code runs;
@@ -70,7 +72,7 @@ class AutoManualAgent:
         skills: bool = True,
         max_replans: int | str | None = None,
         role: str = "planner",
-        retriever: str = "bm25",
+        retriever: str | None = None,
         retrieval: str = "together",
         predefine_skills: bool = True,
         examples: int | None = None,
@@ -94,7 +96,8 @@ class AutoManualAgent:
         self.build_env_options: dict[str, Any] = {}
         """Env options the manual's build asks for (a published run's), under the user's."""
         self._db: sqlite3.Connection | None = None
-        self.retriever = make_retriever(retriever)
+        self.retriever_spec = retriever  # None: the env profile's, once the env is known
+        self.retriever = make_retriever(retriever or "bm25")
         self.manual_text, self.source = self._load(manual.strip(), store, skills)
         self._planners: dict[str, Planner] = {}
 
@@ -174,6 +177,8 @@ class AutoManualAgent:
 
     def _planner(self, env_name: str) -> Planner:
         if env_name not in self._planners:
+            if self.libraries is not None and self.retriever_spec is None:
+                self.libraries.retriever = make_retriever(profile_for(env_name).retriever)
             self._planners[env_name] = Planner(
                 profile_for(env_name),
                 role=self.role,

@@ -92,7 +92,7 @@ class AutoManualBuildAgent:
         planner_role: str = "planner",
         builder_role: str = "builder",
         consolidator_role: str = "consolidator",
-        retriever: str = "bm25",
+        retriever: str | None = None,
         learn_rules: bool = True,
         keep_direct: bool = True,
         retrieval: Retrieval = "together",
@@ -115,7 +115,7 @@ class AutoManualBuildAgent:
         self.libraries = Libraries(
             self.db,
             build_id,
-            retriever=make_retriever(retriever),
+            retriever=make_retriever(retriever or self.profile.retriever),
             keep_direct=keep_direct,
             together=retrieval == "together",
         )

@@ -21,7 +21,8 @@ def register(registry: Registry) -> None:
         "(--agent-opt manual=BUILD)",
         tests_with_build=True,
         # `lorekit reproduce` plays an experiment's builds of these variants first
-        build_variants=("automanual", "planner-lib"),
+        # (published: the authors' own build, imported rather than played)
+        build_variants=("automanual", "planner-lib", "published"),
         build="lorekit.agents.automanual.commands.reproduce:reproduce_build",
     )
     registry.add_view("automanual", "lorekit.agents.automanual.view:VIEW", order=20)
@@ -36,6 +37,14 @@ def register(registry: Registry) -> None:
         "lorekit.agents.automanual.testing.builder:stage_roles",
         "scripted AutoManual planner, builder, consolidator and formulator "
         "(lorekit.agents.automanual.testing)",
+        takes_env=True,
+    )
+    registry.add_scripted(
+        "miniwob",
+        "automanual",
+        "lorekit.agents.automanual.testing.published:replay_roles",
+        "scripted AutoManual planner that plays the shown skill, adapted to the page "
+        "(lorekit.agents.automanual.testing.published)",
         takes_env=True,
     )
     registry.add_command(

@@ -109,6 +109,9 @@ class EnvProfile:
     does not follow: what ``max_replans="paper"`` asks for, at build or test."""
     build_helpers: str = ""
     """Helper functions defined at build time only, after ``helpers``."""
+    retriever: str = "bm25"
+    """How a skill of another type is picked when the task's type has none
+    (``retriever``): ``bm25``, or ``type`` (never: the authors' MiniWoB++ rule)."""
     skill_opening: bool = False
     """Whether a skill keeps (and the prompt shows) where its task began: the first
     line of its opening (``skill_opening``; ALFWorld's room, as the authors' code)."""
@@ -358,6 +361,7 @@ def parse_profile(data: Any, where: str) -> EnvProfile:
         paper_max_replans=data.get("paper_max_replans"),
         build_helpers=str(data.get("build_helpers") or ""),
         skill_opening=bool(data.get("skill_opening", False)),
+        retriever=str(data.get("retriever") or "bm25"),
     )
 
 

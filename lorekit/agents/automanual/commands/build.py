@@ -104,10 +104,10 @@ class ReplansType(click.ParamType[int | str | None]):
 )
 @click.option(
     "--retriever",
-    default="bm25",
-    show_default=True,
+    default=None,
     help="How a skill of another task type is picked when none of the type exists: "
-    "bm25, or embedding:MODEL (an OpenAI-compatible embeddings server, see docs).",
+    "bm25, type (never: only the type's own), or embedding:MODEL (an OpenAI-compatible "
+    "embeddings server, see docs); default the env's (alfworld bm25, miniwob type).",
 )
 @click.option(
     "--examples",
@@ -141,7 +141,7 @@ def build_cmd(
     max_rules: int,
     retire_after: int,
     max_replans: int | str | None,
-    retriever: str,
+    retriever: str | None,
     examples: int | None,
     from_build: str | None,
     library_only: bool,
@@ -176,7 +176,7 @@ def build_cmd(
         )
     try:
         profile = profile_for(env_name)
-        make_retriever(retriever)
+        make_retriever(retriever or profile.retriever)
     except ValueError as exc:
         raise UserError(str(exc).strip("'\"")) from None
     cfg, store_setting = prepare_config(models, cache=harness.cache, store=harness.store)

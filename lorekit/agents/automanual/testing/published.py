@@ -17,7 +17,8 @@ can be run through the authors' own wrappers and compared outcome by outcome:
 
 A skill written in several parts (MiniWoB++'s, split where the build paused
 to read the page: a line of ``` then ```python) is played one part per
-answer; after the last part, and without a skill, the answer runs nothing.
+answer (:func:`parts`); after the last part, and without a skill, the answer
+runs nothing.
 """
 
 from __future__ import annotations
@@ -79,24 +80,34 @@ def task_of(text: str) -> str:
 
 
 def parts(code: str) -> list[str]:
-    """The skill's code in the parts it was written in (split at fence lines), without
-    parts that hold no statement (comments only)."""
+    """The skill's code in the parts it was written in (split at fence lines), each
+    a piece of Python: a part that does not parse alone (an ``else:`` cut from its
+    ``if`` at a pause) is joined to the one before it, and parts that hold no
+    statement (comments only) are left out."""
     chunks: list[list[str]] = [[]]
     for line in code.split("\n"):
         if _FENCE_LINE.match(line):
             chunks.append([])
         else:
             chunks[-1].append(line)
-    out = []
+    out: list[str] = []
     for lines in chunks:
         body = "\n".join(lines).strip("\n")
-        try:
-            empty = not ast.parse(body).body
-        except SyntaxError:
-            empty = False  # played as written: the authors' planner would have sent it so
-        if body.strip() and not empty:
+        if not body.strip():
+            continue
+        if out and not _parses(body):
+            out[-1] = f"{out[-1]}\n{body}"
+        else:
             out.append(body)
-    return out
+    return [p for p in out if not _parses(p) or ast.parse(p).body]
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return False
+    return True
 
 
 def _rename(code: str, mapping: Mapping[str, str]) -> str:

@@ -66,17 +66,39 @@ class _Worker:
         return ""
 
 
+class _Space:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+STAND_INS = (
+    "tiktoken",
+    "langchain_community",
+    "langchain_community.vectorstores",
+    "langchain_openai",
+    "gym",
+    "gym.spaces",
+    "gym.envs",
+    "gym.envs.registration",
+    "bs4",
+)
+
+
 def install_stand_ins() -> None:
-    """Modules the original imports but a scripted run never uses."""
-    for name in (
-        "tiktoken",
-        "langchain_community",
-        "langchain_community.vectorstores",
-        "langchain_openai",
-    ):
+    """Modules the original imports but a scripted run never uses: the OpenAI client's
+    token counter, langchain's vector store, gym (the MiniWoB++ wrapper only
+    subclasses its ``Env`` and declares ``spaces.Box`` shapes) and BeautifulSoup
+    (put into the planner's namespace; no published rule or skill calls it)."""
+    for name in STAND_INS:
         sys.modules.setdefault(name, types.ModuleType(name))
-    sys.modules["langchain_community.vectorstores"].FAISS = _ExactType  # type: ignore[attr-defined]
-    sys.modules["langchain_openai"].OpenAIEmbeddings = lambda: None  # type: ignore[attr-defined]
+    modules: dict[str, Any] = dict(sys.modules)
+    modules["langchain_community.vectorstores"].FAISS = _ExactType
+    modules["langchain_openai"].OpenAIEmbeddings = lambda: None
+    modules["gym"].Env = type("Env", (), {})
+    modules["gym"].spaces = modules["gym.spaces"]
+    modules["gym.spaces"].Box = _Space
+    modules["gym.envs.registration"].register = lambda **kwargs: None
+    modules["bs4"].BeautifulSoup = _Space
 
 
 def importable(*folders: Path) -> None:
