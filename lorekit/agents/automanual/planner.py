@@ -29,12 +29,10 @@ and updated after every turn, so an episode cut off part-way keeps it.
 from __future__ import annotations
 
 import asyncio
-import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
-from lorekit.agents.automanual import texts
-from lorekit.agents.automanual.core import Outcome, PlannerEpisode, PlannerTurn, Rule
+from lorekit.agents.automanual.core import Outcome, PlannerEpisode, PlannerTurn
 from lorekit.agents.automanual.planner_feedback import (
     RecordingApi,
     render_examples,
@@ -46,6 +44,19 @@ from lorekit.agents.automanual.planner_parse import (
     definitions,
     parse_answer,
     parse_conclusion,
+)
+from lorekit.agents.automanual.planner_prompt import (
+    Retrieved,
+    fill,
+    first_message,
+    items,
+    prompts,
+)
+from lorekit.agents.automanual.planner_prompt import (  # re-exported: their old home
+    helper_examples as helper_examples,
+)
+from lorekit.agents.automanual.planner_prompt import (
+    nest_headings as nest_headings,
 )
 from lorekit.agents.automanual.profiles import EnvProfile, profile_for
 from lorekit.agents.base import Episode
@@ -59,31 +70,6 @@ T = TypeVar("T")
 NOTES_KEY = "automanual"
 FORMAT_ERROR = "AnswerFormatError"
 """``PlannerTurn.error`` of a turn whose answer had no usable code."""
-
-
-def prompts() -> dict[str, str]:
-    """The templates in ``lorekit/agents/automanual/prompts/planner.yaml``."""
-    return texts.templates("planner")
-
-
-def fill(name: str, **values: Any) -> str:
-    return texts.fill("planner", name, **values)
-
-
-class Retrieved(Protocol):
-    """A skill or reflection from the libraries, as the planner shows it."""
-
-    @property
-    def kind(self) -> str: ...  # "skill" or "reflection"
-
-    @property
-    def task_type(self) -> str: ...
-
-    @property
-    def goal(self) -> str: ...
-
-    @property
-    def text(self) -> str: ...
 
 
 class Planner:
@@ -154,32 +140,13 @@ class Planner:
     ) -> str:
         """The episode's first user message: rules (or manual), what the libraries gave
         (a skill, a reflection, or both, in that order), the task."""
-        shown_rules = rules_text.strip() or fill("no_rules")
-        if rules_heading == "Manual":
-            shown_rules = nest_headings(shown_rules)
-        parts = [fill("rules_section", heading=rules_heading, text=shown_rules)]
-        for item in _items(retrieved):
-            if item.kind == "skill":
-                began = str(getattr(item, "opening", "") or "").strip()
-                shown = began and self.profile.skill_opening
-                where = fill("skill_opening", opening=began) + "\n" if shown else ""
-                section = fill(
-                    "skill_section",
-                    task_type=item.task_type,
-                    goal=item.goal,
-                    text=item.text.strip(),
-                    opening=where,
-                )
-            else:
-                section = fill(
-                    "reflection_section",
-                    task_type=item.task_type,
-                    goal=item.goal,
-                    text=item.text.strip(),
-                )
-            parts.append(section)
-        parts.append(fill("task_section", opening=opening.strip()))
-        return "\n\n".join(parts)
+        return first_message(
+            opening,
+            rules_text=rules_text,
+            rules_heading=rules_heading,
+            retrieved=retrieved,
+            skill_opening=self.profile.skill_opening,
+        )
 
     # -- the episode ---------------------------------------------------------------------
 
@@ -222,7 +189,7 @@ class Planner:
         preload = [h for h in self._helpers() if h.strip()]
         sources = list(helper_sources)
         if self.predefine_skills:
-            sources += [r.text for r in _items(retrieved) if r.kind == "skill"]
+            sources += [r.text for r in items(retrieved) if r.kind == "skill"]
         preload += [d for d in (definitions(s) for s in sources) if d]
         earlier: dict[str, str] = {}  # this episode's functions by name, the latest version
         messages = [
@@ -396,41 +363,6 @@ class Planner:
             found = answer.value
             planned.skill_code = found.skill_code
             planned.reflection = found.mistakes if found.skill_code else found.reflection
-
-
-def _items(retrieved: Retrieved | Sequence[Retrieved] | None) -> list[Retrieved]:
-    """What the libraries gave, as a list without empty entries."""
-    if retrieved is None:
-        return []
-    many = [retrieved] if not isinstance(retrieved, Sequence) else list(retrieved)
-    return [r for r in many if r.text.strip()]
-
-
-def nest_headings(markdown: str, levels: int = 2) -> str:
-    """``markdown`` with its headings ``levels`` deeper (outside code blocks).
-
-    A manual's ``# Title`` / ``## pick_and_place`` would otherwise read as
-    sections of the planner prompt itself, beside ``## Manual`` and ``## Task``.
-    """
-    out, fenced = [], False
-    for line in markdown.split("\n"):
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        elif not fenced and re.match(r"#{1,6} ", line):
-            line = "#" * levels + line
-        out.append(line)
-    return "\n".join(out)
-
-
-def helper_examples(rules: Iterable[Rule]) -> list[str]:
-    """Every rule's example: ``Planner.play``'s ``helper_sources``.
-
-    As in the authors' code, the functions of any rule's example are defined
-    before the planner's code runs, whatever the rule's type (a Success Process
-    example may define a helper too); an example that does not parse as Python
-    (one wrapped in a Markdown fence, say) defines nothing.
-    """
-    return [r.example for r in rules if r.example.strip()]
 
 
 def classify(succeeded: bool, turns: Sequence[PlannerTurn]) -> Outcome:
