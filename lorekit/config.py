@@ -78,9 +78,24 @@ class ModelSettings(_Strict):
         return v
 
 
+def _file_path(v: str) -> str:
+    """A path the filesystem can take: not empty, no NUL byte (which no OS path holds;
+    it failed deep inside the first file call instead of naming the setting)."""
+    if not v.strip():
+        raise ValueError("expected a file path, got an empty one")
+    if "\x00" in v:
+        raise ValueError("a file path cannot hold a NUL byte (\\x00)")
+    return v
+
+
 class CacheSettings(_Strict):
     mode: Literal["read-write", "replay", "off"] = "off"
     path: str = ".lorekit/cache.sqlite3"
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, v: str) -> str:
+        return _file_path(v)
 
     @field_validator("mode", mode="before")
     @classmethod
@@ -98,6 +113,11 @@ class RunConfig(_Strict):
     default_role: str = DEFAULT_ROLE
     cache: CacheSettings = CacheSettings()
     store: str = "runs/lorekit.sqlite3"
+
+    @field_validator("store")
+    @classmethod
+    def _store(cls, v: str) -> str:
+        return _file_path(v)
 
     @field_validator("roles")
     @classmethod

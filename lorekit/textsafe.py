@@ -12,7 +12,7 @@ and escaped too by :func:`safe_line` (a run id, a table cell, an error line).
 This module is at the bottom of the layers: the CLI, the harness's views and
 the agents' own views all print model text.
 
-SQLite is the other place model text must survive:
+SQLite and requests to a model are the other places model text must survive:
 
 A Python ``str`` may hold a lone UTF-16 surrogate (``'\\ud83d'``, half of an
 emoji), e.g. from a JSON ``\\ud83d`` escape or a Python string literal in a
@@ -24,6 +24,12 @@ text without one is returned unchanged. Parsers that accept *structured*
 model output (AutoManual's tool calls) refuse a lone surrogate as a malformed
 answer instead, so the model is asked again; what is stored is then only
 raw text kept for the record (answers, observations, manuals).
+
+A request is JSON sent as UTF-8, so the same surrogate quoted back to a model
+(an answer in the next prompt, an observation echoing it) would fail the call
+and end the episode. ``lorekit.llm.base.Message`` and ``Completion`` pass their
+text through :func:`storable` when built, which every request and every answer
+does; the HTML report does the same for its whole page.
 """
 
 from __future__ import annotations
@@ -36,7 +42,9 @@ _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u206
 """Bidi marks, embeddings, overrides and isolates; line/paragraph separators
 (a terminal may break a line there); the byte-order mark."""
 
-_UNSAFE = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), *map(ord, _BIDI)]
+_UNSAFE = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), *map(ord, _BIDI), *range(0xD800, 0xE000)]
+"""Also every surrogate: in a ``str`` one is always alone (half of a pair), and a
+terminal's UTF-8 stream cannot carry it (printing it raises ``UnicodeEncodeError``)."""
 
 
 def _escape(code: int) -> str:

@@ -7,6 +7,10 @@ refuse duplicate keys, naming the file and the line of both definitions.
 The error is a :class:`yaml.YAMLError` (a ``ConstructorError``), so callers'
 existing ``except yaml.YAMLError`` handlers report it like a syntax error.
 
+A scalar PyYAML reads as an int or a date but cannot build (a number of 5,000
+digits, past Python's limit on reading ints; ``2020-02-30``) raised a plain
+``ValueError`` from deep inside the loader; it is a located YAML error too.
+
 Anchors and aliases (and merge keys) are allowed, but what they add is
 capped: an alias repeats a whole subtree, so a few hundred bytes of nested
 aliases stand for billions of nodes, which PyYAML shares but everything that
@@ -50,6 +54,35 @@ class StrictLoader(yaml.SafeLoader):
         if isinstance(node, yaml.MappingNode):
             _check_duplicates(self, node)
         return super().construct_mapping(node, deep=deep)
+
+    def construct_checked_int(self, node: yaml.ScalarNode) -> Any:
+        """An int, or a located error for one Python refuses to read (over 4,300 digits)."""
+        try:
+            return self.construct_yaml_int(node)
+        except ValueError:
+            digits = sum(c.isdigit() for c in str(node.value))
+            raise ConstructorError(
+                None, None, f"a number of {digits:,} digits is too long to read", node.start_mark
+            ) from None
+
+    def construct_checked_timestamp(self, node: yaml.ScalarNode) -> Any:
+        """A date, or a located error for text shaped like one that is none (2020-02-30)."""
+        try:
+            return self.construct_yaml_timestamp(node)
+        except ValueError as exc:
+            raise ConstructorError(
+                None,
+                None,
+                f"{str(node.value)[:40]!r} reads as a date but is none ({exc}); quote it "
+                "if it is meant as text",
+                node.start_mark,
+            ) from None
+
+
+StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_checked_int)
+StrictLoader.add_constructor(
+    "tag:yaml.org,2002:timestamp", StrictLoader.construct_checked_timestamp
+)
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

@@ -41,4 +41,7 @@ def shape_roles(env: str, agent: str, env_options: Mapping[str, Any] | None = No
         raise LookupError(
             f"agent {agent!r} tests with a build, and the dry run does not play builds yet"
         )
+    entry = REGISTRY.find("agent", agent)
+    if entry is not None and entry.meta.get("play"):  # a team: `team run`'s own loop
+        raise LookupError(f"agent {agent!r} plays its rows its own way, which the dry run does not")
     return simulated_roles(env, env_options or {}, agent)

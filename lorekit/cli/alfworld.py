@@ -20,6 +20,7 @@ from pathlib import Path
 import click
 
 from lorekit.cli.errors import RunFailed, UserError
+from lorekit.cli.options import SEED
 from lorekit.extras import requires_extra
 
 
@@ -45,7 +46,7 @@ def alfworld() -> None:
     type=click.IntRange(min=1, max=100_000),
     help="How many games (cycling over the task types).",
 )
-@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--seed", default=0, show_default=True, type=SEED)
 @click.option(
     "--task-types",
     "task_types",

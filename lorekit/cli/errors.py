@@ -143,13 +143,20 @@ def fail(message: str, code: int) -> NoReturn:
 def _known(exc: BaseException) -> tuple[str, int] | None:
     """(message, exit code) for error types a user can cause, else None."""
     from lorekit.config import ConfigError
-    from lorekit.eval.store_schema import StoreError
+    from lorekit.eval.store_lock import RunLockedError
+    from lorekit.eval.store_schema import StoreCorruptError, StoreError, StoreWriteError
     from lorekit.extras import MissingExtraError
     from lorekit.llm.errors import LLMAuthError, LLMError
     from lorekit.sandbox.errors import SandboxUnavailable
 
     if isinstance(exc, SandboxUnavailable):  # NoOSSandbox: the OS layer, or the unsafe option
         return exc.message, EXIT_USAGE
+    if isinstance(exc, RunLockedError):
+        return str(exc), EXIT_USAGE
+    if isinstance(exc, StoreWriteError):  # a full disk: the run stopped, resumable
+        return str(exc), EXIT_RUN_FAILED
+    if isinstance(exc, StoreCorruptError):  # the message names the row to repair
+        return str(exc), EXIT_USAGE
     if isinstance(exc, ConfigError):
         return first_and_count(str(exc)), EXIT_USAGE
     if isinstance(exc, MissingExtraError):
@@ -162,11 +169,49 @@ def _known(exc: BaseException) -> tuple[str, int] | None:
         return with_hint(str(exc), model_error_hint(exc)), EXIT_RUN_FAILED
     if isinstance(exc, sqlite3.Error):
         return f"SQLite: {exc}", EXIT_RUN_FAILED
+    bad_input = _bad_input(exc)
+    if bad_input is not None:
+        return bad_input, EXIT_USAGE
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
         what = exc.strerror or str(exc) or type(exc).__name__
         code = EXIT_USAGE if isinstance(exc, _PATH_ERRORS) else EXIT_RUN_FAILED
         return f"{where}{what}", code
+    return None
+
+
+def _bad_input(exc: BaseException) -> str | None:
+    """The last word on input no reader anticipated: values that Python itself
+    refuses, whichever file or option they came from. The readers of LoreKit's own
+    files name the file and the field; this keeps anything else to one line, exit 2."""
+    import json
+
+    text = str(exc)
+    if isinstance(exc, ValueError) and "integer string conversion" in text:
+        return (
+            "a number in the input has more digits than can be read (at most 4,300); "
+            "check the files and values given"
+        )
+    if isinstance(exc, ValueError) and "null byte" in text:
+        return "a file path holds a NUL byte (\\x00), which no path can hold"
+    if isinstance(exc, RecursionError):
+        return (
+            "the input is nested too deeply to read (thousands of levels of [ or {); "
+            "check the files given"
+        )
+    if isinstance(exc, json.JSONDecodeError):
+        return f"malformed JSON in the input: {exc}"
+    return None
+
+
+def _nul_argument(argv: Sequence[str]) -> str | None:
+    """The option (or argument) of ``argv`` holding a NUL byte, if one does: a shell
+    cannot pass one, a script calling :func:`run_cli` can."""
+    for i, arg in enumerate(argv):
+        if "\x00" in arg:
+            before = argv[i - 1] if i and argv[i - 1].startswith("-") else None
+            name = arg.partition("=")[0] if arg.startswith("-") else before
+            return name or f"argument {i + 1}"
     return None
 
 
@@ -199,6 +244,9 @@ def _broken_pipe() -> NoReturn:
 
 def run_cli(group: click.Group, argv: Sequence[str] | None) -> None:
     """Run ``group`` as ``lorekit`` and end every failure as one line and a code."""
+    nul = _nul_argument(argv or ())
+    if nul is not None:
+        fail(f"{nul}: a value cannot hold a NUL byte (\\x00)", EXIT_USAGE)
     try:
         group.main(
             args=list(argv) if argv is not None else None,

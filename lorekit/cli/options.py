@@ -79,6 +79,13 @@ def lookup_run_ids(ctx: click.Context, param: click.Parameter, value: Any) -> An
     return value
 
 
+MAX_SEED = 2**31 - 1
+SEED = click.IntRange(0, MAX_SEED)
+"""The type of every ``--seed``: 0..2,147,483,647. Seeds reach numpy's generators
+(which take 0..2**32-1) and the run store's integers after episode indexes are
+added to them; a larger one once failed the SQLite insert and lost the run."""
+
+
 def _param_names(options: Sequence[Decorator]) -> tuple[str, ...]:
     """The parameter names ``options`` give their values under."""
 
@@ -255,7 +262,7 @@ def harness_options(
         )
     options += [
         click.option("--run-id", default=None, callback=new_run_id, help=run_id_help),
-        click.option("--seed", type=int, default=0, show_default=True, help=seed_help),
+        click.option("--seed", type=SEED, default=0, show_default=True, help=seed_help),
         click.option(
             "--timeout",
             "timeout_s",

@@ -147,6 +147,11 @@ def view_cmd(
             f"--port: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc} "
             "(pass another --port, or 0 for any free one)"
         ) from None
+    try:  # built now, and kept for the first reload: a damaged row fails here, in one line
+        server.cache.get()
+    except BaseException:
+        server.server_close()
+        raise
     err_console.print(
         f"serving {', '.join(run_ids)} at {server.url} (read-only; Ctrl-C to stop)",
         highlight=False,

@@ -60,14 +60,18 @@ def run_builds(
     env_opt: Sequence[str],
     prefix: str,
     simulate: bool,
+    resume_id: str | None = None,
 ) -> dict[str, Built]:
-    """Build id -> its finished build, for the builds ``rows`` name."""
+    """Build id -> its finished build, for the builds ``rows`` name, as runs
+    ``PREFIX.build-ID``; ``resume_id`` (default ``prefix``) is the ``--run-id`` that
+    resumes the reproduction (another than ``prefix`` for its repeated runs)."""
     from lorekit.eval.reproduce import build_makers
 
     makers = build_makers()
     built: dict[str, Built] = {}
+    needed = needed_builds(exp, rows)
     for build in exp.builds:
-        if not any(r.build == build.id for r in rows):
+        if build.id not in needed:
             continue
         entry = makers.get(build.variant)
         if entry is None:  # its agent's plugin is gone since the file was checked
@@ -78,8 +82,22 @@ def run_builds(
                 make = pkgutil.resolve_name(make)
         rid = f"{prefix}.build-{build.id}"
         options = make(
-            exp, build, run_id=rid, resume_id=prefix, models=models, harness=harness,
+            exp, build, run_id=rid, resume_id=resume_id or prefix, models=models, harness=harness,
             env_opt=env_opt, simulate=simulate,
         )  # fmt: skip
         built[build.id] = Built(rid, dict(options))
     return built
+
+
+def needed_builds(exp: Any, rows: Sequence[Any]) -> set[str]:
+    """The builds ``rows`` test with, and the earlier builds those start from."""
+    by_id = {b.id: b for b in exp.builds}
+    needed: set[str] = set()
+    todo = [r.build for r in rows if r.build]
+    while todo:
+        name = todo.pop()
+        if name not in needed:
+            needed.add(name)
+            source = by_id[name].from_build
+            todo += [source] if source else []
+    return needed

@@ -24,6 +24,9 @@ from lorekit.cli.errors import UserError
 DRY_EPISODES = 2
 """Episodes the dry run plays per row at least (one per task group where a split has
 2 to 8 groups)."""
+MAX_DRY_ROWS = 20
+"""Rows a dry run measures at most (each plays episodes); an experiment with more
+rows says which were left out, and ``--rows`` picks the ones to measure."""
 EXIT_COST_LIMIT = 3
 """Exit code of a run that stopped at ``--max-cost`` (resumable)."""
 
@@ -101,6 +104,8 @@ def print_dry_run(
     from lorekit.agents.shape_models import shape_roles
     from lorekit.eval.cost import measure_rows, price_row
 
+    left_out = len(rows) - MAX_DRY_ROWS
+    rows = list(rows)[:MAX_DRY_ROWS]
     console.print(f"{exp.paper}, {exp.source}: {exp.title}")
     console.print(f"env {exp.env}, split {split}, options {dict(exp.env_options)}")
     if exp.needs_data:
@@ -185,6 +190,12 @@ def print_dry_run(
         "token); stable prefix: the share of prompt tokens that repeat the start of the "
         "role's previous prompt (what prompt caching discounts)"
     )
+    if left_out > 0:
+        console.print(
+            f"measured the first {MAX_DRY_ROWS} of {MAX_DRY_ROWS + left_out:,} rows (a dry run "
+            f"plays episodes of each row; the estimate leaves out the other {left_out:,}); "
+            "pick the rows to measure with --rows"
+        )
     console.print(table.dated)
 
 

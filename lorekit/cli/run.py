@@ -12,7 +12,7 @@ import contextlib
 import functools
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,6 +118,8 @@ def play(
     agent_kwargs: dict[str, Any] | None = None,
     roles_for: Callable[[str, dict[str, Any], str], Any] | None = None,
     before_episode: Callable[[Any], bool] | None = None,
+    choose_tasks: Callable[[list[Any]], list[Any]] | None = None,
+    extra_config: Mapping[str, Any] | None = None,
 ) -> Played:
     """Prepare, check and play one run as ``lorekit run`` does; print its summary.
 
@@ -127,6 +129,9 @@ def play(
     config (``reproduce run --simulate``: scripted models, no cache, no keys).
     ``before_episode`` may decline episodes when their turn comes (a spending
     limit); declined ones are not recorded, so resuming plays them.
+    ``choose_tasks`` picks the tasks to play from the split's (instead of its first
+    ``tasks.episodes``: ``reproduce run`` samples across task groups); ``extra_config``
+    is stored with the run's config (a reproduction's setup).
     Raises the CLI's errors (:class:`UserError`, :class:`RunFailed`, ...); an
     errored episode is reported in the result, not raised."""
     from lorekit.agents import agent_parameters, declared_roles, make_agent, needs_model
@@ -143,7 +148,13 @@ def play(
     from lorekit.eval.evaluate import evaluate_async
     from lorekit.eval.report import render_run
     from lorekit.eval.runner import plan_episodes
-    from lorekit.eval.store import RunMismatchError, RunStore, StoreError, new_run_id
+    from lorekit.eval.store import (
+        RunMismatchError,
+        RunStore,
+        StoreError,
+        StoreWriteError,
+        new_run_id,
+    )
 
     if not math.isfinite(harness.timeout_s):
         raise UserError(f"--timeout: expected a finite number of seconds, got {harness.timeout_s}")
@@ -183,7 +194,10 @@ def play(
     check_api_keys(cfg, config_path=config_path, allow_simulate=simulating)
     env_opt = with_defaults(tasks.env_opt, _agent_env_defaults(agent, env_name))
     env_kwargs, chosen, provenance = prepare_tasks(env_name, env_opt, tasks.tasks, tasks.split)
-    chosen = chosen[: tasks.episodes] if tasks.episodes else chosen
+    if choose_tasks is not None:
+        chosen = choose_tasks(chosen)
+    elif tasks.episodes:
+        chosen = chosen[: tasks.episodes]
     check_writable(cfg.store, what="run store", setting=store_setting)
     check_cache(cfg, config_path=config_path)
     config = {
@@ -194,6 +208,7 @@ def play(
         "split": tasks.split,
         "tasks_from": provenance,
         "seed": harness.seed,
+        **dict(extra_config or {}),
     }
     roles_factory = (
         None
@@ -248,6 +263,8 @@ def play(
             )
         except RunMismatchError as exc:
             raise UserError(f"--run-id: {exc}") from None
+        except StoreWriteError as exc:  # the run stopped; what is stored is whole
+            raise RunFailed(f"{exc} (--run-id {rid})") from None
         except RunAborted as exc:
             render_run(db, rid, console)
             hint = model_error_hint(exc.error)

@@ -38,7 +38,13 @@ def runs_list(store: str) -> None:
             ok = sum(e.success for e in eps)
             rate = f"{ok / len(eps):.1%}" if eps else "-"
             table.add_row(
-                r.run_id, _when(r.created_at), r.env, r.agent, r.status, str(len(eps)), rate
+                r.run_id,
+                _when(r.created_at),
+                r.env,
+                r.agent,
+                db.run_status(r.run_id, r.status),
+                str(len(eps)),
+                rate,
             )
     if not rows:
         console.print(f"no runs in {store}")
@@ -78,7 +84,7 @@ def _summary_json(db: Any, run_id: str) -> dict[str, Any]:
     episodes = db.episodes(run_id)
     env_figures = env_summary(db, run.env, run_id)
     return {
-        "run": run.to_dict(),
+        "run": {**run.to_dict(), "status": db.run_status(run_id, run.status)},
         **run_summary(db, run_id),
         "episodes": len(episodes),
         "stop_reasons": stop_reasons(episodes),
@@ -99,10 +105,10 @@ def runs_rm(run_ids: tuple[str, ...], store: str, yes: bool) -> None:
     from lorekit.eval.store import RunStore, StoreError
 
     with open_store(store) as db:
-        missing = [r for r in run_ids if db.get_run(r) is None]
+        missing = [r for r in run_ids if not db.has_run(r)]  # a damaged run can go too
         if missing:
             raise UserError(f"RUN: no run {missing[0]!r} in {store} (see `lorekit runs list`)")
-        counts = {r: len(db.episodes(r)) for r in dict.fromkeys(run_ids)}
+        counts = {r: db.episode_count(r) for r in dict.fromkeys(run_ids)}  # damaged ones too
     listed = ", ".join(f"{r} ({n} episodes)" for r, n in counts.items())
     if not yes:
         if not sys.stdin.isatty():

@@ -14,7 +14,9 @@ the user config gives one store for every folder.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +61,7 @@ def user_store() -> str | None:
     store = data.get("store")
     if store is None:
         return None
-    if not isinstance(store, str) or not store.strip():
+    if not isinstance(store, str) or not store.strip() or "\x00" in store:
         raise UserError(f"{path}: store: expected a file path, got {store!r}")
     return str(Path(store).expanduser())
 
@@ -99,3 +101,22 @@ def pick_store(flag: str | None, cfg: Any, config_path: str | None) -> tuple[str
     if config_path:
         return str(cfg.store), f"--store or store: in {config_path}"
     return DEFAULT_STORE, "--store"
+
+
+@contextlib.contextmanager
+def hold_output(path: str | Path, flag: str) -> Iterator[None]:
+    """Be the one process writing the output ``path`` (``laws extract -o``, whose
+    progress file a rerun continues) while the block runs; a second process on the
+    same output is refused with who holds it (:mod:`lorekit.eval.store_lock`)."""
+    from lorekit.eval.store_lock import acquire, release
+
+    lock = Path(f"{path}.lock")
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        acquire(lock, f"{flag} {path}", "let it finish or stop it, then run it again")
+    except OSError as exc:
+        raise UserError(f"{flag}: cannot write beside {path}: {exc.strerror or exc}") from None
+    try:
+        yield
+    finally:
+        release(lock)

@@ -14,6 +14,7 @@ number (``--agent-opt manual=2024``). Annotations this module cannot check
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import types
@@ -34,6 +35,7 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+@functools.lru_cache(maxsize=64)  # an experiment's thousand rows share a few agents
 def _hints(target: Callable[..., Any]) -> dict[str, Any]:
     """The parameter annotations of ``target`` (a class: its ``__init__``), evaluated.
 
@@ -155,8 +157,9 @@ def check_options(
         try:
             out[key] = coerce(value, raw.get(key, str(value)), ann)
         except Mismatch as exc:
+            where = f"{flag}{key}" if flag.endswith(".") else f"{flag} {key}"
             raise UserError(
-                f"{flag} {key}: expected {exc}, got {_describe(raw.get(key, value))}"
+                f"{where}: expected {exc}, got {_describe(raw.get(key, value))}"
             ) from None
     return out
 

@@ -140,7 +140,8 @@ def render_run(store: RunStore, run_id: str, console: Console) -> None:
     s = run_summary(store, run_id)
     cost = (run.summary or {}).get("cost_usd")
     console.print(
-        f"[bold]{run.run_id}[/bold]  env={run.env}  agent={run.agent}  status={run.status}  "
+        f"[bold]{run.run_id}[/bold]  env={run.env}  agent={run.agent}  "
+        f"status={store.run_status(run_id, run.status)}  "
         f"wall={s['wall_s']:.1f}s" + (f"  cost=${cost:.4f}" if cost is not None else "")
     )
     provenance = (run.config or {}).get("tasks_from")
@@ -176,6 +177,13 @@ def render_run(store: RunStore, run_id: str, console: Console) -> None:
     if env_line:
         console.print(env_line, highlight=False)
     _render_usage(s["usage_by_role"], console)
+    refused, note = store.refused_usage(run_id)
+    if refused:
+        console.print(
+            f"{refused} call(s) reported token counts that cannot be counts (first: "
+            f"{escape(note or '?')}); they count the local estimate instead",
+            highlight=False,
+        )
 
 
 def env_summary(store: RunStore, env: str, run_id: str) -> dict[str, Any] | None:

@@ -37,6 +37,7 @@ from lorekit.eval.report_html_reproduce import reproduce_sections
 from lorekit.eval.report_html_runs import run_colours, runs_section, section, table
 from lorekit.eval.report_html_svg import Series, bar_chart, histogram, xy_chart
 from lorekit.eval.store_read import StoreReader
+from lorekit.textsafe import storable
 
 _SLOT = re.compile(r"\{\{(\w+)\}\}")
 #: Line styles of a run's seeds in the learning curves (the colour is the run's).
@@ -369,4 +370,7 @@ def render_page(title: str, body: str, data: Any, *, subtitle: str = "") -> str:
         "data": script_json(data),
         "js": js,
     }
-    return _SLOT.sub(lambda m: parts[m.group(1)], _asset("report_html_page.html"))
+    page = _SLOT.sub(lambda m: parts[m.group(1)], _asset("report_html_page.html"))
+    # A lone surrogate (a title typed as bytes that are not UTF-8, a saved comparison's
+    # "\ud800") cannot be written as UTF-8: it shows as U+FFFD instead of failing the page.
+    return storable(page)

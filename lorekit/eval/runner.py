@@ -17,6 +17,7 @@ off is discarded, never reused.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -38,7 +39,7 @@ from lorekit.eval.backend import (
 )
 from lorekit.eval.envpool import EnvSource
 from lorekit.eval.report import run_summary
-from lorekit.eval.store import RunStore
+from lorekit.eval.store import RunStore, StoreError
 from lorekit.llm.accounting import PriceTable, UsageLedger
 from lorekit.llm.roles import Roles
 from lorekit.progress import ProgressReport
@@ -218,12 +219,19 @@ async def run_eval(
             if early_stop is not None:
                 early_stop.observe(failure)
 
+    tasks = [asyncio.ensure_future(play(s)) for s in todo]
     try:
         with bar:
-            work = asyncio.gather(*(play(s) for s in todo))
+            work = asyncio.gather(*tasks)
             await (early_stop.watch(work) if early_stop is not None else work)
     except BaseException:
-        store.set_run_status(rid, "interrupted")
+        # One episode's failure (Ctrl-C, a full disk under the store) ends the others
+        # here, cancelled and awaited, so none is left for asyncio to report on exit.
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        with contextlib.suppress(StoreError):  # a full disk may refuse even this;
+            store.set_run_status(rid, "interrupted")  # readers then see no writer
         raise
     finally:
         if backend is None:  # a backend handed in belongs to the caller, who closes it

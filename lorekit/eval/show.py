@@ -29,7 +29,9 @@ def find_episode(store: RunStore, run_id: str, episode: str | int) -> EpisodeRec
     """An episode by index (``3`` or ``"3"``), by key (``"stick/0"``) or by task id."""
     episodes = store.episodes(run_id)
     text = str(episode)
-    if text.isdigit():
+    # ASCII digits only ("²" is a digit to isdigit, not to int), and few of them: an
+    # index of 5,000 digits is no index (and int() refuses to read it).
+    if text.isascii() and text.isdigit() and len(text) <= 18:
         for e in episodes:
             if e.index == int(text):
                 return e

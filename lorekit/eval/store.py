@@ -18,6 +18,7 @@ re-exports the public names so callers import them all from here.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
@@ -27,6 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from lorekit.eval.store_lock import RunLocking
 from lorekit.eval.store_read import StoreReader
 from lorekit.eval.store_schema import (
     ADDED_CALL_COLUMNS,
@@ -43,10 +45,12 @@ from lorekit.eval.store_schema import (
     SchemaVersionError,
     StepRecord,
     StoreError,
+    StoreWriteError,
     UnknownRunError,
     call_row,
     call_select,
     to_json,
+    write_failure,
 )
 from lorekit.eval.store_writer import EpisodeWriter
 from lorekit.ids import new_run_id
@@ -66,13 +70,14 @@ __all__ = [
     "SchemaVersionError",
     "StepRecord",
     "StoreError",
+    "StoreWriteError",
     "UnknownRunError",
     "new_run_id",
     "to_json",
 ]
 
 
-class RunStore(StoreReader):
+class RunStore(RunLocking, StoreReader):
     """Runs, episodes, steps and model calls of evaluations, in one SQLite file.
 
     One instance holds one connection shared by every episode of a process
@@ -84,6 +89,8 @@ class RunStore(StoreReader):
         self.path = Path(path)
         self.readonly = _readonly
         self._lock = threading.RLock()
+        self._run_locks: set[str] = set()
+        self.last_writer = {}
         try:
             if _readonly:
                 uri = self.path.resolve().as_uri() + "?mode=ro"
@@ -137,7 +144,8 @@ class RunStore(StoreReader):
             self._call_columns = call_select(present)
             self._missing_call_columns = frozenset(ADDED_CALL_COLUMNS) - present
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot use {self.path} as a run store: {exc}") from exc
+            failure = write_failure(self.path, exc)  # a full disk, not a wrong file
+            raise failure or StoreError(f"cannot use {self.path} as a run store: {exc}") from exc
 
     @staticmethod
     def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
@@ -175,6 +183,7 @@ class RunStore(StoreReader):
         registered tables by the column it named (AutoManual's rules: ``build_id``).
         Returns the rows removed per table."""
         self._require_run(run_id)
+        self.lock_run(run_id)  # never under a process that is writing the run
         removed: dict[str, int] = {}
         with self._transaction() as conn:
             tables = [
@@ -208,21 +217,31 @@ class RunStore(StoreReader):
             raise StoreError(f"the run store {self.path} was opened read-only")
         with self._lock:
             conn = self.conn
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield conn
-            except BaseException:
-                if conn.in_transaction:  # SQLite may have rolled back already (disk full)
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    if conn.in_transaction:  # SQLite may have rolled back already (disk full)
+                        conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            except (sqlite3.OperationalError, OSError) as exc:
+                failure = write_failure(self.path, exc)
+                if failure is None:
+                    raise
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                raise failure from exc
 
     def close(self) -> None:
-        """Close the connection; safe to call twice."""
+        """Close the connection and give back the runs it locked; safe to call twice."""
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+            self._release_runs()
 
     def __enter__(self) -> RunStore:
         return self
@@ -248,6 +267,7 @@ class RunStore(StoreReader):
             raise StoreError(f"run_id must be a non-empty string, got {run_id!r}")
         for _ in range(100):
             rid = run_id if run_id is not None else new_run_id()
+            self.lock_run(rid)  # before anything is read or written: one writer per run
             with self._transaction() as conn:
                 sql = "SELECT env, agent FROM runs WHERE run_id = ?"
                 row = conn.execute(sql, (rid,)).fetchone()
@@ -267,9 +287,11 @@ class RunStore(StoreReader):
                     )
                     return rid
             if run_id is None:
+                self._release_runs(rid)
                 continue  # a generated id collided: draw another
             if tuple(row) == (env, agent):
                 return rid
+            self._release_runs(rid)
             raise RunMismatchError(
                 f"run {rid!r} in {self.path} is env={row[0]!r} agent={row[1]!r}; cannot resume it "
                 f"as env={env!r} agent={agent!r} (choose another run id)"

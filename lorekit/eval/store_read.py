@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from lorekit.eval.store_lock import Holder, holder, lock_path_for
+from lorekit.eval.store_rows import call_dict, episode_record, run_info, step_record
 from lorekit.eval.store_schema import (
     CALL_COLUMNS,
     USAGE_KEYS,
@@ -24,7 +26,6 @@ from lorekit.eval.store_schema import (
     StepRecord,
     StoreError,
     UnknownRunError,
-    loads_or_none,
 )
 
 
@@ -62,19 +63,20 @@ class StoreReader:
 
     # -- runs -----------------------------------------------------------------
 
-    @staticmethod
-    def _run_info(row: sqlite3.Row) -> RunInfo:
-        return RunInfo(
-            row["run_id"],
-            row["created_at"],
-            row["updated_at"],
-            row["status"],
-            row["env"],
-            row["agent"],
-            loads_or_none(row["config"]),
-            loads_or_none(row["meta"]),
-            loads_or_none(row["summary"]),
-        )
+    def run_writer(self, run_id: str) -> Holder | None:
+        """The process writing ``run_id`` now (this one included), or None."""
+        return holder(lock_path_for(self.path, run_id))
+
+    def run_status(self, run_id: str, recorded: str) -> str:
+        """A run's status as a reader should show it: ``running`` only while a process
+        writes it. A run left ``running`` by a killed process, or by one whose disk
+        filled before it could record more, is ``interrupted`` (and resumable)."""
+        if recorded == "running" and self.run_writer(run_id) is None:
+            return "interrupted"
+        return recorded
+
+    def _run_info(self, row: sqlite3.Row) -> RunInfo:
+        return run_info(self.path, row)
 
     def get_run(self, run_id: str) -> RunInfo | None:
         rows = self._query("SELECT * FROM runs WHERE run_id = ?", (run_id,))
@@ -93,26 +95,16 @@ class StoreReader:
         rows = self._query(
             "SELECT * FROM episodes WHERE run_id = ? ORDER BY idx, episode_key", (run_id,)
         )
-        return [
-            EpisodeRecord(
-                r["run_id"],
-                r["episode_key"],
-                r["idx"],
-                r["task_id"],
-                r["task_group"],
-                r["seed"],
-                r["status"],
-                bool(r["success"]),
-                r["reward"],
-                r["steps"],
-                r["started_at"],
-                r["ended_at"],
-                r["wall_s"],
-                r["error"],
-                loads_or_none(r["info"]),
-            )
-            for r in rows
-        ]
+        return [episode_record(self.path, r) for r in rows]
+
+    def has_run(self, run_id: str) -> bool:
+        """Whether the store holds ``run_id``, without reading its row (a damaged one too)."""
+        return bool(self._query("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)))
+
+    def episode_count(self, run_id: str) -> int:
+        """How many episodes the run holds, without reading them (a damaged row too)."""
+        self._require_run(run_id)
+        return int(self._query("SELECT count(*) FROM episodes WHERE run_id = ?", (run_id,))[0][0])
 
     def steps(self, run_id: str, episode_key: str) -> list[StepRecord]:
         """Steps of one episode in order; empty for a key that never finished."""
@@ -122,7 +114,7 @@ class StoreReader:
             "WHERE run_id = ? AND episode_key = ? ORDER BY idx",
             (run_id, episode_key),
         )
-        return [StepRecord(r[0], r[1], r[2], r[3], bool(r[4]), loads_or_none(r[5])) for r in rows]
+        return [step_record(self.path, run_id, episode_key, r) for r in rows]
 
     def llm_calls(self, run_id: str, episode_key: str | None = None) -> list[dict[str, Any]]:
         """Model calls of one episode, or of the whole run (episodes and outside) when None."""
@@ -132,15 +124,7 @@ class StoreReader:
         if episode_key is not None:
             sql += " AND episode_key = ?"
             args = (run_id, episode_key)
-        out = []
-        for r in self._query(sql + " ORDER BY id", args):
-            d = dict(r)
-            for name in ("messages", "params", "meta"):
-                d[name] = loads_or_none(d[name])
-            d["cached"] = bool(d["cached"])
-            d["usage_estimated"] = bool(d["usage_estimated"])
-            out.append(d)
-        return out
+        return [call_dict(self.path, run_id, r) for r in self._query(sql + " ORDER BY id", args)]
 
     def usage_by_role(self, run_id: str) -> dict[str, dict[str, int]]:
         """Calls and tokens per agent role (keys: :data:`USAGE_KEYS`).
@@ -167,6 +151,18 @@ class StoreReader:
         return {
             r[0]: dict(zip(USAGE_KEYS, (int(v) for v in tuple(r)[1:]), strict=True)) for r in rows
         }
+
+    def refused_usage(self, run_id: str) -> tuple[int, str | None]:
+        """How many calls of the run reported token counts that could not be counts
+        (their tokens are estimates, see :mod:`lorekit.llm.counts`), and the first note."""
+        rows = self._query(
+            "SELECT meta FROM llm_calls WHERE run_id = ? AND meta LIKE '%\"usage_refused\"%' "
+            "ORDER BY id",
+            (run_id,),
+        )
+        notes = [_meta_note(r[0]) for r in rows]
+        found = [n for n in notes if n]
+        return len(found), (found[0] if found else None)
 
     def tokens_by_model(self, run_ids: Iterable[str]) -> dict[str, tuple[int, int]]:
         """Prompt and completion tokens spent per model over ``run_ids`` (runs the
@@ -210,6 +206,15 @@ class StoreReader:
             out.write(_line({"type": "run_llm_calls", "run_id": run_id, "llm_calls": calls[None]}))
             n += 1
         return n
+
+
+def _meta_note(text: str | None) -> str | None:
+    try:
+        meta = json.loads(text or "{}")
+    except (ValueError, RecursionError):
+        return None
+    note = meta.get("usage_refused") if isinstance(meta, dict) else None
+    return str(note) if note else None
 
 
 def _line(obj: Mapping[str, Any]) -> str:

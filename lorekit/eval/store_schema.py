@@ -142,6 +142,38 @@ class StoreError(Exception):
     """A run store cannot be used as asked (wrong file, closed, read-only, bad argument)."""
 
 
+class StoreCorruptError(StoreError):
+    """A row of the file holds a value its column cannot mean (text where a number
+    belongs, broken JSON); the message names the table, the column and the row."""
+
+
+class StoreWriteError(StoreError):
+    """The file could not take a write (the disk is full, or failed): nothing of the
+    write was kept, everything committed before is intact, and the run can resume
+    once there is room."""
+
+
+def write_failure(path: Path, exc: BaseException) -> StoreWriteError | None:
+    """The :class:`StoreWriteError` that ``exc`` stands for when it is a full or failing
+    disk under the store at ``path`` (SQLite's FULL and IOERR codes, ``ENOSPC``), else None."""
+    import errno
+    import sqlite3
+
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    if isinstance(exc, sqlite3.OperationalError) and name.startswith("SQLITE_FULL"):
+        why = "the disk is full"
+    elif isinstance(exc, sqlite3.OperationalError) and name.startswith("SQLITE_IOERR"):
+        why = f"the disk failed a write ({exc})"
+    elif isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        why = f"the disk is full ({exc.strerror or exc})"
+    else:
+        return None
+    return StoreWriteError(
+        f"cannot write the run store {path.resolve()}: {why}; free space on its disk and "
+        "resume the run: every episode stored so far is kept"
+    )
+
+
 class SchemaVersionError(StoreError):
     """The file was written by a newer LoreKit; reading it with this one would misread it."""
 
@@ -265,6 +297,8 @@ def call_row(record: CallRecord) -> tuple[Any, ...]:
     meta = dict(d["meta"])
     if d.get("finish_reason") is not None:
         meta.setdefault("finish_reason", d["finish_reason"])
+    if d.get("usage_refused"):  # counts that could not be tokens; an estimate stands in
+        meta.setdefault("usage_refused", d["usage_refused"])
     return (
         d["role"],
         d["model"],

@@ -19,6 +19,7 @@ from typing import Any
 
 from crafter import constants
 
+from lorekit import jsonscan
 from lorekit.envs.crafter.core import ACHIEVEMENTS
 from lorekit.envs.crafter.expanded import DO_TARGETS
 from lorekit.envs.crafter.rules import CrafterRules
@@ -222,7 +223,7 @@ class Experience:
                     f"{file}: larger than an experience file can be "
                     f"({MAX_EXPERIENCE_BYTES:,} bytes at most)"
                 )
-            data = json.loads(file.read_text(encoding="utf-8"))
+            data = jsonscan.loads(file.read_text(encoding="utf-8"))  # numbers too long, too
         except FileNotFoundError:
             raise ExperienceError(f"{file}: no such experience file") from None
         except json.JSONDecodeError as exc:

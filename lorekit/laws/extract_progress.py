@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from lorekit import jsonscan
+
 FORMAT = 1
 
 
@@ -70,7 +72,7 @@ class Progress:
 
     def _load(self, path: Path) -> None:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = jsonscan.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ProgressMismatch(
                 f"{path}: cannot read the saved progress ({exc}); delete it to start over"

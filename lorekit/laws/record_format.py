@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lorekit import jsonscan
 from lorekit.laws.experience import LAW_ACTIONS, THING_NAMES
 from lorekit.laws.transitions import ATTRIBUTES, MATERIALS, TOOLS, write_jsonl
 
@@ -191,7 +192,7 @@ def read_records(path: str | Path) -> list[LawRecord]:
                 if not line.strip():
                     continue
                 try:
-                    raw = json.loads(line)
+                    raw = jsonscan.loads(line)  # a 5,000-digit number too is malformed
                 except json.JSONDecodeError as exc:
                     raise RecordError(f"{file}:{number}: not valid JSON ({exc.msg})") from None
                 except RecursionError:

@@ -90,9 +90,12 @@ def evaluate(
                 new = {a for a, n in info["achievements"].items() if n > 0} - ep.unlocked
                 ep.unlocked |= new
                 if ep.writer is not None:
-                    extra = {"unlocked": sorted(new)} if new else None
                     ep.writer.add_step(
-                        "", EXPANDED_ACTIONS[int(action)], reward, terminated or truncated, extra
+                        "",
+                        EXPANDED_ACTIONS[int(action)],
+                        reward,
+                        terminated or truncated,
+                        _step_info(info, new, last=terminated or truncated),
                     )
                 if terminated or truncated:
                     results[ep.index] = _finish(ep, info, died=terminated)
@@ -108,12 +111,26 @@ def evaluate(
     return [results[i] for i in range(episodes)]
 
 
+def _step_info(info: Mapping[str, Any], new: set[str], *, last: bool) -> dict[str, Any]:
+    """What a recorded step holds for the run's readers: crafter's own reward (the run
+    store's Crafter score and reward sum it, whatever reward the policy trained on),
+    the achievements it unlocked, and on the last step every achievement's count."""
+    parts = info.get("reward_parts") or {}
+    out: dict[str, Any] = {"crafter_reward": float(parts.get("crafter", 0.0))}
+    if new:
+        out["unlocked"] = sorted(new)
+    if last:
+        out["achievements"] = {str(k): int(v) for k, v in info["achievements"].items()}
+    return out
+
+
 def _finish(ep: _Episode, info: dict[str, Any], *, died: bool) -> dict[str, Any]:
     summary = episode_summary(info["achievements"], ep.rewards, len(ep.rewards), died)
     summary["seed"] = ep.seed
     summary["reward_parts"] = dict(info.get("episode_reward_parts", {}))
     if ep.writer is not None:
-        ep.writer.finish(success=not died, reward=summary["return"], info=summary)
+        stored = {**summary, "stop_reason": "died" if died else "time_limit"}
+        ep.writer.finish(success=not died, reward=summary["return"], info=stored)
     return summary
 
 

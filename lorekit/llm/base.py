@@ -6,7 +6,9 @@ server, a scripted model) and wrappers (cache, limits, accounting) all satisfy
 the same :class:`LLM` protocol, so they compose freely:
 ``CachedLLM(MeteredLLM(LimitedLLM(backend)))``.
 
-This module imports nothing from the rest of the project.
+This module imports nothing from the rest of the project but :mod:`lorekit.textsafe`
+(text made encodable), which sits at the same bottom layer, and the token-count
+rule of :mod:`lorekit.llm.counts`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from lorekit.llm.counts import COUNT_FIELDS, describe, is_token_count
+from lorekit.textsafe import storable
 
 RoleName = Literal["system", "user", "assistant"]
 _ROLES: frozenset[str] = frozenset({"system", "user", "assistant"})
@@ -31,6 +36,9 @@ class Message:
             raise ValueError(f"message role must be one of {sorted(_ROLES)}, got {self.role!r}")
         if not isinstance(self.content, str):
             raise TypeError(f"message content must be str, got {type(self.content).__name__}")
+        # Every request is built from Messages: a lone surrogate (half an emoji from a
+        # model's answer, fed back in an observation) cannot be sent as UTF-8.
+        object.__setattr__(self, "content", storable(self.content))
 
     def to_dict(self) -> dict[str, str]:
         return {"role": self.role, "content": self.content}
@@ -69,11 +77,26 @@ class Usage:
     ``estimated`` is True when the counts were not reported by a server but
     guessed locally (a server that sends no usage block, a scripted model):
     reports mark such numbers (``~1,234``) so nobody mistakes them for a bill.
+
+    A count that cannot be one (not an int in 0..``MAX_CALL_TOKENS``: ``10**19``,
+    ``-5``, ``12.5``, ``"12"``) is refused when the Usage is built: it reads 0, the
+    usage is marked estimated, and ``refused`` says what was given
+    (:mod:`lorekit.llm.counts`); the run store keeps that note on the call.
     """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated: bool = False
+    refused: str | None = None
+
+    def __post_init__(self) -> None:
+        given = dict(zip(COUNT_FIELDS, (self.prompt_tokens, self.completion_tokens), strict=True))
+        bad = [describe(n, v) for n, v in given.items() if not is_token_count(v)]
+        if bad:
+            for name, value in given.items():
+                object.__setattr__(self, name, value if is_token_count(value) else 0)
+            object.__setattr__(self, "estimated", True)
+            object.__setattr__(self, "refused", "; ".join([*bad, *filter(None, [self.refused])]))
 
     @property
     def total_tokens(self) -> int:
@@ -84,6 +107,7 @@ class Usage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.estimated or other.estimated,
+            self.refused or other.refused,
         )
 
 
@@ -102,6 +126,10 @@ class Completion:
     latency_s: float = 0.0
     cached: bool = False
     finish_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.text, str):  # an answer is quoted back in the next request
+            object.__setattr__(self, "text", storable(self.text))
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -143,6 +171,7 @@ class RequestParams:
         stops = (stop,) if isinstance(stop, str) else (tuple(stop) if stop else None)
         if stops is not None and not all(isinstance(s, str) for s in stops):
             raise ValueError(f"stop must be a string or a list of strings, got {stop!r}")
+        stops = tuple(storable(s) for s in stops) if stops else stops  # encodable, as messages
         fmt = dict(response_format) if response_format else None
         # frozen: the fields are set once, here, in their canonical form
         object.__setattr__(self, "temperature", float(temperature))

@@ -64,6 +64,7 @@ class CallRecord:
             "prompt_tokens": u.prompt_tokens,
             "completion_tokens": u.completion_tokens,
             "usage_estimated": u.estimated,
+            "usage_refused": u.refused,
             "cached": self.cached,
             "finish_reason": c.finish_reason if c is not None else None,
             "error": self.error,

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lorekit.llm.base import Message, Usage, estimate_tokens
+from lorekit.llm.counts import MAX_CALL_TOKENS, is_token_count, refused_counts
 from lorekit.llm.errors import (
     LLMAnswerError,
     LLMError,
@@ -98,6 +99,7 @@ def read_completion(
 ) -> Reply:
     """Interpret a parsed chat-completion object (see the module docstring)."""
     reported = reported_usage(data.get("usage"))
+    refused = refused_counts(data.get("usage"))  # kept on the estimate that replaces them
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         raise _no_choices(data, choices, reported, fail)
@@ -118,10 +120,11 @@ def read_completion(
     model_name = model if isinstance(model, str) else ""
     if usable:
         assert text is not None
-        usage = reported or _estimate(msgs, text)
+        usage = reported or _estimate(msgs, text, refused=refused)
         return Reply(text, usage, model_name, finish)
     spent = _emitted_text(message)
-    usage = reported or _estimate(msgs, spent, max_tokens if finish == "length" else None)
+    floor = max_tokens if finish == "length" else None
+    usage = reported or _estimate(msgs, spent, floor, refused=refused)
     cls, reason = _why_no_text(finish, message, tool_calls, spent, max_tokens)
     raise fail(cls, reason, usage=usage, finish_reason=finish)
 
@@ -243,17 +246,19 @@ def reported_usage(raw: object) -> Usage | None:
 
 
 def _count(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return None
-    return value
+    """A count we can use (:func:`~lorekit.llm.counts.is_token_count`), else None."""
+    return value if is_token_count(value) else None
 
 
-def _estimate(msgs: Sequence[Message], answer: str, floor: int | None = None) -> Usage:
+def _estimate(
+    msgs: Sequence[Message], answer: str, floor: int | None = None, *, refused: str | None = None
+) -> Usage:
     """Estimated usage; ``floor`` is a completion count known to be spent
-    (``max_tokens`` when the answer stopped at the limit)."""
-    completion = max(estimate_tokens(answer), floor or 0)
-    prompt = sum(estimate_tokens(m.content) for m in msgs)
-    return Usage(prompt, completion, estimated=True)
+    (``max_tokens`` when the answer stopped at the limit); ``refused`` notes the
+    server's counts this estimate stands in for."""
+    completion = min(max(estimate_tokens(answer), floor or 0), MAX_CALL_TOKENS)
+    prompt = min(sum(estimate_tokens(m.content) for m in msgs), MAX_CALL_TOKENS)
+    return Usage(prompt, completion, estimated=True, refused=refused)
 
 
 def _content_text(content: object) -> str | None:

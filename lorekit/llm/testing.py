@@ -331,6 +331,8 @@ class OpenAICompatServer:
                 "completion_tokens": completion,
                 "total_tokens": prompt + completion,
             }
+        if fault is not None and kind == "usage":
+            payload["usage"] = dict(fault.fields)
         if fault is not None and kind == "sse_body":
             handler.send_raw(200, _as_event_stream(payload, text), content_type=fault.message)
         elif fault is not None and kind == "trickle":

@@ -25,6 +25,7 @@ FaultKind = Literal[
     "error_envelope",
     "html_body",
     "trickle",
+    "usage",
 ]
 
 
@@ -167,6 +168,12 @@ class Fault:
     def no_usage(cls) -> Fault:
         """A normal answer without its usage block (as some local servers send)."""
         return cls("no_usage", usage=False)
+
+    @classmethod
+    def usage_block(cls, **counts: object) -> Fault:
+        """A normal answer whose usage block is ``counts`` as given, e.g.
+        ``prompt_tokens=10**19``, ``-5``, ``12.5`` or ``"12"`` (a broken counter)."""
+        return cls("usage", fields=tuple(counts.items()))
 
     @classmethod
     def error_envelope(cls, code: int | str = 502, message: str = "upstream failed") -> Fault:

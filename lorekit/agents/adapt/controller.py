@@ -19,10 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from lorekit.agents.adapt.code_controller import CodeAdapt
 from lorekit.agents.adapt.common import AdaptContext, BudgetExhausted, finish, start
 from lorekit.agents.adapt.executor import EXECUTOR_TURNS, Executor, Trust
 from lorekit.agents.adapt.order import evaluate_async
 from lorekit.agents.adapt.planner import Planner
+from lorekit.agents.adapt.profiles import check_examples, check_profile, profile_env_defaults
 from lorekit.agents.base import Recorder, Trajectory, model_roles
 from lorekit.agents.examples import DEFAULT_SHOTS
 from lorekit.envs.asyncenv import EnvLike
@@ -53,6 +55,16 @@ class AdaptAgent:
     is the number of worked examples in the executor's and the planner's
     prompts. These budgets are the agent's: run TextCraft without its own
     step cap (``max_steps=None``) to compare methods as the paper does.
+
+    ``profile`` picks whose ADaPT this is: ``lorekit`` (these improvements),
+    ``code`` (the published code's controller, executor, parser and budgets:
+    :mod:`lorekit.agents.adapt.code_controller`) or ``paper`` (the code with
+    the paper's stated budgets). Under ``code``/``paper``, ``d_max``,
+    ``executor_turns`` and ``patience`` default to the profile's values for
+    the env (``profiles.yaml``) and override them when given, as does
+    ``executor_examples`` (``task_type`` or ``atomic``, ALFWorld); the options of
+    LoreKit's own controller (``max_calls``, ``plan_steps``, ``plan_retries``,
+    ``trust``) do not apply.
     """
 
     name = "adapt"
@@ -60,10 +72,10 @@ class AdaptAgent:
     def __init__(
         self,
         *,
-        d_max: int = 4,
+        d_max: int | None = None,
         max_calls: int | None = 150,
-        executor_turns: int = EXECUTOR_TURNS,
-        patience: int = 3,
+        executor_turns: int | None = None,
+        patience: int | None = None,
         plan_steps: int = 6,
         plan_retries: int = 2,
         trust: Trust = "env",
@@ -71,9 +83,33 @@ class AdaptAgent:
         planner_role: str = "planner",
         temperature: float = 0.0,
         shots: int = DEFAULT_SHOTS,
+        profile: str = "lorekit",
+        executor_examples: str | None = None,
     ) -> None:
-        if d_max < 1:
-            raise ValueError(f"d_max must be >= 1, got {d_max}")
+        self.profile = check_profile(profile)
+        given: dict[str, object] = {
+            "d_max": d_max,
+            "executor_turns": executor_turns,
+            "patience": patience,
+            "examples": executor_examples,
+        }
+        for key, value in given.items():
+            if isinstance(value, int) and value < 1:
+                raise ValueError(f"{key} must be >= 1, got {value}")
+        check_examples(executor_examples, profile)
+        self.code: CodeAdapt | None = None
+        if profile != "lorekit":
+            self.code = CodeAdapt(
+                profile,
+                overrides={k: v for k, v in given.items() if v is not None},
+                executor_role=executor_role,
+                planner_role=planner_role,
+                temperature=temperature,
+                shots=shots,
+            )
+        d_max = 4 if d_max is None else d_max
+        executor_turns = EXECUTOR_TURNS if executor_turns is None else executor_turns
+        patience = 3 if patience is None else patience
         self.d_max = d_max
         self.max_calls = max_calls
         self.model_roles = model_roles(executor_role, planner_role)
@@ -95,9 +131,17 @@ class AdaptAgent:
         )
         self.trust = trust
 
+    def env_defaults(self, env_name: str) -> dict[str, object]:
+        """Env options the profile needs: the original TextCraft played on after the goal."""
+        if self.code is None:
+            return {}
+        return dict(profile_env_defaults(env_name, self.profile))
+
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
+        if self.code is not None:
+            return await self.code.run(env, task, roles, recorder, seed=seed)
         ctx = await start(env, task, roles, recorder, seed, self.max_calls)
         root = new_node(task.goal, 1)
         ctx.ep.trajectory.notes["tree"] = root  # live: kept even if an exception ends the episode

@@ -11,7 +11,26 @@ from lorekit.registry import Registry
 FAMILY = ("react", "plan-execute", "try-again", "reflexion", "adapt")
 """Agents that share ADaPT's executor, planner and reflection prompts."""
 
-_TESTING = "lorekit.agents.adapt.simulation_envs"
+_TESTING = "lorekit.agents.adapt.testing.envs"
+
+REPLAY_READERS = (
+    (
+        "adapt-textcraft",
+        "lorekit.agents.adapt.replay_textcraft:READER",
+        "ADaPT's published TextCraft run (ADaPT_maxd3_textcraft_*.json)",
+    ),
+    (
+        "adapt-alfworld",
+        "lorekit.agents.adapt.replay_alfworld:READER",
+        "ADaPT's published ALFWorld run (ADaPT_maxd3_alfworld_*.json); needs the official games",
+    ),
+    (
+        "adapt-webshop",
+        "lorekit.agents.adapt.replay_webshop:READER",
+        "ADaPT's published WebShop run (ADaPT_maxd3_webshop_*.json): its recorded purchases",
+    ),
+)
+"""Readers of ADaPT's published result files (``lorekit reproduce replay FILE``)."""
 
 PROMPT_ORDER = (
     "stable parts first: the system message (manual, rules, worked examples), then the "
@@ -46,13 +65,15 @@ def register(registry: Registry) -> None:
     for name, (target, description) in agents.items():
         registry.add_agent(name, target, description, prompt_order=PROMPT_ORDER)
     registry.add_view("adapt", "lorekit.agents.adapt.view:VIEW", order=10)
+    for name, target, description in REPLAY_READERS:
+        registry.add("replay", name, target, description)
     for agent in FAMILY:
         registry.add_scripted(
             "textcraft",
             agent,
             f"{_TESTING}:textcraft_roles",
             "scripted TextCraft executor (capability 2, noise 0.1) and planner "
-            "(lorekit.agents.adapt.simulation)",
+            "(lorekit.agents.adapt.testing.textcraft)",
             takes_env=True,
         )
         for env in ("alfworld", "webshop"):

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from lorekit.agents.adapt.code_controller import CodeAdapt
 from lorekit.agents.adapt.common import finish, start
 from lorekit.agents.adapt.executor import EXECUTOR_TURNS, Executor, ReActTurn
+from lorekit.agents.adapt.profiles import check_examples, check_profile, profile_env_defaults
 from lorekit.agents.base import Recorder, Trajectory
 from lorekit.agents.examples import DEFAULT_SHOTS
 from lorekit.agents.react_grammar import parse_react
@@ -40,6 +42,14 @@ class ReActAgent:
     episodes by sending only the latest turns. ``shots`` is how many worked
     examples the prompt shows; ``prompts`` names the template set in
     ``lorekit/agents/prompts/``.
+
+    ``profile="code"`` or ``"paper"`` plays the published code's executor loop
+    alone (:class:`~lorekit.agents.adapt.code_controller.CodeAdapt` with
+    ``d_max=1``): its transcript prompt, thought lines, patience and, by
+    default, the profile's ReAct turns for the env (``max_turns`` overrides;
+    ``patience`` is the profile's there), and ``executor_examples``
+    (``task_type`` or ``atomic`` on ALFWorld) picks its worked examples as for
+    ADaPT's executor, so a table's ReAct row shows what that table's executor showed.
     """
 
     name = "react"
@@ -48,16 +58,30 @@ class ReActAgent:
         self,
         *,
         role: str = "executor",
-        max_turns: int = REACT_TURNS,
+        max_turns: int | None = None,
         patience: int | None = 3,
         history_turns: int | None = None,
         temperature: float = 0.0,
         max_tokens: int | None = 256,
         shots: int = DEFAULT_SHOTS,
         prompts: str = "react",
+        profile: str = "lorekit",
+        executor_examples: str | None = None,
     ) -> None:
-        if max_turns < 1:
+        if max_turns is not None and max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {max_turns}")
+        self.profile = check_profile(profile)
+        check_examples(executor_examples, profile)
+        self.code: CodeAdapt | None = None
+        if profile != "lorekit":
+            given: dict[str, object] = {"executor_turns": max_turns} if max_turns else {}
+            if executor_examples is not None:
+                given["examples"] = executor_examples
+            self.code = CodeAdapt(
+                profile, react=True, overrides=given, executor_role=role, shots=shots,
+                temperature=temperature,
+            )  # fmt: skip
+        max_turns = REACT_TURNS if max_turns is None else max_turns
         self.role = role
         self.model_roles: tuple[str, ...] = (role,)
         self.max_turns = max_turns
@@ -72,9 +96,17 @@ class ReActAgent:
             prompts=prompts,
         )
 
+    def env_defaults(self, env_name: str) -> dict[str, object]:
+        """Env options the profile needs (the code's TextCraft played on after the goal)."""
+        if self.code is None:
+            return {}
+        return dict(profile_env_defaults(env_name, self.profile))
+
     async def run(
         self, env: EnvLike, task: Task, roles: Roles, recorder: Recorder, *, seed: int | None = None
     ) -> Trajectory:
+        if self.code is not None:
+            return await self.code.run(env, task, roles, recorder, seed=seed)
         ctx = await start(env, task, roles, recorder, seed, max_calls=None)
         result = await self.executor.run(ctx, task.goal, depth=1)
         if result.stop == "turns":

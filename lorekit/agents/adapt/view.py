@@ -100,8 +100,9 @@ class AdaptView:
             return None
         budget = notes.get("call_budget")
         calls = f"{notes.get('llm_calls')}" + (f"/{budget}" if budget is not None else "")
+        profile = f"  profile={notes['profile']}" if notes.get("profile") else ""
         return (
-            f"method={notes['method']}  model calls={calls}"
+            f"method={notes['method']}{profile}  model calls={calls}"
             f"  depth reached={notes.get('depth_reached')}"
             f"  over-claims={notes.get('overclaims', 0)}"
         )
@@ -113,6 +114,31 @@ class AdaptView:
         trials = notes.get("trials")
         if isinstance(trials, list) and trials:
             console.print(trials_table(trials))
+        replayed = notes.get("replay")
+        if isinstance(replayed, Mapping):
+            show_replay(replayed, console)
+
+
+def show_replay(summary: Mapping[str, Any], console: Console) -> None:
+    """A replayed episode's comparison with its record, and its divergences but the gaps."""
+    found = [d for d in summary.get("divergences") or [] if isinstance(d, Mapping)]
+    gaps = sum(1 for d in found if d.get("kind") == "gap")
+    console.print(
+        f"[bold]replay[/bold] of {escape(str(summary.get('record')))}: published "
+        f"{summary.get('published')}, replayed {summary.get('replayed')}, decisions "
+        f"{'taken' if summary.get('decided') else 'not all taken'}; {gaps} gap run(s)",
+        highlight=False,
+    )
+    for d in found:
+        if d.get("kind") == "gap":
+            continue
+        console.print(
+            escape(
+                f"  call {d.get('call')} {d.get('role')} ({d.get('kind')}): record has "
+                f"{d.get('recorded')!r}; LoreKit: {d.get('asked')!r}"
+            ),
+            highlight=False,
+        )
 
 
 VIEW: NotesView = AdaptView()

@@ -70,6 +70,7 @@ async def formulate_build(
             return None
         roles = models if isinstance(models, Roles) else models()
         with RunStore(store_path) as runs:
+            runs.lock_run(build)  # not while the build plays, nor two manuals at once
             info = runs.get_run(build)
             world = world_text(info.env if info is not None else "")
             metered = roles.metered(

@@ -19,6 +19,7 @@ the same noise function in a serial jitted loop instead (same values).
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,11 +43,36 @@ HAVE_NUMBA = numba is not None
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def numba_cache_dir() -> str:
+    """Where the compiled worldgen functions are cached: the user's own
+    ``NUMBA_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/lorekit/numba`` (by
+    default ``~/.cache/lorekit/numba``).
+
+    numba's default is a ``__pycache__`` folder beside the source, i.e. inside
+    the installed package: that modifies an install (a system or shared one, a
+    container image) or, where it is read-only, costs a failed write first."""
+    own = os.environ.get("NUMBA_CACHE_DIR", "")
+    if own:
+        return own
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "lorekit", "numba")
+
+
 def _jit(fn: F) -> F:
-    """numba-compile ``fn`` (cached on disk) when numba is installed."""
+    """numba-compile ``fn``, cached on disk under :func:`numba_cache_dir`.
+
+    numba decides where a function's cache lives when the function is decorated,
+    from ``numba.config.CACHE_DIR``; it is set for our decorations only and put
+    back, so no other numba user in the process sees a changed setting."""
     if numba is None:  # pragma: no cover
         return fn
-    compiled: Any = numba.njit(cache=True)(fn)
+    config: Any = numba.config
+    saved = config.CACHE_DIR
+    config.CACHE_DIR = saved or numba_cache_dir()
+    try:
+        compiled: Any = numba.njit(cache=True)(fn)
+    finally:
+        config.CACHE_DIR = saved
     return compiled  # type: ignore[no-any-return]
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from lorekit.envs.textcraft.original import NS, Episode, OriginalBook, OriginalRecipe, Part, shown
 from lorekit.envs.textcraft.rules import InvalidAction
@@ -73,6 +73,10 @@ class OriginalRules:
     def _typed(self, name: str) -> tuple[str, bool]:
         full = NS + name.replace(" ", "_")
         return full, full in self.book.tags
+
+    def show_inventory(self, inventory: Mapping[str, int]) -> str:
+        """The original's inventory line for ``inventory``."""
+        return self._inventory(inventory)
 
     def _inventory(self, inventory: Mapping[str, int]) -> str:
         if not inventory:
@@ -147,6 +151,22 @@ def plan_original(book: OriginalBook, inventory: Mapping[str, int], goal: str) -
     crafted by repeating the same command. Group ingredients are met with a
     held member if there is one, else with the shallowest member.
     """
+    return plan_items(book, inventory, [(goal, 1)])
+
+
+def plan_items(
+    book: OriginalBook,
+    inventory: Mapping[str, int],
+    wants: Sequence[tuple[str, int]],
+    keep: Mapping[str, int] | None = None,
+) -> list[str]:
+    """Actions that make ``inventory`` hold at least each wanted ``(item id, count)``,
+    in the order given (ids without the namespace), under the original's rules.
+
+    ``keep`` names amounts that crafting must not dip below: an ingredient that is
+    also kept is fetched or made on top of them (so it never runs out and loses
+    its place in the inventory's order)."""
+    reserve = {NS + k: v for k, v in (keep or {}).items()}
     held = {NS + k: max(v, 0) for k, v in inventory.items()}
     actions: list[str] = []
 
@@ -179,12 +199,13 @@ def plan_original(book: OriginalBook, inventory: Mapping[str, int], goal: str) -
         using: list[str] = []
         for part in recipe.parts:
             concrete = choose(part, part.count * batches)
-            ensure(concrete, part.count * batches)
+            ensure(concrete, part.count * batches + reserve.get(concrete, 0))
             held[concrete] -= part.count * batches
             using.append(f"{part.count} {shown(concrete)}")
         line = f"craft {recipe.count} {shown(item)} using {', '.join(using)}"
         actions.extend([line] * batches)
         held[item] = held.get(item, 0) + recipe.count * batches
 
-    ensure(NS + goal, 1)
+    for item, count in wants:
+        ensure(NS + item, count)
     return actions

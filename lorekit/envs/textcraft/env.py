@@ -19,11 +19,13 @@ from typing import Any
 
 from lorekit import yamlio
 from lorekit.envs.base import Observation, Step, Task, TextEnv
-from lorekit.envs.steplimit import UNCAPPED, check_max_steps, manual_with_limit
+from lorekit.envs.episodes import StepRules
+from lorekit.envs.steplimit import UNCAPPED, manual_with_limit
 from lorekit.envs.textcraft import solver
 from lorekit.envs.textcraft.compat import OriginalRules, distractor_pool, episode_for, plan_original
 from lorekit.envs.textcraft.datapack import find_datapack
 from lorekit.envs.textcraft.original import NS, Episode, load_original
+from lorekit.envs.textcraft.published import published_lines
 from lorekit.envs.textcraft.recipes import RecipeBook, display_name
 from lorekit.envs.textcraft.rules import CACHE_LIMIT, MAX_COUNT, CraftRules, InvalidAction
 from lorekit.envs.textcraft.sources import get_source
@@ -34,7 +36,19 @@ from lorekit.envs.textcraft.tasks import (
     episode_commands,
 )
 
-__all__ = ["MAX_ACTION_CHARS", "MAX_COUNT", "MESSAGES_FILE", "UNCAPPED", "TextCraftEnv", "messages"]
+__all__ = [
+    "AFTER_GOAL",
+    "MAX_ACTION_CHARS",
+    "MAX_COUNT",
+    "MESSAGES_FILE",
+    "UNCAPPED",
+    "TextCraftEnv",
+    "messages",
+]
+
+AFTER_GOAL = ("stop", "continue")
+"""What a step after the goal was reached does: end (``stop``), or play on as the
+original environment did (``continue``: ADaPT's code kept running its plan)."""
 
 MESSAGES_FILE = Path(__file__).with_name("messages.yaml")
 MAX_ACTION_CHARS = 300
@@ -78,17 +92,26 @@ class TextCraftEnv(CraftRules, TextEnv):
         distractors: int = 10,
         test_size: int = 200,
         dev_size: int = 100,
+        after_goal: str = "stop",
+        opening_from: str | Path | None = None,
     ) -> None:
-        check_max_steps(max_steps)
+        self.stepping = StepRules(max_steps)  # the cap and the end: the core's rules
+        if after_goal not in AFTER_GOAL:
+            raise ValueError(
+                f"after_goal: expected one of {', '.join(AFTER_GOAL)}, got {after_goal!r}"
+            )
+        if opening_from is not None and not compat:
+            raise ValueError("opening_from: published openings need compat=true")
+        self.after_goal = after_goal
+        self.opening_from = Path(opening_from) if opening_from is not None else None
         if compat:
             # Compat mode always plays the original's model of the data pack:
             # the folder given as source, else the default data pack folder.
             self.original = load_original(_datapack_folder(source).resolve())
         self.book = get_source(source)
         self.compat = compat
-        self.step_limit = max_steps
-        # The env protocol's max_steps is an int; uncapped reports UNCAPPED.
-        self.max_steps = max_steps if max_steps is not None else UNCAPPED
+        self.step_limit = self.stepping.step_limit
+        self.max_steps = self.stepping.max_steps  # the contract's int; uncapped is UNCAPPED
         self.distractors = distractors
         data = messages()
         self._msg: Mapping[str, str] = data["compat" if compat else "friendly"]
@@ -106,9 +129,7 @@ class TextCraftEnv(CraftRules, TextEnv):
         self._inventory: dict[str, int] = {}
         self._candidates: list[str] = []
         self._goal: str | None = None
-        self._steps = 0
-        self._done = False
-        self._success = False
+        self._reached = False
 
     # -- catalogue -------------------------------------------------------------
 
@@ -140,7 +161,9 @@ class TextCraftEnv(CraftRules, TextEnv):
         goal = str(chosen.data.get("item", chosen.id))
         episode_seed = seed if seed is not None else int(chosen.data.get("seed", 0))
         if self.compat:
-            commands = self._original_commands(goal, episode_seed)
+            # A published opening belongs to the goal's place in the published run.
+            place = int(chosen.data.get("seed", episode_seed))
+            commands = self._original_commands(goal, episode_seed, place)
         else:
             if not self.book.is_craftable(goal):
                 raise ValueError(f"task {chosen.id!r}: {goal!r} has no recipe in this book")
@@ -148,14 +171,13 @@ class TextCraftEnv(CraftRules, TextEnv):
         self._inventory = {}
         self._candidates = self._list_candidates(commands)
         self._goal = goal
-        self._steps = 0
-        self._done = False
-        self._success = False
+        self._reached = False
+        self.stepping.begin()
         text = messages()["reset"].format(commands="\n".join(commands), goal=display_name(goal))
         info = {"task_id": chosen.id, "goal": goal, "seed": episode_seed, "commands": commands}
         return Observation(text, info)
 
-    def _original_commands(self, goal: str, seed: int) -> tuple[str, ...]:
+    def _original_commands(self, goal: str, seed: int, place: int) -> tuple[str, ...]:
         """The original's recipe tree for ``goal`` plus distractors from its candidates.
 
         Which distractors the original shows, and in what order, depended on
@@ -166,6 +188,8 @@ class TextCraftEnv(CraftRules, TextEnv):
         if full not in self.original.by_item:
             raise ValueError(f"goal {goal!r} has no recipe in the original's recipe model")
         self._episode = episode_for(self.original, full)
+        if self.opening_from is not None:
+            return published_lines(self.opening_from, place, self.original, self._episode)
         pool = distractor_pool(self.original, full, seed)
         rng = random.Random(seed)
         lines = self._episode.tree_lines()
@@ -190,13 +214,12 @@ class TextCraftEnv(CraftRules, TextEnv):
         return found
 
     def step(self, action: str) -> Step:
-        if self._goal is None:
-            return Step(self._msg["not_started"], 0.0, True, {"valid": False, "success": False})
-        if self._done:
-            info = {"valid": False, "success": self._success, "steps": self._steps}
-            return Step(self._msg["finished"], 0.0, True, info)
-        self._steps += 1
+        refused = self.stepping.refuse()
+        if refused is not None:
+            return refused
+        assert self._goal is not None
         crafted_goal = False
+        before = self._inventory.get(self._goal, 0)
         try:
             if self.compat:
                 assert self._episode is not None
@@ -211,17 +234,27 @@ class TextCraftEnv(CraftRules, TextEnv):
             text, valid = str(failure), False
         # The original rewards the craft that outputs the goal; friendly mode
         # rewards holding it (the same thing there: a goal cannot be fetched).
-        success = crafted_goal if self.compat else self._goal in self._inventory
-        truncated = not success and self.step_limit is not None and self._steps >= self.step_limit
-        if truncated:
-            text += self._msg["step_limit"].format(limit=self.step_limit)
-        self._done = success or truncated
-        self._success = success
-        info = {"valid": valid, "success": success, "steps": self._steps, "truncated": truncated}
-        return Step(text, 1.0 if success else 0.0, self._done, info)
+        if not self.compat:
+            crafted_goal = self._inventory.get(self._goal, 0) > before
+        hit = crafted_goal if self.compat else self._goal in self._inventory
+        first = hit and not self._reached
+        self._reached = self._reached or hit
+        info = {"valid": valid, "success": self._reached, "crafted_goal": crafted_goal}
+        if self._reached and self.after_goal == "continue":
+            # Once reached, every step reports the episode's end (the goal was
+            # crafted) and says that more actions are still played.
+            info["accepts_more"] = True
+            self.stepping.play_on = True
+        return self.stepping.settle(Step(text, 1.0 if first else 0.0, self._reached, info))
+
+    def inventory_text(self) -> str:
+        """What an ``inventory`` action would show now, without taking a step."""
+        if self.compat:
+            return self._rules.show_inventory(self._inventory)
+        return self._show_inventory()
 
     def expert_action(self) -> str | None:
-        if self._goal is None or self._done:
+        if self._goal is None or self.stepping.over:
             return None
         if self.compat:
             actions = plan_original(self.original, self._inventory, self._goal)

@@ -280,6 +280,7 @@ class Episode:
 
     def __init__(self, book: OriginalBook, goal: str) -> None:
         self.book = book
+        self.goal = goal
         self.lists: dict[str, list[OriginalRecipe]] = {}
         self.walked = self._walk(goal, frozenset())
 

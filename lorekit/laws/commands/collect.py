@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from lorekit.cli.options import SEED
 from lorekit.extras import requires_extra
 
 MAX_QUOTA = 1_000
@@ -27,7 +28,7 @@ MAX_STEPS = 100_000_000
     show_default=True,
     help="Failures per achievement.",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option(
     "--max-steps",
     type=click.IntRange(1, MAX_STEPS),

@@ -27,6 +27,7 @@ from lorekit.cli.console import console
 from lorekit.cli.errors import Interrupted, RunFailed, UserError
 from lorekit.cli.options import ModelChoice, cache_option, model_options
 from lorekit.cli.prepare import prepare_config
+from lorekit.cli.stores import hold_output
 
 
 def _read(records_path: str) -> list[Any]:
@@ -132,35 +133,36 @@ def extract(
             "(or careless), without --model",
         )  # fmt: skip
         check_models(cfg, {ROLE, cfg.default_role}, owner="laws extract", models=models)
-    records = _read(records_path)
-    sidecar = progress_path(out)
-    if fresh:
-        sidecar.unlink(missing_ok=True)
-    if simulate is not None:
-        from lorekit.laws.testing import simulated_roles
+    with hold_output(out, "-o"):  # a second extraction into it would pay twice
+        records = _read(records_path)
+        sidecar = progress_path(out)
+        if fresh:
+            sidecar.unlink(missing_ok=True)
+        if simulate is not None:
+            from lorekit.laws.testing import simulated_roles
 
-        ledger = UsageLedger({})
-        roles = simulated_roles(simulate).metered(ledger)
-    else:
-        ledger = UsageLedger(cfg.prices())
-        roles = build_models(cfg, config_path=config_path).metered(ledger)
-    try:
-        extractor = Extractor(roles, max_attempts=max_attempts, jobs=jobs, progress=sidecar)
-        experience = asyncio.run(extractor.extract(records, _achievements(achievements)))
-    except (ExtractError, ProgressMismatch) as exc:
-        raise UserError(str(exc)) from None
-    except LLMError as exc:
-        raise RunFailed(
-            f"the extraction stopped: {exc}; progress is saved in {sidecar}: "
-            "rerun the same command to continue"
-        ) from None
-    except KeyboardInterrupt:
-        raise Interrupted(
-            f"interrupted; progress is saved in {sidecar}: rerun the same command to continue"
-        ) from None
-    experience.meta["records"] = str(records_path)
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    experience.save(out)
+            ledger = UsageLedger({})
+            roles = simulated_roles(simulate).metered(ledger)
+        else:
+            ledger = UsageLedger(cfg.prices())
+            roles = build_models(cfg, config_path=config_path).metered(ledger)
+        try:
+            extractor = Extractor(roles, max_attempts=max_attempts, jobs=jobs, progress=sidecar)
+            experience = asyncio.run(extractor.extract(records, _achievements(achievements)))
+        except (ExtractError, ProgressMismatch) as exc:
+            raise UserError(str(exc)) from None
+        except LLMError as exc:
+            raise RunFailed(
+                f"the extraction stopped: {exc}; progress is saved in {sidecar}: "
+                "rerun the same command to continue"
+            ) from None
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"interrupted; progress is saved in {sidecar}: rerun the same command to continue"
+            ) from None
+        experience.meta["records"] = str(records_path)
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        experience.save(out)
     meta = experience.meta
     failures: dict[str, Any] = meta["failures"]
     for name, law in experience.laws.items():

@@ -21,6 +21,7 @@ from lorekit.cli.console import console
 from lorekit.cli.errors import UserError
 from lorekit.cli.options import ModelChoice, cache_option, model_options
 from lorekit.cli.prepare import prepare_config
+from lorekit.cli.stores import hold_output
 
 
 @click.command("rewards")
@@ -55,6 +56,23 @@ def rewards_cmd(
     models: ModelChoice,
 ) -> None:
     """Reward predicates from EXPERIENCE (a saved experience JSON, or 'oracle')."""
+    with hold_output(out, "-o"):  # two writers of one predicate file waste a run
+        _write_rewards(experience_spec, out, records, from_laws, refinements, loop, only,
+                       concurrency, cache, models)  # fmt: skip
+
+
+def _write_rewards(
+    experience_spec: str,
+    out: str,
+    records: str | None,
+    from_laws: bool,
+    refinements: int,
+    loop: str,
+    only: tuple[str, ...],
+    concurrency: int,
+    cache: str | None,
+    models: ModelChoice,
+) -> None:
     from lorekit.cli.checks import build_models, check_api_keys, check_cache
     from lorekit.laws.commands.scripted import refuse_simulate
     from lorekit.laws.experience import experience_named

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Any
 
 import click
 
 from lorekit.cli.errors import Interrupted, UserError
-from lorekit.cli.options import read_store_option
+from lorekit.cli.options import SEED, read_store_option
 from lorekit.cli.prepare import kv
 
 REWARDS = ("health", "crafter", "laws", "laws+penalty", "oracle", "laws+small-penalty")
@@ -42,7 +43,7 @@ imports neither crafter nor torch (a test keeps the two equal)."""
 @click.option(
     "--seeds", type=click.IntRange(min=1), default=1, show_default=True, help="How many seeds."
 )
-@click.option("--seed", "first_seed", type=int, default=0, show_default=True, help="First seed.")
+@click.option("--seed", "first_seed", type=SEED, default=0, show_default=True, help="First seed.")
 @click.option(
     "--obs", type=click.Choice(["symbolic", "image"]), default="symbolic", show_default=True
 )
@@ -129,7 +130,7 @@ def train(
             eval_episodes=eval_episodes,
             length=length,
             reward_options=kv(reward_opt, "--reward-opt"),
-            ppo=kv(ppo_opt, "--ppo-opt"),
+            ppo=_ppo_options(ppo_opt),
         )
         report = None if quiet else (lambda line: click.echo(line, err=True))
         result = run_training(
@@ -149,3 +150,34 @@ def train(
             f"interrupted; continue with the same command and --resume (files in {out})"
         ) from None
     click.echo(result_text(result))
+
+
+def _ppo_options(items: tuple[str, ...]) -> dict[str, Any]:
+    """``--ppo-opt`` values typed like the defaults they override (an integer for
+    ``n_steps``, a finite number for ``ent_coef``) and in range, so a wrong one is a
+    line naming it, not an error from inside stable-baselines3."""
+    import math
+
+    from lorekit.cli.prepare import raw_kv
+    from lorekit.cli.typed import Mismatch, coerce
+    from lorekit.laws.rl_config import PPO_DEFAULTS
+
+    values, raw = kv(items, "--ppo-opt"), raw_kv(items)
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in PPO_DEFAULTS:
+            out[key] = value  # TrainConfig names the settings there are
+            continue
+        kind = int if isinstance(PPO_DEFAULTS[key], int) else float
+        try:
+            typed = coerce(value, raw.get(key, str(value)), kind)
+        except Mismatch as exc:
+            shown = raw.get(key, str(value))
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            raise UserError(f"--ppo-opt {key}: expected {exc}, got {shown!r}") from None
+        low_ok = typed >= 2 if key in ("n_steps", "batch_size") else typed >= (kind is int)
+        if not (math.isfinite(typed) and low_ok) or (kind is float and typed < 0):
+            least = "2" if key in ("n_steps", "batch_size") else ("1" if kind is int else "0")
+            raise UserError(f"--ppo-opt {key}: expected at least {least}, got {typed}")
+        out[key] = typed
+    return out

@@ -151,8 +151,12 @@ def rules_cmd(
         if diff is not None and max(diff) > top:
             raise UserError(f"--diff: build {build!r} has versions 0..{top}, not {max(diff)}")
         if restore_to is not None:
-            system.begin(None, succeeded=None, actor="user")
-            system.restore(restore_to)
+            from lorekit.eval.store import RunStore
+
+            with RunStore(store) as runs:
+                runs.lock_run(build)  # never under a build that is still writing its rules
+                system.begin(None, succeeded=None, actor="user")
+                system.restore(restore_to)
             console.print(f"restored version {restore_to}; now at version {system.version}")
         elif diff is not None:
             console.print(system.diff(*diff).render())

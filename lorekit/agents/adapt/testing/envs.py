@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from lorekit.agents.adapt.testing import code as code_simulation
 from lorekit.llm.base import Message
 from lorekit.llm.roles import Roles
 
@@ -168,9 +169,9 @@ NOISE = 0.1
 
 
 def textcraft_roles(env_kwargs: Mapping[str, Any]) -> Roles:
-    """ADaPT's TextCraft study models (:mod:`lorekit.agents.adapt.simulation`), reading
+    """ADaPT's TextCraft study models (:mod:`lorekit.agents.adapt.testing.textcraft`), reading
     the recipes of the env built with ``env_kwargs``."""
-    from lorekit.agents.adapt.simulation import (
+    from lorekit.agents.adapt.testing.textcraft import (
         SimulatedLLM,
         textcraft_executor,
         textcraft_planner,
@@ -183,16 +184,43 @@ def textcraft_roles(env_kwargs: Mapping[str, Any]) -> Roles:
     finally:
         env.close()
     executor = SimulatedLLM(
-        textcraft_executor(book, capability=CAPABILITY, noise=NOISE),
+        _either("textcraft", textcraft_executor(book, capability=CAPABILITY, noise=NOISE),
+                code_simulation.textcraft_code_executor()),
         model="simulated-textcraft-executor",
+    )  # fmt: skip
+    planner = SimulatedLLM(
+        _either("textcraft", textcraft_planner(book), code_simulation.textcraft_code_planner()),
+        model="simulated-textcraft-planner",
     )
-    planner = SimulatedLLM(textcraft_planner(book), model="simulated-textcraft-planner")
     return Roles({"default": executor, "planner": planner})
 
 
+def _either(env: str, lorekit: Callable[..., str], code: ModelFn) -> Callable[..., str]:
+    """Answer the ``code``/``paper`` profiles' prompts with ``code``, the rest with ``lorekit``."""
+
+    def answer(messages: tuple[Message, ...], draw: int = 0) -> str:
+        if code_simulation.is_code_prompt(messages, env):
+            return code(messages)
+        return lorekit(messages, draw) if draw else lorekit(messages)
+
+    return answer
+
+
 def alfworld_roles(env_kwargs: Mapping[str, Any]) -> Roles:
-    """The ALFWorld executor (every role but the planner) and the one-step planner."""
-    return _roles("alfworld", alfworld_executor())
+    """The ALFWorld executor (every role but the planner) and the one-step planner; the
+    ``code``/``paper`` profiles' transcript prompts get the same executor through
+    :func:`code_simulation.alfworld_code_executor`."""
+    from lorekit.llm.scripted import ScriptedLLM
+
+    base = alfworld_executor()
+    executor = _either("alfworld", base, code_simulation.alfworld_code_executor(base))
+    plan = _either("alfworld", planner(), code_simulation.alfworld_code_planner())
+    return Roles(
+        {
+            "default": ScriptedLLM(fn=executor, model="simulated-alfworld-executor"),
+            "planner": ScriptedLLM(fn=plan, model="simulated-planner"),
+        }
+    )
 
 
 def webshop_roles(env_kwargs: Mapping[str, Any]) -> Roles:
