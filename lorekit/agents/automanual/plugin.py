@@ -39,14 +39,6 @@ def register(registry: Registry) -> None:
         "(lorekit.agents.automanual.testing)",
         takes_env=True,
     )
-    registry.add_scripted(
-        "miniwob",
-        "automanual",
-        "lorekit.agents.automanual.testing.published:replay_roles",
-        "scripted AutoManual planner that plays the shown skill, adapted to the page "
-        "(lorekit.agents.automanual.testing.published)",
-        takes_env=True,
-    )
     registry.add_command(
         "automanual",
         "lorekit.agents.automanual.commands.automanual:automanual",
