@@ -177,16 +177,27 @@ def _text(path: Path, data: dict[str, Any], key: str, at: str, *, required: bool
     if value is None and not required:
         return ""
     if not isinstance(value, str):
-        what = "missing" if key not in data else f"a {type(value).__name__}"
+        what = "nothing (missing)" if key not in data else _json_kind(value)
         raise PublishedError(f"{path}: {at}{key}: expected text, got {what}")
     return value
 
 
 def _mapping(path: Path, value: Any, at: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        got = "nothing" if value is None else f"a {type(value).__name__}"
-        raise PublishedError(f"{path}: {at}: expected a JSON object, got {got}")
+        raise PublishedError(f"{path}: {at}: expected a JSON object, got {_json_kind(value)}")
     return value
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in the words of the file's format (``a list``, ``3``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "a JSON object"
+    if isinstance(value, list):
+        return "a list"
+    shown = json.dumps(value)
+    return shown if len(shown) <= 40 else f"{shown[:37]}..."
 
 
 def read_rules(path: Path) -> tuple[tuple[Rule, ...], str | None]:

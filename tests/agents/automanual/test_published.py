@@ -126,7 +126,7 @@ def test_a_run_in_the_authors_format_is_read_field_by_field(tmp_path: Path) -> N
         (
             rule_manager(all_rules={"rule_0": {"rule": 3, "type": "Success Process"}}),
             skill_bank(),
-            "rule_manager.json: all_rules.rule_0.rule: expected text, got a int",
+            "rule_manager.json: all_rules.rule_0.rule: expected text, got 3",
         ),
         (rule_manager(manual=""), skill_bank(), "rule_manager.json: manual: expected the"),
         (rule_manager(cur_epoch="3"), skill_bank(), "rule_manager.json: cur_epoch: expected a"),
@@ -139,7 +139,7 @@ def test_a_run_in_the_authors_format_is_read_field_by_field(tmp_path: Path) -> N
         (
             rule_manager(),
             skill_bank(put_mug={"task_name": "t", "success": 1}),
-            "skill_bank.json: put_mug.skill_code: expected text, got missing",
+            "skill_bank.json: put_mug.skill_code: expected text, got nothing (missing)",
         ),
         (rule_manager(), None, "skill_bank.json: no such file"),
     ],
