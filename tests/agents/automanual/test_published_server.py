@@ -103,8 +103,9 @@ def test_build_formulate_and_test_through_a_server_within_max_cost(
         cfg = config(here / "run.yaml", srv.base_url)
         args = ["reproduce", "run", "tiny.yaml", "-n", "2", "--config", str(cfg),
                 "--store", str(store), "--run-id", "r", "--no-progress"]  # fmt: skip
-        # a dollar a token: the build alone spends past the limit, so no row begins
-        code, _out, err = run_cli([*args, "--max-cost", "1"], capsys)
+        # a dollar a token: the build alone spends past the limit, so no row begins,
+        # nor the second repeat's build
+        code, _out, err = run_cli([*args, "--max-cost", "1", "--repeats", "2"], capsys)
         assert code == 3, err
         assert "Event loop is closed" not in err
         assert "stopped at --max-cost 1: the store records $" in err
@@ -112,6 +113,7 @@ def test_build_formulate_and_test_through_a_server_within_max_cost(
             assert len(runs.episodes("r.build-am")) == 6
             assert runs.usage_by_role("r.build-am")["formulator"]["calls"] == 1
             assert runs.get_run("r.am") is None  # the row was not begun
+            assert runs.get_run("r.r2.build-am") is None
         asked = srv.request_count
         # a higher limit resumes: the build and its manual are kept, the row plays
         code, _out, err = run_cli([*args, "--max-cost", "1e12"], capsys)
