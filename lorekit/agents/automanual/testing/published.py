@@ -11,9 +11,12 @@ can be run through the authors' own wrappers and compared outcome by outcome:
   become the task's (read from both goal sentences), its list of receptacles
   to search becomes the room's, and a loop over ``range(1, N)`` receptacles of
   the target type counts the room's;
-- MiniWoB++ (:func:`adapt_text`): where the skill's task sentence and this
-  task's differ word for word in the same template ("Tora" for "Bob"), the old
-  word is replaced by the new one inside the code's string literals.
+- MiniWoB++ (:func:`adapt_text`): inside the code's string literals, a word
+  of the skill's task sentence is replaced by the one this task's sentence has
+  in its place: where the two differ word for word in one template ("Tora" for
+  "Bob"), where an email task of another template names its sender or
+  recipient ("by X", "from X", "X's email"; "to Y"), and, for "the Nth"
+  result, the index counted from 0 (``'1'`` for the 2nd).
 
 A skill written in several parts (MiniWoB++'s, split where the build paused
 to read the page: a line of ``` then ```python) is played one part per
@@ -44,7 +47,16 @@ _FENCE_LINE = re.compile(r"^\s*```\s*(?:python)?\s*$")
 _IDS_LIST = re.compile(r"\[(?:\s*'[a-z]+_\d+'\s*,?)+\s*\]")
 _RANGE = re.compile(r"range\(1, \d+\)")
 _LITERAL = re.compile(r"(\"[^\"\n]*\"|'[^'\n]*')")
-_WORDS = re.compile(r"[\w.@-]+|[^\w\s]")
+_WORDS = re.compile(r"\.?[\w@-]+(?:\.[\w@-]+)*|[^\w\s]")
+"""A sentence's words: ``.png`` and ``a.b@c.d`` whole, a sentence's closing full stop apart."""
+_NAME = r"([A-Z][a-z]+)"
+_ROLES = {
+    "sender": (rf"\b(?:by|from) {_NAME}", rf"{_NAME}'s (?:email|mail|message)",
+               rf"\bemail {_NAME} sent"),
+    "recipient": (rf"\bto {_NAME}", rf"^(?:Please )?[Ss]end {_NAME} the"),
+}  # fmt: skip
+"""Where an email task names its sender and its recipient, whatever its template."""
+_ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b")
 
 
 def sections(text: str) -> dict[str, str]:
@@ -144,11 +156,31 @@ def adapt_text(code: str, skill_goal: str, task: str) -> str:
     for op, a0, a1, b0, b1 in matcher.get_opcodes():
         if op == "replace" and a1 - a0 == b1 - b0:
             for a, b in zip(old[a0:a1], new[b0:b1], strict=True):
-                if a.isalnum() or re.fullmatch(r"[\w.@-]+", a):
+                if re.fullmatch(r"\.?[\w@-]+(?:\.[\w@-]+)*", a):
                     mapping.setdefault(a, b)
+    for role, was in _roles(skill_goal).items():  # another template: by role
+        now = _roles(task).get(role)
+        if now and now != was:
+            mapping.setdefault(was, now)
+    ranks = _ORDINAL.findall(skill_goal), _ORDINAL.findall(task)
+    if len(ranks[0]) == len(ranks[1]) == 1 and ranks[0] != ranks[1]:
+        # "the 2nd result" is the element numbered 1 (counted from 0)
+        mapping.setdefault(str(int(ranks[0][0]) - 1), str(int(ranks[1][0]) - 1))
     if not mapping:
         return code
     return _LITERAL.sub(lambda m: _rename(m.group(1), mapping), code)
+
+
+def _roles(sentence: str) -> dict[str, str]:
+    """The sender and recipient an email task names (see ``_ROLES``), where it does."""
+    found: dict[str, str] = {}
+    for role, patterns in _ROLES.items():
+        for pattern in patterns:
+            m = re.search(pattern, sentence)
+            if m is not None:
+                found[role] = m.group(1)
+                break
+    return found
 
 
 def _answer(code: str, note: str) -> str:
