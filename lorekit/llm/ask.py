@@ -157,6 +157,7 @@ async def ask(
     feedback: Callable[[ParseError], str] = _as_is,
     on_attempt: Callable[[Attempt], None] | None = None,
     model_error: ModelErrors = "raise",
+    answer_as: Callable[[Completion], str] | None = None,
 ) -> Answer[T]:
     """Ask until ``parse`` accepts an answer, at most ``attempts`` answers.
 
@@ -167,6 +168,9 @@ async def ask(
     ``llm`` is a model, or a function of the attempt number (0, 1, ...) giving
     the model for that attempt (to tag each call's record with it).
     ``on_attempt`` sees each attempt as it ends, before the next call is made.
+    ``answer_as`` gives the text each answer is written back as (default: as
+    it came; a method may strip it, or name an empty answer, which some
+    servers refuse as an assistant message).
     A failed call ends the ask: with ``model_error="raise"`` (the default) its
     :class:`LLMError` propagates; with ``"keep"`` it is the answer's last
     attempt. A :class:`ParseError` with ``final`` set ends it too.
@@ -194,7 +198,7 @@ async def ask(
                 raise
             return Answer(tuple(done))
         latency = time.perf_counter() - t0
-        messages.append(Message("assistant", out.text))
+        messages.append(Message("assistant", out.text if answer_as is None else answer_as(out)))
         try:
             value = parse(out)
         except ParseError as exc:

@@ -10,7 +10,7 @@ share the executor with ADaPT and differ only in how they call it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -22,7 +22,7 @@ from lorekit.agents.examples import EnvExamples, examples_for
 from lorekit.agents.prompts import PromptError, render
 from lorekit.envs.asyncenv import AsyncEnv, EnvLike, as_async
 from lorekit.envs.base import Task
-from lorekit.llm.base import Message, RequestParams
+from lorekit.llm.base import LLM, Message, RequestParams
 from lorekit.llm.roles import Roles
 
 
@@ -123,12 +123,21 @@ class AdaptContext:
         ``sample`` tells repeated draws of the same request apart (a cache
         keys on it), so a resampled trial is a new answer, not a cache hit.
         """
-        self.budget.take()
-        out = await self.roles[role].complete(
+        out = await self.model(role)(0).complete(
             list(messages),
             RequestParams(temperature=temperature, max_tokens=max_tokens, stop=stop, sample=sample),
         )
         return out.text
+
+    def model(self, role: str) -> Callable[[int], LLM]:
+        """The model of ``role`` for each attempt of an :func:`~lorekit.llm.ask.ask`,
+        every call charged to the episode's budget before it is made."""
+
+        def charged(_attempt: int) -> LLM:
+            self.budget.take()
+            return self.roles[role]
+
+        return charged
 
     async def manual_values(self) -> dict[str, str]:
         env = self.ep.env

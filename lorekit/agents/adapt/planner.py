@@ -25,7 +25,8 @@ from lorekit.agents.adapt.order import (
     parse_execution_order,
 )
 from lorekit.agents.examples import DEFAULT_SHOTS, check_shots
-from lorekit.llm.base import Message
+from lorekit.llm.ask import ParseError, ask
+from lorekit.llm.base import Completion, Message, RequestParams
 
 PlanStyle = Literal["adapt", "detailed"]
 # Matched against stripped lines, with possessive quantifiers and no two
@@ -36,7 +37,7 @@ _ORDER = re.compile(r"(?:\*++\s*+)?+execution\s++order(?:\s*+\*++)?+\s*+[:：](.
 _MAX_NUMBER_DIGITS = 6  # a step number longer than this is no plan step
 
 
-class PlanError(ValueError):
+class PlanError(ParseError):
     """A planner answer that cannot be used; the message is for the planner."""
 
 
@@ -188,19 +189,22 @@ class Planner:
                 fill("planner_task", setting=ctx.setting, task=task, state=state, style=style),
             ),
         ]
-        attempt = PlanAttempt(None)
-        for _ in range(self.retries + 1):
-            text = await ctx.ask(
-                self.role, messages, temperature=self.temperature, max_tokens=self.max_tokens
-            )
-            attempt.calls += 1
-            try:
-                attempt.plan = parse_plan(text, self.max_steps)
-                return attempt
-            except PlanError as exc:
-                attempt.errors.append(str(exc))
-                messages += [
-                    Message("assistant", text.strip() or "(empty)"),
-                    Message("user", fill("plan_error", problem=str(exc))),
-                ]
-        return attempt
+        answer = await ask(
+            ctx.model(self.role),
+            messages,
+            lambda out: parse_plan(out.text, self.max_steps),
+            params=RequestParams(temperature=self.temperature, max_tokens=self.max_tokens),
+            attempts=self.retries + 1,
+            feedback=lambda error: fill("plan_error", problem=error.feedback),
+            answer_as=_as_shown,
+        )
+        return PlanAttempt(
+            answer.parsed if answer.ok else None,
+            calls=len(answer.attempts),
+            errors=[a.error.feedback for a in answer.attempts if a.error is not None],
+        )
+
+
+def _as_shown(out: Completion) -> str:
+    """A refused plan as the planner sees it again: stripped, an empty one named."""
+    return out.text.strip() or "(empty)"
