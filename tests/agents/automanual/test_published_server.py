@@ -37,6 +37,7 @@ MODELS = {
     "consolidator-model": consolidator_model(),
     "formulator-model": formulator_model(),
     "replay-model": replay_model("alfworld"),
+    "replay-web-model": replay_model("miniwob"),
 }
 TINY = """\
 paper: AutoManual (Chen et al., 2024)
@@ -165,3 +166,40 @@ def test_the_testing_stage_with_the_published_manual_is_one_command(
         note = episode.info["notes"]["manual"]
         assert "AutoManual's published ALFWorld run (minghchen/automanual@aeb17e4" in note
         assert episode.info["initial_observation"].startswith("-= Welcome")
+
+
+@needs_published
+def test_the_miniwob_testing_stage_with_the_published_manual_is_one_command(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Table 5's published row against the server, in Chromium: the authors' MiniWoB++
+    manual, imported and never played, the exact-type skill, the page as
+    ``agent.cur_html_string``; two of its tasks are played."""
+    pytest.importorskip("selenium", reason="the web extra is not installed")
+    from lorekit.envs.miniwob import BrowserMissing, find_browser
+
+    try:
+        find_browser()
+    except BrowserMissing as missing:
+        pytest.skip(f"MiniWoB++ needs a browser: {missing}")
+    store = here / "s.sqlite3"
+    with OpenAICompatServer(answer) as srv:
+        cfg = config(here / "run.yaml", srv.base_url, planner="replay-web-model")
+        code, _out, err = run_cli(
+            ["reproduce", "run", "automanual-table5-miniwob-feedback", "--rows",
+             "automanual-published-gpt35", "--config", str(cfg), "--repeats", "1",
+             "-n", "2", "--store", str(store), "--run-id", "w", "--no-progress"],
+            capsys,
+        )  # fmt: skip
+        assert code == 0, err
+        assert "build published is AutoManual's published MiniWoB++ run" in " ".join(err.split())
+        sent = [r.body["messages"][1]["content"] for r in srv.requests]
+    assert sent and all("## Manual" in s and "## Skill for a similar task (" in s for s in sent)
+    with RunStore(store) as runs:
+        assert runs.episodes("w.build-published") == []  # imported, not played
+        played = runs.episodes("w.automanual-published-gpt35")
+        assert len(played) == 2 and all(e.status != "error" for e in played)
+        for episode in played:
+            assert not [c for c in runs.llm_calls("w.automanual-published-gpt35") if c["error"]]
+            note = episode.info["notes"]["manual"]
+            assert "AutoManual's published MiniWoB++ run (minghchen/automanual@aeb17e4" in note
