@@ -218,7 +218,7 @@ def replay_model(env_name: str) -> ModelFn:
 def replay_roles(
     env_kwargs: Mapping[str, Any] | None = None, *, env_name: str = "miniwob"
 ) -> Roles:
-    """The scripted planner as the ``planner`` role (``reproduce run --simulate``)."""
+    """The scripted planner as the ``planner`` role, for ``lorekit.evaluate(models=...)``."""
     from lorekit.llm.scripted import ScriptedLLM
 
     llm = ScriptedLLM(fn=replay_model(env_name), model="simulated-automanual-replay")
