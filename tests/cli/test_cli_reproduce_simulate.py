@@ -112,9 +112,10 @@ def _rows_here(exp: Any, folder: Path) -> list[Any]:
     from lorekit.agents.automanual.published import locate
 
     rows = list(exp.default_rows(folder))
-    if locate(exp.env) is not None:
+    published = [r for r in rows if r.build and _variant(exp, r.build) == "published"]
+    if not published or locate(exp.env) is not None:
         return rows
-    return [r for r in rows if not (r.build and _variant(exp, r.build) == "published")]
+    return [r for r in rows if r not in published]
 
 
 TINY = """\
