@@ -276,8 +276,14 @@ def run_cmd(
         from lorekit.cli.reproduce_cost import cost_guard
 
         limits = prepare_config(models, cache=harness.cache, store=harness.store)[0]
-        guard = cost_guard(limits, list(setups), max_cost, prices)
+        from lorekit.cli.reproduce_build import needed_builds
+
+        needed = sorted(needed_builds(exp, rows))
+        spending = [*(f"{p}.build-{b}" for p in prefixes for b in needed), *setups]
+        guard = cost_guard(limits, spending, max_cost, prices)  # the builds spend too
     for run, pfx in enumerate(prefixes, 1):
+        if guard is not None and not guard():
+            break  # no later repeat builds once the limit is reached
         played: dict[str, Played] = {}
         played_runs.append(played)
         run_harness = harness_for(harness, run)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -27,6 +28,11 @@ class Limiter:
 
     ``in_flight`` and ``peak_in_flight`` are kept so tests and reports can
     show the limit held.
+
+    asyncio's semaphore and lock belong to the first event loop that waits on
+    them; a limiter used again under a later ``asyncio.run`` (a build, then its
+    formulation) gets fresh ones for that loop, with the same bounds (the
+    window of start times is kept: it is wall time, not the loop's).
     """
 
     def __init__(
@@ -46,8 +52,17 @@ class Limiter:
         self._sem = asyncio.Semaphore(max_in_flight) if max_in_flight else None
         self._starts: deque[float] = deque()
         self._rate_lock = asyncio.Lock() if rpm else None
+        self._loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
         self.in_flight = 0
         self.peak_in_flight = 0
+
+    def _for_this_loop(self) -> None:
+        """Fresh waiting primitives when the running loop is not the one they served."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not None and self._loop() is not loop:
+            self._sem = asyncio.Semaphore(self.max_in_flight) if self.max_in_flight else None
+            self._rate_lock = asyncio.Lock() if self.rpm else None
+        self._loop = weakref.ref(loop)
 
     async def _wait_for_rate(self) -> None:
         assert self._rate_lock is not None and self.rpm is not None
@@ -66,8 +81,10 @@ class Limiter:
     @asynccontextmanager
     async def acquire(self) -> AsyncIterator[None]:
         """Hold one request slot for the duration of the block."""
-        if self._sem is not None:
-            await self._sem.acquire()
+        self._for_this_loop()
+        sem = self._sem  # released on the one it was taken from
+        if sem is not None:
+            await sem.acquire()
         try:
             if self._rate_lock is not None:
                 await self._wait_for_rate()
@@ -78,8 +95,8 @@ class Limiter:
             finally:
                 self.in_flight -= 1
         finally:
-            if self._sem is not None:
-                self._sem.release()
+            if sem is not None:
+                sem.release()
 
 
 class SlotLimiter(Protocol):

@@ -18,6 +18,10 @@ covers them all. What this module adds on top of the SDK:
   only each network read.
 - **Local-server convenience.** Servers on localhost need no key; we send a
   placeholder so users do not have to invent one.
+- **Any event loop.** The SDK's connection pool belongs to the loop that opened
+  its connections, so one model object used under two ``asyncio.run`` calls (a
+  build, then its formulation) would send on a socket of a closed loop
+  ("Event loop is closed"). Each running loop gets an SDK client of its own.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import math
 import os
 import random
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -135,13 +140,27 @@ class OpenAICompatLLM:
         self._sleep = sleep
         self._rng = rng
         self._extra_body = dict(extra_body) if extra_body else None
-        self._client = openai.AsyncOpenAI(
-            api_key=key,
-            base_url=url,
-            timeout=float(timeout_s),
-            max_retries=0,
-            default_headers=dict(default_headers) if default_headers else None,
-        )
+        self._client_options: dict[str, Any] = {
+            "api_key": key,
+            "base_url": url,
+            "timeout": float(timeout_s),
+            "max_retries": 0,
+            "default_headers": dict(default_headers) if default_headers else None,
+        }
+        self._client = openai.AsyncOpenAI(**self._client_options)
+        self._client_loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+
+    def _client_for_loop(self) -> openai.AsyncOpenAI:
+        """The SDK client of the running event loop (see the module docstring): the
+        first loop takes the one made with the object, a later loop a fresh one; the
+        previous loop's client is dropped with that loop's connections."""
+        loop = asyncio.get_running_loop()
+        bound = self._client_loop() if self._client_loop is not None else None
+        if bound is not loop:
+            if self._client_loop is not None:
+                self._client = openai.AsyncOpenAI(**self._client_options)
+            self._client_loop = weakref.ref(loop)
+        return self._client
 
     @property
     def model(self) -> str:
@@ -214,7 +233,8 @@ class OpenAICompatLLM:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self._timeout_s):
-                raw = await self._client.chat.completions.with_raw_response.create(**request)
+                client = self._client_for_loop()
+                raw = await client.chat.completions.with_raw_response.create(**request)
         except openai.OpenAIError as exc:
             raise self._map_error(exc) from exc
         except TimeoutError:
@@ -303,8 +323,14 @@ class OpenAICompatLLM:
         return error
 
     async def aclose(self) -> None:
-        """Close the HTTP connection pool."""
-        await self._client.close()
+        """Close the HTTP connection pool (one of an earlier, finished event loop is
+        only dropped: its connections went with that loop)."""
+        bound = self._client_loop() if self._client_loop is not None else None
+        if bound is None or bound is asyncio.get_running_loop() or not bound.is_closed():
+            await self._client.close()
+        else:
+            self._client = openai.AsyncOpenAI(**self._client_options)
+            self._client_loop = None
 
     async def __aenter__(self) -> OpenAICompatLLM:
         return self

@@ -131,7 +131,7 @@ rows:
         (("agent: oracle,", "agent: oracle, build: b,"), "bad.yaml: rows[0].build: no such"),
         (
             ("split: test", "split: test\nbuilds: [{id: b, variant: magic, split: dev}]"),
-            "bad.yaml: builds[0].variant: expected automanual or planner-lib",
+            "bad.yaml: builds[0].variant: expected automanual, planner-lib or published",
         ),
         (("split: test", "split: test\nsimulate: {per_type: 0}"), "bad.yaml: simulate.per_type:"),
         (("split: test", "split: test\nsimulate: {fast: 1}"), "bad.yaml: simulate.fast: unknown"),

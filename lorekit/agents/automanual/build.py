@@ -83,8 +83,8 @@ async def run_build(
     seed: int = 0,
     max_rules: int = 12,
     retire_after: int = 3,
-    max_replans: int | None = None,
-    retriever: str = "bm25",
+    max_replans: int | str | None = None,
+    retriever: str | None = None,
     examples: int | None = None,
     config: dict[str, Any] | None = None,
     episode_timeout_s: float | None = 1_800.0,
@@ -114,6 +114,10 @@ async def run_build(
     from lorekit.sandbox import check_os_layer
 
     check_os_layer()  # the planner runs model-written code: NoOSSandbox before any record
+    if retriever is None:  # the env profile's, recorded as such so a resume compares it
+        from lorekit.agents.automanual.profiles import profile_for
+
+        retriever = profile_for(env_name).retriever
     chosen = build_plan(tasks, per_type=per_type, seed=seed, shuffle=shuffle)
     plan = plan_episodes(chosen, seed=seed)
     rid = run_id or new_run_id()

@@ -88,11 +88,11 @@ class AutoManualBuildAgent:
         variant: Variant = "automanual",
         max_rules: int = 12,
         retire_after: int = 3,
-        max_replans: int | None = None,
+        max_replans: int | str | None = None,
         planner_role: str = "planner",
         builder_role: str = "builder",
         consolidator_role: str = "consolidator",
-        retriever: str = "bm25",
+        retriever: str | None = None,
         learn_rules: bool = True,
         keep_direct: bool = True,
         retrieval: Retrieval = "together",
@@ -115,7 +115,7 @@ class AutoManualBuildAgent:
         self.libraries = Libraries(
             self.db,
             build_id,
-            retriever=make_retriever(retriever),
+            retriever=make_retriever(retriever or self.profile.retriever),
             keep_direct=keep_direct,
             together=retrieval == "together",
         )
@@ -186,6 +186,13 @@ class AutoManualBuildAgent:
         if self.streaks[task_type] >= self.retire_after:
             self.retired.add(task_type)
 
+    def _skill_meta(self, played: PlannerEpisode) -> dict[str, Any]:
+        """Where the skill's task began, when the profile shows it with the skill
+        (ALFWorld's room, as the authors' skill bank keeps ``init_obs``)."""
+        if not self.profile.skill_opening:
+            return {}
+        return {"opening": played.opening.split("\n")[0].strip()}
+
     def _trajectory_text(self, episode: str) -> str | None:
         found = self.episodes.get(episode)
         return None if found is None else render_trajectory(found)
@@ -244,6 +251,7 @@ class AutoManualBuildAgent:
                 played.skill_code,
                 key,
                 direct=played.outcome is Outcome.DIRECT_SUCCESS,
+                meta=self._skill_meta(played),
             )
         elif not played.outcome.succeeded:
             self.libraries.add_reflection(

@@ -70,6 +70,8 @@ class Retrieved:
     found by similarity they differ from the new task's); ``same_type`` says
     whether it came from the new task's own type; ``score`` is the
     retriever's score for a similarity match (None for an exact type match).
+    ``opening`` is where the stored task began, when the library kept it
+    (ALFWorld's room, shown with the skill as the authors' code shows it).
     """
 
     kind: Kind
@@ -79,6 +81,7 @@ class Retrieved:
     same_type: bool
     score: float | None = None
     episode_id: str | None = None
+    opening: str = ""
 
     @property
     def heading(self) -> str:
@@ -114,6 +117,7 @@ class Retrieved:
             same_type=bool(d["same_type"]),
             score=None if score is None else float(score),
             episode_id=None if d.get("episode_id") is None else str(d["episode_id"]),
+            opening=str(d.get("opening") or ""),
         )
 
 
@@ -409,6 +413,7 @@ def _retrieved(entry: LibraryEntry, *, same_type: bool, score: float | None = No
         same_type=same_type,
         score=score,
         episode_id=entry.episode_id,
+        opening=str(entry.meta.get("opening") or ""),
     )
 
 

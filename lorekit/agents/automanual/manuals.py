@@ -51,7 +51,8 @@ class Manual:
     ``rules_version`` the rule system's version at that time. ``calls`` is
     how many model calls formulating took; ``understanding`` is the
     Formulator's own summary (kept for people, not shown to the planner);
-    ``notes`` say what was dropped from the model's answer and why.
+    ``notes`` say what was dropped from the model's answer and why. ``source``
+    says where a manual not formulated here came from (a published run).
     """
 
     markdown: str
@@ -63,6 +64,7 @@ class Manual:
     rules: list[Rule] = field(default_factory=list)
     understanding: str = ""
     notes: list[str] = field(default_factory=list)
+    source: str = ""
 
     def render(self, *, level: int = 1) -> str:
         """The manual again, its title at heading ``level`` (``markdown`` is level 1).
@@ -85,6 +87,7 @@ class Manual:
             "calls": self.calls,
             "understanding": self.understanding,
             "notes": list(self.notes),
+            **({"source": self.source} if self.source else {}),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -102,6 +105,7 @@ class Manual:
             rules=[Rule.from_dict(r) for r in d.get("rules", [])],
             understanding=str(d.get("understanding", "")),
             notes=[str(n) for n in d.get("notes", [])],
+            source=str(d.get("source", "")),
         )
 
 

@@ -13,9 +13,9 @@ The planner then writes its conclusion: a clean code block for a success
 One namespace per episode, as in the authors' code: every turn's code runs
 in the same sandbox worker (:class:`~lorekit.sandbox.SandboxSession`), so
 variables and functions of earlier turns are still there. Before the first
-run the env profile's helper functions, the function definitions in Useful
-Helper Method rules and those of the retrieved skill are defined
-(``preload``), as the authors' code defines them before the planner's code.
+run the env profile's helper functions, the function definitions in the
+rules' examples and those of the retrieved skill are defined (``preload``),
+as the authors' code defines them before the planner's code.
 Should the worker be lost mid-episode (a time limit, a guard violation), the
 next turn starts on a fresh one with the helpers and the functions earlier
 turns defined (only
@@ -29,12 +29,10 @@ and updated after every turn, so an episode cut off part-way keeps it.
 from __future__ import annotations
 
 import asyncio
-import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
-from lorekit.agents.automanual import texts
-from lorekit.agents.automanual.core import Outcome, PlannerEpisode, PlannerTurn, Rule, RuleType
+from lorekit.agents.automanual.core import Outcome, PlannerEpisode, PlannerTurn
 from lorekit.agents.automanual.planner_feedback import (
     RecordingApi,
     render_examples,
@@ -46,6 +44,19 @@ from lorekit.agents.automanual.planner_parse import (
     definitions,
     parse_answer,
     parse_conclusion,
+)
+from lorekit.agents.automanual.planner_prompt import (
+    Retrieved,
+    fill,
+    first_message,
+    items,
+    prompts,
+)
+from lorekit.agents.automanual.planner_prompt import (  # re-exported: their old home
+    helper_examples as helper_examples,
+)
+from lorekit.agents.automanual.planner_prompt import (
+    nest_headings as nest_headings,
 )
 from lorekit.agents.automanual.profiles import EnvProfile, profile_for
 from lorekit.agents.base import Episode
@@ -61,31 +72,6 @@ FORMAT_ERROR = "AnswerFormatError"
 """``PlannerTurn.error`` of a turn whose answer had no usable code."""
 
 
-def prompts() -> dict[str, str]:
-    """The templates in ``lorekit/agents/automanual/prompts/planner.yaml``."""
-    return texts.templates("planner")
-
-
-def fill(name: str, **values: Any) -> str:
-    return texts.fill("planner", name, **values)
-
-
-class Retrieved(Protocol):
-    """A skill or reflection from the libraries, as the planner shows it."""
-
-    @property
-    def kind(self) -> str: ...  # "skill" or "reflection"
-
-    @property
-    def task_type(self) -> str: ...
-
-    @property
-    def goal(self) -> str: ...
-
-    @property
-    def text(self) -> str: ...
-
-
 class Planner:
     """The code-writing planner for one env (see the module docstring).
 
@@ -97,7 +83,9 @@ class Planner:
     shown in the prompt are defined before the planner's first code runs.
     ``examples``: how many of the profile's human examples the system prompt
     shows, from the first (default all; MiniWoB++ has four, the paper's planner
-    on the 9 types with feedback had the first alone).
+    on the 9 types with feedback had the first alone). ``build``: the planner of
+    the building stage (its turn budget and build-only helpers) or, False, of
+    the testing stage; ``max_replans`` may be ``"paper"`` (the paper's figure).
     """
 
     def __init__(
@@ -106,19 +94,21 @@ class Planner:
         *,
         role: str = "planner",
         limits: Limits | None = None,
-        max_replans: int | None = None,
+        max_replans: int | str | None = None,
         format_retries: int = 2,
         max_tokens: int | None = None,
         pool: WorkerPool | None = None,
         predefine_skills: bool = True,
         examples: int | None = None,
+        build: bool = True,
     ) -> None:
         self.predefine_skills = predefine_skills
         self.profile = profile_for(profile) if isinstance(profile, str) else profile
         self.examples = self.profile.first_examples(examples)
         self.role = role
+        self.build = build
         self.limits = limits or self.profile.limits
-        self.max_replans = self.profile.max_replans if max_replans is None else max_replans
+        self.max_replans = self.profile.replans(max_replans, testing=not build)
         self.format_retries = format_retries
         self.max_tokens = max_tokens
         self.pool = pool
@@ -128,7 +118,7 @@ class Planner:
     def system_prompt(self) -> str:
         """Role, the ``agent`` object's methods, how to answer, and the human examples."""
         p = self.profile
-        helpers = p.helper_description()
+        helpers = p.helper_description(build=self.build)
         if helpers:
             helpers = "\nFunctions already defined for you:\n" + helpers + "\n"
         return fill(
@@ -150,17 +140,13 @@ class Planner:
     ) -> str:
         """The episode's first user message: rules (or manual), what the libraries gave
         (a skill, a reflection, or both, in that order), the task."""
-        shown_rules = rules_text.strip() or fill("no_rules")
-        if rules_heading == "Manual":
-            shown_rules = nest_headings(shown_rules)
-        parts = [fill("rules_section", heading=rules_heading, text=shown_rules)]
-        for item in _items(retrieved):
-            name = "skill_section" if item.kind == "skill" else "reflection_section"
-            parts.append(
-                fill(name, task_type=item.task_type, goal=item.goal, text=item.text.strip())
-            )
-        parts.append(fill("task_section", opening=opening.strip()))
-        return "\n\n".join(parts)
+        return first_message(
+            opening,
+            rules_text=rules_text,
+            rules_heading=rules_heading,
+            retrieved=retrieved,
+            skill_opening=self.profile.skill_opening,
+        )
 
     # -- the episode ---------------------------------------------------------------------
 
@@ -179,8 +165,8 @@ class Planner:
     ) -> PlannerEpisode:
         """Play ``ep`` to its end and conclude; the planner's trajectory.
 
-        ``helper_sources`` are the examples of the Useful Helper Method rules
-        (or any code whose function definitions should be predefined): only
+        ``helper_sources`` are the examples of the rules (or any code whose
+        function definitions should be predefined): only
         their ``def`` statements are used; with ``predefine_skills`` the
         retrieved skills' follow them (a skill's function wins over a rule's
         of the same name, as in the authors' code). ``conclude=False`` (the testing
@@ -200,10 +186,10 @@ class Planner:
         save()
         api = self.profile.code_api(ep.env)
         gate = RecordingApi(api, self.profile.callable_methods, ep)
-        preload = [self.profile.helpers] if self.profile.helpers.strip() else []
+        preload = [h for h in self._helpers() if h.strip()]
         sources = list(helper_sources)
         if self.predefine_skills:
-            sources += [r.text for r in _items(retrieved) if r.kind == "skill"]
+            sources += [r.text for r in items(retrieved) if r.kind == "skill"]
         preload += [d for d in (definitions(s) for s in sources) if d]
         earlier: dict[str, str] = {}  # this episode's functions by name, the latest version
         messages = [
@@ -253,6 +239,10 @@ class Planner:
             await self._conclude(roles, messages, planned)
             save()
         return planned
+
+    def _helpers(self) -> list[str]:
+        """The profile's helper functions for this stage, in the order they are defined."""
+        return [self.profile.helpers, *([self.profile.build_helpers] if self.build else [])]
 
     def _state_reader(self, api: Any) -> Callable[[], dict[str, Any]] | None:
         """The profile's state attributes read off the code API (None if it has none)."""
@@ -373,35 +363,6 @@ class Planner:
             found = answer.value
             planned.skill_code = found.skill_code
             planned.reflection = found.mistakes if found.skill_code else found.reflection
-
-
-def _items(retrieved: Retrieved | Sequence[Retrieved] | None) -> list[Retrieved]:
-    """What the libraries gave, as a list without empty entries."""
-    if retrieved is None:
-        return []
-    many = [retrieved] if not isinstance(retrieved, Sequence) else list(retrieved)
-    return [r for r in many if r.text.strip()]
-
-
-def nest_headings(markdown: str, levels: int = 2) -> str:
-    """``markdown`` with its headings ``levels`` deeper (outside code blocks).
-
-    A manual's ``# Title`` / ``## pick_and_place`` would otherwise read as
-    sections of the planner prompt itself, beside ``## Manual`` and ``## Task``.
-    """
-    out, fenced = [], False
-    for line in markdown.split("\n"):
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        elif not fenced and re.match(r"#{1,6} ", line):
-            line = "#" * levels + line
-        out.append(line)
-    return "\n".join(out)
-
-
-def helper_examples(rules: Iterable[Rule]) -> list[str]:
-    """The examples of the Useful Helper Method rules: ``Planner.play``'s ``helper_sources``."""
-    return [r.example for r in rules if r.type is RuleType.USEFUL_HELPER_METHOD and r.example]
 
 
 def classify(succeeded: bool, turns: Sequence[PlannerTurn]) -> Outcome:

@@ -21,7 +21,8 @@ def register(registry: Registry) -> None:
         "(--agent-opt manual=BUILD)",
         tests_with_build=True,
         # `lorekit reproduce` plays an experiment's builds of these variants first
-        build_variants=("automanual", "planner-lib"),
+        # (published: the authors' own build, imported rather than played)
+        build_variants=("automanual", "planner-lib", "published"),
         build="lorekit.agents.automanual.commands.reproduce:reproduce_build",
     )
     registry.add_view("automanual", "lorekit.agents.automanual.view:VIEW", order=20)

@@ -103,10 +103,35 @@ class EnvProfile:
     (``api.attributes``); the code API's ``state()`` gives their values."""
     test_max_replans: int | None = None
     """Replans in the testing stage (``test_max_replans``; default ``max_replans``):
-    the authors' code allows 3 at build and 5 at test on ALFWorld."""
+    the authors' code answers 3 times at build and 5 at test on ALFWorld."""
+    paper_max_replans: int | None = None
+    """The paper's "replan at most N times" (``paper_max_replans``), which its code
+    does not follow: what ``max_replans="paper"`` asks for, at build or test."""
+    build_helpers: str = ""
+    """Helper functions defined at build time only, after ``helpers``."""
+    retriever: str = "bm25"
+    """How a skill of another type is picked when the task's type has none
+    (``retriever``): ``bm25``, or ``type`` (never: the authors' MiniWoB++ rule)."""
+    skill_opening: bool = False
+    """Whether a skill keeps (and the prompt shows) where its task began: the first
+    line of its opening (``skill_opening``; ALFWorld's room, as the authors' code)."""
     opening_form: str = "env"
     """``env``: the first observation as the env gives it; ``published``: as the
     authors' code showed it (see :meth:`opening`)."""
+
+    def replans(self, value: int | str | None, *, testing: bool) -> int:
+        """Replans for one stage: the profile's own (None), the paper's (``"paper"``)
+        or ``value`` (see :func:`parse_replans`)."""
+        chosen = parse_replans(value)
+        if chosen is None:
+            if testing and self.test_max_replans is not None:
+                return self.test_max_replans
+            return self.max_replans
+        if chosen == PAPER:
+            if self.paper_max_replans is None:
+                raise ProfileError(f"max_replans: the {self.env} profile has no paper figure")
+            return self.paper_max_replans
+        return int(chosen)
 
     @property
     def example(self) -> Example:
@@ -188,16 +213,19 @@ class EnvProfile:
 
     @property
     def api_text(self) -> str:
-        """The ``agent`` methods and the predefined helpers, for the builder's prompts too."""
-        helpers = self.helper_description()
+        """The ``agent`` methods and the predefined helpers (the build's too), for the
+        builder's and formulator's prompts."""
+        helpers = self.helper_description(build=True)
         return self.api_description() + (f"\n{helpers}" if helpers else "")
 
-    def helper_description(self) -> str:
-        """One line per preloaded helper function, read from its source."""
-        if not self.helpers.strip():
+    def helper_description(self, *, build: bool = False) -> str:
+        """One line per preloaded helper function, read from its source (``build``:
+        with the build-only ones)."""
+        source = self.helpers + ("\n" + self.build_helpers if build else "")
+        if not source.strip():
             return ""
         lines = []
-        for node in ast.parse(self.helpers).body:
+        for node in ast.parse(source).body:
             if isinstance(node, ast.FunctionDef):
                 args = ", ".join(a.arg for a in node.args.args)
                 doc = _first_line(ast.get_docstring(node))
@@ -208,6 +236,28 @@ class EnvProfile:
         """The task sentence in the first observation, no final period ("" if none is found)."""
         match = re.search(self.goal_pattern, observation) if self.goal_pattern else None
         return match.group(1).strip().rstrip(".") if match else ""
+
+
+PAPER = "paper"
+"""The ``max_replans`` value that asks for the paper's figure instead of the code's."""
+
+
+def parse_replans(value: object) -> int | str | None:
+    """``max_replans`` as given: None, ``"paper"``, or a whole number >= 0 (also as
+    text, as ``--agent-opt`` gives it); ``ValueError`` saying what is accepted."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == PAPER:
+            return PAPER
+        if text.isdigit():
+            return int(text)
+    elif isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise ValueError(
+        f"max_replans must be a whole number >= 0 or {PAPER!r} (the paper's figure), got {value!r}"
+    )
 
 
 def _first_line(doc: str | None) -> str:
@@ -250,11 +300,16 @@ def profile_for(env_name: str) -> EnvProfile:
     if profile.env != env_name:
         raise ProfileError(f"{where}: env is {profile.env!r}, expected {env_name!r}")
     profile.api_description()  # every listed method exists
-    if profile.helpers.strip():
+    for name, code in (("helpers", profile.helpers), ("build_helpers", profile.build_helpers)):
         try:
-            ast.parse(profile.helpers)
+            ast.parse(code)
         except SyntaxError as exc:
-            raise ProfileError(f"{where}: helpers do not parse: {exc}") from exc
+            raise ProfileError(f"{where}: {name} do not parse: {exc}") from exc
+    for name in ("max_replans", "test_max_replans", "paper_max_replans"):
+        value = getattr(profile, name)
+        whole = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        if value is not None and not whole:
+            raise ProfileError(f"{where}: {name} must be a whole number >= 0, got {value!r}")
     return profile
 
 
@@ -303,6 +358,10 @@ def parse_profile(data: Any, where: str) -> EnvProfile:
         api_attributes={str(k): str(v) for k, v in dict(api.get("attributes") or {}).items()},
         opening_form=str(data.get("opening_form", "env")),
         test_max_replans=data.get("test_max_replans"),
+        paper_max_replans=data.get("paper_max_replans"),
+        build_helpers=str(data.get("build_helpers") or ""),
+        skill_opening=bool(data.get("skill_opening", False)),
+        retriever=str(data.get("retriever") or "bm25"),
     )
 
 

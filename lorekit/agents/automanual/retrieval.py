@@ -8,6 +8,10 @@ small protocol:
 - :class:`BM25Retriever` is Okapi BM25 over word tokens, written here in a
   few lines: no model, no download, deterministic, good enough to match
   short task goals ("heat some egg and put it in the garbagecan").
+- :class:`TypeRetriever` ranks nothing: a task gets the skill of its own type
+  or none, the authors' rule on MiniWoB++ (exact type) and, on ALFWorld, what
+  their embedding of the type's name amounts to whenever the type has a skill
+  (the nearest of six names to one of them is itself).
 - :class:`EmbeddingRetriever` asks an OpenAI-compatible ``/v1/embeddings``
   endpoint the user configures (a local server or a hosted one) and ranks by
   cosine similarity. Nothing is downloaded at run time; vectors are cached
@@ -110,6 +114,13 @@ class BM25Retriever:
         return _ordered(scores)
 
 
+class TypeRetriever:
+    """No similarity at all: only a skill of the task's own type is ever shown."""
+
+    def rank(self, query: str, docs: Sequence[str]) -> list[tuple[int, float]]:
+        return []
+
+
 class EmbeddingRetriever:
     """Cosine similarity of embeddings from an OpenAI-compatible endpoint.
 
@@ -210,8 +221,12 @@ class EmbeddingRetriever:
         return _ordered([sum(a * b for a, b in zip(q, v, strict=True)) for v in vectors])
 
 
+RETRIEVERS = ("bm25", "type", "embedding:MODEL")
+"""The retriever options a user may name."""
+
+
 def make_retriever(spec: str) -> Retriever:
-    """The retriever named by a user's option: ``bm25`` or ``embedding:MODEL``.
+    """The retriever named by a user's option: ``bm25``, ``type`` or ``embedding:MODEL``.
 
     The embeddings server and key come from the environment (see
     :class:`EmbeddingRetriever`), so an option string is all a config needs.
@@ -219,10 +234,12 @@ def make_retriever(spec: str) -> Retriever:
     name, _, model = spec.strip().partition(":")
     if name.lower() == "bm25" and not model:
         return BM25Retriever()
+    if name.lower() == "type" and not model:
+        return TypeRetriever()
     if name.lower() in ("embedding", "embeddings") and model.strip():
         return EmbeddingRetriever(model.strip())
     raise ValueError(
-        f"unknown retriever {spec!r}; use 'bm25' or 'embedding:MODEL' (an embeddings model"
+        f"unknown retriever {spec!r}; use 'bm25', 'type' or 'embedding:MODEL' (an embeddings model"
         f" served at ${EMBED_BASE_URL_ENV} or $OPENAI_BASE_URL)"
     )
 

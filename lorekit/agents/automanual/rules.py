@@ -54,7 +54,7 @@ from lorekit.agents.automanual.toolcalls import ToolCall, ToolSpec
 
 __all__ = ["ACTORS", "RuleChange", "RuleDiff", "RuleError", "RuleEvent", "RuleSystem"]
 
-ACTORS = frozenset({"builder", "consolidator", "seed", "user"})
+ACTORS = frozenset({"builder", "consolidator", "seed", "user", "published"})
 _EP_TAG = re.compile(r"\[ep=([^\]]+)\]")
 
 
@@ -140,6 +140,20 @@ class RuleSystem:
             new = Rule(rule_id, rtype, content, example_text, [self._tag(record or "written")])
             self._append("write", rule_id, None, new)
         return f"wrote {rule_id} ({rtype.value})"
+
+    def import_rules(self, rules: Sequence[Rule]) -> int:
+        """Write ``rules`` as they are (their ids, texts and logs) into this empty rule
+        system: a run made elsewhere, such as one the AutoManual authors published.
+        Returns how many were written."""
+        with self._writing():
+            if self._events:
+                raise RuleError(f"build {self.build_id!r} has rules already; import into a new one")
+            for rule in sorted(rules, key=lambda r: rule_number(r.rule_id)):
+                number = rule_number(rule.rule_id)
+                if rule.rule_id != f"rule_{number}" or rule.rule_id in self._rules:
+                    raise RuleError(f"cannot import rule id {rule.rule_id!r} (rule_N, once each)")
+                self._append("write", rule.rule_id, None, copy_rule(rule))
+        return len(rules)
 
     def update_rule(
         self,

@@ -14,7 +14,8 @@ expert, which games are played, and the papers' text conventions as options:
   the papers: ``put X in/on Y``); by default the games' own;
 - ``arrival``: keep the "You arrive at fridge 1." sentence, ``strip`` it
   (ReAct's prompts; ``strip_arrival=True`` says the same) or write it as
-  ADaPT shows it, ``location`` ("You arrive at the location.");
+  ADaPT shows it, ``location`` ("You arrive at the location."), or drop
+  only the 0.3.x release's "You arrive at loc 12.", ``loc`` (AutoManual's wrapper);
 - ``commands="exact"`` (TextWorld's rule: a command is carried out only if it
   is, spaces around it aside, an admissible one) or ``"normalized"`` (case,
   spaces, a final period and a leading ">" forgiven);

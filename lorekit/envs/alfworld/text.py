@@ -7,7 +7,8 @@
 - Arrival sentences. 0.4.x opens every ``go to`` answer with "You arrive at
   fridge 1." (0.3.x said "You arrive at loc 12."); ReAct's prompts drop that
   sentence (:func:`strip_arrival`), ADaPT's say "You arrive at the location."
-  (:func:`show_arrival` with ``"location"``).
+  (:func:`show_arrival` with ``"location"``), AutoManual's wrapper drops only
+  0.3.x's "You arrive at loc 12." (``"loc"``).
 - Commands. TextWorld carries out a command only if it is, spaces around it
   aside, exactly one of the admissible ones: "go to desk 1." or "Go to desk 1"
   is "Nothing happens." (``commands="exact"``, as the papers ran).
@@ -27,8 +28,8 @@ from lorekit.envs.alfworld.planner import Act
 
 Syntax = Literal["move", "put"]
 SYNTAXES: tuple[Syntax, ...] = ("move", "put")
-Arrival = Literal["keep", "strip", "location"]
-ARRIVALS: tuple[Arrival, ...] = ("keep", "strip", "location")
+Arrival = Literal["keep", "strip", "location", "loc"]
+ARRIVALS: tuple[Arrival, ...] = ("keep", "strip", "location", "loc")
 Commands = Literal["exact", "normalized"]
 COMMAND_MODES: tuple[Commands, ...] = ("exact", "normalized")
 _LOCATION_ARRIVAL = "You arrive at the location. "
@@ -98,10 +99,13 @@ def strip_arrival(text: str) -> str:
 
 
 def show_arrival(text: str, arrival: Arrival) -> str:
-    """``text`` with its leading arrival sentence kept, dropped, or written as
-    ADaPT shows it ("You arrive at the location. On the desk 1, ...")."""
+    """``text`` with its leading arrival sentence kept, dropped, written as ADaPT
+    shows it ("You arrive at the location. On the desk 1, ..."), or dropped only
+    where it names no place ("You arrive at loc 12.", ``"loc"``: AutoManual)."""
     if arrival == "strip":
         return strip_arrival(text)
+    if arrival == "loc" and text.startswith("You arrive at loc") and ". " in text:
+        return text[text.index(". ") + 2 :]  # AutoManual's wrapper: up to the first ". "
     if arrival == "location" and _ARRIVAL.match(text):
         return _ARRIVAL.sub(_LOCATION_ARRIVAL, text, count=1)
     return text

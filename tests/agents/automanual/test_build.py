@@ -37,7 +37,8 @@ from lorekit.llm import Roles, ScriptedLLM
 
 #: 30 actions, not the env's 50: the dev rooms are full enough that most searches
 #: end early, and the curriculum below needs one episode that runs out of actions.
-ENV_KWARGS = {"split": "dev", "object_ids": True, "max_steps": 30}
+#: The profile's own options (as the commands set them), so the CLI's builds match.
+ENV_KWARGS = {"split": "dev", "object_ids": True, "arrival": "loc", "max_steps": 30}
 #: Put Two games whose objects lie apart: the first needs more than 30 actions
 #: once the copied skill has failed (the failure), the other two fewer.
 APART = ("trial_dev_1012_00071", "trial_dev_1012_00065", "trial_dev_1012_00119")
@@ -341,7 +342,9 @@ def test_a_first_try_skill_stays_and_keeps_its_path(tmp_path: Path, curriculum: 
 
     lib = Libraries(open_db(str(store)), "b")
     kept = lib.skills()["pick_two_obj_and_place"]
-    assert kept.episode_id == f"{curriculum[0].id}/0" and kept.meta == {"direct": True}
+    assert kept.episode_id == f"{curriculum[0].id}/0" and kept.meta["direct"] is True
+    # where its task began, shown with the skill (as the authors' skill bank's init_obs)
+    assert kept.meta["opening"].startswith("You are in the middle of a room.")
     assert "same receptacle as the first" in kept.text
     shelved = [bool(e.meta.get("shelved")) for e in lib.history("skill")]
     assert shelved[0] is False and len(shelved) >= 3 and all(shelved[1:])

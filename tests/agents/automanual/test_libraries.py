@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lorekit.agents.automanual.libraries import Libraries, LibraryError, Retrieved
-from lorekit.agents.automanual.retrieval import EmbeddingRetriever
+from lorekit.agents.automanual.retrieval import EmbeddingRetriever, make_retriever
 from lorekit.agents.automanual.store import open_db
 from lorekit.llm.testing import OpenAICompatServer
 
@@ -84,6 +84,22 @@ def test_without_own_type_the_most_similar_skill_is_retrieved(db: sqlite3.Connec
     assert lib.retrieve("other_type", "zzz qqq") is None
     # and the fallback can be switched off
     assert Libraries(db, "b", similar=False).retrieve("pick_and_place_simple", "put egg") is None
+
+
+def test_the_exact_type_rule_shows_the_types_own_skill_or_none(db: sqlite3.Connection) -> None:
+    """``retriever=type``, the authors' MiniWoB++ rule: no neighbour's skill, ever; the
+    type's reflection still comes when it has no skill."""
+    lib = Libraries(db, "b")
+    lib.add_skill(HEAT, "heat some egg and put it in garbagecan", "heat_code()", "ep/0")
+    lib.add_reflection(COOL, "cool some pan", "the fridge cools", "ep/1")
+    exact = Libraries(db, "b", retriever=make_retriever("type"), readonly=True)
+    own = exact.retrieve(HEAT, "heat some potato and put it in fridge")
+    assert own is not None and own.same_type and own.text == "heat_code()"
+    shown = exact.retrieve_all("pick_heat_then_place_two", "heat some egg and put it in garbagecan")
+    assert shown == []  # BM25 shows the heat skill here
+    assert Libraries(db, "b", readonly=True).retrieve_all("pick_heat_then_place_two", "heat egg")
+    cool = exact.retrieve_all(COOL, "cool some egg and put it in garbagecan")
+    assert [(r.kind, r.task_type) for r in cool] == [("reflection", COOL)]
 
 
 async def test_retrieve_async_matches_retrieve(db: sqlite3.Connection) -> None:

@@ -152,13 +152,20 @@ def test_classify() -> None:
     assert classify(True, [ok, ok]) is Outcome.INDIRECT_SUCCESS
 
 
-def test_helper_examples_come_from_helper_rules_only() -> None:
+def test_helper_examples_come_from_every_rule_with_an_example() -> None:
+    """As the authors' code: the functions of any rule's example are defined, whatever
+    its type (their MiniWoB++ forward_email is a Success Process rule's); an example
+    that does not parse (their ALFWorld ones are fenced) defines nothing."""
+    fenced = "```python\ndef h():\n    return 3\n```"
     rules = [
         Rule("rule_0", RuleType.USEFUL_HELPER_METHOD, "use f", "def f():\n    return 1"),
         Rule("rule_1", RuleType.SUCCESS_PROCESS, "steps", "def g():\n    return 2"),
         Rule("rule_2", RuleType.USEFUL_HELPER_METHOD, "no code yet", ""),
+        Rule("rule_3", RuleType.CORRECTED_ERROR, "fenced", fenced),
     ]
-    assert helper_examples(rules) == ["def f():\n    return 1"]
+    examples = helper_examples(rules)
+    assert examples == ["def f():\n    return 1", "def g():\n    return 2", fenced]
+    assert [list(defined_functions(e)) for e in examples] == [["f"], ["g"], []]
 
 
 def test_a_later_definition_of_a_name_wins() -> None:

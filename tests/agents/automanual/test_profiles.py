@@ -55,19 +55,28 @@ def test_documented_methods_are_the_code_apis_own(env: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("env", "replans", "types"),
+    ("env", "answers", "types"),
     [
         (
             "alfworld",
-            3,
+            (3, 5, 4),  # the authors' MAX_REPLAN_STEP at build and test; the paper's 3 replans
             [RuleType.SPECIAL_MECHANISM, RuleType.USEFUL_HELPER_METHOD, RuleType.SUCCESS_PROCESS],
         ),
-        ("miniwob", 6, [RuleType.USEFUL_HELPER_METHOD, RuleType.SUCCESS_PROCESS]),
+        ("miniwob", (6, 6, 7), [RuleType.USEFUL_HELPER_METHOD, RuleType.SUCCESS_PROCESS]),
     ],
 )
-def test_seed_rules_and_budgets(env: str, replans: int, types: list[RuleType]) -> None:
+def test_seed_rules_and_budgets(
+    env: str, answers: tuple[int, int, int], types: list[RuleType]
+) -> None:
     profile = profile_for(env)
-    assert profile.max_replans == replans
+    build, test, paper = answers
+    assert 1 + Planner(profile).max_replans == build
+    assert 1 + Planner(profile, build=False).max_replans == test
+    for stage in (True, False):
+        assert 1 + Planner(profile, build=stage, max_replans="paper").max_replans == paper
+        assert Planner(profile, build=stage, max_replans="1").max_replans == 1
+    with pytest.raises(ValueError, match="max_replans must be a whole number >= 0 or 'paper'"):
+        Planner(profile, max_replans="twice")
     rules = profile.initial_rules
     assert [RuleType.parse(r["type"]) for r in rules] == types
     assert [r["type"] for r in rules] == [t.value for t in types]  # canonical names, as data
@@ -82,7 +91,8 @@ def test_seed_rules_and_budgets(env: str, replans: int, types: list[RuleType]) -
 
 def test_alfworld_options_and_limits() -> None:
     profile = profile_for("alfworld")
-    assert profile.env_options == {"object_ids": True}
+    # AutoManual's text form, and no "You arrive at loc 12." (the authors' wrapper drops it)
+    assert profile.env_options == {"object_ids": True, "arrival": "loc"}
     assert profile.limits.max_api_calls >= 100 and profile.limits.wall_s >= 30
     assert profile.goal("...\nYour task is to: put a mug in cabinet.\n") == "put a mug in cabinet"
 
@@ -142,7 +152,8 @@ def test_a_profile_holds_one_example_or_a_list() -> None:
         parse_profile(_profile_data(examples=[]), "x.yaml")
 
 
-def test_get_object_with_id(pool: WorkerPool) -> None:
+def test_get_object_with_id_as_the_authors_wrote_it(pool: WorkerPool) -> None:
+    """Case as written, repeats kept, a longer name's ids never taken for a shorter one's."""
     helpers = profile_for("alfworld").helpers
     code = """
 obs = "On countertop_1, you see butterknife_1, knife_2, Knife_3, knife_2, and knifeblock_1."
@@ -151,7 +162,45 @@ print(get_object_with_id(obs, 'butterknife'), get_object_with_id(obs, 'fork'))
 """
     result = run_code(code, preload=[helpers], pool=pool)
     assert result.ok, result.feedback()
-    assert result.output.splitlines() == ["['knife_2', 'knife_3']", "['butterknife_1'] []"]
+    assert result.output.splitlines() == ["['knife_2', 'knife_2']", "['butterknife_1'] []"]
+
+
+class _Rooms:
+    """A stand-in agent: each receptacle's text, and the calls made."""
+
+    def __init__(self, seen: dict[str, str]) -> None:
+        self.seen, self.calls = seen, []
+
+    def go_to(self, place: str) -> str:
+        self.calls.append(f"go_to {place}")
+        return self.seen[place]
+
+    def open(self, place: str) -> str:
+        self.calls.append(f"open {place}")
+        return f"You open {place}. In it, you see mug_3."
+
+
+def test_find_object_as_the_authors_wrapper_has_it(pool: WorkerPool) -> None:
+    """Closed receptacles are opened; the name is looked for in the whole text (so
+    "pen" shows in "open"); nothing found is (None, None), which the published
+    skills test for."""
+    rooms = _Rooms({"drawer_1": "The drawer_1 is closed.", "desk_1": "On desk_1, you see a pen."})
+    code = """
+print(find_object(agent, ['drawer_1'], 'mug'))
+print(find_object(agent, ['desk_1'], 'fork'))
+print(find_object(agent, ['drawer_1'], 'pen'))
+"""
+    result = run_code(
+        code, rooms, preload=[profile_for("alfworld").helpers], api_name="agent", pool=pool
+    )
+    assert result.ok, result.feedback()
+    assert result.output.splitlines() == [
+        "(['mug_3'], 'drawer_1')",
+        "(None, None)",
+        "([], 'drawer_1')",
+    ]
+    first, second, third = ["go_to drawer_1", "open drawer_1"], ["go_to desk_1"], ["go_to drawer_1"]
+    assert rooms.calls == [*first, *second, *third, "open drawer_1"]
 
 
 def test_the_alfworld_example_solves_its_game(pool: WorkerPool) -> None:

@@ -183,6 +183,6 @@ def test_make_retriever_reads_a_user_option(monkeypatch: pytest.MonkeyPatch) -> 
     made = make_retriever("embedding:nomic-embed-text")
     assert isinstance(made, EmbeddingRetriever) and made.model == "nomic-embed-text"
     assert made.base_url == "http://localhost:8080/v1"
-    for bad in ("tfidf", "embedding:", "bm25:x"):
-        with pytest.raises(ValueError, match="use 'bm25' or 'embedding:MODEL'"):
+    for bad in ("tfidf", "embedding:", "bm25:x", "type:x"):
+        with pytest.raises(ValueError, match="use 'bm25', 'type' or 'embedding:MODEL'"):
             make_retriever(bad)

@@ -1,4 +1,4 @@
-"""The testing stage as the authors' code runs it: more replans on ALFWorld, no
+"""The testing stage as the authors' code runs it: 5 answers on ALFWorld, no
 conclusion request (nothing stores it), and the manual's headings kept inside
 the prompt's ``## Manual`` section."""
 
@@ -32,13 +32,19 @@ def pool() -> Iterator[WorkerPool]:
         yield shared
 
 
-def test_five_replans_at_test_on_alfworld(tmp_path: Path) -> None:
+def test_five_answers_at_test_on_alfworld(tmp_path: Path) -> None:
+    """The authors' testing stage answers 5 times (MAX_REPLAN_STEP = 5), its build 3."""
     manual = tmp_path / "m.md"
     manual.write_text(MANUAL)
     agent = AutoManualAgent(str(manual))
-    assert agent._planner("alfworld").max_replans == 5
-    assert PROFILE.max_replans == 3  # the build keeps 3
+    assert agent._planner("alfworld").max_replans == 4
+    assert PROFILE.max_replans == 2  # the build answers 3 times
     assert AutoManualAgent(str(manual), max_replans=2)._planner("alfworld").max_replans == 2
+    paper = AutoManualAgent(str(manual), max_replans="paper")
+    assert paper._planner("alfworld").max_replans == 3  # "replan at most 3 times"
+    assert paper._planner("miniwob").max_replans == 6
+    with pytest.raises(ValueError, match="max_replans must be a whole number"):
+        AutoManualAgent(str(manual), max_replans="-1")
 
 
 def test_manual_headings_stay_inside_the_manual_section() -> None:

@@ -124,6 +124,10 @@ def test_arrival_is_kept_dropped_or_written_as_adapt_shows_it() -> None:
     location = "You arrive at the location. On the desk 1, you see a mug 1."
     assert show_arrival(text, "location") == location
     assert show_arrival("You open the drawer 1.", "location") == "You open the drawer 1."
+    # AutoManual's wrapper drops only the sentence that names no place
+    assert show_arrival(text, "loc") == "On the desk 1, you see a mug 1."
+    named = "You arrive at fridge 1. The fridge 1 is closed."
+    assert show_arrival(named, "loc") == named
     env = make("alfworld", split="dev", arrival="location")
     env.reset(env.tasks("dev")[0])
     go = next(c for c in env.candidate_actions() if c.startswith("go to"))

@@ -1,6 +1,7 @@
 """``lorekit automanual build/formulate/rules`` and ``lorekit manual export``.
 
-The three stages of AutoManual from the command line: ``build`` plays tasks
+The three stages of AutoManual from the command line (and ``import-published``,
+the authors' own build as one: :mod:`.published`): ``build`` plays tasks
 one at a time with the planner, builder and consolidator (a run in the run
 store whose episodes carry every rule change), ``formulate`` turns the build's
 rules into a Markdown manual stored with the build, and testing is a plain
@@ -20,6 +21,7 @@ from pathlib import Path
 import click
 
 from lorekit.agents.automanual.commands.build import build_cmd
+from lorekit.agents.automanual.commands.published import import_published_cmd
 from lorekit.agents.automanual.core import STAGE_ROLES
 from lorekit.cli.console import console
 from lorekit.cli.errors import RunFailed, UserError
@@ -41,6 +43,7 @@ def automanual() -> None:
 
 
 automanual.add_command(build_cmd)
+automanual.add_command(import_published_cmd)
 
 
 def _build_run(store: str, build: str) -> None:

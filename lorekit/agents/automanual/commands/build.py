@@ -67,6 +67,20 @@ def source_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+class ReplansType(click.ParamType[int | str | None]):
+    """``--max-replans``: a whole number >= 0, or ``paper``."""
+
+    name = "replans"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from lorekit.agents.automanual.profiles import parse_replans
+
+        try:
+            return parse_replans(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 @click.command("build")
 @click.argument("env_name", metavar="ENV")
 @model_options
@@ -80,13 +94,20 @@ def source_options(f: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option("--max-rules", type=click.IntRange(min=1), default=12, show_default=True)
 @click.option("--retire-after", type=click.IntRange(min=1), default=3, show_default=True)
-@click.option("--max-replans", type=click.IntRange(min=0), default=None)
+@click.option(
+    "--max-replans",
+    type=ReplansType(),
+    default=None,
+    metavar="N|paper",
+    help="Replans per episode (answers: 1 + N); default the env's, as the authors' code "
+    "(ALFWorld 2, MiniWoB++ 5); 'paper': the paper's \"at most 3 (6) times\".",
+)
 @click.option(
     "--retriever",
-    default="bm25",
-    show_default=True,
+    default=None,
     help="How a skill of another task type is picked when none of the type exists: "
-    "bm25, or embedding:MODEL (an OpenAI-compatible embeddings server, see docs).",
+    "bm25, type (never: only the type's own), or embedding:MODEL (an OpenAI-compatible "
+    "embeddings server, see docs); default the env's (alfworld bm25, miniwob type).",
 )
 @click.option(
     "--examples",
@@ -119,8 +140,8 @@ def build_cmd(
     variant: str,
     max_rules: int,
     retire_after: int,
-    max_replans: int | None,
-    retriever: str,
+    max_replans: int | str | None,
+    retriever: str | None,
     examples: int | None,
     from_build: str | None,
     library_only: bool,
@@ -155,7 +176,7 @@ def build_cmd(
         )
     try:
         profile = profile_for(env_name)
-        make_retriever(retriever)
+        make_retriever(retriever or profile.retriever)
     except ValueError as exc:
         raise UserError(str(exc).strip("'\"")) from None
     cfg, store_setting = prepare_config(models, cache=harness.cache, store=harness.store)

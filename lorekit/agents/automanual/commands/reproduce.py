@@ -12,7 +12,10 @@ and the rows get ``manual=RUN_ID.build-ID``. A build may name its own env
 options (the task set it builds on), how many human examples the planner sees,
 and an earlier build it starts from, keeping that build's rules
 (``library_only``: the second step of the paper's MiniWoB++ build). With
-``--simulate`` the build's four roles are the scripted AutoManual models.
+``--simulate`` the build's four roles are the scripted AutoManual models. A
+``published`` build plays nothing: it is the authors' own published run of the
+experiment's env, found or fetched (checked by sha256) and imported as that
+run, so the rows test with the manual and skills the paper's GPT-4 build made.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ def reproduce_build(
     from lorekit.cli.checks import build_models
 
     cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store)
+    if build.variant == "published":
+        return _published(exp, build, run_id, str(cfg.store))
     try:
         profile = profile_for(exp.env)
     except ValueError as exc:
@@ -103,4 +108,32 @@ def reproduce_build(
             raise RunFailed(
                 f"build {run_id}: the formulator gave no usable manual: {exc}"
             ) from None
+    return {"manual": run_id}
+
+
+def _published(exp: Any, build: Any, run_id: str, store: str) -> dict[str, Any]:
+    """The authors' published run of ``exp.env`` as run ``run_id`` (imported once)."""
+    from lorekit.agents.automanual.published import (
+        PublishedError,
+        fetch_published,
+        locate,
+        read_published,
+        run_files,
+    )
+    from lorekit.agents.automanual.published_import import import_build
+
+    try:
+        folder = locate(exp.env)
+        if folder is None:
+            err_console.print(f"fetching {exp.env}'s published AutoManual run")
+            folder = fetch_published(exp.env)
+        run = read_published(*run_files(folder))
+        done = import_build(store, run_id, run, env=exp.env)
+    except (PublishedError, ValueError) as exc:
+        raise UserError(f"experiment {exp.id!r}, build {build.id}: {exc}") from None
+    said = "already imported" if done.already else "imported"
+    err_console.print(
+        f"[bold]{exp.id}[/]: build {build.id} is {done.source}; {said} as run {run_id}",
+        highlight=False,
+    )
     return {"manual": run_id}
