@@ -193,6 +193,7 @@ def run_cmd(
     from lorekit.agents import needs_model
     from lorekit.cli.prepare import kv, prepare_config
     from lorekit.cli.reproduce_build import run_builds
+    from lorekit.cli.reproduce_cost import load_table
     from lorekit.cli.run import Played, play
     from lorekit.eval.reproduce import find_experiment
     from lorekit.ids import new_run_id
@@ -223,19 +224,15 @@ def run_cmd(
     base_opts = tuple(f"{k}={_opt_text(v)}" for k, v in env_options.items())
     tasks = TaskChoice(split or exp.split, n, (*base_opts, *env_opt), None)
     prefix = harness.run_id or new_run_id()
+    table = load_table(prices)
+    guard = _guard(exp, rows, models, harness, prefix, max_cost, table)
     built = run_builds(
         exp, rows, models=models, harness=harness, env_opt=tasks.env_opt, prefix=prefix,
-        simulate=simulate,
+        simulate=simulate, budget=guard,
     )  # fmt: skip
     played: dict[str, Played] = {}
-    guard = None
-    if max_cost is not None:
-        from lorekit.cli.reproduce_cost import cost_guard
-
-        limits = prepare_config(models, cache=harness.cache, store=harness.store)[0]
-        guard = cost_guard(limits, [f"{prefix}.{r.id}" for r in rows], max_cost, prices)
     for row in rows:
-        if guard is not None and not guard():
+        if guard is not None and guard.tripped:
             break
         options = {**row.options, **(built[row.build].options if row.build else {})}
         err_console.print(f"[bold]{exp.id}[/]: row {row.id} ({row.label})")
@@ -251,18 +248,44 @@ def run_cmd(
             agent_kwargs=options,
             roles_for=roles_for if needs_model(row.agent) else None,
             before_episode=guard,
+            on_episode=None if guard is None else guard.ended,
+            wrap_models=None if guard is None else guard.wrap_models,
+            price_table=table,
+            resume=f"--run-id {prefix}",
         )
     if guard is not None and guard.tripped:
         from lorekit.cli.reproduce_cost import CostLimitReached
 
         raise CostLimitReached(guard.message(prefix))
-    cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store)
-    answered = _answered(exp, rows, cfg, simulate)
+    cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store, prices=table)
+    answered = _answered(exp, rows, cfg, simulate, [p.run_id for p in played.values()])
     runs = {build: b.run_id for build, b in built.items()}
     _compare_and_save(exp, played, cfg.store, answered, prefix, out, runs)
     errored = [p for p in played.values() if p.errored]
     if errored:
         raise RunFailed(errored[0].errored_message())
+
+
+def _guard(
+    exp: Any,
+    rows: list[Any],
+    models: ModelChoice,
+    harness: HarnessOptions,
+    prefix: str,
+    max_cost: float | None,
+    table: Any,
+) -> Any:
+    """``--max-cost``'s guard over the reproduction's rows and the builds they need (what
+    earlier sessions of ``prefix`` spent included), or None without a limit."""
+    if max_cost is None:
+        return None
+    from lorekit.cli.prepare import prepare_config
+    from lorekit.cli.reproduce_cost import cost_guard
+
+    cfg = prepare_config(models, cache=harness.cache, store=harness.store, prices=table)[0]
+    builds = {r.build for r in rows if r.build}
+    run_ids = [f"{prefix}.{r.id}" for r in rows] + [f"{prefix}.build-{b}" for b in builds]
+    return cost_guard(cfg, run_ids, max_cost, table)
 
 
 def _simulation_check(exp: Any, rows: list[Any], models: ModelChoice) -> Any:
@@ -281,14 +304,17 @@ def _simulation_check(exp: Any, rows: list[Any], models: ModelChoice) -> Any:
     return simulated_roles
 
 
-def _answered(exp: Any, rows: list[Any], cfg: Any, simulate: bool) -> Any:
+def _answered(exp: Any, rows: list[Any], cfg: Any, simulate: bool, run_ids: list[str]) -> Any:
     from lorekit.agents import needs_model
     from lorekit.agents.simulated import describe
     from lorekit.cli.reproduce_models import from_config, simulated
+    from lorekit.eval.store import RunStore
 
     if simulate and any(needs_model(r.agent) for r in rows):
         return simulated({r.id: describe(exp.env, r.agent) for r in rows if needs_model(r.agent)})
-    return from_config(cfg, [needs_model(r.agent) for r in rows])
+    with RunStore.open_readonly(cfg.store) as db:
+        answered = db.models_answered(run_ids)
+    return from_config(cfg, [needs_model(r.agent) for r in rows], answered)
 
 
 def _check_row_options(exp: Any, rows: list[Any]) -> None:

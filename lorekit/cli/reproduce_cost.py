@@ -246,52 +246,66 @@ def _split_tasks(exp: Any, split: str) -> list[Any]:
 
 
 class CostGuard:
-    """``run_eval``'s ``before_episode``: decline episodes once the spend the store
-    records for ``run_ids`` reaches ``limit`` USD. Declined episodes are not recorded,
-    and the ones in flight finish and are committed whole, so the run stops cleanly
-    (over the limit by at most the episodes already under way) and resumes later."""
+    """``--max-cost`` over a whole reproduction (its builds and rows, and what earlier
+    sessions of the same ``--run-id`` spent), on one :class:`~lorekit.llm.budget.SpendLimit`:
+    every call reserves its expected cost before it is sent (:meth:`wrap_models`), every
+    episode its expected cost before it starts (the harness's ``before_episode``, this
+    object), and an episode's reservation is released when it ends (:meth:`ended`). An
+    episode cut short by a refused call is not stored (its calls are, outside it), so
+    resuming plays it again and the spend stays counted."""
 
-    def __init__(
-        self, store: str, run_ids: Sequence[str], limit: float, table: Any, extra: Any
-    ) -> None:
-        self.store, self.run_ids, self.limit = store, list(run_ids), limit
-        self.table, self.extra = table, extra
-        self.tripped = False
-        self.usd = 0.0
+    def __init__(self, limit: Any, run_ids: Sequence[str]) -> None:
+        self.limit = limit
+        self.run_ids = list(run_ids)
 
-    def spent(self) -> float:
-        from lorekit.eval.prices import spent
-        from lorekit.eval.store import RunStore
+    @property
+    def tripped(self) -> bool:
+        return self.limit.stopped is not None
 
-        if not Path(self.store).is_file():
-            return 0.0
-        with RunStore.open_readonly(self.store) as db:
-            self.usd = spent(db, self.run_ids, self.table, self.extra).usd
-        return self.usd
+    def expect(self, episode_usd: float, answer_tokens: int | None = None) -> None:
+        """What the next row's episodes and calls are expected to cost (its estimate)."""
+        from lorekit.llm.budget import DEFAULT_ANSWER_TOKENS
 
-    def __call__(self, _spec: Any = None) -> bool:
-        if not self.tripped and self.spent() >= self.limit:
-            self.tripped = True
-        return not self.tripped
+        self.limit.episode_usd = max(0.0, episode_usd)
+        self.limit.answer_tokens = answer_tokens or DEFAULT_ANSWER_TOKENS
+
+    def wrap_models(self, roles: Any) -> Any:
+        return self.limit.wrap(roles)
+
+    def __call__(self, spec: Any = None) -> bool:
+        return bool(self.limit.admit(str(getattr(spec, "key", spec))))
+
+    def ended(self, outcome: Any) -> None:
+        self.limit.episode_ended(outcome.spec.key, float(outcome.cost_usd))
 
     def message(self, run_id: str) -> str:
+        lim = self.limit
         return (
-            f"stopped at --max-cost {self.limit:g}: the store records ${self.usd:,.4f} spent on "
-            f"this reproduction; no episode was left half-written. Resume with --run-id {run_id} "
-            "and a higher --max-cost"
+            f"stopped at --max-cost {lim.limit_usd:g}: {lim.stopped}. Spent on this "
+            f"reproduction: ${lim.total:,.4f} (${lim.spent_before:,.4f} before this session); "
+            "no episode was left half-written. Resume with --run-id "
+            f"{run_id} and a higher --max-cost"
         )
 
 
-def cost_guard(cfg: Any, run_ids: Sequence[str], limit: float, prices: str | None) -> CostGuard:
-    """A guard over ``run_ids``; every configured model must have a price."""
-    from lorekit.eval.prices import ModelPrice
+def cost_guard(cfg: Any, run_ids: Sequence[str], limit: float, table: Any) -> CostGuard:
+    """A guard over ``run_ids`` (a reproduction's rows and builds); every configured
+    model must have a price (``cfg`` is priced from ``table`` already, a role's own
+    ``price:`` winning)."""
+    from lorekit.eval.prices import ModelPrice, spent
+    from lorekit.eval.store import RunStore
+    from lorekit.llm.budget import SpendLimit
 
-    table = load_table(prices)
-    extra = {m: ModelPrice(m, p.prompt, p.completion) for m, p in cfg.prices().items()}
+    prices = cfg.prices()
     for settings in cfg.roles.values():
-        if settings.model not in extra and table.find(settings.model) is None:
+        if settings.provider != "scripted" and settings.model not in prices:
             raise UserError(
                 f"--max-cost: no price for model {settings.model!r}; give one with "
                 "--prices FILE (or price: in the run config)"
             )
-    return CostGuard(str(cfg.store), run_ids, limit, table, extra)
+    before = 0.0
+    if Path(cfg.store).is_file():
+        extra = {m: ModelPrice(m, p.prompt, p.completion) for m, p in prices.items()}
+        with RunStore.open_readonly(cfg.store) as db:
+            before = spent(db, run_ids, table, extra).usd
+    return CostGuard(SpendLimit(limit, before, prices.get), run_ids)

@@ -135,13 +135,15 @@ class OpenAICompatLLM:
         self._sleep = sleep
         self._rng = rng
         self._extra_body = dict(extra_body) if extra_body else None
-        self._client = openai.AsyncOpenAI(
-            api_key=key,
-            base_url=url,
-            timeout=float(timeout_s),
-            max_retries=0,
-            default_headers=dict(default_headers) if default_headers else None,
-        )
+        self._client_options: dict[str, Any] = {
+            "api_key": key,
+            "base_url": url,
+            "timeout": float(timeout_s),
+            "max_retries": 0,
+            "default_headers": dict(default_headers) if default_headers else None,
+        }
+        self._client = openai.AsyncOpenAI(**self._client_options)
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def model(self) -> str:
@@ -212,9 +214,10 @@ class OpenAICompatLLM:
         attempt as a whole, which is what ``timeout_s`` promises.
         """
         started = time.perf_counter()
+        client = self._client_here()
         try:
             async with asyncio.timeout(self._timeout_s):
-                raw = await self._client.chat.completions.with_raw_response.create(**request)
+                raw = await client.chat.completions.with_raw_response.create(**request)
         except openai.OpenAIError as exc:
             raise self._map_error(exc) from exc
         except TimeoutError:
@@ -233,6 +236,17 @@ class OpenAICompatLLM:
             cached=False,
             finish_reason=reply.finish_reason,
         )
+
+    def _client_here(self) -> openai.AsyncOpenAI:
+        """The HTTP client of the running event loop. Its connections belong to the loop
+        that opened them, so a model used again under a new loop (a command that runs a
+        build, then a formulation, each with ``asyncio.run``) gets a client of its own
+        instead of failing with "Event loop is closed" on a pooled connection."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not None and self._loop is not loop:
+            self._client = openai.AsyncOpenAI(**self._client_options)
+        self._loop = loop
+        return self._client
 
     def _error(
         self,
