@@ -247,25 +247,28 @@ def play(
         again = resume or f"--run-id {rid}"
         try:
             result = asyncio.run(
-                evaluate_async(
-                    EnvSpec(env_name, env_kwargs),  # built where it runs
-                    agent,
-                    models=roles,
-                    episodes=plan_episodes(chosen, seed=harness.seed),
-                    split=tasks.split,
-                    seed=harness.seed,
-                    store=db,
-                    run_id=rid,
-                    config=config,
-                    concurrency=harness.concurrency,
-                    episode_timeout_s=harness.timeout_s,
-                    retry_errors=harness.retry_errors,
-                    prices=cfg.prices(),
-                    progress=err_console if show_progress(harness.progress) else False,
-                    early_stop=EarlyStop(max_initial_failures),
-                    backend=remote,
-                    before_episode=before_episode,
-                    on_episode=on_episode,
+                _closing(
+                    roles,
+                    evaluate_async(
+                        EnvSpec(env_name, env_kwargs),  # built where it runs
+                        agent,
+                        models=roles,
+                        episodes=plan_episodes(chosen, seed=harness.seed),
+                        split=tasks.split,
+                        seed=harness.seed,
+                        store=db,
+                        run_id=rid,
+                        config=config,
+                        concurrency=harness.concurrency,
+                        episode_timeout_s=harness.timeout_s,
+                        retry_errors=harness.retry_errors,
+                        prices=cfg.prices(),
+                        progress=err_console if show_progress(harness.progress) else False,
+                        early_stop=EarlyStop(max_initial_failures),
+                        backend=remote,
+                        before_episode=before_episode,
+                        on_episode=on_episode,
+                    ),
                 )
             )
         except RunMismatchError as exc:
@@ -300,6 +303,18 @@ def play(
     return Played(
         result.run_id, len(chosen), len(errored), errored[0].error, errored[0].episode_key, again
     )
+
+
+async def _closing(roles: Any, work: Any) -> Any:
+    """Await ``work``, then close the models' HTTP clients on the same event loop: a
+    client left open is closed later by the garbage collector, on whatever loop runs
+    then (the next row's), and fails there with "Event loop is closed"."""
+    from lorekit.eval.backend import close_roles
+
+    try:
+        return await work
+    finally:
+        await close_roles(roles)
 
 
 def _simulates(cfg: Any) -> bool:

@@ -144,6 +144,7 @@ class OpenAICompatLLM:
         }
         self._client = openai.AsyncOpenAI(**self._client_options)
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._retired: list[openai.AsyncOpenAI] = []
 
     @property
     def model(self) -> str:
@@ -244,6 +245,9 @@ class OpenAICompatLLM:
         instead of failing with "Event loop is closed" on a pooled connection."""
         loop = asyncio.get_running_loop()
         if self._loop is not None and self._loop is not loop:
+            # The old client is kept, not closed: closing it needs its own (closed) loop,
+            # and the SDK's finaliser would try on this one and fail with the same error.
+            self._retired.append(self._client)
             self._client = openai.AsyncOpenAI(**self._client_options)
         self._loop = loop
         return self._client

@@ -4,13 +4,9 @@ user's table over them), and ``--max-cost`` stopping a run cleanly and resuming.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from _cli import run_cli
-
-from lorekit.eval.store import RunStore
-from lorekit.llm.testing import OpenAICompatServer
 
 ONE_ROW = """\
 paper: Test paper
@@ -86,42 +82,3 @@ def test_list_prices_the_rough_estimate_and_says_it_is_dated(
     assert code == 0, err
     flat = _flat(out)
     assert "at the paper's models" in flat and "prices as of 2025-06" in flat
-
-
-def _always(body: dict[str, Any]) -> str:
-    return "Thought: I cannot do this.\nAction: failed"
-
-
-def test_max_cost_stops_cleanly_and_the_same_run_id_resumes(
-    here: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (here / "one.yaml").write_text(ONE_ROW, encoding="utf-8")
-    prices = here / "p.yaml"  # a dollar a token: one call passes any small limit
-    prices.write_text("as_of: 2026-11\nmodels: {pricey: {prompt: 1000000, completion: 1000000}}\n")
-    store = here / "s.sqlite3"
-    with OpenAICompatServer(_always) as srv:
-        args = [
-            "reproduce", "run", "one.yaml", "-n", "3", "--run-id", "r", "--store", str(store),
-            "--model", "pricey", "--base-url", srv.base_url, "--prices", str(prices),
-            "--concurrency", "1", "--no-progress",
-        ]  # fmt: skip
-        code, out, err = run_cli([*args, "--max-cost", "1"], capsys)
-        assert code == 3, err
-        assert "models that answered" not in out  # no comparison of a stopped run
-        assert "stopped at --max-cost 1: the store records $" in err
-        assert "Resume with --run-id r and a higher --max-cost" in _flat(err)
-        with RunStore.open_readonly(store) as db:
-            done = db.episodes("r.react")
-            later = db.get_run("r.again")
-        assert [e.status for e in done] == ["failure"]  # one whole episode, nothing half-written
-        assert later is None  # the next row is not begun
-        assert srv.request_count == 1
-        code, out, err = run_cli([*args, "--max-cost", "1e12"], capsys)
-        assert code == 0, err
-        assert "1 episodes already done, 2 played now" in err
-        assert "models that answered here: default=openai:pricey" in out  # the comparison
-        assert srv.request_count == 6  # the rest of the first row, all of the second
-        # a model without a price cannot be watched
-        free = [a if a != "pricey" else "free" for a in args]
-        code, _out, err = run_cli([*free, "--run-id", "r2", "--max-cost", "1"], capsys)
-        assert code == 2 and "--max-cost: no price for model 'free'" in err
