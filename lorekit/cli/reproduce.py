@@ -48,28 +48,18 @@ _prices_option = click.option(
 @_prices_option
 def list_cmd(prices: str | None) -> None:
     """The experiments: paper and table, env, the paper's models, and our cost estimate."""
-    from lorekit.cli.reproduce_cost import load_table, rough_usd
-    from lorekit.eval.reproduce import estimate, load_all
+    from lorekit.cli.reproduce_cost import listed_estimate, load_table
+    from lorekit.eval.reproduce import load_all
 
     table = load_table(prices)
     rows = []
     for exp in _loaded(load_all):
         models = sorted({m for r in exp.rows for m in r.paper_models.values()})
         if exp.runnable:
-            cost = estimate(exp, exp.runnable_rows, exp.episodes or 1)
-            calls = sum(c.calls for c in cost)
-            tokens = sum(c.tokens for c in cost)
             state = f"yes ({len(exp.runnable_rows)}/{len(exp.rows)} rows)"
-            usd = rough_usd(exp, exp.runnable_rows, exp.episodes or 1, table)
-            money = "" if usd is None else f", ~${usd:,.2f} at the paper's models"
-            est = (
-                f"{exp.episodes} ep/row: ~{calls:,.0f} calls, ~{tokens / 1e6:.1f}M tokens"
-                if exp.episodes
-                else f"whole split; per episode of all rows: ~{calls:,.0f} calls, "
-                f"~{tokens / 1e3:,.0f}k tokens"
-            ) + money
+            text = listed_estimate(exp, table)
         else:
-            state, est = f"no: {exp.reason}", "-"
+            state, text = f"no: {exp.reason}", "-"
         rows.append(
             [
                 exp.id,
@@ -77,7 +67,7 @@ def list_cmd(prices: str | None) -> None:
                 f"{exp.env} {exp.split}",
                 ", ".join(models),
                 state,
-                est,
+                text,
             ]
         )
     headers = ["experiment", "paper", "env", "paper's models", "runnable", "our estimate"]
@@ -87,8 +77,9 @@ def list_cmd(prices: str | None) -> None:
     for line in installed():  # which official games source=official would play
         console.print(f"ALFWorld data: {line}", highlight=False, soft_wrap=True)
     console.print(
-        "estimates: lorekit/experiments/costs.yaml (rough, per agent); measure one with "
-        f"`reproduce run EXPERIMENT --dry-run`; {table.dated}"
+        "estimates: what `reproduce run EXPERIMENT --dry-run` measured (~ a model like the "
+        "paper's, from a perfect model to one that wanders to its budget; docs/reproduce.md); "
+        f"{table.dated}"
     )
 
 
@@ -192,6 +183,7 @@ def run_cmd(
     plays, it reproduces nothing."""
     from lorekit.agents import needs_model
     from lorekit.cli.prepare import kv, prepare_config
+    from lorekit.cli.reproduce_budget import expect_row, reproduction_guard
     from lorekit.cli.reproduce_build import run_builds
     from lorekit.cli.reproduce_cost import load_table
     from lorekit.cli.run import Played, play
@@ -225,7 +217,7 @@ def run_cmd(
     tasks = TaskChoice(split or exp.split, n, (*base_opts, *env_opt), None)
     prefix = harness.run_id or new_run_id()
     table = load_table(prices)
-    guard = _guard(exp, rows, models, harness, prefix, max_cost, table)
+    guard = reproduction_guard(exp, rows, models, harness, prefix, max_cost, table)
     built = run_builds(
         exp, rows, models=models, harness=harness, env_opt=tasks.env_opt, prefix=prefix,
         simulate=simulate, budget=guard,
@@ -234,6 +226,8 @@ def run_cmd(
     for row in rows:
         if guard is not None and guard.tripped:
             break
+        if guard is not None:
+            expect_row(guard, exp, row, table, models, harness)
         options = {**row.options, **(built[row.build].options if row.build else {})}
         err_console.print(f"[bold]{exp.id}[/]: row {row.id} ({row.label})")
         played[row.id] = play(
@@ -264,28 +258,6 @@ def run_cmd(
     errored = [p for p in played.values() if p.errored]
     if errored:
         raise RunFailed(errored[0].errored_message())
-
-
-def _guard(
-    exp: Any,
-    rows: list[Any],
-    models: ModelChoice,
-    harness: HarnessOptions,
-    prefix: str,
-    max_cost: float | None,
-    table: Any,
-) -> Any:
-    """``--max-cost``'s guard over the reproduction's rows and the builds they need (what
-    earlier sessions of ``prefix`` spent included), or None without a limit."""
-    if max_cost is None:
-        return None
-    from lorekit.cli.prepare import prepare_config
-    from lorekit.cli.reproduce_cost import cost_guard
-
-    cfg = prepare_config(models, cache=harness.cache, store=harness.store, prices=table)[0]
-    builds = {r.build for r in rows if r.build}
-    run_ids = [f"{prefix}.{r.id}" for r in rows] + [f"{prefix}.build-{b}" for b in builds]
-    return cost_guard(cfg, run_ids, max_cost, table)
 
 
 def _simulation_check(exp: Any, rows: list[Any], models: ModelChoice) -> Any:
