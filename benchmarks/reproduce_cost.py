@@ -8,6 +8,9 @@ env's expert; docs/reproduce.md) and gives a range. Here:
 by default) and saves them to ``lorekit/cli/reproduce_estimates.yaml``, which
 ``reproduce list`` and ``--max-cost`` read.
 
+``--docs`` writes docs/reproduce.md's table of what each experiment costs from that
+saved file, worded as ``reproduce list`` words it (``--write`` does so too).
+
 ``--published`` replays the authors' ADaPT run on TextCraft through LoreKit (its
 model's answers, LoreKit's prompts) and prints what it cost per task group and
 role, per episode: ``published:`` in ``lorekit/agents/cost_shapes.yaml``.
@@ -58,16 +61,51 @@ def _planned(exp: Any) -> int:
 
 
 def write(ids: list[str]) -> None:
+    import os
+
+    data = data_dir()
+    if data is not None and (data / "alfworld-2.1.1").is_dir():  # the ALFWorld rows' games
+        os.environ.setdefault("ALFWORLD_DATA", str(data / "alfworld-2.1.1"))
     saved = load_saved()
     for exp in load_all():
         if not exp.runnable or (ids and exp.id not in ids):
             continue
         t0 = time.perf_counter()
-        est: Estimate = measure_experiment(exp, exp.runnable_rows, _planned(exp), exp.split)
+        try:
+            est: Estimate = measure_experiment(exp, exp.runnable_rows, _planned(exp), exp.split)
+        except Exception as exc:  # one experiment that cannot be measured here
+            print(f"{exp.id}: not measured: {exc}")
+            continue
         saved[exp.id] = est
         print(f"{exp.id}: {len(est.rows)} rows, {len(est.builds)} builds "
               f"({time.perf_counter() - t0:.0f}s)")  # fmt: skip
         save(saved)
+    docs()
+
+
+START, END = "<!-- estimates: made by benchmarks/reproduce_cost.py -->", "<!-- /estimates -->"
+
+
+def docs() -> None:
+    """Docs/reproduce.md's table between START and END: each runnable experiment's saved
+    estimate as ``reproduce list`` shows it (a test holds the two together)."""
+    from lorekit.cli.reproduce_cost import listed_estimate, load_table
+
+    table = load_table(None)
+    lines = ["| experiment | rows | estimate (episodes per row: ~ central (low to high)) |",
+             "|---|---|---|"]  # fmt: skip
+    for exp in load_all():
+        if exp.runnable:
+            text = listed_estimate(exp, table).removesuffix(" at the paper's models")
+            lines.append(f"| {exp.id} | {len(exp.runnable_rows)} | {text} |")
+    path = ROOT / "docs" / "reproduce.md"
+    text = path.read_text(encoding="utf-8")
+    head, found, rest = text.partition(START)
+    if not found or END not in rest:
+        raise SystemExit(f"{path}: no {START} ... {END} to write the table between")
+    tail = rest.split(END, 1)[1]
+    path.write_text(head + START + "\n" + "\n".join(lines) + "\n" + END + tail, encoding="utf-8")
+    print(f"{path}: {len(lines) - 2} experiments")
 
 
 def replayed_per_group(run_dir: Path) -> dict[str, dict[str, list[float]]]:
@@ -224,6 +262,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("experiments", nargs="*")
     parser.add_argument("--write", action="store_true", help="measure and save the estimates")
+    parser.add_argument("--docs", action="store_true", help="write the docs' table of estimates")
     parser.add_argument("--published", action="store_true", help="print the replayed run's cost")
     parser.add_argument(
         "--against", action="store_true", help="the default: beside real-shaped runs"
@@ -231,6 +270,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.write:
         write(args.experiments)
+    elif args.docs:
+        docs()
     elif args.published:
         published()
     else:

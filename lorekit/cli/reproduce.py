@@ -119,6 +119,12 @@ def _loaded(load: Any) -> Any:
 )
 @click.option("--split", default=None, help="Another split than the experiment's.")
 @click.option("--env-opt", multiple=True, help="KEY=VALUE over the experiment's env options.")
+@click.option(
+    "--agent-opt",
+    multiple=True,
+    help="KEY=VALUE over the options of every row whose agent takes KEY "
+    "(e.g. max_turns=20 to fit a small model's context).",
+)
 @model_options
 @harness_options(
     concurrency=8,
@@ -165,6 +171,7 @@ def run_cmd(
     episodes: int | None,
     split: str | None,
     env_opt: tuple[str, ...],
+    agent_opt: tuple[str, ...],
     models: ModelChoice,
     harness: HarnessOptions,
     max_initial_failures: int,
@@ -186,6 +193,7 @@ def run_cmd(
     from lorekit.cli.reproduce_budget import expect_row, reproduction_guard
     from lorekit.cli.reproduce_build import run_builds
     from lorekit.cli.reproduce_cost import load_table
+    from lorekit.cli.reproduce_local import check_local_fit, with_agent_opts
     from lorekit.cli.run import Played, play
     from lorekit.eval.reproduce import find_experiment
     from lorekit.ids import new_run_id
@@ -193,7 +201,7 @@ def run_cmd(
     exp = _loaded(lambda: find_experiment(experiment))
     if not exp.runnable:
         raise UserError(f"experiment {exp.id!r} cannot run here: {exp.reason}")
-    rows = _pick_rows(exp, rows_opt)
+    rows = with_agent_opts(_pick_rows(exp, rows_opt), agent_opt)
     _check_row_options(exp, rows)
     n = episodes or exp.episodes
     if dry_run:
@@ -205,6 +213,7 @@ def run_cmd(
         return
     # what can be told before any row plays: malformed options, a missing model
     kv(env_opt, "--env-opt")
+    check_local_fit(exp, rows, models, n or 1)
     wanting = [r.agent for r in rows if needs_model(r.agent)]
     roles_for = _simulation_check(exp, rows, models) if simulate else None
     if wanting and not models.given and not simulate:

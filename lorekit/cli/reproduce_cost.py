@@ -106,7 +106,9 @@ def measure_experiment(exp: Any, rows: Sequence[Any], planned: int, split: str) 
         measured = measure_rows(
             exp.env, exp.env_options, split, rows, shape_roles, planned=planned,
             episodes=DRY_EPISODES, store_path=store, idle_for=idle_roles,
-            acting_for=acting_roles, expert=expert if _has_expert(exp) else None,
+            acting_for=acting_roles,
+            expert=expert if any(acting_roles(r.agent) for r in rows) and _has_expert(exp)
+            else None,
             options_for=options,
         )  # fmt: skip
     for row, m in zip(rows, measured, strict=True):

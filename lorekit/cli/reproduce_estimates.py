@@ -77,6 +77,7 @@ def load_saved(path: Path = SAVED) -> dict[str, Estimate]:
         est = Estimate(int(entry["planned"]))
         for row_id, row in (entry.get("rows") or {}).items():
             span = EpisodeRange(basis=dict(row.get("basis") or {}))
+            span.context.update({k: float(v) for k, v in (row.get("context") or {}).items()})
             for end in ENDS:
                 span.end(end).update({r: _tokens(v) for r, v in (row.get(end) or {}).items()})
             est.rows[str(row_id)] = span
@@ -100,6 +101,7 @@ def save(estimates: Mapping[str, Estimate], path: Path = SAVED) -> None:
             row_id: {
                 "fingerprint": est.prints[row_id],
                 "basis": dict(sorted(span.basis.items())),
+                "context": {k: round(v, 1) for k, v in sorted(span.context.items())},
                 **{end: _plain(span.end(end)) for end in ENDS},
             }
             for row_id, span in est.rows.items()

@@ -131,6 +131,11 @@ class Play:
     """Tokens of one of the expert's actions and the env's reply, on the mean."""
     idle_turn: float | None = None
     """Tokens of the idle action and the env's reply, on the mean (idle play)."""
+    run_length: int = 0
+    """The most calls of one acting run whose prompts kept growing (idle play): the
+    row's turn cap, which is where its longest prompt is sent."""
+    idle_answer: float = 0.0
+    """Completion tokens of an idle call (the idle action)."""
 
     def perfect_growth(self) -> float:
         """What a perfect model's turn adds to the next prompt: an idle turn's growth
@@ -208,17 +213,32 @@ def growth_per_turn(calls: Sequence[Mapping[str, Any]], roles: Sequence[str]) ->
     """The prompt tokens a turn of ``roles`` adds to the next prompt of the same run
     (the mean increase between consecutive calls whose prompt grew; a prompt that
     shrinks starts another run). None when no prompt grew."""
+    rises = _runs(calls, roles)[0]
+    return sum(rises) / len(rises) if rises else None
+
+
+def longest_run(calls: Sequence[Mapping[str, Any]], roles: Sequence[str]) -> int:
+    """The most consecutive calls of one of ``roles`` whose prompts kept growing."""
+    return _runs(calls, roles)[1]
+
+
+def _runs(calls: Sequence[Mapping[str, Any]], roles: Sequence[str]) -> tuple[list[float], int]:
     rises: list[float] = []
     last: dict[tuple[str, str], int] = {}
+    length: dict[tuple[str, str], int] = {}
+    longest = 0
     for call in calls:
         if call["role"] not in roles or call["cached"]:
             continue
         key = (str(call["episode_key"]), str(call["role"]))
         tokens = int(call["prompt_tokens"])
-        if key in last and tokens > last[key]:
+        grew = key in last and tokens > last[key]
+        if grew:
             rises.append(tokens - last[key])
+        length[key] = length.get(key, 0) + 1 if grew else 1
+        longest = max(longest, length[key])
         last[key] = tokens
-    return sum(rises) / len(rises) if rises else None
+    return rises, longest
 
 
 def measure_rows(
@@ -313,11 +333,17 @@ def measure_rows(
                     calls = db.llm_calls(idle)
                     by_episode = meter(calls)
                     growth = growth_per_turn(calls, acting)
+                    answer = sum(
+                        c["completion_tokens"] for c in calls if c["role"] in acting
+                    ) / max(1, sum(1 for c in calls if c["role"] in acting))
                     for e in db.episodes(idle):
                         one = plays[str(e.task_id)]
                         one.idle = by_episode.get(e.episode_key, {})
                         one.growth = growth
                         one.idle_turn = turn_tokens(db.steps(idle, e.episode_key))
+                        mine = [c for c in calls if c["episode_key"] == e.episode_key]
+                        one.run_length = longest_run(mine, acting)
+                        one.idle_answer = answer
     return out
 
 

@@ -47,6 +47,11 @@ class EpisodeRange:
     high: dict[str, Tokens] = field(default_factory=dict)
     basis: dict[str, str] = field(default_factory=dict)
     """Each end -> what it stands on (``expert``, ``idle``, ``published: FILE``, ...)."""
+    context: dict[str, float] = field(default_factory=dict)
+    """How long one prompt of the acting roles gets: ``first`` (the longest first
+    prompt), ``growth`` (what a turn adds), ``idle_answer`` (the idle answer's tokens,
+    part of ``growth``) and ``turns`` (the turn cap the idle play reached); see
+    :func:`longest_prompt`."""
 
     def end(self, name: str) -> dict[str, Tokens]:
         return {"low": self.low, "central": self.central, "high": self.high}[name]
@@ -61,6 +66,22 @@ class EpisodeRange:
         """The longest mean answer of any role at the central figure (tokens per call)."""
         per_call = [t.completion / t.calls for t in self.central.values() if t.calls]
         return int(max(per_call, default=0)) or 1
+
+
+def longest_prompt(context: Mapping[str, float], answer: int, turns: int | None = None) -> float:
+    """The longest prompt (tokens) a row's acting role sends with answers of ``answer``
+    tokens each (a model that fills its ``max_tokens``), at ``turns`` turns (default the
+    turn cap its idle play reached), its answer included: what must fit a model's context."""
+    turns = int(context.get("turns", 1)) if turns is None else turns
+    per_turn = max(0.0, context.get("growth", 0.0) - context.get("idle_answer", 0.0)) + answer
+    return context.get("first", 0.0) + max(0, turns - 1) * per_turn + answer
+
+
+def turns_that_fit(context: Mapping[str, float], answer: int, limit: float) -> int:
+    """The most turns whose longest prompt (:func:`longest_prompt`) stays within ``limit``."""
+    per_turn = max(0.0, context.get("growth", 0.0) - context.get("idle_answer", 0.0)) + answer
+    room = limit - context.get("first", 0.0) - answer
+    return max(0, int(room // per_turn) + 1) if per_turn > 0 and room >= 0 else 0
 
 
 def _add(into: dict[str, Tokens], roles: Mapping[str, Tokens], weight: float) -> None:
@@ -144,7 +165,19 @@ def episode_range(
         _add(out.low, low, play.weight)
         _add(out.central, central, play.weight)
         _add(out.high, high, play.weight)
+        _context(out.context, play, measure.acting)
     return out
+
+
+def _context(into: dict[str, float], play: Play, acting: tuple[str, ...]) -> None:
+    firsts = [v for r, v in play.first_prompt.items() if r in acting] or list(
+        play.first_prompt.values()
+    )
+    into["first"] = max(into.get("first", 0.0), max(firsts, default=0.0))
+    into["growth"] = max(into.get("growth", 0.0), play.growth or 0.0)
+    into["idle_answer"] = max(into.get("idle_answer", 0.0), play.idle_answer)
+    calls = max((t.calls for t in (play.idle or play.scripted).values()), default=1.0)
+    into["turns"] = max(into.get("turns", 1.0), float(play.run_length or calls or 1))
 
 
 def _share(roles: Mapping[str, Tokens], role: str) -> float:
