@@ -3,7 +3,7 @@
 Claim (Prasad et al. 2024, TextCraft): ADaPT holds up as recipes get deeper
 while ReAct, Plan-and-Execute, Try-Again and Reflexion fall off, and ADaPT
 decomposes deeper for deeper recipes. Here the models are scripted
-(lorekit.agents.adapt.simulation): an executor that can keep only
+(lorekit.agents.adapt.testing.textcraft): an executor that can keep only
 ``--capability`` crafting levels in mind and sometimes declares success too
 early (``--noise``), and a planner that follows the contract of the prompt it
 gets (a one-level plan for ADaPT, a complete plan for Plan-and-Execute).
@@ -44,7 +44,11 @@ from pathlib import Path
 from lorekit.agents.adapt import AdaptAgent, PlanExecuteAgent, ReflexionAgent, TryAgainAgent
 from lorekit.agents.adapt.executor import EXECUTOR_TURNS, Trust
 from lorekit.agents.adapt.react import ReActAgent
-from lorekit.agents.adapt.simulation import SimulatedLLM, textcraft_executor, textcraft_planner
+from lorekit.agents.adapt.testing.textcraft import (
+    SimulatedLLM,
+    textcraft_executor,
+    textcraft_planner,
+)
 from lorekit.agents.base import Agent
 from lorekit.envs.base import Task
 from lorekit.envs.textcraft import TextCraftEnv

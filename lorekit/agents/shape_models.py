@@ -61,6 +61,9 @@ def tests_with_build(agent: str) -> bool:
 
 def shape_roles(env: str, agent: str, env_options: Mapping[str, Any] | None = None) -> Roles:
     """The scripted models for ``agent`` on ``env``; LookupError when there are none."""
+    entry = REGISTRY.find("agent", agent)
+    if entry is not None and entry.meta.get("play"):  # a team: `team run`'s own loop
+        raise LookupError(f"agent {agent!r} plays its rows its own way, which the dry run does not")
     return simulated_roles(env, env_options or {}, agent)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 from typing import Any
 
 import click
@@ -115,7 +114,15 @@ def _loaded(load: Any) -> Any:
     "-n",
     type=click.IntRange(min=1),
     default=None,
-    help="Play the first N tasks of the split (default: the experiment's).",
+    help="Play N of the experiment's tasks, drawn across its task groups in proportion "
+    "(seeded by --seed; a larger N keeps the episodes played). Default: all of them.",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Runs of each build and row, pooled (default: the experiment's, e.g. AutoManual's "
+    "3; one with --simulate).",
 )
 @click.option("--split", default=None, help="Another split than the experiment's.")
 @click.option("--env-opt", multiple=True, help="KEY=VALUE over the experiment's env options.")
@@ -169,6 +176,7 @@ def run_cmd(
     experiment: str,
     rows_opt: str | None,
     episodes: int | None,
+    repeats: int | None,
     split: str | None,
     env_opt: tuple[str, ...],
     agent_opt: tuple[str, ...],
@@ -183,25 +191,45 @@ def run_cmd(
     out: str | None,
 ) -> None:
     """Play each row of EXPERIMENT (an id from `reproduce list`, or a YAML file) and print
-    a table: the published figure, ours with a 95% interval, the difference, and whether
-    they are compatible. Exits 1 when an episode ended in an error, 3 when it
-    stopped at --max-cost. With --simulate (scripted models) or --model local (the
-    bundled small model) the summary says so: such a run checks that every row
-    plays, it reproduces nothing."""
+    a table: the published figure, ours with a 95% interval, the difference with its
+    interval, the power to see a 10-point difference, and the verdict (compatible,
+    differs, too few episodes; none for a setup that is not the experiment's). Exits 1
+    when an episode ended in an error, 3 when it stopped at --max-cost. With --simulate
+    (scripted models) or --model local (the bundled small model) the summary says so:
+    such a run checks that every row plays, it reproduces nothing."""
     from lorekit.agents import needs_model
     from lorekit.cli.prepare import kv, prepare_config
     from lorekit.cli.reproduce_budget import expect_row, reproduction_guard
     from lorekit.cli.reproduce_build import run_builds
     from lorekit.cli.reproduce_cost import load_table
-    from lorekit.cli.reproduce_local import check_local_fit, with_agent_opts
+    from lorekit.cli.reproduce_local import check_local_fit, option_changes, with_agent_opts
+    from lorekit.cli.reproduce_rows import (
+        harness_for,
+        repeat_count,
+        row_env_options,
+        row_player,
+        row_tasks,
+    )
+    from lorekit.cli.reproduce_save import (
+        TaskChooser,
+        check_resumes,
+        compare_and_save,
+        env_setup,
+        row_setup,
+        setup_changes,
+        setup_config,
+        store_of,
+    )
     from lorekit.cli.run import Played, play
     from lorekit.eval.reproduce import find_experiment
+    from lorekit.eval.reproduce_plan import repeat_prefixes
     from lorekit.ids import new_run_id
 
     exp = _loaded(lambda: find_experiment(experiment))
     if not exp.runnable:
         raise UserError(f"experiment {exp.id!r} cannot run here: {exp.reason}")
-    rows = with_agent_opts(_pick_rows(exp, rows_opt), agent_opt)
+    picked = _pick_rows(exp, rows_opt)
+    rows = with_agent_opts(picked, agent_opt)
     _check_row_options(exp, rows)
     n = episodes or exp.episodes
     if dry_run:
@@ -223,48 +251,93 @@ def run_cmd(
         )
     env_options = {**exp.env_options, **(exp.simulate_env_options if simulate else {})}
     base_opts = tuple(f"{k}={_opt_text(v)}" for k, v in env_options.items())
-    tasks = TaskChoice(split or exp.split, n, (*base_opts, *env_opt), None)
+    tasks = TaskChoice(split or exp.split, None, (*base_opts, *env_opt), None)
     prefix = harness.run_id or new_run_id()
+    prefixes = repeat_prefixes(prefix, repeat_count(exp, repeats, simulate))
+    # no verdict for another setup (a split, env option or row option of the command line)
+    changes = [*setup_changes(exp, split, env_opt, simulate), *option_changes(picked, rows)]
+    setups = {
+        f"{pfx}.{r.id}": row_setup(
+            exp,
+            r,
+            tasks.split,
+            {**env_setup(exp, env_opt, simulate), **row_env_options(exp, r, env_opt, simulate)},
+            simulate,
+        )
+        for pfx in prefixes
+        for r in rows
+    }
+    check_resumes(store_of(models, harness.store), setups)
+    choosers = {
+        r.id: TaskChooser(tasks.split, exp.episodes, episodes, harness.seed)
+        for r in rows
+        if row_player(r.agent) is None  # a row played its own way names its tasks
+    }
+    played_runs: list[dict[str, Played]] = []
+    built_runs: list[dict[str, Any]] = []
     table = load_table(prices)
-    guard = reproduction_guard(exp, rows, models, harness, prefix, max_cost, table)
-    built = run_builds(
-        exp, rows, models=models, harness=harness, env_opt=tasks.env_opt, prefix=prefix,
-        simulate=simulate, budget=guard,
-    )  # fmt: skip
-    played: dict[str, Played] = {}
-    for row in rows:
+    guard = reproduction_guard(exp, rows, models, harness, prefixes, max_cost, table)
+    for run, pfx in enumerate(prefixes, 1):
+        played: dict[str, Played] = {}
+        played_runs.append(played)
+        run_harness = harness_for(harness, run)
+        built = run_builds(
+            exp, rows, models=models, harness=run_harness, env_opt=tasks.env_opt, prefix=pfx,
+            simulate=simulate, resume_id=prefix, budget=guard,
+        )  # fmt: skip
+        built_runs.append(built)
+        for row in rows:
+            if guard is not None and guard.tripped:
+                break
+            if guard is not None:
+                expect_row(guard, exp, row, table, models, harness)
+            options = {**row.options, **(built[row.build].options if row.build else {})}
+            shown = f", run {run} of {len(prefixes)}" if len(prefixes) > 1 else ""
+            err_console.print(f"[bold]{exp.id}[/]: row {row.id} ({row.label}){shown}")
+            choice = row_tasks(exp, row, tasks.split, None, env_opt, simulate)
+            player = row_player(row.agent)
+            if player is not None:  # an agent that plays its rows its own way (a team)
+                choice = row_tasks(exp, row, tasks.split, episodes, env_opt, simulate)
+                played[row.id] = player(
+                    exp, row, run_id=f"{pfx}.{row.id}", models=models, harness=run_harness,
+                    tasks=choice, simulate=simulate,
+                )  # fmt: skip
+                continue
+            played[row.id] = play(
+                exp.env,
+                row.agent,
+                tuple(f"{k}={_opt_text(v)}" for k, v in row.options.items()),
+                models,
+                choice,
+                dataclasses.replace(run_harness, run_id=f"{pfx}.{row.id}"),
+                max_initial_failures,
+                backend,
+                agent_kwargs=options,
+                roles_for=roles_for if needs_model(row.agent) else None,
+                before_episode=guard,
+                on_episode=None if guard is None else guard.ended,
+                wrap_models=None if guard is None else guard.wrap_models,
+                price_table=table,
+                resume=f"--run-id {prefix}",
+                choose_tasks=choosers[row.id],
+                extra_config=setup_config(setups[f"{pfx}.{row.id}"]),
+            )
         if guard is not None and guard.tripped:
             break
-        if guard is not None:
-            expect_row(guard, exp, row, table, models, harness)
-        options = {**row.options, **(built[row.build].options if row.build else {})}
-        err_console.print(f"[bold]{exp.id}[/]: row {row.id} ({row.label})")
-        played[row.id] = play(
-            exp.env,
-            row.agent,
-            tuple(f"{k}={_opt_text(v)}" for k, v in row.options.items()),
-            models,
-            tasks,
-            dataclasses.replace(harness, run_id=f"{prefix}.{row.id}"),
-            max_initial_failures,
-            backend,
-            agent_kwargs=options,
-            roles_for=roles_for if needs_model(row.agent) else None,
-            before_episode=guard,
-            on_episode=None if guard is None else guard.ended,
-            wrap_models=None if guard is None else guard.wrap_models,
-            price_table=table,
-            resume=f"--run-id {prefix}",
-        )
     if guard is not None and guard.tripped:
         from lorekit.cli.reproduce_cost import CostLimitReached
 
         raise CostLimitReached(guard.message(prefix))
     cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store, prices=table)
-    answered = _answered(exp, rows, cfg, simulate, [p.run_id for p in played.values()])
-    runs = {build: b.run_id for build, b in built.items()}
-    _compare_and_save(exp, played, cfg.store, answered, prefix, out, runs)
-    errored = [p for p in played.values() if p.errored]
+    run_ids = [p.run_id for played in played_runs for p in played.values()]
+    answered = _answered(exp, rows, cfg, simulate, run_ids)
+    builds = [{build: b.run_id for build, b in built.items()} for built in built_runs]
+    compare_and_save(
+        exp, played_runs[0], cfg, answered, prefix, out, builds=builds[0], choosers=choosers,
+        setups=setups, changes=changes, prices=prices, more_runs=played_runs[1:],
+        more_builds=builds[1:],
+    )  # fmt: skip
+    errored = [p for played in played_runs for p in played.values() if p.errored]
     if errored:
         raise RunFailed(errored[0].errored_message())
 
@@ -276,7 +349,11 @@ def _simulation_check(exp: Any, rows: list[Any], models: ModelChoice) -> Any:
 
     if models.given or models.base_url:
         raise UserError("--simulate plays with scripted models: drop --model/--role/--config")
+    from lorekit.cli.reproduce_rows import row_player
+
     for row in rows:
+        if row_player(row.agent) is not None:
+            continue  # it plays its own scripted models
         if needs_model(row.agent) and not supported(exp.env, row.agent):
             raise UserError(
                 f"--simulate: no scripted models for row {row.id!r} "
@@ -316,10 +393,11 @@ def _check_row_options(exp: Any, rows: list[Any]) -> None:
 
 
 def _pick_rows(exp: Any, rows_opt: str | None) -> list[Any]:
+    from lorekit.cli.reproduce_rows import check_named, default_rows
     from lorekit.eval.reproduce import ExperimentError
 
     if rows_opt is None:
-        return list(exp.runnable_rows)
+        return default_rows(exp)
     picked = []
     for name in (r.strip() for r in rows_opt.split(",") if r.strip()):
         try:
@@ -331,6 +409,7 @@ def _pick_rows(exp: Any, rows_opt: str | None) -> list[Any]:
         picked.append(row)
     if not picked:
         raise UserError("--rows: name at least one row")
+    check_named(picked)
     return picked
 
 
@@ -341,56 +420,16 @@ def _opt_text(value: Any) -> str:
 
 def _print_builds(exp: Any, rows: list[Any]) -> None:
     """The builds a dry run's rows need first (played before the rows that test with them)."""
+    from lorekit.cli.reproduce_build import needed_builds
+
+    needed = needed_builds(exp, rows)
     for b in exp.builds:
-        if any(r.build == b.id for r in rows):
+        if b.id in needed:
             models = ", ".join(f"{k}={v}" for k, v in b.paper_models.items()) or "-"
             console.print(
                 f"first, build {b.id}: {b.variant} on {b.per_type} tasks per type of "
                 f"{b.split} (paper's models: {models}), then the rows that test with it"
             )
-
-
-def _compare_and_save(
-    exp: Any,
-    played: dict[str, Any],
-    store: str,
-    answered: Any,
-    prefix: str,
-    out: str | None,
-    builds: dict[str, str] | None = None,
-) -> None:
-    from lorekit.eval.reproduce_compare import HEADERS, cell_texts, compare, markdown, recorded
-    from lorekit.eval.store import RunStore
-
-    with RunStore(store) as db:
-        episodes = {row: recorded(db, p.run_id, exp) for row, p in played.items()}
-    cells = compare(exp, episodes, {row: p.run_id for row, p in played.items()})
-    console.print(f"{exp.paper}, {exp.source}; {answered.line()}")
-    _print_table(HEADERS, [answered.marked(cell_texts(c)) for c in cells])
-    if not answered.reproduction and answered.kind != "none":
-        console.print(f"[bold]{answered.line()}[/]")
-    folder = Path(out) if out else Path(store).parent / "reproduce"
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = folder / f"{exp.id}-{prefix}"
-    record = {
-        "experiment": exp.id,
-        "paper": exp.paper,
-        "source": exp.source,
-        "title": exp.title,
-        "spread_kind": exp.spread_kind,
-        "models": answered.text,
-        "answered_by": answered.kind,
-        "reproduction": answered.reproduction,
-        "runs": {row: p.run_id for row, p in played.items()},
-        "builds": builds or {},
-        "cells": [c.to_dict() for c in cells],
-    }
-    Path(f"{stem}.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
-    Path(f"{stem}.md").write_text(
-        markdown(exp, cells, answered.line().removeprefix("models that answered here: ")),
-        encoding="utf-8",
-    )
-    console.print(f"saved: {stem}.md and .json")
 
 
 reproduce.add_command(replay_cmd)

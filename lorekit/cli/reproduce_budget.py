@@ -88,19 +88,23 @@ def reproduction_guard(
     rows: list[Any],
     models: Any,
     harness: Any,
-    prefix: str,
+    prefixes: Sequence[str],
     max_cost: float | None,
     table: Any,
 ) -> Any:
-    """``--max-cost``'s guard over the reproduction's rows and the builds they need (what
-    earlier sessions of ``prefix`` spent included), or None without a limit."""
+    """``--max-cost``'s guard over the reproduction's rows and the builds they need, in
+    every repeated run (``prefixes``: ``RUN``, ``RUN.r2``, ...), what earlier sessions
+    spent included; None without a limit."""
     if max_cost is None:
         return None
     from lorekit.cli.prepare import prepare_config
 
     cfg = prepare_config(models, cache=harness.cache, store=harness.store, prices=table)[0]
-    builds = {r.build for r in rows if r.build}
-    run_ids = [f"{prefix}.{r.id}" for r in rows] + [f"{prefix}.build-{b}" for b in builds]
+    from lorekit.cli.reproduce_build import needed_builds
+
+    builds = sorted(needed_builds(exp, rows))  # with the earlier builds those start from
+    run_ids = [f"{p}.{r.id}" for p in prefixes for r in rows]
+    run_ids += [f"{p}.build-{b}" for p in prefixes for b in builds]
     return cost_guard(cfg, run_ids, max_cost, table)
 
 

@@ -69,9 +69,12 @@ def run_builds(
     prefix: str,
     simulate: bool,
     budget: Any = None,
+    resume_id: str | None = None,
 ) -> dict[str, Built]:
-    """Build id -> its finished build, for the builds ``rows`` name; ``budget`` is the
-    ``--max-cost`` guard (see the module docstring)."""
+    """Build id -> its finished build, for the builds ``rows`` name, as runs
+    ``PREFIX.build-ID``; ``budget`` is the ``--max-cost`` guard (see the module
+    docstring); ``resume_id`` (default ``prefix``) is the ``--run-id`` that resumes the
+    reproduction (another than ``prefix`` for its repeated runs)."""
     import inspect
 
     from lorekit.cli.reproduce_cost import CostLimitReached
@@ -79,8 +82,9 @@ def run_builds(
 
     makers = build_makers()
     built: dict[str, Built] = {}
+    needed = needed_builds(exp, rows)
     for build in exp.builds:
-        if not any(r.build == build.id for r in rows):
+        if build.id not in needed:
             continue
         entry = makers.get(build.variant)
         if entry is None:  # its agent's plugin is gone since the file was checked
@@ -99,10 +103,24 @@ def run_builds(
                 )
             extra["budget"] = budget
         options = make(
-            exp, build, run_id=rid, resume_id=prefix, models=models, harness=harness,
-            env_opt=env_opt, simulate=simulate, **extra,
+            exp, build, run_id=rid, resume_id=resume_id or prefix, models=models,
+            harness=harness, env_opt=env_opt, simulate=simulate, **extra,
         )  # fmt: skip
         if budget is not None and budget.tripped:
-            raise CostLimitReached(budget.message(prefix))
+            raise CostLimitReached(budget.message(resume_id or prefix))
         built[build.id] = Built(rid, dict(options))
     return built
+
+
+def needed_builds(exp: Any, rows: Sequence[Any]) -> set[str]:
+    """The builds ``rows`` test with, and the earlier builds those start from."""
+    by_id = {b.id: b for b in exp.builds}
+    needed: set[str] = set()
+    todo = [r.build for r in rows if r.build]
+    while todo:
+        name = todo.pop()
+        if name not in needed:
+            needed.add(name)
+            source = by_id[name].from_build
+            todo += [source] if source else []
+    return needed

@@ -101,3 +101,16 @@ def with_agent_opts(rows: list[Any], agent_opt: tuple[str, ...]) -> list[Any]:
         )
         for r in rows
     ]
+
+
+def option_changes(rows: Sequence[Any], changed: Sequence[Any]) -> list[str]:
+    """How ``--agent-opt`` changed each row's options, one phrase each (a run with a
+    turn cap the paper did not use is not the experiment's setup: it gets no verdict)."""
+    out = []
+    for row, new in zip(rows, changed, strict=True):
+        for key, value in new.options.items():
+            if key not in row.options:
+                out.append(f"row {row.id}: {key}={value!r}, the experiment sets none")
+            elif row.options[key] != value:
+                out.append(f"row {row.id}: {key}={value!r}, the experiment's {row.options[key]!r}")
+    return out

@@ -12,7 +12,7 @@ import contextlib
 import functools
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,6 +124,8 @@ def play(
     price_table: Any = None,
     resume: str | None = None,
     wrap_models: Callable[[Any], Any] | None = None,
+    choose_tasks: Callable[[list[Any]], list[Any]] | None = None,
+    extra_config: Mapping[str, Any] | None = None,
 ) -> Played:
     """Prepare, check and play one run as ``lorekit run`` does; print its summary.
 
@@ -137,6 +139,9 @@ def play(
     default when None). ``resume`` is what every "resume with" line names (default
     ``--run-id RUN``: a reproduction names its own id, not its row's).
     ``wrap_models`` wraps the run's models once built (a spending limit's guard).
+    ``choose_tasks`` picks the tasks to play from the split's (instead of its first
+    ``tasks.episodes``: ``reproduce run`` samples across task groups); ``extra_config``
+    is stored with the run's config (a reproduction's setup).
     Raises the CLI's errors (:class:`UserError`, :class:`RunFailed`, ...); an
     errored episode is reported in the result, not raised."""
     from lorekit.agents import agent_parameters, declared_roles, make_agent, needs_model
@@ -201,7 +206,10 @@ def play(
     check_api_keys(cfg, config_path=config_path, allow_simulate=simulating)
     env_opt = with_defaults(tasks.env_opt, _agent_env_defaults(agent, env_name))
     env_kwargs, chosen, provenance = prepare_tasks(env_name, env_opt, tasks.tasks, tasks.split)
-    chosen = chosen[: tasks.episodes] if tasks.episodes else chosen
+    if choose_tasks is not None:
+        chosen = choose_tasks(chosen)
+    elif tasks.episodes:
+        chosen = chosen[: tasks.episodes]
     check_writable(cfg.store, what="run store", setting=store_setting)
     check_cache(cfg, config_path=config_path)
     config = {
@@ -212,6 +220,7 @@ def play(
         "split": tasks.split,
         "tasks_from": provenance,
         "seed": harness.seed,
+        **dict(extra_config or {}),
     }
     roles_factory = (
         None

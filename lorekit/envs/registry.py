@@ -130,7 +130,7 @@ def env_has_expert(name: str) -> bool | None:
 
 def envs_with_expert() -> list[str]:
     """The registered envs whose built-in expert plays, sorted by name."""
-    return [e.name for e in REGISTRY.entries("env") if e.meta.get("expert")]
+    return sorted(e.name for e in REGISTRY.entries("env") if e.meta.get("expert"))
 
 
 def make(name: str, **kwargs: Any) -> TextEnv:

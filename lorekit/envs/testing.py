@@ -56,6 +56,9 @@ class SleepyEnv(TextEnv):
         self.resets = 0
         self._task: Task | None = None
         self._done = 0
+        self.spans: list[tuple[float, float]] = []
+        """(start, end) of each step's wait, on the monotonic clock: whether envs'
+        calls overlapped is read from these, not from how long a run took."""
 
     def _where(self) -> dict[str, Any]:
         return {"pid": os.getpid(), "thread": threading.get_ident()}
@@ -74,7 +77,9 @@ class SleepyEnv(TextEnv):
         if self._task is None:
             return Step("Reset first.", 0.0, False, {"valid": False, **self._where()})
         hang = self._task.id in self.hang_tasks
+        start = time.monotonic()
         _block(self.hang_s if hang else self.step_s, self.spin)
+        self.spans.append((start, time.monotonic()))
         if action.strip() != "wait":
             return Step("Only 'wait' works here.", 0.0, False, {"valid": False, **self._where()})
         self._done += 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import yaml
 
@@ -23,8 +23,14 @@ from lorekit import yamlio
 from lorekit.eval.reproduce_columns import METRICS as METRICS  # re-exported
 from lorekit.eval.reproduce_columns import Column as Column  # part of an experiment
 from lorekit.eval.reproduce_columns import parse_column
+from lorekit.eval.reproduce_fields import Build as Build  # part of an experiment
+from lorekit.eval.reproduce_fields import ExperimentError as ExperimentError
+from lorekit.eval.reproduce_fields import Figure as Figure
+from lorekit.eval.reproduce_fields import Row as Row
+from lorekit.eval.reproduce_fields import Where, count, parse_build, parse_row
+from lorekit.eval.reproduce_fields import build_makers as build_makers
+from lorekit.eval.reproduce_plan import TaskSample, parse_sample
 from lorekit.experiments import DIRECTORY
-from lorekit.registry import REGISTRY, Entry
 
 _TOP = {
     "paper": True,
@@ -46,63 +52,10 @@ _TOP = {
     "notes": False,
     "simulate": False,
     "builds": False,
+    "repeats": False,
+    "select": False,
 }
 """Top-level fields of an experiment file -> whether each is required."""
-_ROW = {
-    "id": True,
-    "label": True,
-    "agent": True,
-    "published": True,
-    "options": False,
-    "paper_models": False,
-    "runnable": False,
-    "reason": False,
-    "notes": False,
-    "build": False,
-}
-_BUILD = {"id": True, "variant": True, "split": True, "per_type": False, "paper_models": False}
-
-
-class ExperimentError(ValueError):
-    """An experiment file that does not read; the message names the file and field."""
-
-
-@dataclass(frozen=True, slots=True)
-class Figure:
-    """One published number, with its spread (e.g. a standard deviation) if given."""
-
-    value: float
-    spread: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One method of the table: our agent and options, the paper's models and figures."""
-
-    id: str
-    label: str
-    agent: str
-    options: Mapping[str, Any]
-    paper_models: Mapping[str, str]
-    published: Mapping[str, Figure]
-    runnable: bool = True
-    reason: str | None = None
-    notes: str | None = None
-    build: str | None = None
-    """The :class:`Build` whose manual (or libraries) this row tests with."""
-
-
-@dataclass(frozen=True, slots=True)
-class Build:
-    """A stage that must run before the rows that name it: a build of ``variant`` (one
-    an agent's registration makes, see :func:`build_makers`) on ``per_type`` tasks of
-    each type of ``split``."""
-
-    id: str
-    variant: str
-    split: str
-    per_type: int = 6
-    paper_models: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +87,12 @@ class Experiment:
     builds: tuple[Build, ...] = ()
     simulate_per_type: int | None = None
     """Tasks per type of each build under ``--simulate`` (a shorter build)."""
+    repeats: int = 1
+    """Runs the paper's figure is the mean of (AutoManual: 3): each run plays the builds
+    and the rows anew, and our figure pools them as the paper averaged them."""
+    select: TaskSample | None = None
+    """Which tasks of the split the paper played, when not the whole split (ADaPT's
+    ALFWorld dev set: 10 games per type, drawn as its code drew them)."""
 
     def row(self, row_id: str) -> Row:
         for row in self.rows:
@@ -145,6 +104,15 @@ class Experiment:
     @property
     def runnable_rows(self) -> tuple[Row, ...]:
         return tuple(r for r in self.rows if r.runnable) if self.runnable else ()
+
+    def default_rows(self, folder: Path | None = None) -> tuple[Row, ...]:
+        """The rows a run without ``--rows`` plays: the runnable ones whose needed file
+        (:class:`~lorekit.eval.reproduce_plan.NeededFile`) exists in ``folder``."""
+        return tuple(
+            r
+            for r in self.runnable_rows
+            if r.needs_file is None or not r.needs_file.missing(folder)
+        )
 
 
 # ----------------------------------------------------------------------- reading
@@ -181,7 +149,7 @@ def load_experiment(path: Path) -> Experiment:
         raise ExperimentError(f"{path}: not a text (UTF-8) file; experiments are YAML") from None
     except OSError as exc:
         raise ExperimentError(f"{path}: {exc.strerror or exc}") from None
-    where = _Where(path.name)
+    where = Where(path.name)
     data = where.mapping(data, "", _TOP)
     columns = tuple(
         parse_column(where, c, f"columns[{i}]") for i, c in enumerate(where.items(data, "columns"))
@@ -197,9 +165,15 @@ def load_experiment(path: Path) -> Experiment:
     if not runnable and not reason:
         where.fail("reason", "a table with runnable: false must say why")
     rows = tuple(
-        _row(where, r, f"rows[{i}]", set(names)) for i, r in enumerate(where.items(data, "rows"))
+        parse_row(where, r, f"rows[{i}]", set(names))
+        for i, r in enumerate(where.items(data, "rows"))
     )
-    builds = tuple(_build(where, b, f"builds[{i}]") for i, b in enumerate(data.get("builds") or []))
+    builds = tuple(
+        parse_build(where, b, f"builds[{i}]") for i, b in enumerate(data.get("builds") or [])
+    )
+    for i, b in enumerate(builds):
+        if b.from_build is not None and b.from_build not in {e.id for e in builds[:i]}:
+            where.fail(f"builds[{i}].from", f"no earlier build {b.from_build!r}")
     for i, row in enumerate(rows):
         if row.build is not None and row.build not in {b.id for b in builds}:
             where.fail(f"rows[{i}].build", f"no such build; builds: {[b.id for b in builds]}")
@@ -221,6 +195,7 @@ def load_experiment(path: Path) -> Experiment:
     simulate_env = simulate.get("env_options") or {}
     if not isinstance(simulate_env, dict):
         where.fail("simulate.env_options", "expected a mapping of option: value")
+    repeats = count(where, data.get("repeats"), "repeats") or 1
     return Experiment(
         id=path.stem,
         path=path,
@@ -243,138 +218,10 @@ def load_experiment(path: Path) -> Experiment:
         notes=where.optional_text(data, "notes"),
         simulate_env_options=dict(simulate_env),
         builds=builds,
-        simulate_per_type=_count(where, simulate.get("per_type"), "simulate.per_type"),
+        simulate_per_type=count(where, simulate.get("per_type"), "simulate.per_type"),
+        repeats=repeats,
+        select=None if data.get("select") is None else parse_sample(where, data["select"]),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class _Where:
-    """Raises errors that name the file and the field."""
-
-    file: str
-
-    def fail(self, at: str, message: str) -> NoReturn:
-        raise ExperimentError(f"{self.file}: {at}: {message}" if at else f"{self.file}: {message}")
-
-    def mapping(self, value: Any, at: str, fields: Mapping[str, bool]) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            self.fail(at, f"expected a mapping, got {type(value).__name__}")
-        unknown = sorted(set(value) - set(fields))
-        if unknown:
-            self.fail(
-                f"{at}.{unknown[0]}" if at else str(unknown[0]),
-                f"unknown field; known: {', '.join(fields)}",
-            )
-        for name, required in fields.items():
-            if required and name not in value:
-                self.fail(f"{at}.{name}" if at else name, "missing")
-        return dict(value)
-
-    def items(self, data: Mapping[str, Any], key: str) -> list[Any]:
-        value = data[key]
-        if not isinstance(value, list) or not value:
-            self.fail(key, "expected a non-empty list")
-        return list(value)
-
-    def text(self, data: Mapping[str, Any], key: str, at: str = "") -> str:
-        value = data.get(key)
-        if not isinstance(value, str) or not value.strip():
-            self.fail(f"{at}{key}", f"expected non-empty text, got {value!r}")
-        return str(value).strip()
-
-    def optional_text(self, data: Mapping[str, Any], key: str, at: str = "") -> str | None:
-        return None if data.get(key) is None else self.text(data, key, at)
-
-    def flag(self, data: Mapping[str, Any], key: str, at: str = "") -> bool:
-        value = data.get(key)
-        if not isinstance(value, bool):
-            self.fail(f"{at}{key}", f"expected true or false, got {value!r}")
-        return bool(value)
-
-
-def _row(where: _Where, value: Any, at: str, columns: set[str]) -> Row:
-    data = where.mapping(value, at, _ROW)
-    runnable = where.flag(data, "runnable", f"{at}.") if "runnable" in data else True
-    reason = where.optional_text(data, "reason", f"{at}.")
-    if not runnable and not reason:
-        where.fail(f"{at}.reason", "a row with runnable: false must say why")
-    options = data.get("options") or {}
-    if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
-        where.fail(f"{at}.options", "expected a mapping of option: value")
-    models = data.get("paper_models") or {}
-    if not isinstance(models, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in models.items()
-    ):
-        where.fail(f"{at}.paper_models", "expected a mapping of role: model name")
-    published_raw = data["published"]
-    if not isinstance(published_raw, dict):
-        where.fail(f"{at}.published", "expected a mapping of column: figure")
-    published = {}
-    for name, figure in published_raw.items():
-        if name not in columns:
-            where.fail(f"{at}.published.{name}", f"no such column; columns: {sorted(columns)}")
-        published[name] = _figure(where, figure, f"{at}.published.{name}")
-    return Row(
-        id=where.text(data, "id", f"{at}."),
-        label=where.text(data, "label", f"{at}."),
-        agent=where.text(data, "agent", f"{at}."),
-        options=dict(options),
-        paper_models=dict(models),
-        published=published,
-        runnable=runnable,
-        reason=reason,
-        notes=where.optional_text(data, "notes", f"{at}."),
-        build=where.optional_text(data, "build", f"{at}."),
-    )
-
-
-def _count(where: _Where, value: Any, at: str) -> int | None:
-    if value is not None and (type(value) is not int or value < 1):
-        where.fail(at, f"expected a positive integer, got {value!r}")
-    return value
-
-
-def _build(where: _Where, value: Any, at: str) -> Build:
-    data = where.mapping(value, at, _BUILD)
-    variant = where.text(data, "variant", f"{at}.")
-    known = list(build_makers())
-    if variant not in known:
-        either = ", ".join(known[:-1]) + " or " + known[-1] if len(known) > 1 else "".join(known)
-        where.fail(f"{at}.variant", f"expected {either or 'a build variant'}, got {variant!r}")
-    models = data.get("paper_models") or {}
-    if not isinstance(models, dict):
-        where.fail(f"{at}.paper_models", "expected a mapping of role: model name")
-    return Build(
-        id=where.text(data, "id", f"{at}."),
-        variant=variant,
-        split=where.text(data, "split", f"{at}."),
-        per_type=_count(where, data.get("per_type", 6), f"{at}.per_type") or 6,
-        paper_models={str(k): str(v) for k, v in models.items()},
-    )
-
-
-def build_makers() -> dict[str, Entry]:
-    """Each build variant an experiment may name -> the registration of the agent that
-    makes it: an agent lists its variants in ``build_variants`` and names the function
-    that plays one in ``build`` (its registration's meta), so no method is named here."""
-    found: dict[str, Entry] = {}
-    for entry in REGISTRY.entries("agent"):
-        if entry.meta.get("build"):
-            for variant in entry.meta.get("build_variants") or ():
-                found.setdefault(str(variant), entry)
-    return found
-
-
-def _figure(where: _Where, value: Any, at: str) -> Figure:
-    if type(value) in (int, float):
-        return Figure(float(value))
-    data = where.mapping(value, at, {"value": True, "spread": False})
-    number, spread = data["value"], data.get("spread")
-    if type(number) not in (int, float):
-        where.fail(f"{at}.value", f"expected a number, got {number!r}")
-    if spread is not None and (type(spread) not in (int, float) or spread < 0):
-        where.fail(f"{at}.spread", f"expected a non-negative number, got {spread!r}")
-    return Figure(float(number), None if spread is None else float(spread))
 
 
 # ------------------------------------------------------------------------ checks
@@ -390,11 +237,13 @@ def build_check(experiment: Experiment, rows: Sequence[Row] | None = None) -> di
     if not experiment.runnable:
         return problems  # its env may not exist here at all (the file says why)
     for row in experiment.runnable_rows if rows is None else rows:
+        waits = row.build is not None or (row.needs_file is not None and row.needs_file.missing())
         try:
-            if row.build is None:
+            if not waits:
                 make_agent(row.agent, **dict(row.options))
             elif unknown := set(row.options) - set(agent_parameters(row.agent)):
-                raise TypeError(f"unknown options {sorted(unknown)}")  # built once its build is
+                # built once its build (or needed file) is there
+                raise TypeError(f"unknown options {sorted(unknown)}")
         except (LookupError, TypeError, ValueError, OSError) as exc:
             problems[row.id] = f"agent {row.agent!r}: {exc}"
     try:

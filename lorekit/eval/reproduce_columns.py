@@ -19,13 +19,15 @@ from typing import Any, NoReturn, Protocol
 METRICS = ("success_rate", "mean_reward")
 """What a table measures by default: the share of episodes that succeeded (in
 percent), or the mean episode reward (times the experiment's ``scale``)."""
-COLUMN_METRICS = (*METRICS, "mean", "crafter_score")
+COLUMN_METRICS = (*METRICS, "mean", "crafter_score", "usd")
 """What one column may measure instead (its ``metric``): besides the two above,
 ``mean`` of a per-episode ``value`` (a number; a list or a mapping counts its
-entries that are set, e.g. achievements unlocked), and ``crafter_score``, the
+entries that are set, e.g. achievements unlocked), ``crafter_score``, the
 geometric mean with a 1% offset of the rates (percent) at which each key of a
 per-episode mapping ``value`` is positive (Crafter's score over its
-achievements, Hafner 2021)."""
+achievements, Hafner 2021), and ``usd``, what the row's model calls cost at the
+price table, per the experiment's ``episodes`` (AgentKit's cost column; priced
+from the store by :func:`lorekit.eval.reproduce_plan.priced_cells`, no interval)."""
 VALUE_METRICS = ("mean", "crafter_score")
 """The metrics that read a ``value`` per episode."""
 FIELDS = ("reward", "steps")
@@ -44,6 +46,7 @@ _FIELDS = {
     "over": False,
     "default": False,
     "scale": False,
+    "detect": False,
 }
 
 
@@ -65,6 +68,10 @@ class Column:
     scale: float | None = None
     """For ``mean_reward`` and ``mean``: a factor (None: the experiment's ``scale``
     for ``mean_reward``, 1 for ``mean``)."""
+    detect: float | None = None
+    """The smallest difference from the published figure that matters, in the column's
+    units (None: 10 points on a percent figure, else 10% of the published figure); a
+    comparison that could not see one says "too few episodes"."""
 
     @property
     def reads_last_step(self) -> bool:
@@ -112,6 +119,9 @@ def parse_column(where: Where, value: Any, at: str) -> Column:
         metric not in ("mean", "mean_reward") or not _is_number(scale) or scale <= 0
     ):
         where.fail(f"{at}.scale", f"a positive number, for mean or mean_reward only; got {scale!r}")
+    detect = data.get("detect")
+    if detect is not None and (not _is_number(detect) or detect <= 0):
+        where.fail(f"{at}.detect", f"a positive number (in the column's units); got {detect!r}")
     return Column(
         where.text(data, "name", f"{at}."),
         where.optional_text(data, "group", f"{at}."),
@@ -120,6 +130,7 @@ def parse_column(where: Where, value: Any, at: str) -> Column:
         str(over),
         None if default is None else float(default),
         None if scale is None else float(scale),
+        None if detect is None else float(detect),
     )
 
 

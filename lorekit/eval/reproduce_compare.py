@@ -6,8 +6,11 @@ value (a column's own metric, :mod:`lorekit.eval.reproduce_columns`), a normal
 one from the episodes' spread; a Crafter score, a geometric mean over
 achievements that has no closed-form spread, a percentile bootstrap over
 episodes.
-Ours and the paper's are *compatible* when the published figure lies inside our
-interval, or, where the paper gives a spread, when the two ranges overlap.
+The verdict compares two samples, ours and the paper's (its n is the
+experiment's tasks in the column's group): *differs*, *compatible*, or *too few
+episodes* where no difference that matters could have been seen
+(:mod:`lorekit.eval.reproduce_stats`). A run whose setup is not the
+experiment's gets its figures and no verdict (*setup differs*).
 Errored episodes are left out of the figures and counted apart, as a run that
 did not finish is no evidence either way.
 """
@@ -16,15 +19,20 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from lorekit.eval import reproduce_stats as stats
 from lorekit.eval.reproduce import Experiment, Figure
 from lorekit.eval.reproduce_columns import Column, as_number, read_path
+from lorekit.eval.reproduce_stats import Z95 as Z95  # re-exported
+from lorekit.eval.reproduce_stats import wilson as wilson  # re-exported
+from lorekit.eval.reproduce_text import HEADERS as HEADERS  # re-exported
+from lorekit.eval.reproduce_text import cell_texts as _texts
 
-Z95 = 1.959964
 BOOTSTRAP_SAMPLES = 2000
+SETUP_DIFFERS = "setup differs"
 
 
 class EpisodeLike(Protocol):
@@ -42,7 +50,7 @@ class EpisodeLike(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Cell:
-    """One row and column: the published figure beside ours."""
+    """One row and column: the published figure beside ours, and the verdict."""
 
     row: str
     label: str
@@ -53,10 +61,25 @@ class Cell:
     low: float | None
     high: float | None
     n: int
+    """The episodes the figure counts (for ``over: successes``, the successful ones)."""
     errored: int
     run_id: str | None
     metric: str = "success_rate"
     """What the column measures (see :data:`lorekit.eval.reproduce_columns.COLUMN_METRICS`)."""
+    episodes: int = 0
+    """The column's finished episodes (its task group's), whatever the figure counts."""
+    over: str = "all"
+    paper_n: int | None = None
+    """The episodes behind the published figure (the experiment's tasks in the group)."""
+    diff_low: float | None = None
+    diff_high: float | None = None
+    """The 95% interval of ours minus the published figure, both samples' error in it."""
+    power: float | None = None
+    needed: int | None = None
+    detect: float | None = None
+    """The difference that matters, in the figure's units (its power is ``power``)."""
+    verdict: str = "-"
+    """compatible, differs, too few episodes, setup differs, or - (nothing to compare)."""
 
     @property
     def difference(self) -> float | None:
@@ -66,26 +89,13 @@ class Cell:
 
     @property
     def compatible(self) -> bool | None:
-        if self.published is None or self.low is None or self.high is None:
-            return None
-        spread = self.published_spread or 0.0
-        return self.published + spread >= self.low and self.published - spread <= self.high
+        return {"compatible": True, "differs": False}.get(self.verdict)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["difference"] = self.difference
         out["compatible"] = self.compatible
         return out
-
-
-def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion, as fractions."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
@@ -135,8 +145,16 @@ def compare(
     experiment: Experiment,
     episodes: Mapping[str, Sequence[EpisodeLike]],
     run_ids: Mapping[str, str] | None = None,
+    *,
+    paper_n: Mapping[str, int] | None = None,
+    compared: bool = True,
 ) -> list[Cell]:
-    """A cell per (row, column) of the rows in ``episodes`` (row id -> its episodes)."""
+    """A cell per (row, column) of the rows in ``episodes`` (row id -> its episodes).
+
+    ``paper_n`` gives the episodes behind each published figure by task group (``""``:
+    all of them; :attr:`lorekit.eval.reproduce_sample.TaskPlan.paper_n`); without it the
+    experiment's ``episodes``, else as many as ours. ``compared=False`` (a setup that is
+    not the experiment's) computes the figures and gives no verdict."""
     cells = []
     for row in experiment.rows:
         if row.id not in episodes:
@@ -148,23 +166,82 @@ def compare(
             ours, low, high, n = _figure(experiment, column, counted)
             figure = row.published.get(column.name, Figure(math.nan))
             known = not math.isnan(figure.value)
-            cells.append(
-                Cell(
-                    row.id,
-                    row.label,
-                    column.name,
-                    figure.value if known else None,
-                    figure.spread if known else None,
-                    ours,
-                    low,
-                    high,
-                    n,
-                    len(picked) - len(done),
-                    (run_ids or {}).get(row.id),
-                    column.metric or experiment.metric,
-                )
+            cell = Cell(
+                row.id,
+                row.label,
+                column.name,
+                figure.value if known else None,
+                figure.spread if known else None,
+                ours,
+                low,
+                high,
+                n,
+                len(picked) - len(done),
+                (run_ids or {}).get(row.id),
+                column.metric or experiment.metric,
+                episodes=len(done),
+                over=column.over,
             )
+            cells.append(_judged(experiment, column, cell, paper_n, compared))
     return cells
+
+
+def _judged(
+    experiment: Experiment,
+    column: Column,
+    cell: Cell,
+    paper_n: Mapping[str, int] | None,
+    compared: bool,
+) -> Cell:
+    """The cell with its two-sample test and verdict (none for another setup)."""
+    if cell.published is None or cell.ours is None or cell.low is None or cell.high is None:
+        return cell
+    if not compared:
+        return _replace(cell, verdict=SETUP_DIFFERS)
+    n0 = (paper_n or {}).get(column.group or "") or experiment.episodes or cell.episodes
+    if column.over == "successes" and cell.episodes:  # the paper's successes, at our share
+        n0 = max(1, round(n0 * cell.n / cell.episodes))
+    se0 = stats.published_se(cell.published_spread, n0, experiment.spread_kind)
+    if cell.metric == "success_rate":
+        wins = round(cell.ours * cell.n / 100.0)
+        test = stats.proportion_test(
+            wins,
+            cell.n,
+            cell.published / 100.0,
+            n0,
+            None if se0 is None else se0 / 100.0,
+            detect=(column.detect or stats.DETECT_POINTS) / 100.0,
+        )
+        k = 100.0
+    else:
+        detect = column.detect or _detect(experiment, column, cell)
+        test = stats.mean_test(
+            cell.ours, cell.low, cell.high, cell.n, cell.published, n0, detect, se0
+        )
+        k = 1.0
+    return _replace(
+        cell,
+        paper_n=n0,
+        diff_low=None if test.low is None else k * test.low,
+        diff_high=None if test.high is None else k * test.high,
+        power=test.power,
+        needed=test.needed,
+        detect=k * test.detect,
+        verdict=test.verdict,
+    )
+
+
+def _replace(cell: Cell, **changes: Any) -> Cell:
+    return Cell(**{**asdict(cell), **changes})
+
+
+def _detect(experiment: Experiment, column: Column, cell: Cell) -> float:
+    """The difference that matters for a column without its own ``detect``: 10 points
+    on a percent figure (a Crafter score, a reward times 100), else 10% of the figure."""
+    scale = column.scale or (experiment.scale if cell.metric == "mean_reward" else 1.0)
+    if cell.metric == "crafter_score" or scale == 100.0:
+        return stats.DETECT_POINTS
+    return stats.DETECT_SHARE * abs(cell.published or 0.0) or stats.DETECT_SHARE
 
 
 def _figure(
@@ -185,8 +262,8 @@ def _figure(
         k = column.scale or 1.0
         mean, low, high = mean_interval(kept)
         return (k * mean, k * low, k * high, len(kept))
-    if not done:
-        return (None, None, None, 0)
+    if not done or metric == "usd":  # usd: priced from the store (cli/reproduce_rows.py)
+        return (None, None, None, len(done))
     if metric == "success_rate":
         wins = sum(1 for e in done if e.success)
         low, high = wilson(wins, len(done))
@@ -196,40 +273,37 @@ def _figure(
     return (k * mean, k * low, k * high, len(done))
 
 
-def _num(value: float | None, spread: float | None = None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.1f}" + (f" ± {spread:.1f}" if spread is not None else "")
-
-
 def cell_texts(cell: Cell) -> list[str]:
     """The printed columns of one cell (see :data:`HEADERS`)."""
-    ours = "-" if cell.ours is None else f"{cell.ours:.1f} [{cell.low:.1f}, {cell.high:.1f}]"
-    diff = "-" if cell.difference is None else f"{cell.difference:+.1f}"
-    verdict = {True: "compatible", False: "differs", None: "-"}[cell.compatible]
-    n = str(cell.n) + (f" (+{cell.errored} errored)" if cell.errored else "")
-    return [
-        cell.label,
-        cell.column,
-        _num(cell.published, cell.published_spread),
-        ours,
-        n,
-        diff,
-        verdict,
-    ]
+    return _texts(cell.to_dict())
 
 
-HEADERS = ["row", "column", "published", "ours [95% CI]", "episodes", "diff", "verdict"]
+VERDICT_RULE = (
+    "verdict: two samples, ours and the paper's (its n: the experiment's tasks in the "
+    "column's group); differs when the 95% interval of the difference excludes 0 "
+    "(Newcombe's for success rates); too few episodes when a real difference of 10 points "
+    "(10% of a figure that is no percentage) would be found less than half the time"
+)
 
 
-def markdown(experiment: Experiment, cells: Sequence[Cell], models: str) -> str:
-    """The comparison as a Markdown page: what was run, with which models, and the table."""
+def markdown(
+    experiment: Experiment,
+    cells: Sequence[Cell],
+    models: str,
+    notes: Sequence[str] = (),
+    split: str | None = None,
+) -> str:
+    """The comparison as a Markdown page: what was run (``split``: the one played, when
+    not the experiment's), with which models, on which tasks (``notes``: the tasks, the
+    setup), and the table."""
+    played = split or experiment.split
+    theirs = "" if played == experiment.split else f" (the experiment's: {experiment.split})"
     lines = [
         f"# {experiment.paper}: {experiment.source}",
         "",
         experiment.title,
         "",
-        f"- env: {experiment.env}, split {experiment.split}; metric: {experiment.metric}",
+        f"- env: {experiment.env}, split {played}{theirs}; metric: {experiment.metric}",
         *(
             f"- column {c.name}: {column_metric_text(c)}"
             for c in experiment.columns
@@ -237,6 +311,8 @@ def markdown(experiment: Experiment, cells: Sequence[Cell], models: str) -> str:
         ),
         f"- models that answered here: {models}",
         f"- aggregation in the paper: {experiment.aggregation}",
+        *(f"- {note}" for note in notes),
+        f"- {VERDICT_RULE}",
         "",
         "| " + " | ".join(HEADERS) + " |",
         "|" + "---|" * len(HEADERS),
@@ -276,12 +352,20 @@ class EpisodeSource(Protocol):
     def steps(self, run_id: str, episode_key: str) -> Sequence[Any]: ...
 
 
-def recorded(store: EpisodeSource, run_id: str, experiment: Experiment) -> list[Recorded]:
-    """A run's episodes as :func:`compare` reads them; each one's last step is read
-    only when a column of the experiment reads ``last_step.``."""
+def recorded(
+    store: EpisodeSource,
+    run_id: str,
+    experiment: Experiment,
+    keys: Collection[str] | None = None,
+) -> list[Recorded]:
+    """A run's episodes as :func:`compare` reads them: those of ``keys`` only, where
+    given (the episodes this command planned: a run resumed with a smaller ``-n`` holds
+    more). Each one's last step is read only when a column reads ``last_step.``."""
     last = any(c.reads_last_step for c in experiment.columns)
     out = []
     for e in store.episodes(run_id):
+        if keys is not None and e.episode_key not in keys:
+            continue
         final = store.steps(run_id, e.episode_key)[-1:] if last else []
         out.append(
             Recorded(

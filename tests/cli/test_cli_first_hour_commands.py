@@ -122,8 +122,8 @@ def test_crafter_runs_show_the_crafter_score(capsys: pytest.CaptureFixture[str])
 @pytest.mark.parametrize(
     ("opt", "says"),
     [
-        ("max_turns=many", "--agent-opt max_turns: expected an integer, got 'many'"),
-        ("max_turns=2.5", "--agent-opt max_turns: expected an integer, got '2.5'"),
+        ("max_turns=many", "--agent-opt max_turns: expected an integer or none, got 'many'"),
+        ("max_turns=2.5", "--agent-opt max_turns: expected an integer or none, got '2.5'"),
         ("temperature=hot", "--agent-opt temperature: expected a number, got 'hot'"),
         ("patience=[1]", "--agent-opt patience: expected an integer or none, got '[1]'"),
     ],

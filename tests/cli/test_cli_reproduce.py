@@ -54,8 +54,8 @@ def test_list_names_each_paper_and_what_cannot_run(capsys: pytest.CaptureFixture
         "laws-table2",
     ):
         assert name in out
-    # AutoManual's MiniWoB++ tables, Laws Table 2 and S-Agents say why they cannot run
-    assert out.count("no: the") == 4 and "PPO" in out  # "the ..." or "there are no ..."
+    # only Laws Table 2 (a training job) cannot run; the others run, MiniWoB++ and S-Agents too
+    assert out.count("no: the") == 1 and "PPO" in out
 
 
 def test_run_records_each_row_and_prints_the_comparison(
@@ -67,12 +67,22 @@ def test_run_records_each_row_and_prints_the_comparison(
     assert code == 0, err
     flat = " ".join(out.split())
     assert "models that answered here: none (agents without a model)" in flat
-    assert "Oracle │ all │ 97.0 ± 2.0 │ 100.0 [34.2, 100.0] │ 2 │ +3.0 │ compatible" in flat
-    assert "Random │ all │ 80.0 │ 0.0 [0.0, 65.8] │ 2 │ -80.0 │ differs" in flat
+    assert "tasks: 2 of the experiment's 200 (split test), drawn across its task groups" in flat
+    page = (tmp_path / "reproduce" / "tiny-r.md").read_text()
+    # 2 episodes cannot tell 97% from 87%; 0 of 2 against 80% of 200 is a difference
+    assert (
+        "| Oracle | all | 97.0 ± 2.0 | 100.0 [34.2, 100.0] | 2 | +3.0 [-62.9, +6.9] "
+        "| 8%, 52 needed | too few episodes |"
+    ) in page
+    assert (
+        "| Random | all | 80.0 | 0.0 [0.0, 65.8] | 2 | -80.0 [-85.0, -14.0] | 8% | differs |"
+    ) in page
+    assert "Oracle │ all │ 97.0 ± 2.0 │ 100.0" in flat and "too few" in flat  # printed too
     saved = json.loads((tmp_path / "reproduce" / "tiny-r.json").read_text(encoding="utf-8"))
     assert saved["runs"] == {"oracle": "r.oracle", "random": "r.random"}
-    assert [c["compatible"] for c in saved["cells"]] == [True, False]
-    assert "| Oracle | all |" in (tmp_path / "reproduce" / "tiny-r.md").read_text()
+    assert [c["verdict"] for c in saved["cells"]] == ["too few episodes", "differs"]
+    assert [c["compatible"] for c in saved["cells"]] == [None, False]
+    assert saved["tasks"]["played"] == 2 and saved["tasks"]["population"] == 200
     # the same id resumes: nothing is played again
     code, out, err = run_cli(args, capsys)
     assert code == 0 and "2 episodes already done, 0 played now" in err

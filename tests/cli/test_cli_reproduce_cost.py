@@ -51,7 +51,7 @@ def test_dry_run_gives_a_range_and_prices_it(
     assert code == 0, err
     flat = _flat(out)
     assert "played to its budget, and the env's expert" in _flat(err)
-    assert "executor=GPT-3.5" in flat and "(completion)" in flat
+    assert "executor=gpt-3.5-turbo-instruct" in flat  # Appendix A: the completion model
     assert re.search(r"estimate: ~[\d.,]+[Mk]? tokens \([\d.,]+[Mk]? to [\d.,]+[Mk]?\), "
                      r"~\$[\d.,]+ \(\$[\d.,]+ to \$[\d.,]+\) for 200 episodes per row "
                      r"at the paper's models", flat), flat  # fmt: skip
@@ -121,9 +121,9 @@ def test_list_the_dry_run_and_the_docs_give_one_estimate(
     assert f"{_estimate_line(out)}" in listed, (listed, _estimate_line(out))
     docs = (ROOT / "docs" / "reproduce.md").read_text(encoding="utf-8")
     row = next((line for line in docs.splitlines() if line.startswith(f"| {exp.id} |")), None)
-    assert row is not None and listed.split(": ", 1)[1].removesuffix(
-        " at the paper's models"
-    ) in row, row
+    assert (
+        row is not None and listed.split(": ", 1)[1].removesuffix(" at the paper's models") in row
+    ), row
 
 
 def test_a_row_changed_since_it_was_measured_shows_no_figure() -> None:
@@ -163,7 +163,11 @@ def _expert_plans(exp: Experiment, per_group: int) -> list[tuple[str, str, list[
 
 
 def _served_react(
-    exp: Experiment, here: Path, capsys: pytest.CaptureFixture[str], script: Any, tasks: str,
+    exp: Experiment,
+    here: Path,
+    capsys: pytest.CaptureFixture[str],
+    script: Any,
+    tasks: str,
     name: str,
 ) -> dict[str, float]:
     """Tokens per episode by depth of ReAct's row against a fake server answering
@@ -228,8 +232,10 @@ def test_the_replayed_published_run_lies_in_the_range_of_adapts_row(
 
     data = next((d for d in (ROOT.parent / "shared" / "data", Path("/work/shared/data"))
                  if d.is_dir()), None)  # fmt: skip
-    record = None if data is None else data / "published-runs/adapt" / (
-        "ADaPT_maxd3_textcraft_gpt-3.5-turbo-instruct.json"
+    record = (
+        None
+        if data is None
+        else data / "published-runs/adapt" / ("ADaPT_maxd3_textcraft_gpt-3.5-turbo-instruct.json")
     )
     if record is None or not record.is_file():
         pytest.skip("the published ADaPT runs are not in ../shared/data/published-runs")

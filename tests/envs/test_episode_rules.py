@@ -109,3 +109,27 @@ def test_an_env_registered_without_a_cap_is_left_alone(registry: Registry) -> No
     assert isinstance(env, Counter)
     with pytest.raises(TypeError, match="max_steps"):
         make("counter-raw", max_steps=3)
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [("textcraft", {}), ("webshop", {}), ("alfworld", {"split": "dev"})],
+)
+def test_the_built_in_envs_follow_the_same_rules(name: str, options: dict[str, object]) -> None:
+    """One implementation of the cap and the ends: the built-in envs keep a
+    StepRules and say what the wrapper says, word for word."""
+    from lorekit.envs.episodes import StepRules, texts
+
+    if name == "alfworld":
+        pytest.importorskip("alfworld")
+    env = make(name, max_steps=1, **options)
+    assert isinstance(getattr(env, "stepping", None), StepRules)
+    before = env.step("look")
+    assert before.observation == texts()["not_started"] and before.done
+    env.reset(env.tasks(str(options.get("split", "test")))[0])
+    last = env.step("look")
+    assert last.done and last.info["truncated"] and last.info["steps"] == 1
+    assert last.observation.endswith(texts()["step_limit"].format(limit=1))
+    after = env.step("look")
+    assert after.observation == texts()["finished"] and not after.info["valid"]
+    assert env.expert_action() is None

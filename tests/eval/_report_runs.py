@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lorekit.agents import AdaptAgent, OracleAgent, ReActAgent, Recorder, Trajectory
-from lorekit.agents.adapt.simulation import textcraft_executor, textcraft_planner
+from lorekit.agents.adapt.testing.textcraft import textcraft_executor, textcraft_planner
 from lorekit.envs import Task, TextEnv
 from lorekit.envs.textcraft import TextCraftEnv
 from lorekit.eval.runner import plan_episodes, run_eval

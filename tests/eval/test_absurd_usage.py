@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lorekit.agents.react import ReActAgent
 
+from lorekit.agents.adapt.react import ReActAgent
 from lorekit.envs import make
 from lorekit.eval.runner import plan_episodes, run_eval
 from lorekit.eval.store import RunStore

@@ -12,7 +12,7 @@ from _cli import run_cli
 from _report_runs import BROKEN_TASK, HOSTILE, team_run, textcraft_runs
 
 from lorekit.agents import ReActAgent
-from lorekit.agents.adapt.simulation import textcraft_executor
+from lorekit.agents.adapt.testing.textcraft import textcraft_executor
 from lorekit.agents.spring.testing import spring_model
 from lorekit.envs.crafter.runs import crafter_run_score
 from lorekit.envs.textcraft import TextCraftEnv

@@ -84,11 +84,16 @@ HOSTILE = '<script>alert("x")</script>'
 def _cell(row: str, column: str, published: Any, spread: Any, ours: Any, low: Any, high: Any,
           compatible: Any, **more: Any) -> dict[str, Any]:  # fmt: skip
     diff = None if ours is None or published is None else ours - published
+    verdict = {True: "compatible", False: "differs"}.get(compatible, "-")
     return {"row": row, "label": more.get("label", row), "column": column,
             "published": published, "published_spread": spread, "ours": ours, "low": low,
-            "high": high, "n": 10, "errored": more.get("errored", 0), "run_id": f"r.{row}",
-            "metric": more.get("metric", "success_rate"), "difference": diff,
-            "compatible": compatible}  # fmt: skip
+            "high": high, "n": more.get("n", 10), "errored": more.get("errored", 0),
+            "run_id": f"r.{row}", "metric": more.get("metric", "success_rate"),
+            "difference": diff, "compatible": compatible,
+            "verdict": more.get("verdict", verdict), "episodes": more.get("episodes", 10),
+            "over": more.get("over", "all"), "diff_low": more.get("diff_low"),
+            "diff_high": more.get("diff_high"), "power": more.get("power"),
+            "needed": more.get("needed")}  # fmt: skip
 
 
 def _record(answered_by: str, reproduction: bool, cells: list[dict[str, Any]]) -> dict[str, Any]:
@@ -146,8 +151,9 @@ def test_each_cell_draws_the_paper_beside_ours(store_path: Path) -> None:
     rows = _rows(section)
     differs, fits = rows[("a", "all")], rows[("a", "score")]
     assert differs.find_all("td", class_="repro-verdict")[0].text == "differs"
-    assert differs.find_all("td", class_="repro-published")[0].text == "50 ± 5"
-    assert differs.find_all("td", class_="repro-ours")[0].text == "80 [70, 90]"
+    # as the CLI prints them: one decimal, intervals on ours and on the difference
+    assert differs.find_all("td", class_="repro-published")[0].text == "50.0 ± 5.0"
+    assert differs.find_all("td", class_="repro-ours")[0].text == "80.0 [70.0, 90.0]"
     assert differs.find_all("td", class_="repro-diff")[0].text == "+30.0"
     assert fits.find_all("td", class_="repro-verdict")[0].text == "compatible"
     assert fits.find_all("td")[2].text == "crafter_score"
@@ -258,3 +264,84 @@ def test_the_viewer_shows_the_comparisons_beside_the_store(store_path: Path) -> 
     (section,) = root.find_all("section", id="reproduce-0")
     (warning,) = section.find_all("p", class_="repro-not")
     assert "the bundled small model answered (--model local)" in warning.text
+
+
+def _x(svg: Node, cls: str) -> float:
+    (mark,) = svg.find_all("circle", class_=cls) or svg.find_all("rect", class_=cls)
+    if mark.tag == "circle":
+        return float(mark.attrs["cx"])
+    return float(mark.attrs["x"]) + float(mark.attrs["width"]) / 2
+
+
+def test_the_cells_of_a_column_share_one_axis(store_path: Path) -> None:
+    """Rows are read against each other: the same value sits at the same place in every
+    cell of a column, whatever each cell's own range."""
+    cells = [
+        _cell("a", "all", 20.0, None, 10.0, 5.0, 15.0, False),
+        _cell("b", "all", 20.0, None, 80.0, 70.0, 90.0, False),
+        _cell("a", "k", 1.9, None, 2.0, 1.5, 2.5, True, metric="mean"),
+        _cell("b", "k", 1.9, None, 1.0, 1.0, 1.0, False, metric="mean"),
+    ]
+    (section,) = _page(store_path, [_record("model", True, cells)]).find_all(
+        "section", id="reproduce-0"
+    )
+    rows = _rows(section)
+    svg = {key: tr.find_all("svg")[0] for key, tr in rows.items()}
+    # the paper's 20 at one x in both rows of "all" (its own axis would move it)
+    assert _x(svg[("a", "all")], "paper-mark") == _x(svg[("b", "all")], "paper-mark")
+    assert _x(svg[("a", "k")], "paper-mark") == _x(svg[("b", "k")], "paper-mark")
+    axis = svg[("a", "all")].attrs["data-axis"]
+    assert axis == svg[("b", "all")].attrs["data-axis"] == "5.0 90.0"
+    assert svg[("a", "k")].attrs["data-axis"] == "1.0 2.5"
+    assert _x(svg[("a", "all")], "ours-mark") < _x(svg[("b", "all")], "ours-mark")
+
+
+def test_the_report_shows_power_tasks_cost_and_what_k_max_counts(store_path: Path) -> None:
+    cells = [
+        _cell("a", "all", 19.0, None, 0.0, 0.0, 56.1, None, n=3, episodes=3,
+              verdict="too few episodes", diff_low=-29.6, diff_high=37.2, power=0.08,
+              needed=160),
+        _cell("a", "k_max", 1.9, None, 2.0, 1.0, 3.0, None, metric="mean", n=2, episodes=12,
+              over="successes", verdict="too few episodes", power=0.1),
+    ]  # fmt: skip
+    record = _record("model", False, cells)
+    record["why_not"] = ["a sample: 3 of the experiment's 200 tasks"]
+    record["tasks"] = {"split": "adapt-200", "population": 200, "played": 3, "sampled": True,
+                       "seed": 0, "groups": {"depth-2": [1, 77], "depth-3": [2, 112]}}  # fmt: skip
+    record["rows"] = {"a": {"label": "ReAct", "run_id": "r.a", "planned": 3, "episodes": 3,
+                            "errored": 0, "calls": 42, "prompt_tokens": 1200,
+                            "completion_tokens": 300, "usd": 0.0123, "unpriced": [],
+                            "setup": {"split": "adapt-200", "env_options": {"compat": True},
+                                      "options": {"profile": "paper"}}}}  # fmt: skip
+    (section,) = _page(store_path, [record]).find_all("section", id="reproduce-0")
+    rows = _rows(section)
+    overall, k_max = rows[("a", "all")], rows[("a", "k_max")]
+    assert overall.find_all("td", class_="repro-verdict")[0].text == "too few episodes"
+    assert overall.find_all("td", class_="repro-power")[0].text == "8%, 160 needed"
+    assert overall.find_all("td", class_="repro-diff")[0].text == "-19.0 [-29.6, +37.2]"
+    (dot,) = overall.find_all("circle", class_="ours-mark")
+    assert dot.attrs["fill"] == PALETTE[1]  # orange: too few to tell
+    # k_max counts the column's episodes, and says how many successes it averages
+    assert k_max.find_all("td", class_="repro-n")[0].text == "12 (2 successes)"
+    (tasks,) = section.find_all("p", class_="repro-tasks")
+    assert "3 of the experiment's 200 (split adapt-200)" in tasks.text
+    assert "depth-2 1 of 77, depth-3 2 of 112" in tasks.text
+    (partial,) = section.find_all("p", class_="repro-partial")
+    assert "NOT a reproduction: a sample: 3 of the experiment's 200 tasks" in partial.text
+    (table,) = section.find_all("table", class_="reproduce-rows")
+    (tr,) = table.find_all("tbody")[0].find_all("tr")
+    texts = [td.text for td in tr.find_all("td")]
+    assert texts == ["ReAct", "r.a", "3 of 3", "0", "42", "1,200 + 300", "$0.0123",
+                     "split adapt-200, compat=True, profile=paper"]  # fmt: skip
+
+
+def test_a_comparison_of_another_setup_says_it_was_not_compared(store_path: Path) -> None:
+    cells = [_cell("a", "all", 19.0, None, 30.0, 10.0, 50.0, None, verdict="setup differs")]
+    record = _record("model", False, cells)
+    record["compared"] = False
+    record["setup_differs"] = ["split dev, the experiment's test"]
+    (section,) = _page(store_path, [record]).find_all("section", id="reproduce-0")
+    (warning,) = section.find_all("p", class_="repro-setup")
+    assert "Not compared with the paper" in warning.text and "split dev" in warning.text
+    (row,) = section.find_all("tr", class_="repro-row")
+    assert row.find_all("td", class_="repro-verdict")[0].text == "setup differs"

@@ -178,9 +178,25 @@ def test_compare_counts_groups_errors_and_verdicts(tmp_path: Path) -> None:
         _Ep("h", "finished", False, 0.0),
         _Ep("h", "error", False, 0.0),
     ]
-    cells = {c.column: c for c in compare(exp, {"o": eps}, {"o": "run1"})}
+    # 9 of 10 against a published 50% over the paper's 200 episodes: a difference
+    cells = {
+        c.column: c for c in compare(exp, {"o": eps}, {"o": "run1"}, paper_n={"": 200, "g": 150})
+    }
     assert (cells["all"].ours, cells["all"].n, cells["all"].errored) == (90.0, 10, 1)
     assert cells["all"].difference == pytest.approx(40.0)
-    assert cells["all"].compatible is False  # 50 lies below the interval of 9/10
+    assert cells["all"].paper_n == 200 and cells["all"].verdict == "differs"
+    assert cells["all"].compatible is False and cells["all"].diff_low > 0  # type: ignore[operator]
     assert (cells["g"].ours, cells["g"].published, cells["g"].compatible) == (100.0, None, None)
     assert cells["all"].run_id == "run1"
+    # the same 9 of 10 against a paper that ran 10 episodes too: its own error counts
+    (same_n, _) = compare(exp, {"o": eps}, paper_n={"": 10})
+    assert same_n.paper_n == 10 and same_n.verdict == "too few episodes"
+    assert same_n.diff_low < 0 < same_n.diff_high  # type: ignore[operator]
+    # another setup: the figures, no verdict
+    (other, _) = compare(exp, {"o": eps}, paper_n={"": 200}, compared=False)
+    assert (other.ours, other.verdict, other.compatible, other.power) == (
+        90.0,
+        "setup differs",
+        None,
+        None,
+    )

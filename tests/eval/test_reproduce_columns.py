@@ -101,8 +101,24 @@ def test_mean_over_successes_with_a_default_is_a_k_max(tmp_path: Path) -> None:
     k = cells["k"]
     assert (k.ours, k.n, k.errored, k.metric) == (pytest.approx(2.0), 3, 1, "mean")
     assert k.low == pytest.approx(2.0 - 1.959964 * 1.0 / math.sqrt(3))
-    assert k.compatible is True and k.published == 1.9
+    assert k.published == 1.9 and k.episodes == 4 and k.over == "successes"  # 3 of 4 counted
+    # three successes cannot tell 1.9 from 10% either way: no "compatible" on that
+    assert k.verdict == "too few episodes" and k.compatible is None
+    assert k.detect == pytest.approx(0.19) and k.power is not None and k.power < 0.5
     assert (cells["all"].ours, cells["all"].metric) == (pytest.approx(75.0), "success_rate")
+
+
+def test_a_column_may_say_which_difference_matters(tmp_path: Path) -> None:
+    exp = _experiment(
+        tmp_path,
+        "  - {name: k, metric: mean, value: info.d, detect: 5}",
+        "{k: 2.0}",
+    )
+    eps = [_Ep(True, {"d": d}) for d in (1, 2, 3, 2, 2, 1, 3, 2)]
+    cells = {c.column: c for c in compare(exp, {"o": eps}, paper_n={"": 8})}
+    assert cells["k"].detect == 5.0 and cells["k"].verdict == "compatible"
+    with pytest.raises(ExperimentError, match=r"cols.yaml: columns\[1\].detect: a positive"):
+        _experiment(tmp_path, "  - {name: k, metric: mean, value: info.d, detect: 0}")
 
 
 def test_mean_counts_lists_and_mappings_and_scales(tmp_path: Path) -> None:

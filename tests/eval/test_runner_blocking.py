@@ -52,9 +52,16 @@ async def test_blocking_steps_of_concurrent_episodes_overlap(tmp_path: Path) -> 
             concurrency=n,
         )
         wall = time.perf_counter() - t0
-    serial = n * steps * step_s
     assert (res.played, res.successes, res.errors) == (n, n, 0)
-    assert wall < serial / 2, f"episodes did not overlap: {wall:.2f} s vs {serial:.2f} s serial"
+    # overlap read from the envs' own step spans, however slow the machine is: some step
+    # of one env ran while a step of another was running
+    spans = sorted((start, end, i) for i, env in enumerate(built) for start, end in env.spans)
+    latest_end: dict[int, float] = {}
+    overlapped = False
+    for start, end, i in spans:
+        overlapped = overlapped or any(e > start for j, e in latest_end.items() if j != i)
+        latest_end[i] = max(latest_end.get(i, 0.0), end)
+    assert overlapped, f"episodes did not overlap ({wall:.2f} s in all)"
     # thread envs are built on, and always called from, a thread of their own
     main = threading.get_ident()
     assert len({env.built_on for env in built}) == len(built)
@@ -85,7 +92,8 @@ async def test_hung_step_ends_the_episode_as_an_error_and_the_env_is_not_reused(
         )
         wall = time.perf_counter() - t0
         by_task = {e.task_id: e for e in db.episodes(res.run_id)}
-    assert wall < 10, "the hung call held up the run"
+    # logic, not speed: waiting for the hung call would take its whole 20 s
+    assert wall < 20, "the hung call held up the run"
     assert (res.played, res.successes, res.errors) == (4, 3, 1)
     hung = by_task[TASKS[1].id]
     assert hung.status == "error" and "timed out" in (hung.error or "")
@@ -102,13 +110,13 @@ async def test_a_hanging_build_is_timed_out_too(tmp_path: Path) -> None:
         t0 = time.perf_counter()
         res = await run_eval(
             db,
-            env_factory=lambda: SleepyEnv(build_s=5),
+            env_factory=lambda: SleepyEnv(build_s=10),
             agent=OracleAgent(),
             roles=ROLES,
             episodes=plan_episodes(TASKS[:1]),
             episode_timeout_s=0.3,
         )
-        assert time.perf_counter() - t0 < 4
+        assert time.perf_counter() - t0 < 10  # the 10 s build was not waited for
         (episode,) = db.episodes(res.run_id)
     assert episode.status == "error" and "building the env timed out" in (episode.error or "")
 
@@ -170,7 +178,7 @@ async def test_process_env_runs_in_a_child_and_a_hung_call_kills_it(tmp_path: Pa
             concurrency=1,
             episode_timeout_s=3,  # building (spawning) the env has a limit of its own
         )
-        assert time.perf_counter() - t0 < 30
+        assert time.perf_counter() - t0 < 60  # the 60 s hang was not waited for
         eps = {e.task_id: e for e in db.episodes(res.run_id)}
         steps = db.steps(res.run_id, eps[TASKS[0].id].episode_key)
     assert (res.played, res.successes, res.errors) == (3, 2, 1)

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lorekit.agents.react import ReActAgent
 
+from lorekit.agents.adapt.react import ReActAgent
 from lorekit.envs import Task, make
 from lorekit.envs.base import Observation, Step
 from lorekit.envs.textcraft import TextCraftEnv

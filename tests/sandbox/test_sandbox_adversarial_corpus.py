@@ -100,7 +100,7 @@ def test_escape_attempt_is_contained(
     assert not marker.exists(), f"{case['id']} wrote outside the sandbox"
     assert secret not in shown
     assert not any(text in shown for text in NEVER_SHOWN), shown
-    assert result.duration_s < LIMITS.wall_s + LIMITS.grace_s + 3
+    assert result.duration_s < LIMITS.wall_s + LIMITS.grace_s + 30  # ended by its limits
     _assert_no_new_orphans(before)
     _assert_next_run_works(pool)
 

@@ -25,6 +25,7 @@ from _cli import run_cli
 from lorekit.agents.automanual.testing.planner import planner_model
 from lorekit.eval.store import RunStore
 from lorekit.llm import Message, Roles, ScriptedLLM
+from lorekit.sandbox import pool as sandbox_pool
 from lorekit.sandbox import (
     Limits,
     NoOSSandbox,
@@ -41,6 +42,17 @@ HAS_BWRAP = shutil.which("bwrap") is not None
 #: Model flags for runs whose models are patched to scripted ones (a local URL:
 #: no key is asked for, nothing is ever sent there).
 SIM_MODEL = ("--model", "sim", "--base-url", "http://127.0.0.1:9/v1")
+
+
+@pytest.fixture(autouse=True)
+def own_shared_pools(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Shared pools of this test only: one another test started with bwrap there stays confined
+    (and would be handed out here), so each test starts without any and closes its own."""
+    mine: dict[object, WorkerPool] = {}
+    monkeypatch.setattr(sandbox_pool, "_pools", mine)
+    yield
+    for pool in mine.values():
+        pool.close()
 
 
 @pytest.fixture

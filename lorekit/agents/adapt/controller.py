@@ -24,7 +24,7 @@ from lorekit.agents.adapt.common import AdaptContext, BudgetExhausted, finish, s
 from lorekit.agents.adapt.executor import EXECUTOR_TURNS, Executor, Trust
 from lorekit.agents.adapt.order import evaluate_async
 from lorekit.agents.adapt.planner import Planner
-from lorekit.agents.adapt.profiles import check_profile, profile_env_defaults
+from lorekit.agents.adapt.profiles import check_examples, check_profile, profile_env_defaults
 from lorekit.agents.base import Recorder, Trajectory, model_roles
 from lorekit.agents.examples import DEFAULT_SHOTS
 from lorekit.envs.asyncenv import EnvLike
@@ -96,13 +96,7 @@ class AdaptAgent:
         for key, value in given.items():
             if isinstance(value, int) and value < 1:
                 raise ValueError(f"{key} must be >= 1, got {value}")
-        if executor_examples is not None and profile == "lorekit":
-            raise ValueError("executor_examples: an option of profile=code or paper")
-        if executor_examples not in (None, "listed", "task_type", "atomic"):
-            raise ValueError(
-                "executor_examples: expected listed, task_type or atomic, "
-                f"got {executor_examples!r}"
-            )
+        check_examples(executor_examples, profile)
         self.code: CodeAdapt | None = None
         if profile != "lorekit":
             self.code = CodeAdapt(

@@ -11,7 +11,7 @@ from lorekit.registry import Registry
 FAMILY = ("react", "plan-execute", "try-again", "reflexion", "adapt")
 """Agents that share ADaPT's executor, planner and reflection prompts."""
 
-_TESTING = "lorekit.agents.adapt.simulation_envs"
+_TESTING = "lorekit.agents.adapt.testing.envs"
 
 REPLAY_READERS = (
     (
@@ -73,7 +73,7 @@ def register(registry: Registry) -> None:
             agent,
             f"{_TESTING}:textcraft_roles",
             "scripted TextCraft executor (capability 2, noise 0.1) and planner "
-            "(lorekit.agents.adapt.simulation)",
+            "(lorekit.agents.adapt.testing.textcraft)",
             takes_env=True,
         )
         for env in ("alfworld", "webshop"):

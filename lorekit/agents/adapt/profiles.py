@@ -113,6 +113,16 @@ def check_profile(profile: str) -> str:
     return profile
 
 
+def check_examples(examples: str | None, profile: str) -> None:
+    """``executor_examples`` (an option of the ``code``/``paper`` executor) is known."""
+    if examples is not None and profile == "lorekit":
+        raise ValueError("executor_examples: an option of profile=code or paper")
+    if examples not in (None, "listed", "task_type", "atomic"):
+        raise ValueError(
+            f"executor_examples: expected listed, task_type or atomic, got {examples!r}"
+        )
+
+
 def profile_env_defaults(env: str, profile: str) -> dict[str, object]:
     """Env options a ``code``/``paper`` run needs; refuses envs it cannot play.
 

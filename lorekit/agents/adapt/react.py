@@ -19,7 +19,7 @@ from dataclasses import asdict
 from lorekit.agents.adapt.code_controller import CodeAdapt
 from lorekit.agents.adapt.common import finish, start
 from lorekit.agents.adapt.executor import EXECUTOR_TURNS, Executor, ReActTurn
-from lorekit.agents.adapt.profiles import check_profile, profile_env_defaults
+from lorekit.agents.adapt.profiles import check_examples, check_profile, profile_env_defaults
 from lorekit.agents.base import Recorder, Trajectory
 from lorekit.agents.examples import DEFAULT_SHOTS
 from lorekit.agents.react_grammar import parse_react
@@ -47,7 +47,9 @@ class ReActAgent:
     alone (:class:`~lorekit.agents.adapt.code_controller.CodeAdapt` with
     ``d_max=1``): its transcript prompt, thought lines, patience and, by
     default, the profile's ReAct turns for the env (``max_turns`` overrides;
-    ``patience`` is the profile's there).
+    ``patience`` is the profile's there), and ``executor_examples``
+    (``task_type`` or ``atomic`` on ALFWorld) picks its worked examples as for
+    ADaPT's executor, so a table's ReAct row shows what that table's executor showed.
     """
 
     name = "react"
@@ -64,13 +66,17 @@ class ReActAgent:
         shots: int = DEFAULT_SHOTS,
         prompts: str = "react",
         profile: str = "lorekit",
+        executor_examples: str | None = None,
     ) -> None:
         if max_turns is not None and max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {max_turns}")
         self.profile = check_profile(profile)
+        check_examples(executor_examples, profile)
         self.code: CodeAdapt | None = None
         if profile != "lorekit":
-            given = {"executor_turns": max_turns} if max_turns is not None else {}
+            given: dict[str, object] = {"executor_turns": max_turns} if max_turns else {}
+            if executor_examples is not None:
+                given["examples"] = executor_examples
             self.code = CodeAdapt(
                 profile, react=True, overrides=given, executor_role=role, shots=shots,
                 temperature=temperature,

@@ -33,6 +33,9 @@ from lorekit.envs.base import Task
 from lorekit.graph import NodeFailure
 
 SPEC_PATH = Path(__file__).with_name("spring.yaml")
+SHIPPED_SPECS = {"spring": SPEC_PATH, "cot": Path(__file__).with_name("cot.yaml")}
+"""Specs named by ``spec=NAME``: SPRING's nine questions, and the two of the
+chain-of-thought baseline AgentKit's Table 1 compares with (``cot.yaml``)."""
 ACTION_NODE = "action"
 FALLBACK_ACTION = "noop"
 SPRING_STEPS = 200
@@ -63,8 +66,9 @@ class SpringAgent(GraphAgent[list[str]]):
     """SPRING-style questions over Crafter; see the module docstring.
 
     ``context``: ``paper`` (default), ``actions`` or ``experience:FILE``.
-    ``spec``: another graph spec to reason with; it must declare the database
-    keys the agent sets (``PER_STEP_KEYS``) and end in a node ``action``.
+    ``spec``: another graph spec to reason with, a file or a shipped one by name
+    (``cot``: :data:`SHIPPED_SPECS`); it must declare the database keys the agent
+    sets (``PER_STEP_KEYS``) and end in a node ``action``.
     ``max_steps``: actions per episode before the agent stops (``budget``).
     ``sequential``: one model call at a time instead of concurrent branches.
     ``note_steps``: how many steps keep every question's answer in the notes;
@@ -97,7 +101,7 @@ class SpringAgent(GraphAgent[list[str]]):
         self.context: SpringContext = parse_context(context)
         super().__init__(
             graph_pass.load_checked(
-                spec if spec is not None else SPEC_PATH,
+                SHIPPED_SPECS.get(spec, spec) if spec is not None else SPEC_PATH,
                 ACTION_NODE,
                 PER_STEP_KEYS,
                 who="a SPRING spec",

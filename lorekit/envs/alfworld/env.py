@@ -55,7 +55,8 @@ from lorekit.envs.alfworld.text import (
 )
 from lorekit.envs.alfworld.world import Goal, World, world_from_facts
 from lorekit.envs.base import Observation, Step, Task, TextEnv
-from lorekit.envs.steplimit import UNCAPPED, check_max_steps, manual_with_limit
+from lorekit.envs.episodes import StepRules
+from lorekit.envs.steplimit import manual_with_limit
 
 MESSAGES_FILE = Path(__file__).with_name("messages.yaml")
 MAX_ACTION_CHARS = 200
@@ -103,7 +104,7 @@ class AlfWorldEnv(TextEnv):
         banner: bool = True,
         max_steps: int | None = 50,
     ) -> None:
-        check_max_steps(max_steps)
+        self.stepping = StepRules(max_steps)  # the cap and the end: the core's rules
         self.source = str(source)
         self.variant = self._resolve_variant(variant)
         """What the games are: ``generated``, ``directory`` or the official variant."""
@@ -135,8 +136,8 @@ class AlfWorldEnv(TextEnv):
         self.commands: Commands = commands
         self.object_ids = object_ids
         self.banner = banner
-        self.step_limit = max_steps
-        self.max_steps = max_steps if max_steps is not None else UNCAPPED
+        self.step_limit = self.stepping.step_limit
+        self.max_steps = self.stepping.max_steps
         if split is None:
             split = "test" if "test" in self._split_names else self._split_names[0]
         if split not in self._split_names:
@@ -151,9 +152,7 @@ class AlfWorldEnv(TextEnv):
         self._walkthrough: list[str] = []
         self._actions: list[str] = []
         self._admissible: list[str] = []
-        self._steps = 0
-        self._done = False
-        self._success = False
+        self._won = False
 
     def _resolve_variant(self, variant: str | None) -> str:
         if self.source != "official":
@@ -247,9 +246,8 @@ class AlfWorldEnv(TextEnv):
         assert self._engine is not None
         state = self._engine.reset()
         self._actions = []
-        self._steps = 0
-        self._done = False
-        self._success = False
+        self._won = False
+        self.stepping.begin()
         self._admissible = list(state["admissible_commands"])
         text = str(state.feedback)
         if not self.banner:
@@ -289,12 +287,10 @@ class AlfWorldEnv(TextEnv):
 
     def step(self, action: str) -> Step:
         text = messages()
-        if self._engine is None or self._goal is None:
-            return Step(str(text["not_started"]), 0.0, True, {"valid": False, "success": False})
-        if self._done:
-            info = {"valid": False, "success": self._success, "steps": self._steps}
-            return Step(str(text["finished"]), 0.0, True, info)
-        self._steps += 1
+        refused = self.stepping.refuse()
+        if refused is not None:
+            return refused
+        assert self._engine is not None
         raw = action if isinstance(action, str) else str(action)
         if len(raw) > MAX_ACTION_CHARS:
             exact = self.commands == "exact"  # TextWorld has no such message
@@ -310,21 +306,10 @@ class AlfWorldEnv(TextEnv):
             observation = str(state.feedback)
             if valid:
                 self._actions.append(command)
-            self._success = bool(state["won"])
-        truncated = (
-            not self._success and self.step_limit is not None and self._steps >= self.step_limit
-        )
-        if truncated:
-            observation += str(text["step_limit"]).format(limit=self.step_limit)
-        self._done = self._success or truncated
-        info = {
-            "valid": valid,
-            "success": self._success,
-            "won": self._success,
-            "steps": self._steps,
-            "truncated": truncated,
-        }
-        return Step(self._show(observation), 1.0 if self._success else 0.0, self._done, info)
+            self._won = bool(state["won"])
+        info = {"valid": valid, "success": self._won, "won": self._won}
+        won = 1.0 if self._won else 0.0
+        return self.stepping.settle(Step(self._show(observation), won, self._won, info))
 
     def _show(self, text: str) -> str:
         text = show_arrival(text, self.arrival)
@@ -335,7 +320,7 @@ class AlfWorldEnv(TextEnv):
     def expert_action(self) -> str | None:
         """The walkthrough's next command while the episode follows it; from any
         other state, the planner's next command from the engine's facts."""
-        if self._engine is None or self._goal is None or self._done:
+        if self._engine is None or self._goal is None or self.stepping.over:
             return None
         command = self._walkthrough_next()
         if command is None:
@@ -375,12 +360,12 @@ class AlfWorldEnv(TextEnv):
 
     @property
     def done(self) -> bool:
-        return self._done
+        return self.stepping.done
 
     @property
     def won(self) -> bool:
         """Whether the engine reported this episode's task done (its ``won`` signal)."""
-        return self._success
+        return self._won
 
     def close(self) -> None:
         self._engine = None

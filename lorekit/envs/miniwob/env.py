@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from lorekit import yamlio
 from lorekit.envs.base import Observation, Step, Task, TextEnv
+from lorekit.envs.episodes import StepRules
 from lorekit.envs.miniwob.actions import FORMS, ActionSyntaxError, parse_action
 from lorekit.envs.miniwob.browser import Browser, BrowserCrashed
 from lorekit.envs.miniwob.page import (
@@ -56,7 +57,7 @@ from lorekit.envs.miniwob.pagesets import PageSet, check_page_set, pages_root
 from lorekit.envs.miniwob.pool import BrowserPool, shared_pool
 from lorekit.envs.miniwob.solvers import SOLVERS, candidates, solve
 from lorekit.envs.miniwob.view import View, read_view
-from lorekit.envs.steplimit import UNCAPPED, check_max_steps, manual_with_limit
+from lorekit.envs.steplimit import manual_with_limit
 
 TASKS_FILE = Path(__file__).with_name("tasks.yaml")
 MESSAGES_FILE = Path(__file__).with_name("messages.yaml")
@@ -147,7 +148,7 @@ class MiniWoBEnv(TextEnv):
             raise ValueError(f"episodes_per_task must be at least 1, got {episodes_per_task!r}")
         if page_time_ms is not None and (not isinstance(page_time_ms, int) or page_time_ms < 1000):
             raise ValueError(f"page_time_ms must be at least 1000 ms or None, got {page_time_ms!r}")
-        check_max_steps(max_steps)
+        self.stepping = StepRules(max_steps)  # the cap and the end: the core's rules
         self.pages = resolve_tasks(tasks)
         self.episodes_per_task = episodes_per_task
         self.seed = seed
@@ -158,14 +159,11 @@ class MiniWoBEnv(TextEnv):
         self.page_set: PageSet = check_page_set(pages)
         pages_root(self.page_set)  # a set that does not fit the installed pages fails here
         self.page_time_ms = page_time_ms
-        self.step_limit = max_steps
-        self.max_steps = max_steps if max_steps is not None else UNCAPPED
+        self.step_limit = self.stepping.step_limit
+        self.max_steps = self.stepping.max_steps
         self._pool = pool if pool is not None else shared_pool(pool_size)
         self._browser: Browser | None = None
         self._page: MiniWoBPage | None = None
-        self._steps = 0
-        self._done = False
-        self._success = False
         self._task: Task | None = None
 
     # -- catalogue ---------------------------------------------------------------------
@@ -219,9 +217,7 @@ class MiniWoBEnv(TextEnv):
             raise
         self._page = page
         self._task = chosen
-        self._steps = 0
-        self._done = False
-        self._success = False
+        self.stepping.begin()
         return Observation(
             text,
             {"task_id": chosen.id, "page": page_name, "seed": episode_seed, **self._options()},
@@ -246,14 +242,11 @@ class MiniWoBEnv(TextEnv):
         return Task(f"{page}#{episode_seed}", page, page, {"page": page, "seed": episode_seed})
 
     def step(self, action: str) -> Step:
+        refused = self.stepping.refuse()
+        if refused is not None:
+            return refused
         page = self._page
-        if self._done:
-            info = {"valid": False, "success": self._success, "steps": self._steps}
-            return Step("The episode is over; reset() to play again.", 0.0, True, info)
-        if page is None:
-            info = {"valid": False, "success": False}
-            return Step("No episode is running: call reset() first.", 0.0, True, info)
-        self._steps += 1
+        assert page is not None  # a started episode has its page until it ends
         try:
             try:
                 parsed = parse_action(action)
@@ -273,7 +266,7 @@ class MiniWoBEnv(TextEnv):
             text = message if outcome.done else f"{message}\n{self._show(page)}"
         except BrowserCrashed:
             self._release()
-            self._done = True
+            self.stepping.done = True
             raise
         return self._finish(text, valid, outcome)
 
@@ -281,15 +274,7 @@ class MiniWoBEnv(TextEnv):
         strict = outcome.done and outcome.raw_reward >= 1.0
         partial = outcome.done and outcome.reward > 0
         success = strict if self.success_rule == "strict" else partial
-        truncated = (
-            not outcome.done and self.step_limit is not None and self._steps >= self.step_limit
-        )
-        info: dict[str, Any] = {
-            "valid": valid,
-            "steps": self._steps,
-            "success": success,
-            **self._options(),
-        }
+        info: dict[str, Any] = {"valid": valid, "success": success, **self._options()}
         if outcome.done:
             verdict = "succeeded" if success else "failed"
             text += (
@@ -303,40 +288,43 @@ class MiniWoBEnv(TextEnv):
                 success_partial=partial,
                 reason=outcome.reason,
             )
-        if truncated:
-            text += f"\n[The episode ended: the limit of {self.step_limit} actions was reached.]"
-            info.update(truncated=True, success_strict=False, success_partial=False)
-        self._done = outcome.done or truncated
-        self._success = success
-        if self._done:
-            self._release()
         reward = (
             (outcome.raw_reward if self.success_rule == "strict" else outcome.reward)
             if outcome.done
             else 0.0
         )
-        return Step(text, float(reward), self._done, info)
+        step = self.stepping.settle(Step(text, float(reward), outcome.done, info))
+        if step.info["truncated"]:  # neither success rule holds for a cut-off episode
+            step = Step(
+                step.observation,
+                step.reward,
+                step.done,
+                {**step.info, "success_strict": False, "success_partial": False},
+            )
+        if step.done:
+            self._release()
+        return step
 
     # -- expert and baseline (lorekit.envs.miniwob.solvers) ------------------------------
 
     def expert_action(self) -> str | None:
         """The scripted solver's next action for this page, None without one."""
         page = self._page
-        if page is None or self._done or page.task not in SOLVERS:
+        if page is None or self.stepping.over or page.task not in SOLVERS:
             return None
         return solve(self._view(page))
 
     def candidate_actions(self) -> list[str]:
         """Clicks on the page's clickable elements plus a few types and keys."""
         page = self._page
-        return [] if page is None or self._done else candidates(self._view(page))
+        return [] if page is None or self.stepping.over else candidates(self._view(page))
 
     def _view(self, page: MiniWoBPage) -> View:
         try:
             return read_view(page)
         except BrowserCrashed:
             self._release()
-            self._done = True
+            self.stepping.done = True
             raise
 
     def _show(self, page: MiniWoBPage) -> str:

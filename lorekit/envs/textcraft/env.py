@@ -19,7 +19,8 @@ from typing import Any
 
 from lorekit import yamlio
 from lorekit.envs.base import Observation, Step, Task, TextEnv
-from lorekit.envs.steplimit import UNCAPPED, check_max_steps, manual_with_limit
+from lorekit.envs.episodes import StepRules
+from lorekit.envs.steplimit import UNCAPPED, manual_with_limit
 from lorekit.envs.textcraft import solver
 from lorekit.envs.textcraft.compat import OriginalRules, distractor_pool, episode_for, plan_original
 from lorekit.envs.textcraft.datapack import find_datapack
@@ -94,7 +95,7 @@ class TextCraftEnv(CraftRules, TextEnv):
         after_goal: str = "stop",
         opening_from: str | Path | None = None,
     ) -> None:
-        check_max_steps(max_steps)
+        self.stepping = StepRules(max_steps)  # the cap and the end: the core's rules
         if after_goal not in AFTER_GOAL:
             raise ValueError(
                 f"after_goal: expected one of {', '.join(AFTER_GOAL)}, got {after_goal!r}"
@@ -109,9 +110,8 @@ class TextCraftEnv(CraftRules, TextEnv):
             self.original = load_original(_datapack_folder(source).resolve())
         self.book = get_source(source)
         self.compat = compat
-        self.step_limit = max_steps
-        # The env protocol's max_steps is an int; uncapped reports UNCAPPED.
-        self.max_steps = max_steps if max_steps is not None else UNCAPPED
+        self.step_limit = self.stepping.step_limit
+        self.max_steps = self.stepping.max_steps  # the contract's int; uncapped is UNCAPPED
         self.distractors = distractors
         data = messages()
         self._msg: Mapping[str, str] = data["compat" if compat else "friendly"]
@@ -129,9 +129,6 @@ class TextCraftEnv(CraftRules, TextEnv):
         self._inventory: dict[str, int] = {}
         self._candidates: list[str] = []
         self._goal: str | None = None
-        self._steps = 0
-        self._done = False
-        self._success = False
         self._reached = False
 
     # -- catalogue -------------------------------------------------------------
@@ -174,10 +171,8 @@ class TextCraftEnv(CraftRules, TextEnv):
         self._inventory = {}
         self._candidates = self._list_candidates(commands)
         self._goal = goal
-        self._steps = 0
-        self._done = False
-        self._success = False
         self._reached = False
+        self.stepping.begin()
         text = messages()["reset"].format(commands="\n".join(commands), goal=display_name(goal))
         info = {"task_id": chosen.id, "goal": goal, "seed": episode_seed, "commands": commands}
         return Observation(text, info)
@@ -219,12 +214,10 @@ class TextCraftEnv(CraftRules, TextEnv):
         return found
 
     def step(self, action: str) -> Step:
-        if self._goal is None:
-            return Step(self._msg["not_started"], 0.0, True, {"valid": False, "success": False})
-        if self._done and not (self._reached and self.after_goal == "continue"):
-            info = {"valid": False, "success": self._success, "steps": self._steps}
-            return Step(self._msg["finished"], 0.0, True, info)
-        self._steps += 1
+        refused = self.stepping.refuse()
+        if refused is not None:
+            return refused
+        assert self._goal is not None
         crafted_goal = False
         before = self._inventory.get(self._goal, 0)
         try:
@@ -246,24 +239,13 @@ class TextCraftEnv(CraftRules, TextEnv):
         hit = crafted_goal if self.compat else self._goal in self._inventory
         first = hit and not self._reached
         self._reached = self._reached or hit
-        success = self._reached
-        truncated = not success and self.step_limit is not None and self._steps >= self.step_limit
-        if truncated:
-            text += self._msg["step_limit"].format(limit=self.step_limit)
-        self._done = success or truncated
-        self._success = success
-        info = {
-            "valid": valid,
-            "success": success,
-            "steps": self._steps,
-            "truncated": truncated,
-            "crafted_goal": crafted_goal,
-        }
+        info = {"valid": valid, "success": self._reached, "crafted_goal": crafted_goal}
         if self._reached and self.after_goal == "continue":
             # Once reached, every step reports the episode's end (the goal was
             # crafted) and says that more actions are still played.
             info["accepts_more"] = True
-        return Step(text, 1.0 if first else 0.0, self._done, info)
+            self.stepping.play_on = True
+        return self.stepping.settle(Step(text, 1.0 if first else 0.0, self._reached, info))
 
     def inventory_text(self) -> str:
         """What an ``inventory`` action would show now, without taking a step."""
@@ -272,7 +254,7 @@ class TextCraftEnv(CraftRules, TextEnv):
         return self._show_inventory()
 
     def expert_action(self) -> str | None:
-        if self._goal is None or self._done:
+        if self._goal is None or self.stepping.over:
             return None
         if self.compat:
             actions = plan_original(self.original, self._inventory, self._goal)

@@ -19,7 +19,8 @@ from typing import Any
 
 from lorekit import yamlio
 from lorekit.envs.base import Observation, Step, Task, TextEnv, pick_task
-from lorekit.envs.steplimit import UNCAPPED, check_max_steps, manual_with_limit
+from lorekit.envs.episodes import StepRules
+from lorekit.envs.steplimit import manual_with_limit
 from lorekit.envs.webshop.catalog import Product
 from lorekit.envs.webshop.data import DATA_ENV, ShopData, generated_shop, load_shop
 from lorekit.envs.webshop.expert import next_action
@@ -29,6 +30,7 @@ from lorekit.envs.webshop.pages import (
     BUY_NOW,
     NEXT_PAGE,
     PREV_PAGE,
+    PRODUCT_WINDOW,
     SUB_PAGES,
     Browser,
     clickables,
@@ -70,17 +72,25 @@ class WebShopEnv(TextEnv):
         style: str = "plain",
         reward: str = "original",
         search_anywhere: bool = True,
+        page_products: int = PRODUCT_WINDOW,
     ) -> None:
         """``reward``: ``original`` (WebShop's published reward), ``synthetic`` or
         ``strict`` (reward.yaml). ``search_anywhere``: a search works from every page, as
-        in the original's text env; False allows it on the search page only."""
-        check_max_steps(max_steps)
+        in the original's text env; False allows it on the search page only.
+        ``page_products``: how many of each results page's 10 products are shown and
+        clickable (ADaPT's and ReAct's code showed the first 3)."""
+        self.stepping = StepRules(max_steps)  # the cap and the end: the core's rules
+        if type(page_products) is not int or not 1 <= page_products <= PRODUCT_WINDOW:
+            raise ValueError(
+                f"page_products: expected 1 to {PRODUCT_WINDOW} products, got {page_products!r}"
+            )
+        self.page_products = page_products
         if reward not in VARIANTS:
             raise ValueError(f"unknown reward {reward!r}; choose one of {', '.join(VARIANTS)}")
         self.reward_variant = reward
         self.search_anywhere = search_anywhere
-        self.step_limit = max_steps
-        self.max_steps = max_steps if max_steps is not None else UNCAPPED
+        self.step_limit = self.stepping.step_limit
+        self.max_steps = self.stepping.max_steps
         folder = data_dir if data_dir is not None else os.environ.get(DATA_ENV) or None
         self.data, self.index = shop_for(size, goals, seed, folder, search, style)
         self.products: list[Product] = self.data.products
@@ -92,9 +102,7 @@ class WebShopEnv(TextEnv):
         self._by_id = {t.id: t for split in SPLITS for t in self._tasks[split]}
         self._msg = messages()
         self._goal: Goal | None = None
-        self._browser = Browser()
-        self._steps = 0
-        self._done = False
+        self._browser = Browser(shown=self.page_products)
         self._reward = 0.0
         self._clicked_option: str | None = None
 
@@ -134,11 +142,10 @@ class WebShopEnv(TextEnv):
     def reset(self, task: Task | str | None = None, seed: int | None = None) -> Observation:
         chosen = self._pick(task, seed)
         self._goal = Goal.from_data(chosen.data)
-        self._browser = Browser()
-        self._steps = 0
-        self._done = False
+        self._browser = Browser(shown=self.page_products)
         self._reward = 0.0
         self._clicked_option = None
+        self.stepping.begin()
         text = self._page()
         return Observation(text, {"task_id": chosen.id, "page": "search"})
 
@@ -163,12 +170,9 @@ class WebShopEnv(TextEnv):
         return clickables(self._browser, self.products)
 
     def step(self, action: str) -> Step:
-        if self._goal is None:
-            return Step(self._msg["not_started"], 0.0, True, {"valid": False, "success": False})
-        if self._done:
-            over = {"valid": False, "success": self._reward >= 1.0, "steps": self._steps}
-            return Step(self._msg["finished"], 0.0, True, over)
-        self._steps += 1
+        refused = self.stepping.refuse()
+        if refused is not None:
+            return refused
         raw = action if isinstance(action, str) else str(action)
         error = self._apply(raw)
         parts: RewardParts | None = None
@@ -179,23 +183,16 @@ class WebShopEnv(TextEnv):
             # WebShop's rich text mode says so; the plain page would look unchanged.
             text = str(self._msg["clicked"]).format(value=self._clicked_option) + text
         reward = parts.reward if parts is not None else 0.0
-        done = parts is not None
-        truncated = not done and self.step_limit is not None and self._steps >= self.step_limit
-        if truncated:
-            text += self._msg["step_limit"].format(limit=self.step_limit)
-        self._done = done or truncated
         info: dict[str, Any] = {
             "valid": error is None,
             "success": reward >= 1.0,
-            "steps": self._steps,
-            "truncated": truncated,
             "page": self._browser.page,
         }
         if parts is not None:
             info["reward_parts"] = parts.as_info()
             info["purchased"] = self.products[self._browser.product or 0].asin
             info["options"] = dict(self._browser.options)
-        return Step(text, reward, self._done, info)
+        return self.stepping.settle(Step(text, reward, parts is not None, info))
 
     def _purchase(self) -> RewardParts:
         assert self._goal is not None and self._browser.product is not None
@@ -253,7 +250,7 @@ class WebShopEnv(TextEnv):
         if button is None:
             return self._invalid("no_button", button=" ".join(argument.split()))
         if button == BACK_TO_SEARCH:
-            self._browser = Browser()
+            self._browser = Browser(shown=self.page_products)
         elif button == NEXT_PAGE:
             browser.page_number += 1
         elif button == PREV_PAGE:
@@ -283,7 +280,7 @@ class WebShopEnv(TextEnv):
     def candidate_actions(self) -> list[str]:
         """The clickables of the page as ``click[...]``, and on the search page a
         search with the instruction's words."""
-        if self._goal is None or self._done:
+        if self._goal is None or self.stepping.over:
             return []
         out = [f"click[{c}]" for c in self.valid_clicks()]
         if self._browser.page == "search":
@@ -291,7 +288,7 @@ class WebShopEnv(TextEnv):
         return out
 
     def expert_action(self) -> str | None:
-        if self._goal is None or self._done:
+        if self._goal is None or self.stepping.over:
             return None
         return next_action(self)
 

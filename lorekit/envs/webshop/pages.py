@@ -38,10 +38,13 @@ class Browser:
     page_number: int = 1
     product: int | None = None
     options: dict[str, str] = field(default_factory=dict)
+    shown: int = PRODUCT_WINDOW
+    """Products shown of each page's ten: the first ``shown`` (ADaPT's and ReAct's
+    WebShop code showed 3, ``page_len = 3``); the pages still hold ten each."""
 
     def shown_results(self) -> list[int]:
         start = (self.page_number - 1) * PRODUCT_WINDOW
-        return self.results[start : start + PRODUCT_WINDOW]
+        return self.results[start : start + min(self.shown, PRODUCT_WINDOW)]
 
     def has_next(self) -> bool:
         """Whether a later page has results ("Next >" is shown on every results page,

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from lorekit.agents import make_agent
-from lorekit.agents.adapt.simulation import textcraft_executor, textcraft_planner
+from lorekit.agents.adapt.testing.textcraft import textcraft_executor, textcraft_planner
 from lorekit.envs.textcraft import TextCraftEnv
 from lorekit.llm import Message, Roles
 from lorekit.llm.openai_compat import OpenAICompatLLM

@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from lorekit.agents.adapt import AdaptAgent, ReflexionAgent
-from lorekit.agents.adapt.simulation import textcraft_executor, textcraft_planner
+from lorekit.agents.adapt.testing.textcraft import textcraft_executor, textcraft_planner
 from lorekit.envs.textcraft import TextCraftEnv
 from lorekit.eval.runner import plan_episodes, run_eval
 from lorekit.eval.show import render_episode

@@ -8,7 +8,7 @@ from pathlib import Path
 from lorekit.agents import NullRecorder
 from lorekit.agents.adapt import Executor, PlanExecuteAgent, Planner
 from lorekit.agents.adapt.common import start
-from lorekit.agents.adapt.simulation import (
+from lorekit.agents.adapt.testing.textcraft import (
     SimulatedLLM,
     textcraft_executor,
     textcraft_planner,

@@ -3,7 +3,7 @@ read the prompt's room, goal and pages and answer in the ADaPT family's format."
 
 from __future__ import annotations
 
-from lorekit.agents.adapt.simulation_envs import alfworld_executor, planner, webshop_executor
+from lorekit.agents.adapt.testing.envs import alfworld_executor, planner, webshop_executor
 from lorekit.agents.simulated import describe, simulated_roles, supported
 from lorekit.llm.base import Message
 

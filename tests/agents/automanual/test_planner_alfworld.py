@@ -181,7 +181,7 @@ async def test_the_env_action_limit_ends_the_episode(pool: WorkerPool) -> None:
     assert len(planned.turns) == 1 and planned.outcome is Outcome.FAILURE
     assert t.done and not t.success and len(t.actions) == 5  # refused calls are no steps
     assert "The episode is over: the limit of actions was reached." in planned.turns[0].feedback
-    assert "The episode is over; reset() to play again." in planned.turns[0].feedback
+    assert "The episode is over; call reset() to start a new one." in planned.turns[0].feedback
     _check_record(played)
 
 

@@ -103,7 +103,7 @@ def test_step_cap_truncates_and_the_end_is_final() -> None:
     env.step("look")
     step = env.step("look")
     assert step.done and step.info["truncated"] and not step.info["success"]
-    assert "limit of 2 actions" in step.observation
+    assert "Step limit of 2 reached" in step.observation  # the shared rules' wording
     after = env.step("look")
     assert after.done and not after.info["valid"]
     assert env.expert_action() is None

@@ -13,7 +13,7 @@ pytest.importorskip("textworld", reason="the alfworld extra is not installed")
 from lorekit.envs import make
 from lorekit.envs.alfworld import TASK_TYPES, AlfWorldCodeApi, AlfWorldEnv, BadName
 from lorekit.envs.alfworld.code_api import entity_name
-from lorekit.envs.alfworld.env import messages
+from lorekit.envs.episodes import texts as episode_texts
 from lorekit.sandbox import (
     ActionBudgetExceeded,
     ApiCallRejected,
@@ -291,7 +291,7 @@ def test_unknown_names_get_the_engines_answer(pool: WorkerPool) -> None:
 
 
 def test_calls_after_the_episode_say_so(pool: WorkerPool) -> None:
-    finished = str(messages()["finished"])
+    finished = str(episode_texts()["finished"])  # the shared episode rules' wording
     won_env, _ = started(0)
     api = AlfWorldCodeApi(won_env)
     while (command := won_env.expert_action()) is not None:
@@ -311,7 +311,7 @@ def test_calls_after_the_episode_say_so(pool: WorkerPool) -> None:
     result = run_code(code, api, api_name="agent", pool=pool, limits=FAST)
     assert result.ok, result.feedback()
     lines = result.output.splitlines()
-    assert "limit of 2 actions was reached" in lines[1]
+    assert "Step limit of 2 reached" in lines[1]
     assert lines[2:] == [finished, finished, "True False"]
     assert [h.step.info["steps"] for h in api.history] == [1, 2, 2, 2]
 

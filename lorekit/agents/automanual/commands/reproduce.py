@@ -8,8 +8,11 @@ makes are in ``build_variants``) and calls it once per build its chosen rows
 need, with the run id ``RUN_ID.build-ID``. The build plays through
 :func:`~lorekit.agents.automanual.build.run_build` (so a build of that id is
 resumed, not replayed), an ``automanual`` build's manual is formulated once,
-and the rows get ``manual=RUN_ID.build-ID``. With ``--simulate`` the build's
-four roles are the scripted AutoManual models.
+and the rows get ``manual=RUN_ID.build-ID``. A build may name its own env
+options (the task set it builds on), how many human examples the planner sees,
+and an earlier build it starts from, keeping that build's rules
+(``library_only``: the second step of the paper's MiniWoB++ build). With
+``--simulate`` the build's four roles are the scripted AutoManual models.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from lorekit.cli.console import err_console, show_progress
 from lorekit.cli.errors import RunFailed, UserError
 from lorekit.cli.options import HarnessOptions, ModelChoice
 from lorekit.cli.prepare import prepare_config, prepare_tasks, with_defaults
+from lorekit.cli.reproduce_rows import option_text
 
 
 def reproduce_build(
@@ -59,8 +63,12 @@ def reproduce_build(
         f"[bold]{exp.id}[/]: build {build.id} ({build.variant}, {per_type} per type "
         f"on {build.split}) as run {run_id}"
     )
-    options = with_defaults(env_opt, dict(profile.env_options))
+    own = tuple(f"{k}={option_text(v)}" for k, v in build.env_options.items())
+    options = with_defaults((*env_opt, *own), dict(profile.env_options))  # its task set
     env_kwargs, tasks, provenance = prepare_tasks(exp.env, options, None, build.split)
+    source = None  # the second step of a two-step build starts from the first
+    if build.from_build is not None:
+        source = f"{run_id.rpartition('.build-')[0]}.build-{build.from_build}"
     roles = (
         simulated_roles(exp.env, env_kwargs, "automanual")
         if simulate
@@ -83,6 +91,9 @@ def reproduce_build(
             episode_timeout_s=harness.timeout_s,
             retry_errors=harness.retry_errors,
             progress=err_console if show_progress(harness.progress) else False,
+            examples=build.examples,
+            from_build=source,
+            library_only=build.library_only,
         )
     )
     if budget is not None and budget.tripped:

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from lorekit.agents.teams.runs import CLOCKS, ENV_NAME, MODES, ORG_KINDS, TeamSpec
+from lorekit.agents.teams.runs import CLOCKS, ENV_NAME, MODES, ORG_KINDS, TeamAgent, TeamSpec
 from lorekit.cli.errors import UserError
 from lorekit.cli.options import option_set
 from lorekit.cli.prepare import kv
@@ -247,3 +247,29 @@ def _task_hint(tid: str, known: dict[str, Any]) -> str:
     close = [seeded] if "/" not in tid and seeded in known else []
     close = close or difflib.get_close_matches(tid, list(known), n=1, cutoff=0.6)
     return f"(ids look like {shown})" + (f"; did you mean {close[0]!r}?" if close else "")
+
+
+def team_agent(
+    *,
+    org: str = "tree",
+    leaves: int | None = None,
+    size: int | None = None,
+    mode: str | None = None,
+    clock: str = "wall",
+    max_time_s: float = 1_800.0,
+    cutoff_s: float = 300.0,
+    seconds_per_tick: float | None = None,
+    working_root: bool = False,
+) -> TeamAgent:
+    """A whole team as one agent, from ``team run``'s options as keyword options: what an
+    S-Agents row of an experiment file names (``agent: team``, ``options: {org: tree,
+    leaves: 3}``), played by ``lorekit reproduce`` through ``team run``'s own loop
+    (:mod:`lorekit.agents.teams.commands.reproduce`). A bad option is a ``ValueError``
+    naming it."""
+    choice = OrgChoice(
+        org, leaves, size, mode, clock, max_time_s, cutoff_s, seconds_per_tick, working_root
+    )
+    try:
+        return TeamAgent(team_spec(choice, clock))
+    except UserError as exc:
+        raise ValueError(str(exc).replace("--", "")) from None

@@ -101,10 +101,36 @@ def team_run(
     """Play party tasks with a team; everything goes to the run store.
 
     Exits 1 when an episode ended in an error (resume with --run-id and --retry-errors)."""
-    from lorekit.cli.checks import check_cache, check_models, check_writable
-
     if env_name != ENV_NAME:
         raise UserError(f"ENV: teams play {ENV_NAME!r} (the multi-player world), not {env_name!r}")
+    rid, played, errored, store = play_team(
+        org_choice, task_ids, split, episodes, models, simulate, env_opt, harness
+    )
+    console.print(f"store: {store}   run: {rid}   timeline: lorekit show {rid} EPISODE")
+    if errored:
+        first = (errored[0].error or "").strip().splitlines()
+        raise RunFailed(
+            f"{len(errored)} of {played} team episodes ended in an error"
+            + (f" (first: {first[-1]})" if first else "")
+            + f"; replay them with --run-id {rid} --retry-errors"
+        )
+
+
+def play_team(
+    org_choice: OrgChoice,
+    task_ids: Sequence[str],
+    split: str,
+    episodes: int | None,
+    models: ModelChoice,
+    simulate: bool,
+    env_opt: Sequence[str],
+    harness: HarnessOptions,
+) -> tuple[str, int, list[Any], str]:
+    """Check, play (or resume) and print one team run as ``team run`` does; returns
+    its id, how many tasks it has, its errored episodes and the store's path.
+    ``lorekit reproduce`` plays S-Agents' rows through it (:mod:`.reproduce`)."""
+    from lorekit.cli.checks import check_cache, check_models, check_writable
+
     spec = team_spec(org_choice, org_choice.clock or ("virtual" if simulate else "wall"))
     config_path = models.config_path
     if simulate and (models.given or models.base_url):
@@ -167,16 +193,7 @@ def team_run(
         render_run(db, rid, console)
         render_team_run(db, rid, console)
         errored = [e for e in db.episodes(rid) if e.status == "error"]
-    console.print(
-        f"store: {os.path.abspath(cfg.store)}   run: {rid}   timeline: lorekit show {rid} EPISODE"
-    )
-    if errored:
-        first = (errored[0].error or "").strip().splitlines()
-        raise RunFailed(
-            f"{len(errored)} of {len(tasks)} team episodes ended in an error"
-            + (f" (first: {first[-1]})" if first else "")
-            + f"; replay them with --run-id {rid} --retry-errors"
-        )
+    return rid, len(tasks), errored, os.path.abspath(cfg.store)
 
 
 def _episode_models(cfg: Any, config_path: str | None, simulate: bool, seed: int) -> Any:

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lorekit.agents.adapt import code_simulation
+from lorekit.agents.adapt.testing import code as code_simulation
 from lorekit.llm.base import Message
 from lorekit.llm.roles import Roles
 
@@ -169,9 +169,9 @@ NOISE = 0.1
 
 
 def textcraft_roles(env_kwargs: Mapping[str, Any]) -> Roles:
-    """ADaPT's TextCraft study models (:mod:`lorekit.agents.adapt.simulation`), reading
+    """ADaPT's TextCraft study models (:mod:`lorekit.agents.adapt.testing.textcraft`), reading
     the recipes of the env built with ``env_kwargs``."""
-    from lorekit.agents.adapt.simulation import (
+    from lorekit.agents.adapt.testing.textcraft import (
         SimulatedLLM,
         textcraft_executor,
         textcraft_planner,
