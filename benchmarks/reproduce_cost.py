@@ -96,7 +96,7 @@ def docs() -> None:
              "|---|---|---|"]  # fmt: skip
     for exp in load_all():
         if exp.runnable:
-            text = listed_estimate(exp, table).removesuffix(" at the paper's models")
+            text = listed_estimate(exp, table).replace(" at the paper's models", "")
             lines.append(f"| {exp.id} | {len(exp.runnable_rows)} | {text} |")
     path = ROOT / "docs" / "reproduce.md"
     text = path.read_text(encoding="utf-8")

@@ -91,7 +91,14 @@ def measure_experiment(exp: Any, rows: Sequence[Any], planned: int, split: str) 
     est = Estimate(planned)
     with tempfile.TemporaryDirectory(prefix="lorekit-dry-") as tmp:
         store = Path(tmp) / "dry.sqlite3"
-        built = _measure_builds(exp, rows, store, est)
+        try:
+            built = _measure_builds(exp, rows, store, est)
+        except LookupError as exc:  # no scripted models for a build: its rows go unmeasured
+            for row in rows:
+                if row.build:
+                    est.missing[row.id] = f"its build: {exc}"
+                    est.prints[row.id] = fingerprint(exp, row, planned)
+            built, rows = {}, [r for r in rows if not r.build]
 
         def options(row: Any) -> dict[str, Any]:
             out = {**row.options, **built.get(row.build, {})}
@@ -112,11 +119,12 @@ def measure_experiment(exp: Any, rows: Sequence[Any], planned: int, split: str) 
             options_for=options,
         )  # fmt: skip
     for row, m in zip(rows, measured, strict=True):
+        est.prints[row.id] = fingerprint(exp, row, planned)
         if m.missing is not None:
+            est.missing[row.id] = m.missing
             continue
         published = published_shape(exp.env, row.agent, row.options)
         est.rows[row.id] = episode_range(m, paper_ratio=paper_ratio(), published=published)
-        est.prints[row.id] = fingerprint(exp, row, planned)
     return est
 
 
@@ -231,9 +239,24 @@ def listed_estimate(exp: Any, table: Any) -> str:
     est = None if saved is None else saved_for(exp, exp.runnable_rows, saved.planned)
     if est is None:
         return "not measured here: see `reproduce run EXPERIMENT --dry-run`"
+    left_out = unmeasured(exp.runnable_rows, est)
+    if not any(r.id in est.rows for r in exp.runnable_rows):
+        return f"not measured: {left_out}"
     total = priced(exp, exp.runnable_rows, est, est.planned, table, None)[2]
     models = " at the paper's models" if total.usd["central"] is not None else ""
-    return f"{est.planned} ep/row: {range_text(total.tokens, total.usd)}{models}"
+    rest = f"; not measured: {left_out}" if left_out else ""
+    return f"{est.planned} ep/row: {range_text(total.tokens, total.usd)}{models}{rest}"
+
+
+def unmeasured(rows: Sequence[Any], est: Any) -> str:
+    """The rows the estimate leaves out and why (``row (reason), ...``; rows sharing a
+    reason are named together), empty when it leaves none out."""
+    why: dict[str, list[str]] = {}
+    for row in rows:
+        if row.id not in est.rows:
+            reason = est.missing.get(row.id, "no scripted models answer its agent")
+            why.setdefault(reason, []).append(row.id)
+    return "; ".join(f"{', '.join(ids)} ({reason})" for reason, ids in why.items())
 
 
 def print_dry_run(
@@ -300,11 +323,9 @@ def print_dry_run(
         + (" and the builds" if builds else "")
         + f" at {who}"
     )
-    skipped = [r.id for r in rows if r.id not in est.rows]
-    if skipped:
-        console.print(
-            f"not measured (no scripted models answer their agents): {', '.join(skipped)}"
-        )
+    left_out = unmeasured(rows, est)
+    if left_out:
+        console.print(f"not measured, so left out of the estimate: {left_out}")
     _print_prefix_shares(rows, est)
     if total.unpriced:
         console.print(f"no price for: {', '.join(total.unpriced)} (add them with --prices FILE)")

@@ -53,6 +53,9 @@ class Estimate:
     """Build id -> per role, what the whole build costs (scripted models)."""
     prints: dict[str, str] = field(default_factory=dict)
     """Row id (or ``build:ID``) -> its fingerprint."""
+    missing: dict[str, str] = field(default_factory=dict)
+    """Row id -> why the dry run could not measure it (no scripted models for its agent,
+    a file it reads that is not there, a team that plays its own loop)."""
 
 
 def _tokens(value: Any) -> Tokens:
@@ -82,6 +85,9 @@ def load_saved(path: Path = SAVED) -> dict[str, Estimate]:
                 span.end(end).update({r: _tokens(v) for r, v in (row.get(end) or {}).items()})
             est.rows[str(row_id)] = span
             est.prints[str(row_id)] = str(row["fingerprint"])
+        for row_id, row in (entry.get("not_measured") or {}).items():
+            est.missing[str(row_id)] = str(row["reason"])
+            est.prints[str(row_id)] = str(row["fingerprint"])
         for build_id, build in (entry.get("builds") or {}).items():
             est.builds[str(build_id)] = {
                 r: _tokens(v) for r, v in (build.get("roles") or {}).items()
@@ -110,7 +116,13 @@ def save(estimates: Mapping[str, Estimate], path: Path = SAVED) -> None:
             b: {"fingerprint": est.prints[f"build:{b}"], "roles": _plain(roles)}
             for b, roles in est.builds.items()
         }
+        missing = {
+            row_id: {"fingerprint": est.prints[row_id], "reason": reason}
+            for row_id, reason in sorted(est.missing.items())
+        }
         data["experiments"][exp_id] = {"planned": est.planned, "rows": rows, "builds": builds}
+        if missing:
+            data["experiments"][exp_id]["not_measured"] = missing
     header = (
         "# What `reproduce run EXPERIMENT --dry-run` measured for each shipped experiment,\n"
         "# read by `reproduce list` and --max-cost (lorekit/cli/reproduce_estimates.py).\n"
@@ -128,9 +140,10 @@ def saved_for(exp: Any, rows: Sequence[Any], planned: int) -> Estimate | None:
     if est is None or est.planned != planned:
         return None
     for row in rows:
-        if est.prints.get(row.id) != fingerprint(exp, row, planned) or row.id not in est.rows:
+        known = row.id in est.rows or row.id in est.missing
+        if est.prints.get(row.id) != fingerprint(exp, row, planned) or not known:
             return None
-        if row.build is not None and f"build:{row.build}" not in est.prints:
+        if row.id in est.rows and row.build is not None and f"build:{row.build}" not in est.prints:
             return None
     return est
 

@@ -270,8 +270,9 @@ def measure_rows(
     (default its ``options``; a row that tests with a build gets the build's too).
 
     A row whose agent needs no model is measured as zero calls without playing; one
-    that ``roles_for`` has no models for (LookupError) is left unmeasured, the
-    reason in :attr:`RowMeasure.missing`."""
+    that ``roles_for`` has no models for (LookupError), or whose agent cannot be made
+    here (a file it reads is absent), is left unmeasured, the reason in
+    :attr:`RowMeasure.missing`."""
     from lorekit.agents import needs_model
 
     built = make(env, **dict(env_options))
@@ -306,7 +307,11 @@ def measure_rows(
                     measured.missing = str(exc)
                     continue
                 options = dict(options_for(row) if options_for is not None else row.options)
-                agent = make_agent(row.agent, **options)
+                try:
+                    agent = make_agent(row.agent, **options)
+                except (TypeError, ValueError, OSError) as exc:  # e.g. a file it reads is absent
+                    measured.missing = str(exc)
+                    continue
                 scripted = play(f"dry.{row.id}", agent, roles)
                 plays = {
                     str(e.task_id): Play(str(e.task_id), e.task_group, weights[str(e.task_id)])

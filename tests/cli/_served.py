@@ -54,8 +54,14 @@ class ServedModels:
         """Answer from now on as the scripted models of ``agent`` on ``env``."""
         from lorekit.agents.simulated import simulated_roles
 
+        if agent == "team":  # the team study's models sleep their latency: none here
+            from lorekit.agents.teams.testing import simulated_roles as team_roles
+
+            roles = team_roles(_no_wait)
+        else:
+            roles = simulated_roles(env, dict(env_kwargs), agent)
         with self._lock:
-            self._roles = simulated_roles(env, dict(env_kwargs), agent)
+            self._roles = roles
 
     def _answer(self, body: dict[str, Any]) -> str:
         with self._lock:
@@ -66,6 +72,10 @@ class ServedModels:
         messages = as_messages(body.get("messages") or [])
         # the server's own thread: the scripted model runs on a loop of its own
         return asyncio.run(roles[role].complete(messages)).text
+
+
+async def _no_wait(_seconds: float) -> None:
+    """A latency slept on no clock: the served answer comes at once."""
 
 
 def write_config(path: Path, base_url: str, roles: Iterable[str], store: Path) -> Path:
