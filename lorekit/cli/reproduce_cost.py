@@ -323,9 +323,9 @@ def print_dry_run(
         + (" and the builds" if builds else "")
         + f" at {who}"
     )
-    left_out = unmeasured(rows, est)
-    if left_out:
-        console.print(f"not measured, so left out of the estimate: {left_out}")
+    skipped = unmeasured(rows, est)
+    if skipped:
+        console.print(f"not measured, so left out of the estimate: {skipped}")
     _print_prefix_shares(rows, est)
     if total.unpriced:
         console.print(f"no price for: {', '.join(total.unpriced)} (add them with --prices FILE)")

@@ -22,7 +22,8 @@ from lorekit.cli.errors import UserError
 TURN_OPTIONS = ("max_turns", "executor_turns")
 """Agent options that cap the turns of an acting run, in the order they are tried."""
 ANSWER_TOKENS = 256
-"""Tokens an answer may take where a row sets no ``max_tokens`` (the agents' default)."""
+"""Tokens an answer may take where neither the row nor its agent's calls set
+``max_tokens`` (the agents' usual default)."""
 MARGIN = 1.1
 """The estimate counts about 4 characters a token; the model's tokenizer may count
 more, so a prompt must fit in the context divided by this."""
@@ -56,28 +57,45 @@ def check_local_fit(exp: Any, rows: Sequence[Any], models: Any, planned: int) ->
     if est is None and wanting:
         est = measure_experiment(exp, wanting, planned, exp.split)
     limit = LOCAL_CONTEXT / MARGIN
+    misfits: list[str] = []
+    caps: dict[str, int] = {}
     for row in wanting:
         span = est.rows.get(row.id) if est is not None else None
         if span is None or not span.context:
             continue
-        answer = int(row.options.get("max_tokens") or ANSWER_TOKENS)
+        answer = int(
+            row.options.get("max_tokens") or span.context.get("answer_cap") or ANSWER_TOKENS
+        )
         cap = next((k for k in TURN_OPTIONS if k in agent_parameters(row.agent)), None)
         turns = row.options.get(cap) if cap is not None else None
         longest = longest_prompt(span.context, answer, turns if isinstance(turns, int) else None)
         if longest <= limit:
             continue
         reached = turns if isinstance(turns, int) else int(span.context.get("turns", 1))
-        fix = (
-            f"cap its turns with --agent-opt {cap}={turns_that_fit(span.context, answer, limit)}"
-            if cap is not None
-            else "its agent has no turn cap to lower"
+        misfits.append(
+            f"{row.id!r} grows to about {longest:,.0f} tokens at {reached} turns "
+            f"(answers of up to {answer} tokens)"
         )
-        raise UserError(
-            f"--model local: row {row.id!r} does not fit the bundled model: its prompt grows "
-            f"to about {longest:,.0f} tokens at {reached} turns (answers of up to {answer} "
-            f"tokens), over the model's {LOCAL_CONTEXT:,}-token context with a margin; {fix}, "
-            "or use a model with a longer context"
-        )
+        if cap is not None:  # one cap per option, the smallest any row needs
+            fits = turns_that_fit(span.context, answer, limit)
+            caps[cap] = min(caps.get(cap, fits), fits)
+        else:
+            misfits[-1] += " (its agent has no turn cap to lower)"
+    if not misfits:
+        return
+    fix = " ".join(f"--agent-opt {k}={v}" for k, v in caps.items())
+    subject = (
+        f"row {misfits[0].split(' ', 1)[0]} does not fit the bundled model: its prompt "
+        + misfits[0].split(" ", 1)[1]
+        if len(misfits) == 1
+        else "rows do not fit the bundled model: " + "; ".join(misfits)
+    )
+    raise UserError(
+        f"--model local: {subject}, over the model's {LOCAL_CONTEXT:,}-token context "
+        "with a margin; "
+        + (f"cap the turns with {fix}, or " if fix else "")
+        + "use a model with a longer context"
+    )
 
 
 def with_agent_opts(rows: list[Any], agent_opt: tuple[str, ...]) -> list[Any]:

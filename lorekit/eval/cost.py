@@ -136,6 +136,9 @@ class Play:
     row's turn cap, which is where its longest prompt is sent."""
     idle_answer: float = 0.0
     """Completion tokens of an idle call (the idle action)."""
+    answer_cap: int = 0
+    """The most ``max_tokens`` an acting call asked for (0: none asked): how long an
+    answer the agent lets a model give."""
 
     def perfect_growth(self) -> float:
         """What a perfect model's turn adds to the next prompt: an idle turn's growth
@@ -341,6 +344,7 @@ def measure_rows(
                     answer = sum(
                         c["completion_tokens"] for c in calls if c["role"] in acting
                     ) / max(1, sum(1 for c in calls if c["role"] in acting))
+                    cap = max((_max_tokens(c) for c in calls if c["role"] in acting), default=0)
                     for e in db.episodes(idle):
                         one = plays[str(e.task_id)]
                         one.idle = by_episode.get(e.episode_key, {})
@@ -349,6 +353,7 @@ def measure_rows(
                         mine = [c for c in calls if c["episode_key"] == e.episode_key]
                         one.run_length = longest_run(mine, acting)
                         one.idle_answer = answer
+                        one.answer_cap = cap
     return out
 
 
@@ -469,3 +474,9 @@ def price_row(
         names,
         tuple(dict.fromkeys(unpriced)),
     )
+
+
+def _max_tokens(call: Mapping[str, Any]) -> int:
+    params = call.get("params") or {}
+    value = params.get("max_tokens") if isinstance(params, Mapping) else None
+    return value if isinstance(value, int) else 0

@@ -50,7 +50,8 @@ class EpisodeRange:
     context: dict[str, float] = field(default_factory=dict)
     """How long one prompt of the acting roles gets: ``first`` (the longest first
     prompt), ``growth`` (what a turn adds), ``idle_answer`` (the idle answer's tokens,
-    part of ``growth``) and ``turns`` (the turn cap the idle play reached); see
+    part of ``growth``), ``turns`` (the turn cap the idle play reached) and, where the
+    agent asks for one, ``answer_cap`` (its calls' largest ``max_tokens``); see
     :func:`longest_prompt`."""
 
     def end(self, name: str) -> dict[str, Tokens]:
@@ -176,6 +177,8 @@ def _context(into: dict[str, float], play: Play, acting: tuple[str, ...]) -> Non
     into["first"] = max(into.get("first", 0.0), max(firsts, default=0.0))
     into["growth"] = max(into.get("growth", 0.0), play.growth or 0.0)
     into["idle_answer"] = max(into.get("idle_answer", 0.0), play.idle_answer)
+    if play.answer_cap:
+        into["answer_cap"] = max(into.get("answer_cap", 0.0), float(play.answer_cap))
     calls = max((t.calls for t in (play.idle or play.scripted).values()), default=1.0)
     into["turns"] = max(into.get("turns", 1.0), float(play.run_length or calls or 1))
 
