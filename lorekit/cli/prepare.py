@@ -74,11 +74,18 @@ def with_defaults(env_opt: Sequence[str], defaults: dict[str, Any]) -> tuple[str
 
 
 def prepare_config(
-    models: ModelChoice, *, cache: str | None = None, store: str | None = None
+    models: ModelChoice,
+    *,
+    cache: str | None = None,
+    store: str | None = None,
+    prices: Any = None,
 ) -> tuple[Any, str]:
-    """The run config with the command line's overrides, and how to change its store."""
+    """The run config with the command line's overrides, and how to change its store.
+    Each served model without a ``price:`` gets the price table's (``prices``, the dated
+    default when None), so what a run spends is counted, not shown as $0."""
     from lorekit.cli.local_model import use_local_model
     from lorekit.config import RunConfig, apply_overrides, load_config
+    from lorekit.eval.prices import with_list_prices
 
     cfg = load_config(models.config_path) if models.config_path else RunConfig()
     store, store_setting = pick_store(store, cfg, models.config_path)
@@ -91,7 +98,7 @@ def prepare_config(
         store=store,
         request_timeout=models.request_timeout,
     )
-    return use_local_model(cfg), store_setting
+    return with_list_prices(use_local_model(cfg), prices), store_setting
 
 
 def prepare_tasks(

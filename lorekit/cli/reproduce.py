@@ -47,28 +47,18 @@ _prices_option = click.option(
 @_prices_option
 def list_cmd(prices: str | None) -> None:
     """The experiments: paper and table, env, the paper's models, and our cost estimate."""
-    from lorekit.cli.reproduce_cost import load_table, rough_usd
-    from lorekit.eval.reproduce import estimate, load_all
+    from lorekit.cli.reproduce_cost import listed_estimate, load_table
+    from lorekit.eval.reproduce import load_all
 
     table = load_table(prices)
     rows = []
     for exp in _loaded(load_all):
         models = sorted({m for r in exp.rows for m in r.paper_models.values()})
         if exp.runnable:
-            cost = estimate(exp, exp.runnable_rows, exp.episodes or 1)
-            calls = sum(c.calls for c in cost)
-            tokens = sum(c.tokens for c in cost)
             state = f"yes ({len(exp.runnable_rows)}/{len(exp.rows)} rows)"
-            usd = rough_usd(exp, exp.runnable_rows, exp.episodes or 1, table)
-            money = "" if usd is None else f", ~${usd:,.2f} at the paper's models"
-            est = (
-                f"{exp.episodes} ep/row: ~{calls:,.0f} calls, ~{tokens / 1e6:.1f}M tokens"
-                if exp.episodes
-                else f"whole split; per episode of all rows: ~{calls:,.0f} calls, "
-                f"~{tokens / 1e3:,.0f}k tokens"
-            ) + money
+            text = listed_estimate(exp, table)
         else:
-            state, est = f"no: {exp.reason}", "-"
+            state, text = f"no: {exp.reason}", "-"
         rows.append(
             [
                 exp.id,
@@ -76,7 +66,7 @@ def list_cmd(prices: str | None) -> None:
                 f"{exp.env} {exp.split}",
                 ", ".join(models),
                 state,
-                est,
+                text,
             ]
         )
     headers = ["experiment", "paper", "env", "paper's models", "runnable", "our estimate"]
@@ -86,8 +76,9 @@ def list_cmd(prices: str | None) -> None:
     for line in installed():  # which official games source=official would play
         console.print(f"ALFWorld data: {line}", highlight=False, soft_wrap=True)
     console.print(
-        "estimates: lorekit/experiments/costs.yaml (rough, per agent); measure one with "
-        f"`reproduce run EXPERIMENT --dry-run`; {table.dated}"
+        "estimates: what `reproduce run EXPERIMENT --dry-run` measured (~ a model like the "
+        "paper's, from a perfect model to one that wanders to its budget; docs/reproduce.md); "
+        f"{table.dated}"
     )
 
 
@@ -135,6 +126,12 @@ def _loaded(load: Any) -> Any:
 )
 @click.option("--split", default=None, help="Another split than the experiment's.")
 @click.option("--env-opt", multiple=True, help="KEY=VALUE over the experiment's env options.")
+@click.option(
+    "--agent-opt",
+    multiple=True,
+    help="KEY=VALUE over the options of every row whose agent takes KEY "
+    "(e.g. max_turns=20 to fit a small model's context).",
+)
 @model_options
 @harness_options(
     concurrency=8,
@@ -182,6 +179,7 @@ def run_cmd(
     repeats: int | None,
     split: str | None,
     env_opt: tuple[str, ...],
+    agent_opt: tuple[str, ...],
     models: ModelChoice,
     harness: HarnessOptions,
     max_initial_failures: int,
@@ -201,7 +199,10 @@ def run_cmd(
     such a run checks that every row plays, it reproduces nothing."""
     from lorekit.agents import needs_model
     from lorekit.cli.prepare import kv, prepare_config
+    from lorekit.cli.reproduce_budget import expect_row, reproduction_guard
     from lorekit.cli.reproduce_build import run_builds
+    from lorekit.cli.reproduce_cost import load_table
+    from lorekit.cli.reproduce_local import check_local_fit, option_changes, with_agent_opts
     from lorekit.cli.reproduce_rows import (
         harness_for,
         repeat_count,
@@ -227,7 +228,8 @@ def run_cmd(
     exp = _loaded(lambda: find_experiment(experiment))
     if not exp.runnable:
         raise UserError(f"experiment {exp.id!r} cannot run here: {exp.reason}")
-    rows = _pick_rows(exp, rows_opt)
+    picked = _pick_rows(exp, rows_opt)
+    rows = with_agent_opts(picked, agent_opt)
     _check_row_options(exp, rows)
     n = episodes or exp.episodes
     if dry_run:
@@ -239,6 +241,7 @@ def run_cmd(
         return
     # what can be told before any row plays: malformed options, a missing model
     kv(env_opt, "--env-opt")
+    check_local_fit(exp, rows, models, n or 1)
     wanting = [r.agent for r in rows if needs_model(r.agent)]
     roles_for = _simulation_check(exp, rows, models) if simulate else None
     if wanting and not models.given and not simulate:
@@ -251,7 +254,8 @@ def run_cmd(
     tasks = TaskChoice(split or exp.split, None, (*base_opts, *env_opt), None)
     prefix = harness.run_id or new_run_id()
     prefixes = repeat_prefixes(prefix, repeat_count(exp, repeats, simulate))
-    changes = setup_changes(exp, split, env_opt, simulate)  # no verdict for another setup
+    # no verdict for another setup (a split, env option or row option of the command line)
+    changes = [*setup_changes(exp, split, env_opt, simulate), *option_changes(picked, rows)]
     setups = {
         f"{pfx}.{r.id}": row_setup(
             exp,
@@ -271,30 +275,24 @@ def run_cmd(
     }
     played_runs: list[dict[str, Played]] = []
     built_runs: list[dict[str, Any]] = []
-    guard = None
-    if max_cost is not None:
-        from lorekit.cli.reproduce_cost import cost_guard
-
-        limits = prepare_config(models, cache=harness.cache, store=harness.store)[0]
-        from lorekit.cli.reproduce_build import needed_builds
-
-        needed = sorted(needed_builds(exp, rows))
-        spending = [*(f"{p}.build-{b}" for p in prefixes for b in needed), *setups]
-        guard = cost_guard(limits, spending, max_cost, prices)  # the builds spend too
+    table = load_table(prices)
+    guard = reproduction_guard(exp, rows, models, harness, prefixes, max_cost, table)
     for run, pfx in enumerate(prefixes, 1):
-        if guard is not None and not guard():
+        if guard is not None and guard.tripped:
             break  # no later repeat builds once the limit is reached
         played: dict[str, Played] = {}
         played_runs.append(played)
         run_harness = harness_for(harness, run)
         built = run_builds(
             exp, rows, models=models, harness=run_harness, env_opt=tasks.env_opt, prefix=pfx,
-            simulate=simulate, resume_id=prefix,
+            simulate=simulate, resume_id=prefix, budget=guard,
         )  # fmt: skip
         built_runs.append(built)
         for row in rows:
-            if guard is not None and not guard():
+            if guard is not None and guard.tripped:
                 break
+            if guard is not None:
+                expect_row(guard, exp, row, table, models, harness)
             options = {**row.options, **(built[row.build].options if row.build else {})}
             shown = f", run {run} of {len(prefixes)}" if len(prefixes) > 1 else ""
             err_console.print(f"[bold]{exp.id}[/]: row {row.id} ({row.label}){shown}")
@@ -319,15 +317,22 @@ def run_cmd(
                 agent_kwargs=options,
                 roles_for=roles_for if needs_model(row.agent) else None,
                 before_episode=guard,
+                on_episode=None if guard is None else guard.ended,
+                wrap_models=None if guard is None else guard.wrap_models,
+                price_table=table,
+                resume=f"--run-id {prefix}",
                 choose_tasks=choosers[row.id],
                 extra_config=setup_config(setups[f"{pfx}.{row.id}"]),
             )
+        if guard is not None and guard.tripped:
+            break
     if guard is not None and guard.tripped:
         from lorekit.cli.reproduce_cost import CostLimitReached
 
         raise CostLimitReached(guard.message(prefix))
-    cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store)
-    answered = _answered(exp, rows, cfg, simulate)
+    cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store, prices=table)
+    run_ids = [p.run_id for played in played_runs for p in played.values()]
+    answered = _answered(exp, rows, cfg, simulate, run_ids)
     builds = [{build: b.run_id for build, b in built.items()} for built in built_runs]
     compare_and_save(
         exp, played_runs[0], cfg, answered, prefix, out, builds=builds[0], choosers=choosers,
@@ -359,14 +364,17 @@ def _simulation_check(exp: Any, rows: list[Any], models: ModelChoice) -> Any:
     return simulated_roles
 
 
-def _answered(exp: Any, rows: list[Any], cfg: Any, simulate: bool) -> Any:
+def _answered(exp: Any, rows: list[Any], cfg: Any, simulate: bool, run_ids: list[str]) -> Any:
     from lorekit.agents import needs_model
     from lorekit.agents.simulated import describe
     from lorekit.cli.reproduce_models import from_config, simulated
+    from lorekit.eval.store import RunStore
 
     if simulate and any(needs_model(r.agent) for r in rows):
         return simulated({r.id: describe(exp.env, r.agent) for r in rows if needs_model(r.agent)})
-    return from_config(cfg, [needs_model(r.agent) for r in rows])
+    with RunStore.open_readonly(cfg.store) as db:
+        answered = db.models_answered(run_ids)
+    return from_config(cfg, [needs_model(r.agent) for r in rows], answered)
 
 
 def _check_row_options(exp: Any, rows: list[Any]) -> None:

@@ -9,6 +9,13 @@ variants it makes) and ``build`` (the function that plays one, see
 need is played once, as run ``RUN_ID.build-ID``, so rerunning with the same
 ``--run-id`` resumes it; what the maker returns is added to the options of
 the rows that name it.
+
+Under ``--max-cost`` a maker that takes ``budget`` gets the reproduction's guard
+(:class:`~lorekit.cli.reproduce_cost.CostGuard`): it plays its episodes and calls
+through it as the rows do (``wrap_models``, ``before_episode``, ``on_episode``), so
+a build cannot spend past the limit; a build stopped by the limit ends the command
+with exit code 3 before any row plays. A maker without ``budget`` is refused a
+``--max-cost`` run, since what it spends would not be bounded.
 """
 
 from __future__ import annotations
@@ -27,7 +34,8 @@ class BuildMaker(Protocol):
     """Plays (or resumes) one build of an experiment as run ``run_id`` and returns the
     agent options of the rows that test with it (AutoManual's: ``{"manual": run_id}``).
     ``resume_id`` is the ``--run-id`` that resumes the whole reproduction; a failure
-    the user can act on is a :class:`~lorekit.cli.errors.UserError` or ``RunFailed``."""
+    the user can act on is a :class:`~lorekit.cli.errors.UserError` or ``RunFailed``.
+    A maker may also take ``budget`` (the ``--max-cost`` guard, or None)."""
 
     def __call__(
         self,
@@ -60,11 +68,16 @@ def run_builds(
     env_opt: Sequence[str],
     prefix: str,
     simulate: bool,
+    budget: Any = None,
     resume_id: str | None = None,
 ) -> dict[str, Built]:
     """Build id -> its finished build, for the builds ``rows`` name, as runs
-    ``PREFIX.build-ID``; ``resume_id`` (default ``prefix``) is the ``--run-id`` that
-    resumes the reproduction (another than ``prefix`` for its repeated runs)."""
+    ``PREFIX.build-ID``; ``budget`` is the ``--max-cost`` guard (see the module
+    docstring); ``resume_id`` (default ``prefix``) is the ``--run-id`` that resumes the
+    reproduction (another than ``prefix`` for its repeated runs)."""
+    import inspect
+
+    from lorekit.cli.reproduce_cost import CostLimitReached
     from lorekit.eval.reproduce import build_makers
 
     makers = build_makers()
@@ -81,10 +94,20 @@ def run_builds(
             with requires_extra(f"the {entry.name!r} agent's build", entry.meta.get("extra")):
                 make = pkgutil.resolve_name(make)
         rid = f"{prefix}.build-{build.id}"
+        extra: dict[str, Any] = {}
+        if budget is not None:
+            if "budget" not in inspect.signature(make).parameters:
+                raise UserError(
+                    f"--max-cost: the {build.variant!r} build of {entry.name!r} cannot be "
+                    "bounded (its maker takes no budget); run without --max-cost"
+                )
+            extra["budget"] = budget
         options = make(
-            exp, build, run_id=rid, resume_id=resume_id or prefix, models=models, harness=harness,
-            env_opt=env_opt, simulate=simulate,
+            exp, build, run_id=rid, resume_id=resume_id or prefix, models=models,
+            harness=harness, env_opt=env_opt, simulate=simulate, **extra,
         )  # fmt: skip
+        if budget is not None and budget.tripped:
+            raise CostLimitReached(budget.message(resume_id or prefix))
         built[build.id] = Built(rid, dict(options))
     return built
 

@@ -71,22 +71,192 @@ def configured_model(cfg: Any) -> Callable[[str], str]:
     return pick
 
 
-def rough_usd(exp: Any, rows: Sequence[Any], episodes: int, table: Any) -> float | None:
-    """``costs.yaml``'s rough per-agent estimate priced at each row's paper model (the
-    executor's, or its only one); None when a paper model has no price."""
-    from lorekit.eval.reproduce import estimate
+def measure_experiment(exp: Any, rows: Sequence[Any], planned: int, split: str) -> Any:
+    """Measure ``rows`` (and the builds they test with) as the dry run does, into a
+    throw-away store: :class:`~lorekit.cli.reproduce_estimates.Estimate`."""
+    import tempfile
 
-    usd = 0.0
-    for row, cost in zip(rows, estimate(exp, rows, episodes), strict=True):
-        if not cost.calls:
+    from lorekit.agents import agent_parameters, make_agent
+    from lorekit.agents.shape_models import (
+        acting_roles,
+        idle_roles,
+        paper_ratio,
+        published_shape,
+        shape_roles,
+    )
+    from lorekit.cli.reproduce_estimates import Estimate, fingerprint
+    from lorekit.eval.cost import measure_rows
+    from lorekit.eval.cost_range import episode_range
+
+    est = Estimate(planned)
+    with tempfile.TemporaryDirectory(prefix="lorekit-dry-") as tmp:
+        store = Path(tmp) / "dry.sqlite3"
+        try:
+            built = _measure_builds(exp, rows, store, est)
+        except LookupError as exc:  # no scripted models for a build: its rows go unmeasured
+            for row in rows:
+                if row.build:
+                    est.missing[row.id] = f"its build: {exc}"
+                    est.prints[row.id] = fingerprint(exp, row, planned)
+            built, rows = {}, [r for r in rows if not r.build]
+
+        def options(row: Any) -> dict[str, Any]:
+            out = {**row.options, **built.get(row.build, {})}
+            if "store" in agent_parameters(row.agent):
+                out["store"] = str(store)
+            return out
+
+        try:
+            expert = make_agent("oracle")
+        except (LookupError, TypeError, ValueError):
+            expert = None
+        measured = measure_rows(
+            exp.env, exp.env_options, split, rows, shape_roles, planned=planned,
+            episodes=DRY_EPISODES, store_path=store, idle_for=idle_roles,
+            acting_for=acting_roles,
+            expert=expert if any(acting_roles(r.agent) for r in rows) and _has_expert(exp)
+            else None,
+            options_for=options,
+        )  # fmt: skip
+    for row, m in zip(rows, measured, strict=True):
+        est.prints[row.id] = fingerprint(exp, row, planned)
+        if m.missing is not None:
+            est.missing[row.id] = m.missing
             continue
-        price = table.find(paper_model(row)("executor"))
-        if price is None:
-            return None
-        usd += price.cost(
-            cost.calls * cost.prompt_tokens_per_call, cost.calls * cost.completion_tokens_per_call
-        )
-    return usd
+        published = published_shape(exp.env, row.agent, row.options)
+        est.rows[row.id] = episode_range(m, paper_ratio=paper_ratio(), published=published)
+    return est
+
+
+def _has_expert(exp: Any) -> bool:
+    from lorekit.envs import make
+
+    env = make(exp.env, **dict(exp.env_options))
+    try:
+        return callable(getattr(env, "expert_action", None))
+    finally:
+        env.close()
+
+
+def _measure_builds(exp: Any, rows: Sequence[Any], store: Path, est: Any) -> dict[str, Any]:
+    """Play the builds ``rows`` need with their scripted models (``--simulate``'s, on its
+    shorter plan) into ``store``; save per build what the full-size build would cost
+    (its episodes' mean times the build's size, plus the calls outside episodes: the
+    manual's formulation). Returns build id -> the options its rows test with."""
+    from lorekit.cli.options import HarnessOptions, ModelChoice
+    from lorekit.cli.reproduce_build import run_builds
+    from lorekit.cli.reproduce_estimates import fingerprint
+    from lorekit.eval.cost import Tokens, meter
+    from lorekit.eval.store import RunStore
+
+    needed = [r for r in rows if r.build]
+    if not needed:
+        return {}
+    harness = HarnessOptions(store=str(store), progress=False, concurrency=1)
+    built = run_builds(
+        exp, needed, models=ModelChoice(), harness=harness, env_opt=(), prefix="dry",
+        simulate=True,
+    )  # fmt: skip
+    with RunStore(store) as db:
+        for build in exp.builds:
+            if build.id not in built:
+                continue
+            rid = built[build.id].run_id
+            episodes = db.episodes(rid)
+            metered = meter(db.llm_calls(rid))
+            size = build.per_type * max(1, len({e.task_group for e in episodes}))
+            roles: dict[str, Tokens] = {}
+            for key, per_role in metered.items():
+                factor = size / max(1, len(episodes)) if key != "None" else 1.0
+                for role, tokens in per_role.items():
+                    roles.setdefault(role, Tokens()).add(tokens.scaled(factor))
+            est.builds[build.id] = roles
+            row = next(r for r in needed if r.build == build.id)
+            est.prints[f"build:{build.id}"] = fingerprint(exp, row, est.planned)
+    return {b: dict(v.options) for b, v in built.items()}
+
+
+def priced(
+    exp: Any, rows: Sequence[Any], est: Any, episodes: int, table: Any, cfg: Any | None
+) -> tuple[list[tuple[Any, Any]], dict[str, Any], Any]:
+    """Each measured row's :class:`~lorekit.eval.cost_range.PricedRange` for ``episodes``
+    episodes at the paper's models (or ``cfg``'s), each needed build's, and their sum:
+    ``(rows, builds, total)``; a total is a PricedRange over every row and build."""
+    from lorekit.eval.cost import Tokens as T
+    from lorekit.eval.cost_range import EpisodeRange, price_range
+
+    out = []
+    for row in rows:
+        span = est.rows.get(row.id)
+        if span is None:
+            continue
+        models = configured_model(cfg) if cfg is not None else paper_model(row)
+        out.append((row, price_range(span, episodes, models, table)))
+    builds: dict[str, Any] = {}
+    for build in exp.builds:
+        roles = est.builds.get(build.id)
+        if roles is None or not any(r.build == build.id for r in rows):
+            continue
+        models = configured_model(cfg) if cfg is not None else _build_model(build)
+        whole = {r: T(t.calls, t.prompt, t.completion, t.stable) for r, t in roles.items()}
+        builds[build.id] = price_range(EpisodeRange(whole, whole, whole), 1, models, table)
+    total = _sum_ranges([c for _, c in out] + list(builds.values()))
+    return out, builds, total
+
+
+def _build_model(build: Any) -> Callable[[str], str]:
+    named: Mapping[str, str] = build.paper_models
+
+    def pick(role: str) -> str:
+        return named.get(role) or next(iter(named.values()), "unknown")
+
+    return pick
+
+
+def _sum_ranges(parts: Sequence[Any]) -> Any:
+    from lorekit.eval.cost_range import ENDS, PricedRange
+
+    def add(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else a + b
+
+    tokens = {e: sum(p.tokens[e] for p in parts) for e in ENDS}
+    calls = {e: sum(p.calls[e] for p in parts) for e in ENDS}
+    usd: dict[str, float | None] = dict.fromkeys(ENDS, 0.0)
+    cached: dict[str, float | None] = dict.fromkeys(ENDS, 0.0)
+    for p in parts:
+        for e in ENDS:
+            usd[e], cached[e] = add(usd[e], p.usd[e]), add(cached[e], p.usd_cached[e])
+    unpriced = tuple(dict.fromkeys(n for p in parts for n in p.unpriced))
+    return PricedRange(0, tokens, calls, usd, cached, {}, unpriced)
+
+
+def listed_estimate(exp: Any, table: Any) -> str:
+    """``reproduce list``'s estimate of ``exp``: its saved dry run, priced at the paper's
+    models, worded as the dry run words it (:func:`range_text`)."""
+    from lorekit.cli.reproduce_estimates import load_saved, range_text, saved_for
+
+    saved = load_saved().get(exp.id)
+    est = None if saved is None else saved_for(exp, exp.runnable_rows, saved.planned)
+    if est is None:
+        return "not measured here: see `reproduce run EXPERIMENT --dry-run`"
+    left_out = unmeasured(exp.runnable_rows, est)
+    if not any(r.id in est.rows for r in exp.runnable_rows):
+        return f"not measured: {left_out}"
+    total = priced(exp, exp.runnable_rows, est, est.planned, table, None)[2]
+    models = " at the paper's models" if total.usd["central"] is not None else ""
+    rest = f"; not measured: {left_out}" if left_out else ""
+    return f"{est.planned} ep/row: {range_text(total.tokens, total.usd)}{models}{rest}"
+
+
+def unmeasured(rows: Sequence[Any], est: Any) -> str:
+    """The rows the estimate leaves out and why (``row (reason), ...``; rows sharing a
+    reason are named together), empty when it leaves none out."""
+    why: dict[str, list[str]] = {}
+    for row in rows:
+        if row.id not in est.rows:
+            reason = est.missing.get(row.id, "no scripted models answer its agent")
+            why.setdefault(reason, []).append(row.id)
+    return "; ".join(f"{', '.join(ids)} ({reason})" for reason, ids in why.items())
 
 
 def print_dry_run(
@@ -97,12 +267,11 @@ def print_dry_run(
     table: Any,
     cfg: Any | None,
 ) -> None:
-    """Play a few scripted episodes per row (:data:`DRY_EPISODES` at least, one per
-    task group: :func:`lorekit.eval.cost.dry_sample`), then print per row the
-    measured calls and tokens per episode, the total for the experiment's size, the
-    price at the paper's (or the given) models and the prompts' stable prefix share."""
-    from lorekit.agents.shape_models import shape_roles
-    from lorekit.eval.cost import measure_rows, price_row
+    """Measure ``rows`` (:func:`measure_experiment`) and print per row the calls and
+    tokens per episode at each end of the range, the total for the experiment's size
+    and its price at the paper's (or the given) models, then the prompts' stable
+    prefix shares and the builds the rows need."""
+    from lorekit.cli.reproduce_estimates import range_text, short_tokens
 
     left_out = len(rows) - MAX_DRY_ROWS
     rows = list(rows)[:MAX_DRY_ROWS]
@@ -112,83 +281,60 @@ def print_dry_run(
         console.print(f"needs data: {exp.needs_data}")
     try:
         size = planned or len(_split_tasks(exp, split))
-        err_console.print("dry run: scripted episodes of each row (one per task group) ...")
-        measured = measure_rows(
-            exp.env,
-            exp.env_options,
-            split,
-            rows,
-            shape_roles,
-            planned=size,
-            episodes=DRY_EPISODES,
+        err_console.print(
+            "dry run: each row's episodes (one per task group) with scripted models, "
+            "played to its budget, and the env's expert ..."
         )
+        est = measure_experiment(exp, rows, size, split)
     except (LookupError, TypeError, ValueError, OSError) as exc:
         raise UserError(f"--dry-run: {exc}") from None
-    lines, totals = [], []
+    costs, builds, total = priced(exp, rows, est, size, table, cfg)
     who = "your models" if cfg is not None else "the paper's models"
-    for row, m in zip(rows, measured, strict=True):
-        if m.missing is not None:
-            lines.append([row.id, row.agent, "-", "-", "not measured", m.missing, *["-"] * 4])
-            continue
-        models = configured_model(cfg) if cfg is not None else paper_model(row)
-        cost = price_row(m, size, models, table)
-        totals.append(cost)
-        per, shares = cost.per_episode, m.per_episode()
-        stable = ", ".join(f"{r} {t.stable_share:.0%}" for r, t in shares.items()) or "-"
+    lines = []
+    for row, cost in costs:
+        span = est.rows[row.id]
+        per = {e: span.total(e) for e in ("low", "central", "high")}
         lines.append(
             [
                 row.id,
                 row.agent,
                 " ".join(f"{k}={json.dumps(v)}" for k, v in row.options.items()) or "-",
                 ", ".join(f"{r}={n}" for r, n in cost.models.items()) or "-",
-                f"{per.calls:,.1f}",
-                f"{per.prompt:,.0f} / {per.completion:,.0f}",
-                stable,
-                f"{cost.total.calls:,.0f}",
-                f"{cost.total.prompt + cost.total.completion:,.0f}",
-                _usd(cost.usd, cost.usd_cached, cost.unpriced),
+                f"~{per['central'].calls:,.1f} ({per['low'].calls:,.1f} to "
+                f"{per['high'].calls:,.1f})",
+                f"~{short_tokens(per['central'].prompt + per['central'].completion)} "
+                f"({short_tokens(per['low'].prompt + per['low'].completion)} to "
+                f"{short_tokens(per['high'].prompt + per['high'].completion)})",
+                ", ".join(f"{k} {v}" for k, v in sorted(span.basis.items())),
+                _usd(cost.usd["central"], cost.usd_cached["central"], cost.unpriced),
             ]
         )
-    headers = [
-        "row",
-        "agent",
-        "options",
-        "priced as",
-        "calls/ep",
-        "prompt / completion tokens/ep",
-        "stable prefix",
-        f"calls ({size} ep)",
-        "tokens",
-        "USD (cached)",
-    ]
+    headers = ["row", "agent", "options", "priced as", "calls/ep", "tokens/ep", "from",
+               f"USD, {size} ep (cached)"]  # fmt: skip
     print_table(headers, lines)
-    calls = sum(c.total.calls for c in totals)
-    tokens = sum(c.total.prompt + c.total.completion for c in totals)
-    priced = [c for c in totals if c.usd is not None]
-    money = (
-        f", ${sum(c.usd or 0 for c in priced):,.2f} at {who} "
-        f"(${sum(c.usd_cached or 0 for c in priced):,.2f} with prompt caching)"
-        if priced
-        else ""
-    )
-    console.print(
-        f"estimate: {calls:,.0f} calls, {tokens:,.0f} tokens for {size} episodes per row{money}"
-    )
-    skipped = [r.id for r, m in zip(rows, measured, strict=True) if m.missing is not None]
-    if skipped:
+    for build_id, cost in builds.items():
         console.print(
-            f"not measured (no scripted models answer their agents): {', '.join(skipped)}"
+            f"build {build_id}: ~{short_tokens(cost.tokens['central'])} tokens, "
+            f"{_usd(cost.usd['central'], cost.usd_cached['central'], cost.unpriced)} USD "
+            "(its scripted models' build, scaled to the build's size)"
         )
-    _print_prefix_shares(rows, measured)
-    unpriced = sorted({n for c in totals for n in c.unpriced})
-    if unpriced:
-        console.print(f"no price for: {', '.join(unpriced)} (add them with --prices FILE)")
-    played = max((len(m.episodes) for m in measured), default=0)
     console.print(
-        f"measured on {played} episodes per row (one per task group, weighted by its share; "
-        "at least 2) with scripted models answering the real prompts (about 4 characters a "
-        "token); stable prefix: the share of prompt tokens that repeat the start of the "
-        "role's previous prompt (what prompt caching discounts)"
+        f"estimate: {range_text(total.tokens, total.usd)} for {size} episodes per row"
+        + (" and the builds" if builds else "")
+        + f" at {who}"
+    )
+    skipped = unmeasured(rows, est)
+    if skipped:
+        console.print(f"not measured, so left out of the estimate: {skipped}")
+    _print_prefix_shares(rows, est)
+    if total.unpriced:
+        console.print(f"no price for: {', '.join(total.unpriced)} (add them with --prices FILE)")
+    console.print(
+        "range: ~ a model like the paper's (the authors' run replayed, or the paper's "
+        "success rate), from a perfect model (one call per action of the env's expert) "
+        "to one that wanders to its budget (every run to its turn cap); measured on one "
+        "episode per task group, weighted by its share, with LoreKit's real prompts "
+        "(about 4 characters a token)"
     )
     if left_out > 0:
         console.print(
@@ -199,14 +345,17 @@ def print_dry_run(
     console.print(table.dated)
 
 
-def _print_prefix_shares(rows: Sequence[Any], measured: Sequence[Any]) -> None:
+def _print_prefix_shares(rows: Sequence[Any], est: Any) -> None:
     """Per agent: the share of prompt tokens in a stable prefix, and how it orders its prompts."""
     from lorekit.agents.shape_models import prompt_order
 
-    seen: dict[str, Any] = {}
-    for row, m in zip(rows, measured, strict=True):
+    seen: dict[str, list[float]] = {}
+    for row in rows:
+        span = est.rows.get(row.id)
+        if span is None:
+            continue
         total = seen.setdefault(row.agent, [0.0, 0.0])
-        mean = m.mean()
+        mean = span.total("central")
         total[0] += mean.stable
         total[1] += mean.prompt
     for agent, (stable, prompt) in seen.items():
@@ -243,55 +392,3 @@ def _split_tasks(exp: Any, split: str) -> list[Any]:
         return list(env.tasks(split))
     finally:
         env.close()
-
-
-class CostGuard:
-    """``run_eval``'s ``before_episode``: decline episodes once the spend the store
-    records for ``run_ids`` reaches ``limit`` USD. Declined episodes are not recorded,
-    and the ones in flight finish and are committed whole, so the run stops cleanly
-    (over the limit by at most the episodes already under way) and resumes later."""
-
-    def __init__(
-        self, store: str, run_ids: Sequence[str], limit: float, table: Any, extra: Any
-    ) -> None:
-        self.store, self.run_ids, self.limit = store, list(run_ids), limit
-        self.table, self.extra = table, extra
-        self.tripped = False
-        self.usd = 0.0
-
-    def spent(self) -> float:
-        from lorekit.eval.prices import spent
-        from lorekit.eval.store import RunStore
-
-        if not Path(self.store).is_file():
-            return 0.0
-        with RunStore.open_readonly(self.store) as db:
-            self.usd = spent(db, self.run_ids, self.table, self.extra).usd
-        return self.usd
-
-    def __call__(self, _spec: Any = None) -> bool:
-        if not self.tripped and self.spent() >= self.limit:
-            self.tripped = True
-        return not self.tripped
-
-    def message(self, run_id: str) -> str:
-        return (
-            f"stopped at --max-cost {self.limit:g}: the store records ${self.usd:,.4f} spent on "
-            f"this reproduction; no episode was left half-written. Resume with --run-id {run_id} "
-            "and a higher --max-cost"
-        )
-
-
-def cost_guard(cfg: Any, run_ids: Sequence[str], limit: float, prices: str | None) -> CostGuard:
-    """A guard over ``run_ids``; every configured model must have a price."""
-    from lorekit.eval.prices import ModelPrice
-
-    table = load_table(prices)
-    extra = {m: ModelPrice(m, p.prompt, p.completion) for m, p in cfg.prices().items()}
-    for settings in cfg.roles.values():
-        if settings.model not in extra and table.find(settings.model) is None:
-            raise UserError(
-                f"--max-cost: no price for model {settings.model!r}; give one with "
-                "--prices FILE (or price: in the run config)"
-            )
-    return CostGuard(str(cfg.store), run_ids, limit, table, extra)

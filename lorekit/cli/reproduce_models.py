@@ -52,9 +52,17 @@ def simulated(descriptions: Mapping[str, str]) -> Answered:
     return Answered("simulated", "scripted models (--simulate): " + "; ".join(parts))
 
 
-def from_config(cfg: Any, rows_need_model: Sequence[bool]) -> Answered:
-    """The roles of the run config, marking any served by the bundled small model."""
+def from_config(
+    cfg: Any, rows_need_model: Sequence[bool], answered: Sequence[Mapping[str, Any]] = ()
+) -> Answered:
+    """The roles of the run config, marking any served by the bundled small model.
+
+    ``answered`` (:meth:`~lorekit.eval.store_read.StoreReader.models_answered` over the
+    rows' runs) names what the calls actually met: the model each role requested, the
+    one the server answered as when it said another, and the endpoint, so the table
+    never passes a server's other model off as the configured one."""
     from lorekit.cli.local_model import served_here
+    from lorekit.eval.report import models_answered_text
 
     if not any(rows_need_model):
         return Answered("none", "none (agents without a model)")
@@ -68,4 +76,6 @@ def from_config(cfg: Any, rows_need_model: Sequence[bool]) -> Answered:
             kinds.add("simulated" if s.provider == "scripted" else "model")
             parts.append(f"{role}={s.provider}:{s.model}")
     kind = next((k for k in ("simulated", "local") if k in kinds), "model")
+    if answered and kind == "model":
+        parts = models_answered_text(answered)
     return Answered(kind, ", ".join(parts))

@@ -94,6 +94,8 @@ class Played:
     errored: int = 0
     first_error: str | None = None
     first_errored_key: str | None = None
+    resume: str | None = None
+    """The options that resume this run (``--run-id RUN``, or the reproduction's id)."""
 
     def errored_message(self) -> str:
         first = (self.first_error or "").strip().splitlines()
@@ -101,7 +103,7 @@ class Played:
             f"{self.errored} of {self.episodes} episodes ended in an error"
             + (f" (first: {first[-1]})" if first else "")
             + f"; see `lorekit show {self.run_id} {self.first_errored_key}`, "
-            f"or replay them with --run-id {self.run_id} --retry-errors"
+            f"or replay them with {self.resume or f'--run-id {self.run_id}'} --retry-errors"
         )
 
 
@@ -118,6 +120,10 @@ def play(
     agent_kwargs: dict[str, Any] | None = None,
     roles_for: Callable[[str, dict[str, Any], str], Any] | None = None,
     before_episode: Callable[[Any], bool] | None = None,
+    on_episode: Callable[[Any], None] | None = None,
+    price_table: Any = None,
+    resume: str | None = None,
+    wrap_models: Callable[[Any], Any] | None = None,
     choose_tasks: Callable[[list[Any]], list[Any]] | None = None,
     extra_config: Mapping[str, Any] | None = None,
 ) -> Played:
@@ -128,7 +134,11 @@ def play(
     ``roles_for(env, env_kwargs, agent)`` builds the role models instead of the
     config (``reproduce run --simulate``: scripted models, no cache, no keys).
     ``before_episode`` may decline episodes when their turn comes (a spending
-    limit); declined ones are not recorded, so resuming plays them.
+    limit); declined ones are not recorded, so resuming plays them; ``on_episode``
+    hears how each one ended. ``price_table`` prices the served models (the dated
+    default when None). ``resume`` is what every "resume with" line names (default
+    ``--run-id RUN``: a reproduction names its own id, not its row's).
+    ``wrap_models`` wraps the run's models once built (a spending limit's guard).
     ``choose_tasks`` picks the tasks to play from the split's (instead of its first
     ``tasks.episodes``: ``reproduce run`` samples across task groups); ``extra_config``
     is stored with the run's config (a reproduction's setup).
@@ -158,7 +168,9 @@ def play(
 
     if not math.isfinite(harness.timeout_s):
         raise UserError(f"--timeout: expected a finite number of seconds, got {harness.timeout_s}")
-    cfg, store_setting = prepare_config(models, cache=harness.cache, store=harness.store)
+    cfg, store_setting = prepare_config(
+        models, cache=harness.cache, store=harness.store, prices=price_table
+    )
     config_path = models.config_path
     from lorekit.cli.typed import agent_factory
 
@@ -238,42 +250,48 @@ def play(
         roles = (
             build_models(cfg, config_path=config_path) if roles_factory is None else roles_factory()
         )
+        if wrap_models is not None:
+            roles = wrap_models(roles)
         rid = harness.run_id or new_run_id()
+        again = resume or f"--run-id {rid}"
         try:
             result = asyncio.run(
-                evaluate_async(
-                    EnvSpec(env_name, env_kwargs),  # built where it runs
-                    agent,
-                    models=roles,
-                    episodes=plan_episodes(chosen, seed=harness.seed),
-                    split=tasks.split,
-                    seed=harness.seed,
-                    store=db,
-                    run_id=rid,
-                    config=config,
-                    concurrency=harness.concurrency,
-                    episode_timeout_s=harness.timeout_s,
-                    retry_errors=harness.retry_errors,
-                    prices=cfg.prices(),
-                    progress=err_console if show_progress(harness.progress) else False,
-                    early_stop=EarlyStop(max_initial_failures),
-                    backend=remote,
-                    before_episode=before_episode,
+                _closing(
+                    roles,
+                    evaluate_async(
+                        EnvSpec(env_name, env_kwargs),  # built where it runs
+                        agent,
+                        models=roles,
+                        episodes=plan_episodes(chosen, seed=harness.seed),
+                        split=tasks.split,
+                        seed=harness.seed,
+                        store=db,
+                        run_id=rid,
+                        config=config,
+                        concurrency=harness.concurrency,
+                        episode_timeout_s=harness.timeout_s,
+                        retry_errors=harness.retry_errors,
+                        prices=cfg.prices(),
+                        progress=err_console if show_progress(harness.progress) else False,
+                        early_stop=EarlyStop(max_initial_failures),
+                        backend=remote,
+                        before_episode=before_episode,
+                        on_episode=on_episode,
+                    ),
                 )
             )
         except RunMismatchError as exc:
             raise UserError(f"--run-id: {exc}") from None
         except StoreWriteError as exc:  # the run stopped; what is stored is whole
-            raise RunFailed(f"{exc} (--run-id {rid})") from None
+            raise RunFailed(f"{exc} ({again})") from None
         except RunAborted as exc:
             render_run(db, rid, console)
             hint = model_error_hint(exc.error)
             raise RunFailed(
-                f"{with_hint(str(exc), hint)}; fix it, then resume with --run-id {rid} "
-                "--retry-errors"
+                f"{with_hint(str(exc), hint)}; fix it, then resume with {again} --retry-errors"
             ) from None
         except KeyboardInterrupt:
-            raise Interrupted(f"interrupted; resume with --run-id {rid}") from None
+            raise Interrupted(f"interrupted; resume with {again}") from None
         if result.skipped:
             err_console.print(
                 f"resumed: {result.skipped} episodes already done, {result.played} played now"
@@ -290,10 +308,22 @@ def play(
         console.print(f"store: {os.path.abspath(cfg.store)}   run: {result.run_id}")
         errored = [e for e in db.episodes(result.run_id) if e.status == "error"]
     if not errored:
-        return Played(result.run_id, len(chosen))
+        return Played(result.run_id, len(chosen), resume=again)
     return Played(
-        result.run_id, len(chosen), len(errored), errored[0].error, errored[0].episode_key
+        result.run_id, len(chosen), len(errored), errored[0].error, errored[0].episode_key, again
     )
+
+
+async def _closing(roles: Any, work: Any) -> Any:
+    """Await ``work``, then close the models' HTTP clients on the same event loop: a
+    client left open is closed later by the garbage collector, on whatever loop runs
+    then (the next row's), and fails there with "Event loop is closed"."""
+    from lorekit.eval.backend import close_roles
+
+    try:
+        return await work
+    finally:
+        await close_roles(roles)
 
 
 def _simulates(cfg: Any) -> bool:

@@ -109,6 +109,47 @@ def meter(calls: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Tokens]]:
 
 
 @dataclass(slots=True)
+class Play:
+    """One sampled task of a row, played three ways (see :func:`measure_rows`)."""
+
+    task_id: str
+    group: str | None
+    weight: float
+    scripted: dict[str, Tokens] = field(default_factory=dict)
+    """Per role, the scripted models' episode: the prompts' real shape."""
+    first_prompt: dict[str, float] = field(default_factory=dict)
+    """Per role, the prompt tokens of its first call in the scripted episode."""
+    idle: dict[str, Tokens] | None = None
+    """Per role, the episode with the acting roles answering an action that changes
+    nothing: every executor run to its cap (None: no idle play for this agent or env)."""
+    growth: float | None = None
+    """Prompt tokens an acting role's turn adds to its next prompt (idle play)."""
+    expert_steps: float | None = None
+    """The env's expert's actions on a task of this group, on the mean (None: the env
+    has no expert)."""
+    expert_turn: float | None = None
+    """Tokens of one of the expert's actions and the env's reply, on the mean."""
+    idle_turn: float | None = None
+    """Tokens of the idle action and the env's reply, on the mean (idle play)."""
+    run_length: int = 0
+    """The most calls of one acting run whose prompts kept growing (idle play): the
+    row's turn cap, which is where its longest prompt is sent."""
+    idle_answer: float = 0.0
+    """Completion tokens of an idle call (the idle action)."""
+    answer_cap: int = 0
+    """The most ``max_tokens`` an acting call asked for (0: none asked): how long an
+    answer the agent lets a model give."""
+
+    def perfect_growth(self) -> float:
+        """What a perfect model's turn adds to the next prompt: an idle turn's growth
+        with the idle action and reply swapped for the expert's."""
+        grow = self.growth or 0.0
+        if self.expert_turn is None:
+            return grow
+        return max(self.expert_turn, grow - (self.idle_turn or 0.0) + self.expert_turn)
+
+
+@dataclass(slots=True)
 class RowMeasure:
     """A row's measured episodes (per role) and their weights in the mean episode
     (the shares of the task groups they stand for; none given: alike)."""
@@ -119,9 +160,12 @@ class RowMeasure:
     weights: list[float] = field(default_factory=list)
     missing: str | None = None
     """Why the row was not measured (no scripted models answer its agent)."""
+    plays: list[Play] = field(default_factory=list)
+    acting: tuple[str, ...] = ()
+    """The agent's roles that choose the env's actions (see :class:`Play`)."""
 
     def per_episode(self) -> dict[str, Tokens]:
-        """The mean episode's :class:`Tokens`, by role."""
+        """The mean scripted episode's :class:`Tokens`, by role."""
         n = len(self.episodes)
         weights = self.weights if len(self.weights) == n else [1 / n] * n
         total: dict[str, Tokens] = {}
@@ -168,6 +212,38 @@ def dry_sample(groups: Sequence[str | None], episodes: int) -> list[tuple[int, f
     return [(m[len(m) // 2], len(m) / count) for m in members.values()]
 
 
+def growth_per_turn(calls: Sequence[Mapping[str, Any]], roles: Sequence[str]) -> float | None:
+    """The prompt tokens a turn of ``roles`` adds to the next prompt of the same run
+    (the mean increase between consecutive calls whose prompt grew; a prompt that
+    shrinks starts another run). None when no prompt grew."""
+    rises = _runs(calls, roles)[0]
+    return sum(rises) / len(rises) if rises else None
+
+
+def longest_run(calls: Sequence[Mapping[str, Any]], roles: Sequence[str]) -> int:
+    """The most consecutive calls of one of ``roles`` whose prompts kept growing."""
+    return _runs(calls, roles)[1]
+
+
+def _runs(calls: Sequence[Mapping[str, Any]], roles: Sequence[str]) -> tuple[list[float], int]:
+    rises: list[float] = []
+    last: dict[tuple[str, str], int] = {}
+    length: dict[tuple[str, str], int] = {}
+    longest = 0
+    for call in calls:
+        if call["role"] not in roles or call["cached"]:
+            continue
+        key = (str(call["episode_key"]), str(call["role"]))
+        tokens = int(call["prompt_tokens"])
+        grew = key in last and tokens > last[key]
+        if grew:
+            rises.append(tokens - last[key])
+        length[key] = length.get(key, 0) + 1 if grew else 1
+        longest = max(longest, length[key])
+        last[key] = tokens
+    return rises, longest
+
+
 def measure_rows(
     env: str,
     env_options: Mapping[str, Any],
@@ -179,14 +255,27 @@ def measure_rows(
     episodes: int = 2,
     timeout_s: float = 600.0,
     store_path: Path | None = None,
+    idle_for: RolesFor | None = None,
+    acting_for: Callable[[str], tuple[str, ...]] | None = None,
+    expert: Any = None,
+    options_for: Callable[[Any], Mapping[str, Any]] | None = None,
 ) -> list[RowMeasure]:
     """Play a few episodes per row (agent, options from the experiment) among the first
     ``planned`` tasks of ``split`` (:func:`dry_sample`: one per task group, or
     ``episodes`` spread evenly), with ``roles_for``'s models; meter them.
 
+    With ``idle_for`` (models whose acting roles, ``acting_for(agent)``, answer an
+    action that changes nothing) each task is played again to the row's budget, and
+    with ``expert`` (an agent that plays the env's expert, needing no model) the
+    expert's actions are counted (:data:`EXPERT_PER_GROUP` tasks of each group): the
+    ends of the estimate's range
+    (:mod:`lorekit.eval.cost_range`). ``options_for(row)`` gives a row's agent options
+    (default its ``options``; a row that tests with a build gets the build's too).
+
     A row whose agent needs no model is measured as zero calls without playing; one
-    that ``roles_for`` has no models for (LookupError) is left unmeasured, the
-    reason in :attr:`RowMeasure.missing`."""
+    that ``roles_for`` has no models for (LookupError), or whose agent cannot be made
+    here (a file it reads is absent), is left unmeasured, the reason in
+    :attr:`RowMeasure.missing`."""
     from lorekit.agents import needs_model
 
     built = make(env, **dict(env_options))
@@ -202,6 +291,12 @@ def measure_rows(
     with tempfile.TemporaryDirectory(prefix="lorekit-dry-") as tmp:
         path = store_path or Path(tmp) / "dry.sqlite3"
         with RunStore(path) as db:
+            play = _Player(db, env, env_options, chosen, timeout_s)
+            steps = (
+                _Player(db, env, env_options, _per_group(tasks), timeout_s).expert_steps(expert)
+                if expert is not None
+                else {}
+            )
             for row in rows:
                 measured = RowMeasure(row.id, row.agent)
                 out.append(measured)
@@ -214,24 +309,124 @@ def measure_rows(
                 except LookupError as exc:
                     measured.missing = str(exc)
                     continue
-                result = asyncio.run(
-                    run_eval(
-                        db,
-                        env_factory=EnvSpec(env, dict(env_options)),
-                        agent=make_agent(row.agent, **dict(row.options)),
-                        roles=roles,
-                        episodes=plan_episodes(chosen),
-                        run_id=f"dry.{row.id}",
-                        env_name=env,
-                        concurrency=min(len(chosen), 8) or 1,
-                        episode_timeout_s=timeout_s,
-                    )
-                )
-                metered = meter(db.llm_calls(result.run_id))
-                played = db.episodes(result.run_id)
-                measured.episodes = [metered.get(e.episode_key, {}) for e in played]
-                measured.weights = [weights[str(e.task_id)] for e in played]
+                options = dict(options_for(row) if options_for is not None else row.options)
+                try:
+                    agent = make_agent(row.agent, **options)
+                except (TypeError, ValueError, OSError) as exc:  # e.g. a file it reads is absent
+                    measured.missing = str(exc)
+                    continue
+                scripted = play(f"dry.{row.id}", agent, roles)
+                plays = {
+                    str(e.task_id): Play(str(e.task_id), e.task_group, weights[str(e.task_id)])
+                    for e in db.episodes(scripted)
+                }
+                metered = meter(db.llm_calls(scripted))
+                for e in db.episodes(scripted):
+                    one = plays[str(e.task_id)]
+                    one.scripted = metered.get(e.episode_key, {})
+                    one.first_prompt = _first_prompts(db.llm_calls(scripted, e.episode_key))
+                    if e.task_group in steps or (e.task_group is None and None in steps):
+                        one.expert_steps, one.expert_turn = steps[e.task_group]
+                measured.episodes = [p.scripted for p in plays.values()]
+                measured.weights = [p.weight for p in plays.values()]
+                measured.plays = list(plays.values())
+                acting = acting_for(row.agent) if acting_for is not None else ()
+                measured.acting = acting
+                if idle_for is not None and acting:
+                    try:
+                        idle_models = idle_for(env, row.agent, env_options)
+                    except LookupError:
+                        continue
+                    idle = play(f"idle.{row.id}", make_agent(row.agent, **options), idle_models)
+                    calls = db.llm_calls(idle)
+                    by_episode = meter(calls)
+                    growth = growth_per_turn(calls, acting)
+                    answer = sum(
+                        c["completion_tokens"] for c in calls if c["role"] in acting
+                    ) / max(1, sum(1 for c in calls if c["role"] in acting))
+                    cap = max((_max_tokens(c) for c in calls if c["role"] in acting), default=0)
+                    for e in db.episodes(idle):
+                        one = plays[str(e.task_id)]
+                        one.idle = by_episode.get(e.episode_key, {})
+                        one.growth = growth
+                        one.idle_turn = turn_tokens(db.steps(idle, e.episode_key))
+                        mine = [c for c in calls if c["episode_key"] == e.episode_key]
+                        one.run_length = longest_run(mine, acting)
+                        one.idle_answer = answer
+                        one.answer_cap = cap
     return out
+
+
+def _first_prompts(calls: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    first: dict[str, float] = {}
+    for call in calls:
+        first.setdefault(str(call["role"]), float(call["prompt_tokens"]))
+    return first
+
+
+@dataclass(frozen=True, slots=True)
+class _Player:
+    """Plays one agent on the chosen tasks into the dry run's throw-away store."""
+
+    db: RunStore
+    env: str
+    env_options: Mapping[str, Any]
+    tasks: Sequence[Any]
+    timeout_s: float
+
+    def __call__(self, run_id: str, agent: Any, roles: Roles | None) -> str:
+        result = asyncio.run(
+            run_eval(
+                self.db,
+                env_factory=EnvSpec(self.env, dict(self.env_options)),
+                agent=agent,
+                roles=roles if roles is not None else Roles({}),
+                episodes=plan_episodes(self.tasks),
+                run_id=run_id,
+                env_name=self.env,
+                concurrency=min(len(self.tasks), 8) or 1,
+                episode_timeout_s=self.timeout_s,
+            )
+        )
+        return result.run_id
+
+    def expert_steps(self, expert: Any) -> dict[str | None, tuple[float, float]]:
+        """Task group -> the expert's mean actions on its tasks and the mean tokens of one
+        action and reply (tasks it could not finish are left out)."""
+        run = self(f"expert.{id(expert)}", expert, None)
+        found: dict[str | None, list[tuple[int, float]]] = {}
+        for e in self.db.episodes(run):
+            if e.status == "success":
+                turn = turn_tokens(self.db.steps(run, e.episode_key))
+                found.setdefault(e.task_group, []).append((e.steps, turn))
+        return {
+            g: (sum(n for n, _ in v) / len(v), sum(t for _, t in v) / len(v))
+            for g, v in found.items()
+        }
+
+
+EXPERT_PER_GROUP = 10
+"""Tasks of each group the env's expert plays (it needs no model): one task's length
+varies too much to stand for its group's (TextCraft's depth 3: 6 to 15 actions)."""
+
+
+def _per_group(tasks: Sequence[Any]) -> list[Any]:
+    by_group: dict[Any, list[Any]] = {}
+    for task in tasks:
+        by_group.setdefault(task.group, []).append(task)
+    out = []
+    for group in by_group.values():
+        out += [group[i] for i in spread_sample(len(group), EXPERT_PER_GROUP)]
+    return out
+
+
+def turn_tokens(steps: Sequence[Any]) -> float:
+    """The mean tokens of a step's action and observation (about 4 characters a token)."""
+    if not steps:
+        return 0.0
+    return sum(estimate_tokens(s.action) + estimate_tokens(s.observation) for s in steps) / len(
+        steps
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,3 +474,9 @@ def price_row(
         names,
         tuple(dict.fromkeys(unpriced)),
     )
+
+
+def _max_tokens(call: Mapping[str, Any]) -> int:
+    params = call.get("params") or {}
+    value = params.get("max_tokens") if isinstance(params, Mapping) else None
+    return value if isinstance(value, int) else 0

@@ -36,7 +36,7 @@ from lorekit.envs.base import Task
 from lorekit.envs.registry import EnvSpec
 from lorekit.eval.abort import EarlyStop
 from lorekit.eval.backend import EpisodeBackend, EpisodeRoles, EpisodeSpec
-from lorekit.eval.runner import EvalResult, plan_episodes, run_eval
+from lorekit.eval.runner import EpisodeOutcome, EvalResult, plan_episodes, run_eval
 from lorekit.eval.store import RunStore
 from lorekit.llm.accounting import PriceTable
 from lorekit.llm.base import LLM
@@ -99,6 +99,7 @@ async def evaluate_async(
     progress: bool | Console | ProgressReport = False,
     early_stop: EarlyStop | int | None = 3,
     before_episode: Callable[[EpisodeSpec], bool] | None = None,
+    on_episode: Callable[[EpisodeOutcome], None] | None = None,
     backend: EpisodeBackend | None = None,
     episodes: Sequence[EpisodeSpec] | None = None,
 ) -> EvalResult:
@@ -112,7 +113,9 @@ async def evaluate_async(
     for all, a count for the first ones, or ids/Task objects; ``episodes``
     instead gives the exact episode plan (keys, seeds). ``early_stop`` ends the
     run when its first N episodes fail with the same model error (0 or None:
-    never). ``config`` is recorded with the run (what ``lorekit runs show``
+    never). ``before_episode`` may decline an episode when its turn comes and
+    ``on_episode`` hears how each ended (a spending limit's reservations).
+    ``config`` is recorded with the run (what ``lorekit runs show``
     prints), after what this call knows itself (env, options, agent, split,
     seed). Bad names and options raise ``LookupError``/``TypeError``/``ValueError``
     with one line naming them, before anything plays."""
@@ -166,6 +169,7 @@ async def evaluate_async(
             progress=progress,
             early_stop=stop,
             before_episode=before_episode,
+            on_episode=on_episode,
             backend=backend,
         )
     finally:

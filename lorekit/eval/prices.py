@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 import yaml
 
 from lorekit import yamlio
+from lorekit.config import PriceSettings, RunConfig
 from lorekit.eval.store_read import StoreReader
 
 DEFAULT_PRICES = Path(__file__).with_name("prices.yaml")
@@ -166,6 +167,27 @@ def price_table(override: Path | str | None = None) -> PriceTable:
     """The default table, with a user's file (``--prices``) over it when given."""
     table = load_prices()
     return table if override is None else table.merged(load_prices(override))
+
+
+def with_list_prices(cfg: RunConfig, table: PriceTable | None = None) -> RunConfig:
+    """``cfg`` with each served role that sets no ``price:`` priced from ``table`` (the
+    dated default when None), so a run's summary, store and report cost what the table
+    says instead of $0; a role's own ``price:`` wins, and a model the table does not
+    know stays unpriced. Scripted models cost nothing and are left alone."""
+    table = price_table() if table is None else table
+    roles = {}
+    for name, settings in cfg.roles.items():
+        found = None
+        if settings.provider != "scripted" and settings.price is None:
+            found = table.find(settings.model)
+        roles[name] = (
+            settings
+            if found is None
+            else settings.model_copy(
+                update={"price": PriceSettings(prompt=found.prompt, completion=found.completion)}
+            )
+        )
+    return cfg.model_copy(update={"roles": roles})
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lorekit.eval.store_schema import USAGE_KEYS
-from lorekit.llm.accounting import tokens_label
+from lorekit.llm.accounting import Price, tokens_label
 from lorekit.tables import fit_table, say_left_out
 
 if TYPE_CHECKING:
@@ -129,7 +129,20 @@ def run_summary(store: RunStore, run_id: str) -> dict[str, Any]:
         "usage_by_role": usage,
         "usage": totals,
         "wall_s": span,
+        "models": store.models_answered([run_id]),
     }
+
+
+def stored_cost(store: RunStore, run_id: str, prices: Mapping[str, Price] | None) -> float:
+    """What the store holds of a run's spend, over every session that played it: each
+    stored episode's cost (priced when it played) and the calls kept outside any
+    episode (an episode a spending limit cut short), priced with ``prices``."""
+    total = _usage_sum(store.episodes(run_id), "cost_usd")
+    for model, (p, c) in store.tokens_by_model([run_id], outside_episodes=True).items():
+        price = (prices or {}).get(model)
+        if price is not None:
+            total += (p * price.prompt + c * price.completion) / 1e6
+    return total
 
 
 def render_run(store: RunStore, run_id: str, console: Console) -> None:
@@ -176,6 +189,9 @@ def render_run(store: RunStore, run_id: str, console: Console) -> None:
     env_line = env_summary_line(store, run.env, run_id)
     if env_line:
         console.print(env_line, highlight=False)
+    answered = store.models_answered([run_id])
+    if answered:
+        console.print("models: " + escape("; ".join(models_answered_text(answered))))
     _render_usage(s["usage_by_role"], console)
     refused, note = store.refused_usage(run_id)
     if refused:
@@ -184,6 +200,26 @@ def render_run(store: RunStore, run_id: str, console: Console) -> None:
             f"{escape(note or '?')}); they count the local estimate instead",
             highlight=False,
         )
+
+
+def model_text(model: str, served: str | None, endpoint: str | None) -> str:
+    """One model as a run names it: the model requested, the one that answered when
+    the server said it was another, and where: ``gpt-4o (served as qwen2.5-7b) at URL``."""
+    text = model if not served or served == model else f"{model} (served as {served})"
+    return f"{text} at {endpoint}" if endpoint else text
+
+
+def models_answered_text(answered: Iterable[Mapping[str, Any]]) -> list[str]:
+    """``role=model (served as ...) at URL`` per role of
+    :meth:`~lorekit.eval.store_read.StoreReader.models_answered`, each role once
+    (its most used model first, then any other it was given)."""
+    by_role: dict[str, list[str]] = {}
+    for a in answered:
+        text = model_text(str(a["model"]), a.get("served"), a.get("endpoint"))
+        shown = by_role.setdefault(str(a["role"]), [])
+        if text not in shown:
+            shown.append(text)
+    return [f"{role}={' + '.join(texts)}" for role, texts in sorted(by_role.items())]
 
 
 def env_summary(store: RunStore, env: str, run_id: str) -> dict[str, Any] | None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from lorekit.agents.views import claiming
 from lorekit.envs.summaries import RunSummary, run_summary
-from lorekit.eval.report import summarize
+from lorekit.eval.report import model_text, summarize
 from lorekit.eval.store_read import StoreReader
 from lorekit.eval.store_schema import EpisodeRecord
 
@@ -224,10 +224,24 @@ def run_split(config: Mapping[str, Any] | None) -> str | None:
 
 
 def _models(calls: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The models that answered the run's calls, most used first; none for a run whose
+    """The models that answered the run's calls, most used first, each with the model the
+    server answered as (when it said another) and its endpoint; none for a run whose
     agent called no model (the config's default role, ``echo`` when none was set, is
     not a model the run used)."""
-    used = Counter(str(c["model"]) for c in calls if c.get("model"))
+    used: Counter[str] = Counter()
+    for c in calls:
+        if not c.get("model"):
+            continue
+        meta = c.get("meta")
+        meta = meta if isinstance(meta, Mapping) else {}
+        served, endpoint = meta.get("served_model"), meta.get("endpoint")
+        used[
+            model_text(
+                str(c["model"]),
+                served if isinstance(served, str) else None,
+                endpoint if isinstance(endpoint, str) else None,
+            )
+        ] += 1
     return [m for m, _ in used.most_common()]
 
 

@@ -4,8 +4,8 @@ An experiment file says, in data, how one table or figure of a paper was
 measured (env, split, each row's agent and options, the paper's models) and
 what the paper reports. This module reads those files strictly (a mistake
 names the file and the field), checks that each runnable row builds its
-agent and env without calling a model, and estimates what a run will cost
-from the per-agent table ``costs.yaml``. Agents are built through
+agent and env without calling a model (what a run will cost is the dry run's:
+:mod:`lorekit.cli.reproduce_cost`). Agents are built through
 :func:`lorekit.agents.make_agent` and envs through :func:`lorekit.envs.make`,
 so the harness stays ignorant of any one method.
 """
@@ -258,56 +258,3 @@ def build_check(experiment: Experiment, rows: Sequence[Row] | None = None) -> di
     except (LookupError, TypeError, ValueError, OSError) as exc:
         problems["env"] = f"env {experiment.env!r}: {exc}"
     return problems
-
-
-# -------------------------------------------------------------------------- cost
-@dataclass(frozen=True, slots=True)
-class CostEstimate:
-    """Our estimate for one row: episodes x calls per episode x tokens per call."""
-
-    row: str
-    episodes: int
-    calls_per_episode: float
-    prompt_tokens_per_call: float
-    completion_tokens_per_call: float
-
-    @property
-    def calls(self) -> float:
-        return self.episodes * self.calls_per_episode
-
-    @property
-    def tokens(self) -> float:
-        return self.calls * (self.prompt_tokens_per_call + self.completion_tokens_per_call)
-
-
-def cost_table(directory: Path = DIRECTORY) -> dict[str, dict[str, float]]:
-    """Agent -> ``calls``, ``prompt_tokens``, ``completion_tokens`` (per episode, per call)."""
-    path = directory / "costs.yaml"
-    data = yamlio.safe_load(path.read_text(encoding="utf-8"))
-    agents = data.get("agents") if isinstance(data, dict) else None
-    if not isinstance(agents, dict):
-        raise ExperimentError(f"{path.name}: agents: expected a mapping of agent: estimate")
-    return {str(k): {str(a): float(b) for a, b in v.items()} for k, v in agents.items()}
-
-
-def estimate(
-    experiment: Experiment,
-    rows: Sequence[Row],
-    episodes: int,
-    table: Mapping[str, Mapping[str, float]] | None = None,
-) -> list[CostEstimate]:
-    """The estimate for each row; an agent missing from the table counts as no model call."""
-    table = cost_table() if table is None else table
-    out = []
-    for row in rows:
-        entry = table.get(row.agent, {})
-        out.append(
-            CostEstimate(
-                row.id,
-                episodes,
-                entry.get("calls", 0.0),
-                entry.get("prompt_tokens", 0.0),
-                entry.get("completion_tokens", 0.0),
-            )
-        )
-    return out

@@ -38,7 +38,7 @@ from lorekit.eval.backend import (
     check_models,
 )
 from lorekit.eval.envpool import EnvSource
-from lorekit.eval.report import run_summary
+from lorekit.eval.report import run_summary, stored_cost
 from lorekit.eval.store import RunStore, StoreError
 from lorekit.llm.accounting import PriceTable, UsageLedger
 from lorekit.llm.roles import Roles
@@ -81,11 +81,17 @@ class EvalResult:
 
 @dataclass(frozen=True, slots=True)
 class EpisodeOutcome:
-    """How one episode ended, as handed to ``run_eval``'s ``on_episode`` hook."""
+    """How one episode ended, as handed to ``run_eval``'s ``on_episode`` hook.
+
+    ``status`` is ``success``, ``failure``, ``error`` or ``deferred`` (a call was
+    refused by a spending limit: the episode is not stored, so a resumed run plays
+    it, and its calls are kept outside it so their cost counts); ``cost_usd`` is
+    what its calls cost at the run's prices."""
 
     spec: EpisodeSpec
-    status: str  # success, failure or error
+    status: str
     error: str | None = None
+    cost_usd: float = 0.0
 
 
 async def run_eval(
@@ -120,7 +126,9 @@ async def run_eval(
     when its first episodes all fail with the same model error (see
     :mod:`lorekit.eval.abort`). ``before_episode`` is asked, when an episode's
     turn comes (after the concurrency gate), whether to play it; a declined
-    episode is not recorded (``EvalResult.declined`` counts them). With
+    episode is not recorded (``EvalResult.declined`` counts them), nor is one a
+    spending limit cut short (a call refused with ``call_meta["stopped"]``): its
+    calls are kept outside any episode and it counts as declined. With
     ``concurrency=1`` episodes start in order, each after the previous one is
     stored, which is what a curriculum that learns between episodes needs
     (AutoManual's build retires a task type after a streak of successes).
@@ -186,6 +194,13 @@ async def run_eval(
             finally:
                 ledger.merge(episode_ledger)
             usage = episode_ledger.total().to_dict()
+            if writer.stopped is not None:  # cut short by a spending limit: play it again
+                writer.keep_calls_only()
+                result.declined += 1
+                bar.advance(result, ledger)
+                if on_episode is not None:
+                    on_episode(EpisodeOutcome(spec, "deferred", error, usage["cost_usd"]))
+                return
             if error is not None:
                 info: dict[str, Any] = {"usage": usage}
                 partial = writer.live  # what the agent had built when the error struck
@@ -197,7 +212,7 @@ async def run_eval(
                     )
                 writer.finish(success=False, reward=0.0, status="error", error=error, info=info)
                 result.errors += 1
-                outcome = EpisodeOutcome(spec, "error", error)
+                outcome = EpisodeOutcome(spec, "error", error, usage["cost_usd"])
             else:
                 writer.finish(
                     success=traj.success,
@@ -211,7 +226,8 @@ async def run_eval(
                     },
                 )
                 result.successes += int(traj.success)
-                outcome = EpisodeOutcome(spec, "success" if traj.success else "failure")
+                status = "success" if traj.success else "failure"
+                outcome = EpisodeOutcome(spec, status, cost_usd=usage["cost_usd"])
             result.played += 1
             bar.advance(result, ledger)
             if on_episode is not None:
@@ -239,8 +255,9 @@ async def run_eval(
         result.envs_discarded, result.stuck_threads = runner.discarded, runner.stuck_threads
     result.wall_s = time.perf_counter() - started
     summary = run_summary(store, rid)
-    summary["cost_usd"] = sum(u.cost_usd for u in ledger.by_role.values())
-    summary["this_session"] = {
+    summary["cost_usd"] = stored_cost(store, rid, prices)  # every session's, not this one's
+    summary["this_session"] = {"cost_usd": sum(u.cost_usd for u in ledger.by_role.values())}
+    summary["this_session"] |= {
         "played": result.played,
         "skipped": result.skipped,
         "declined": result.declined,

@@ -389,6 +389,21 @@ class RunStore(RunLocking, StoreReader):
                 "UPDATE runs SET updated_at = ? WHERE run_id = ?", (time.time(), ep.run_id)
             )
 
+    def _commit_calls(self, run_id: str, calls: list[tuple[Any, ...]]) -> None:
+        """Keep flattened calls outside any episode, in one transaction (what an
+        episode a spending limit cut short had spent: it is not stored, its cost is)."""
+        with self._transaction() as conn:
+            idx = conn.execute(
+                "SELECT coalesce(max(idx), -1) + 1 FROM llm_calls "
+                "WHERE run_id = ? AND episode_key IS NULL",
+                (run_id,),
+            ).fetchone()[0]
+            conn.executemany(
+                f"INSERT INTO llm_calls (run_id, episode_key, idx, {CALL_COLUMNS}) "
+                f"VALUES (?, NULL, ?, {CALL_PLACEHOLDERS})",
+                [storable_row((run_id, idx + i, *c)) for i, c in enumerate(calls)],
+            )
+
     def add_run_llm_call(self, run_id: str, record: CallRecord) -> None:
         """Record a model call made outside any episode (e.g. a ``models check``)."""
         row = call_row(record)

@@ -164,20 +164,51 @@ class StoreReader:
         found = [n for n in notes if n]
         return len(found), (found[0] if found else None)
 
-    def tokens_by_model(self, run_ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+    def tokens_by_model(
+        self, run_ids: Iterable[str], *, outside_episodes: bool = False
+    ) -> dict[str, tuple[int, int]]:
         """Prompt and completion tokens spent per model over ``run_ids`` (runs the
         store does not hold count nothing). Cache hits cost nothing; failed calls
-        count what was billed. This is what a spending limit watches."""
+        count what was billed. This is what a spending limit watches.
+        ``outside_episodes``: only the calls kept outside any episode (e.g. those of
+        an episode a spending limit cut short, kept so their cost is not lost)."""
         ids = list(dict.fromkeys(run_ids))
         if not ids:
             return {}
         spent = "coalesce(sum(CASE WHEN cached THEN 0 ELSE {} END), 0)"
+        only = " AND episode_key IS NULL" if outside_episodes else ""
         rows = self._query(
             f"SELECT model, {spent.format('prompt_tokens')}, {spent.format('completion_tokens')} "
-            f"FROM llm_calls WHERE run_id IN ({', '.join('?' * len(ids))}) GROUP BY model",
+            f"FROM llm_calls WHERE run_id IN ({', '.join('?' * len(ids))}){only} GROUP BY model",
             tuple(ids),
         )
         return {r[0]: (int(r[1]), int(r[2])) for r in rows}
+
+    def models_answered(self, run_ids: Iterable[str]) -> list[dict[str, Any]]:
+        """Who answered the calls of ``run_ids``: per role, the model requested, the
+        model the server said it was (``served``; the requested one when it said
+        nothing else) and the endpoint, with the number of calls; most calls first."""
+        ids = list(dict.fromkeys(run_ids))
+        if not ids:
+            return []
+        field = "CASE WHEN json_valid(meta) THEN json_extract(meta, '$.{}') END"
+        served, endpoint = field.format("served_model"), field.format("endpoint")
+        rows = self._query(
+            f"SELECT role, model, {served}, {endpoint}, count(*) FROM llm_calls "
+            f"WHERE run_id IN ({', '.join('?' * len(ids))}) AND error IS NULL "
+            "GROUP BY 1, 2, 3, 4 ORDER BY 5 DESC, 1, 2",
+            tuple(ids),
+        )
+        return [
+            {
+                "role": str(r[0]),
+                "model": str(r[1]),
+                "served": str(r[2]) if isinstance(r[2], str) and r[2] else str(r[1]),
+                "endpoint": str(r[3]) if isinstance(r[3], str) and r[3] else None,
+                "calls": int(r[4]),
+            }
+            for r in rows
+        ]
 
     def export_jsonl(self, run_id: str, out: TextIO) -> int:
         """Write the run as JSON lines; returns the number of lines written.

@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from lorekit.eval.store_schema import (
+    CALL_COLUMN_NAMES,
     EPISODE_STATUSES,
     EpisodeRecord,
     StoreError,
@@ -23,6 +24,8 @@ from lorekit.eval.store_schema import (
     json_fallback,
 )
 from lorekit.llm.calls import CallRecord
+
+_META_AT = CALL_COLUMN_NAMES.index("meta")
 
 
 class EpisodeCommitter(Protocol):
@@ -33,6 +36,8 @@ class EpisodeCommitter(Protocol):
     def _commit_episode(
         self, ep: EpisodeRecord, steps: list[tuple[Any, ...]], calls: list[tuple[Any, ...]]
     ) -> None: ...
+
+    def _commit_calls(self, run_id: str, calls: list[tuple[Any, ...]]) -> None: ...
 
 
 class EpisodeWriter:
@@ -69,6 +74,9 @@ class EpisodeWriter:
         self._steps: list[tuple[Any, ...]] = []
         self._calls: list[tuple[Any, ...]] = []
         self._closed: str | None = None
+        self.stopped: str | None = None
+        """Why a call of this episode was refused before it was sent (a spending
+        limit's ``call_meta["stopped"]``); such an episode is kept out of the run."""
 
     @property
     def step_count(self) -> int:
@@ -104,8 +112,29 @@ class EpisodeWriter:
         """Record one model call made during this episode (success or error)."""
         self._check_open()
         self._calls.append(call_row(record))
+        if record.error is not None and record.meta.get("stopped"):
+            self.stopped = self.stopped or str(record.meta["stopped"])
 
     __call__ = add_llm_call
+
+    def keep_calls_only(self) -> int:
+        """Store this episode's calls outside any episode (each naming it in its meta as
+        ``deferred_episode``) and nothing else, so a resumed run plays the episode again
+        while what it spent stays counted. Returns how many calls were kept."""
+        self._check_open()
+        calls = [self._deferred(row) for row in self._calls]
+        if calls:
+            self._store._commit_calls(self.run_id, calls)
+        self._closed = "deferred"
+        self._steps, self._calls = [], []
+        return len(calls)
+
+    def _deferred(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        at = _META_AT
+        meta = json.loads(row[at]) if isinstance(row[at], str) else {}
+        meta = meta if isinstance(meta, dict) else {}
+        meta["deferred_episode"] = self.episode_key
+        return (*row[:at], info_json(meta), *row[at + 1 :])
 
     def attach(self, trajectory: Any) -> None:
         """Keep a reference to the agent's live trajectory.

@@ -152,8 +152,26 @@ class UsageLedger:
         return {role: row.to_dict() for role, row in sorted(self.by_role.items())}
 
 
+def endpoint_of(llm: object, depth: int = 8) -> str | None:
+    """The base URL ``llm``'s requests go to: its own ``endpoint``, or that of the model
+    it wraps (wrappers keep theirs in ``inner``); None for a model with no endpoint."""
+    for _ in range(depth):
+        endpoint = getattr(llm, "endpoint", None)
+        if isinstance(endpoint, str) and endpoint:
+            return endpoint
+        llm = getattr(llm, "inner", None)
+        if llm is None:
+            return None
+    return None
+
+
 class MeteredLLM:
-    """Counts a role's calls into a ledger and hands each call to a sink."""
+    """Counts a role's calls into a ledger and hands each call to a sink.
+
+    Each record's ``meta`` names the endpoint the request went to and, when the
+    server answered as another model than the one requested (an alias, a served
+    checkpoint), the ``served_model``: a run names the model that answered, not
+    only the one its config asked for."""
 
     def __init__(
         self,
@@ -166,6 +184,8 @@ class MeteredLLM:
         self.role = role
         self.ledger = ledger if ledger is not None else UsageLedger()
         self.sink = sink
+        endpoint = endpoint_of(inner)
+        self._where: dict[str, Any] = {"endpoint": endpoint} if endpoint else {}
 
     @property
     def model(self) -> str:
@@ -186,6 +206,7 @@ class MeteredLLM:
             self.ledger.record(self.role, self.model, None, latency, billed=billed)
             if self.sink is not None:
                 error = f"{type(exc).__name__}: {exc}"
+                meta = {**self._where, **dict(getattr(exc, "call_meta", None) or {})}
                 self.sink(
                     CallRecord(
                         self.role,
@@ -196,6 +217,7 @@ class MeteredLLM:
                         latency,
                         None,
                         error,
+                        meta=meta,
                         error_usage=billed,
                     )
                 )
@@ -203,5 +225,10 @@ class MeteredLLM:
         latency = time.perf_counter() - t0
         self.ledger.record(self.role, self.model, out, latency)
         if self.sink is not None:
-            self.sink(CallRecord(self.role, self.model, msgs, params, started, latency, out))
+            meta = dict(self._where)
+            if out.model and out.model != self.model:
+                meta["served_model"] = out.model
+            self.sink(
+                CallRecord(self.role, self.model, msgs, params, started, latency, out, meta=meta)
+            )
         return out

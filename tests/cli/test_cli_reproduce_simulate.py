@@ -5,6 +5,7 @@ reproduction (the printed table, the saved JSON and Markdown say which models an
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -187,7 +188,14 @@ def test_a_local_model_run_says_the_bundled_small_model_answered(
     store = here / "s.sqlite3"
     args = ["reproduce", "run", "adapt-table2-textcraft", "--rows", "react", "--model", "local"]
     opts = ["-n", "1", "--store", str(store), "--run-id", "loc", "--cache", "off"]
-    code, out, err = run_cli([*args, *opts, "--no-progress"], capsys)
+    # the paper's 60 turns outgrow the model's context: refused before the server starts
+    code, _out, err = run_cli([*args, *opts, "--no-progress"], capsys)
+    assert code == 2 and "row 'react' does not fit the bundled model" in err
+    assert "over the model's 8,192-token context" in err and not local_model._started
+    fits = re.search(r"--agent-opt (max_turns=\d+)", err)
+    assert fits is not None
+    code, out, err = run_cli([*args, *opts, "--agent-opt", fits.group(1), "--no-progress"],
+                             capsys)  # fmt: skip
     local_model._started.pop("local").stop()
     assert code == 0, err
     flat = " ".join(out.split())
@@ -198,6 +206,8 @@ def test_a_local_model_run_says_the_bundled_small_model_answered(
     with RunStore(store) as db:
         calls = db.llm_calls("loc.react")
     assert calls and {c["model"] for c in calls} == {"SmolLM2-135M-Instruct.Q4"}
+    turns = int(fits.group(1).split("=")[1])
+    assert len(calls) <= turns  # the cap held
 
 
 @pytest.mark.slow

@@ -12,7 +12,6 @@ import pytest
 from lorekit.eval.reproduce import (
     ExperimentError,
     build_check,
-    estimate,
     find_experiment,
     load_all,
     load_experiment,
@@ -90,15 +89,6 @@ def test_garbled_figures_are_read_from_the_garbled_text() -> None:
     assert "7.7+£0.8" in text and exp.row("paper").published["reward"].value == 7.7
     score = exp.row("paper").published["score"]
     assert "84+14 7.7" in text and (score.value, score.spread) == (8.4, 1.4)
-
-
-def test_the_estimate_multiplies_episodes_calls_and_tokens() -> None:
-    exp = find_experiment("adapt-table2-textcraft")
-    table = {"adapt": {"calls": 10, "prompt_tokens": 100, "completion_tokens": 10}}
-    (cost,) = estimate(exp, [exp.row("adapt")], 200, table)
-    assert (cost.calls, cost.tokens) == (2000, 2000 * 110)
-    (free,) = estimate(exp, [exp.row("adapt")], 200, {})
-    assert free.tokens == 0
 
 
 GOOD = """\

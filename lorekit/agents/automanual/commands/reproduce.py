@@ -41,16 +41,20 @@ def reproduce_build(
     harness: HarnessOptions,
     env_opt: Sequence[str],
     simulate: bool,
+    budget: Any = None,
 ) -> dict[str, Any]:
     """Play (or resume) ``build`` of experiment ``exp`` as run ``run_id``, formulate
     its manual, and return the agent options of the rows that test with it.
-    ``resume_id`` is the ``--run-id`` that resumes the whole reproduction."""
+    ``resume_id`` is the ``--run-id`` that resumes the whole reproduction; ``budget``
+    (``--max-cost``'s guard) bounds every call of the build and the formulation, and
+    once it stops the work nothing more is played or formulated (the caller exits 3)."""
     from lorekit.agents.automanual.build import run_build
     from lorekit.agents.automanual.formulate import formulate_build
     from lorekit.agents.automanual.formulator import FormulatorError
     from lorekit.agents.automanual.profiles import profile_for
     from lorekit.agents.simulated import simulated_roles
     from lorekit.cli.checks import build_models
+    from lorekit.llm.budget import SpendLimitReached
 
     cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store)
     if build.variant == "published":
@@ -75,6 +79,8 @@ def reproduce_build(
         if simulate
         else build_models(cfg, config_path=models.config_path)
     )
+    if budget is not None:
+        roles = budget.wrap_models(roles)
     outcome = asyncio.run(
         run_build(
             cfg.store,
@@ -95,6 +101,8 @@ def reproduce_build(
             library_only=build.library_only,
         )
     )
+    if budget is not None and budget.tripped:
+        return {"manual": run_id}  # stopped at --max-cost: the caller says so and exits 3
     if outcome.errors:
         raise RunFailed(
             f"build {run_id}: {outcome.errors} episodes ended in an error; resume it with "
@@ -104,7 +112,11 @@ def reproduce_build(
         done = formulate_build(cfg.store, run_id, roles, prices=cfg.prices(), keep_existing=True)
         try:  # once: a resumed reproduction keeps the manual it formulated
             asyncio.run(done)
+        except SpendLimitReached:  # --max-cost: the caller says so and exits 3
+            return {"manual": run_id}
         except FormulatorError as exc:
+            if budget is not None and budget.tripped:
+                return {"manual": run_id}
             raise RunFailed(
                 f"build {run_id}: the formulator gave no usable manual: {exc}"
             ) from None
