@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,3 +123,33 @@ def registry() -> Iterator[Registry]:
         yield REGISTRY
     finally:
         REGISTRY.restore(state)
+
+
+def _shared_data() -> Path | None:
+    """The project's shared data beside the repository (or the machine-wide copy)."""
+    beside = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    for folder in (beside, Path("/work/shared/data")):
+        if (folder / "alfworld-2.1.1").is_dir() and (folder / "published-runs").is_dir():
+            return folder
+    return None
+
+
+@pytest.fixture(scope="session")
+def alfworld_release(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """ALFWorld's release rebuilt once per session from the shared data (AutoManual's copy
+    and ADaPT's record; the two trials the copy lacks from ``$LOREKIT_ALFWORLD_CANDIDATES``
+    when set): the rebuild replays all 1,444 recorded commands, minutes on a busy machine,
+    and the tests that check it and the replays that play on it share one."""
+    from lorekit.envs.alfworld import release
+    from lorekit.envs.alfworld.rebuild import rebuild_release
+
+    shared = _shared_data()
+    if shared is None:
+        pytest.skip("needs ../shared/data (AutoManual's ALFWorld copy and ADaPT's record)")
+    name = str(release.manifest()["record"]["name"])
+    record = shared / "published-runs" / "adapt" / name
+    candidates = os.environ.get("LOREKIT_ALFWORLD_CANDIDATES")
+    dest = tmp_path_factory.mktemp("alfworld-release") / "release"
+    return rebuild_release(
+        shared / "alfworld-2.1.1", record, dest, candidates=Path(candidates) if candidates else None
+    )

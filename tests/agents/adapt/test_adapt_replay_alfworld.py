@@ -6,34 +6,25 @@ recorded decisions, shows every recorded observation and lands on its recorded o
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import pytest
 from _published import ALFWORLD, published
 
 from lorekit.agents.adapt.replay_alfworld import READER
-from lorekit.envs.alfworld.rebuild import rebuild_release
+from lorekit.envs.alfworld.rebuild import Rebuilt
 from lorekit.eval.replay import replay
 from lorekit.eval.store import RunStore
-
-ROOT = Path(__file__).resolve().parents[3]
-COPIES = (
-    ROOT.parent / "shared" / "data" / "alfworld-2.1.1",
-    Path("/work/shared/data/alfworld-2.1.1"),
-)
 
 pytestmark = pytest.mark.slow  # rebuilds 132 games, then plays 296 executor runs: minutes
 
 
 @pytest.fixture(scope="module")
-def replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
-    copy = next((c for c in COPIES if (c / "json_2.1.1").is_dir()), None)
-    if copy is None:
-        pytest.skip("ALFWorld 2.1.1 games not found in ../shared/data/alfworld-2.1.1")
+def replayed(
+    tmp_path_factory: pytest.TempPathFactory, alfworld_release: Rebuilt
+) -> tuple[Any, Any]:
     record = published(ALFWORLD)
-    dest = tmp_path_factory.mktemp("alfworld") / "release"
-    rebuild_release(copy, record, dest)
+    dest = alfworld_release.dest  # rebuilt once per session (tests/conftest.py)
     source = READER.open(record, env_options={"data_dir": str(dest)})
     store = tmp_path_factory.mktemp("replay") / "runs.sqlite3"
     with RunStore(store) as db:

@@ -20,7 +20,7 @@ from _cli import run_cli
 from lorekit.envs import make
 from lorekit.envs.alfworld import release, variants
 from lorekit.envs.alfworld.games import GameSourceError
-from lorekit.envs.alfworld.rebuild import Rebuilt, rebuild_release
+from lorekit.envs.alfworld.rebuild import Rebuilt
 from lorekit.envs.alfworld.record import read_record
 
 
@@ -49,11 +49,10 @@ MISSING = {  # the two trials of ADaPT's 134 that AutoManual's copy lacks
 }
 
 
-@pytest.fixture(scope="module")
-def rebuilt(tmp_path_factory: pytest.TempPathFactory) -> Rebuilt:
-    dest = tmp_path_factory.mktemp("alfworld") / "release"
-    candidates = Path(CANDIDATES) if CANDIDATES else None
-    return rebuild_release(COPY, RECORD, dest, candidates=candidates)
+@pytest.fixture
+def rebuilt(alfworld_release: Rebuilt) -> Rebuilt:
+    """The session's rebuild (tests/conftest.py): the replays of ADaPT's run play on it too."""
+    return alfworld_release
 
 
 def test_every_recorded_observation_and_outcome_replays_equal(rebuilt: Rebuilt) -> None:

@@ -19,7 +19,7 @@ import click
 
 from lorekit.cli.console import console, err_console
 from lorekit.cli.errors import UserError
-from lorekit.cli.options import MAX_RUN_ID
+from lorekit.cli.options import check_run_id
 from lorekit.cli.stores import default_store
 
 
@@ -74,8 +74,10 @@ def import_published_cmd(
     from lorekit.agents.automanual.published_import import import_build
 
     build_id = run_id or f"published-{env_name}"
-    if len(build_id) > MAX_RUN_ID or not build_id.strip():
-        raise UserError(f"--run-id: expected 1 to {MAX_RUN_ID} characters, got {build_id!r}")
+    try:
+        check_run_id(build_id)  # the same rule as every command that names a new run
+    except click.BadParameter as exc:
+        raise UserError(f"--run-id: {exc.message}") from None
     try:
         if from_path is not None:
             folder = Path(from_path)
