@@ -327,7 +327,7 @@ def run_cmd(
         if guard is not None and guard.tripped:
             break
     if guard is not None and guard.tripped:
-        from lorekit.cli.reproduce_cost import CostLimitReached
+        from lorekit.cli.reproduce_limit import CostLimitReached
 
         raise CostLimitReached(guard.message(prefix))
     cfg, _ = prepare_config(models, cache=harness.cache, store=harness.store, prices=table)

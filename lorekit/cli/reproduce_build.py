@@ -77,7 +77,7 @@ def run_builds(
     reproduction (another than ``prefix`` for its repeated runs)."""
     import inspect
 
-    from lorekit.cli.reproduce_cost import CostLimitReached
+    from lorekit.cli.reproduce_limit import CostLimitReached
     from lorekit.eval.reproduce import build_makers
 
     makers = build_makers()

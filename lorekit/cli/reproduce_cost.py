@@ -16,10 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import click
-
 from lorekit.cli.console import console, err_console
 from lorekit.cli.errors import UserError
+from lorekit.cli.reproduce_limit import EXIT_COST_LIMIT, CostLimitReached  # noqa: F401
 
 DRY_EPISODES = 2
 """Episodes the dry run plays per row at least (one per task group where a split has
@@ -27,14 +26,6 @@ DRY_EPISODES = 2
 MAX_DRY_ROWS = 20
 """Rows a dry run measures at most (each plays episodes); an experiment with more
 rows says which were left out, and ``--rows`` picks the ones to measure."""
-EXIT_COST_LIMIT = 3
-"""Exit code of a run that stopped at ``--max-cost`` (resumable)."""
-
-
-class CostLimitReached(click.ClickException):
-    """The spend recorded in the store reached ``--max-cost``; exit 3, resumable."""
-
-    exit_code = EXIT_COST_LIMIT
 
 
 def load_table(prices: str | None) -> Any:
