@@ -109,10 +109,31 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker: the controller sees every report and decides
     if _refused_modules and exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     elif exitstatus == 0 and _ran["count"] == 0:
         session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist registers it too; here so that --strict-markers passes without it
+    config.addinivalue_line("markers", "xdist_group(name): tests one xdist worker runs together")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``-n N --dist loadgroup`` (the README's test command), the tests that play on
+    the rebuilt ALFWorld release go to one worker, so the session fixture that rebuilds it
+    (minutes) runs once; tests that ask for it by name are grouped here, one that asks
+    with ``request.getfixturevalue`` carries the mark itself."""
+    for item in items:
+        if "alfworld_release" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(RELEASE_GROUP))
+
+
+RELEASE_GROUP = "alfworld-release"
+"""The xdist group of the tests that share :func:`alfworld_release`."""
 
 
 @pytest.fixture

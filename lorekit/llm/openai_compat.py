@@ -321,8 +321,15 @@ class OpenAICompatLLM:
         return error
 
     async def aclose(self) -> None:
-        """Close the HTTP connection pool."""
-        await self._client.close()
+        """Close the HTTP connection pool of this loop's client. A client opened under an
+        earlier (now closed) loop cannot be closed from this one: its connections died
+        with that loop, so it is retired instead of closed."""
+        if self._loop is None or self._loop is asyncio.get_running_loop():
+            await self._client.close()
+        else:
+            self._retired.append(self._client)
+            self._client = openai.AsyncOpenAI(**self._client_options)
+        self._loop = None
 
     async def __aenter__(self) -> OpenAICompatLLM:
         return self

@@ -18,9 +18,14 @@ def test_the_dry_run_uses_the_simulation_registry(env: str) -> None:
     assert describe(env, "react")  # the same entry names them in a summary
 
 
-def test_rows_without_scripted_models_or_with_a_build_are_not_measured() -> None:
-    with pytest.raises(LookupError, match="tests with a build"):
-        shape_roles("alfworld", "automanual")
+def test_a_build_is_measured_with_its_stages_and_a_row_without_models_is_not() -> None:
+    # a row that tests with a build: the dry run plays the build too, so every stage's
+    # scripted model is there (the planner answers the row itself)
+    roles = shape_roles("alfworld", "automanual")
+    assert {"planner", "builder", "consolidator", "formulator"} <= set(roles)
+    assert roles.default == "planner"
+    with pytest.raises(LookupError, match="no scripted models for agent 'automanual' on env"):
+        shape_roles("miniwob", "automanual")
     with pytest.raises(LookupError, match="no scripted models for agent 'spring' on env 'webshop'"):
         shape_roles("webshop", "spring")
 

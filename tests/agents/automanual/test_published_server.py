@@ -104,15 +104,17 @@ def test_build_formulate_and_test_through_a_server_within_max_cost(
         cfg = config(here / "run.yaml", srv.base_url)
         args = ["reproduce", "run", "tiny.yaml", "-n", "2", "--config", str(cfg),
                 "--store", str(store), "--run-id", "r", "--no-progress"]  # fmt: skip
-        # a dollar a token: the build alone spends past the limit, so no row begins,
-        # nor the second repeat's build
+        # a dollar a token: the build's first call alone would pass the limit, so it is
+        # refused before it is sent; no row begins, nor the second repeat's build
         code, _out, err = run_cli([*args, "--max-cost", "1", "--repeats", "2"], capsys)
         assert code == 3, err
         assert "Event loop is closed" not in err
-        assert "stopped at --max-cost 1: the store records $" in err
+        flat = " ".join(err.split())
+        assert "stopped at --max-cost 1: " in flat and "Spent on this reproduction: $" in flat
+        assert "Resume with --run-id r and a higher --max-cost" in flat
+        assert srv.request_count == 0  # refused before it was sent, not after
         with RunStore(store) as runs:
-            assert len(runs.episodes("r.build-am")) == 6
-            assert runs.usage_by_role("r.build-am")["formulator"]["calls"] == 1
+            assert runs.episodes("r.build-am") == []  # none left half-written
             assert runs.get_run("r.am") is None  # the row was not begun
             assert runs.get_run("r.r2.build-am") is None
         asked = srv.request_count
@@ -122,6 +124,7 @@ def test_build_formulate_and_test_through_a_server_within_max_cost(
         with RunStore(store) as runs:
             tested = runs.episodes("r.am")
             assert len(tested) == 2 and all(e.status != "error" for e in tested)
+            assert len(runs.episodes("r.build-am")) == 6  # one game per task type
             assert runs.usage_by_role("r.build-am")["formulator"]["calls"] == 1
         assert srv.request_count > asked
         systems = {r.body["messages"][0]["content"][:26] for r in srv.requests}
