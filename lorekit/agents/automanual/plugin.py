@@ -39,6 +39,15 @@ def register(registry: Registry) -> None:
         "(lorekit.agents.automanual.testing)",
         takes_env=True,
     )
+    registry.add_scripted(
+        "miniwob",
+        "automanual",
+        "lorekit.agents.automanual.testing.miniwob:stage_roles",
+        "scripted AutoManual planner (plays a shown skill or human example, adapted), "
+        "builder, consolidator and formulator for MiniWoB++ "
+        "(lorekit.agents.automanual.testing.miniwob)",
+        takes_env=True,
+    )
     registry.add_command(
         "automanual",
         "lorekit.agents.automanual.commands.automanual:automanual",

@@ -41,7 +41,7 @@ functions be adapted):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -307,10 +307,19 @@ class _Rendered:
     content: str
     example: str = ""
 
-    @property
-    def scope(self) -> str:
-        low = self.content.lower()
-        return next((t for t in TASK_TYPES if t in low), "general")
+    def scope(self, task_types: Sequence[str] = TASK_TYPES) -> str:
+        """The first of ``task_types`` the content names (as a whole name), else general."""
+        return scope_of(self.content, task_types)
+
+
+def scope_of(content: str, task_types: Sequence[str]) -> str:
+    """The first of ``task_types`` named in ``content`` (a whole name: ``email-inbox``
+    is not found in ``email-inbox-forward-nl``), else ``"general"``."""
+    low = content.lower()
+    for t in task_types:
+        if re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", low):
+            return t
+    return "general"
 
 
 def rendered_rules(text: str) -> list[_Rendered]:
@@ -345,10 +354,13 @@ _CODE_TYPES = ("Success Process", "Useful Helper Method")
 """Rule types that hold code: never deleted by the consolidator, never merged together."""
 
 
-def consolidator_model(*, default_limit: int = 12) -> ModelFn:
+def consolidator_model(
+    *, default_limit: int = 12, task_types: Sequence[str] = TASK_TYPES
+) -> ModelFn:
     """Folds rules of one task type into one (update + delete) until under the limit.
 
-    In each task type (or the general group), the rules without code are
+    A rule's task type is the first of ``task_types`` (ALFWorld's by default) its
+    text names. In each task type (or the general group), the rules without code are
     merged into the type's Success Process rule when there is one, else into
     the oldest of them; rules holding code are never deleted, and two of them
     are never merged.
@@ -361,7 +373,7 @@ def consolidator_model(*, default_limit: int = 12) -> ModelFn:
         limit = int(m.group(1)) if m else default_limit
         groups: dict[str, list[_Rendered]] = {}
         for r in rules:
-            groups.setdefault(r.scope, []).append(r)
+            groups.setdefault(r.scope(task_types), []).append(r)
         calls: list[str] = []
         count = len(rules)
         for group in sorted(groups.values(), key=lambda g: (-len(g), g[0].rule_id)):
@@ -390,17 +402,20 @@ def consolidator_model(*, default_limit: int = 12) -> ModelFn:
     return answer
 
 
-def formulator_model(*, title: str = "ALFWorld manual") -> ModelFn:
-    """Groups the rules by the task type they name and writes them out as a Markdown manual."""
+def formulator_model(
+    *, title: str = "ALFWorld manual", task_types: Sequence[str] = TASK_TYPES
+) -> ModelFn:
+    """Groups the rules by the task type they name (the first of ``task_types``,
+    ALFWorld's by default) and writes them out as a Markdown manual."""
 
     def answer(messages: tuple[Message, ...]) -> str:
         rules = rendered_rules(_last_rules(messages))
         groups: dict[str, list[_Rendered]] = {}
         for r in rules:
-            scope = "general" if ALL_TYPES in r.content.lower() else r.scope
+            scope = "general" if ALL_TYPES in r.content.lower() else r.scope(task_types)
             groups.setdefault(scope, []).append(r)
         lines = [f"# {title}", ""]
-        for scope in ["general", *TASK_TYPES]:
+        for scope in ["general", *task_types]:
             if scope not in groups:
                 continue
             heading = "General rules" if scope == "general" else f"Tasks of type {scope}"
