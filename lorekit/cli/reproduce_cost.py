@@ -155,7 +155,11 @@ def _measure_builds(exp: Any, rows: Sequence[Any], store: Path, est: Any) -> dic
             rid = built[build.id].run_id
             episodes = db.episodes(rid)
             metered = meter(db.llm_calls(rid))
-            size = build.per_type * max(1, len({e.task_group for e in episodes}))
+            run = db.get_run(rid)
+            types = (run.config.get("task_types") if run is not None else None) or len(
+                {e.task_group for e in episodes}
+            )  # the whole set's, where the build records it (played shorter)
+            size = build.per_type * max(1, int(types))
             roles: dict[str, Tokens] = {}
             for key, per_role in metered.items():
                 factor = size / max(1, len(episodes)) if key != "None" else 1.0

@@ -87,6 +87,9 @@ class Experiment:
     builds: tuple[Build, ...] = ()
     simulate_per_type: int | None = None
     """Tasks per type of each build under ``--simulate`` (a shorter build)."""
+    simulate_types: int | None = None
+    """Task types each build plays under ``--simulate``: the first N of its task set (a
+    build over many types kept short; the dry run still prices the whole set)."""
     repeats: int = 1
     """Runs the paper's figure is the mean of (AutoManual: 3): each run plays the builds
     and the rows anew, and our figure pools them as the paper averaged them."""
@@ -190,7 +193,7 @@ def load_experiment(path: Path) -> Experiment:
     if not isinstance(env_options, dict):
         where.fail("env_options", "expected a mapping of option: value")
     simulate = where.mapping(
-        data.get("simulate") or {}, "simulate", {"env_options": False, "per_type": False}
+        data.get("simulate") or {}, "simulate", {"env_options": False, "per_type": False, "types": False}
     )
     simulate_env = simulate.get("env_options") or {}
     if not isinstance(simulate_env, dict):
@@ -219,6 +222,7 @@ def load_experiment(path: Path) -> Experiment:
         simulate_env_options=dict(simulate_env),
         builds=builds,
         simulate_per_type=count(where, simulate.get("per_type"), "simulate.per_type"),
+        simulate_types=count(where, simulate.get("types"), "simulate.types"),
         repeats=repeats,
         select=None if data.get("select") is None else parse_sample(where, data["select"]),
     )

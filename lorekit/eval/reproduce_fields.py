@@ -37,6 +37,7 @@ _BUILD = {
     "variant": True,
     "split": True,
     "per_type": False,
+    "types": False,
     "paper_models": False,
     "env_options": False,
     "examples": False,
@@ -103,6 +104,8 @@ class Build:
     library_only: bool = False
     """With ``from_build``: keep its rules as they are, grow only the libraries (the
     second step of AutoManual's two-step MiniWoB++ build)."""
+    types: int | None = None
+    """Build on the first ``types`` task types of its task set only (None: every one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +233,7 @@ def parse_build(where: Where, value: Any, at: str) -> Build:
         examples=count(where, data.get("examples"), f"{at}.examples"),
         from_build=where.optional_text(data, "from", f"{at}."),
         library_only=library_only,
+        types=count(where, data.get("types"), f"{at}.types"),
     )
 
 

@@ -12,7 +12,10 @@ and the rows get ``manual=RUN_ID.build-ID``. A build may name its own env
 options (the task set it builds on), how many human examples the planner sees,
 and an earlier build it starts from, keeping that build's rules
 (``library_only``: the second step of the paper's MiniWoB++ build). With
-``--simulate`` the build's four roles are the scripted AutoManual models. A
+``--simulate`` the build's four roles are the scripted AutoManual models, and
+the experiment's ``simulate:`` may shorten it (``per_type``; ``types``: only the
+first N task types of its set, the build's run recording how many its whole set
+has, ``task_types``, which the dry run prices). A
 ``published`` build plays nothing: it is the authors' own published run of the
 experiment's env, found or fetched (checked by sha256) and imported as that
 run, so the rows test with the manual and skills the paper's GPT-4 build made.
@@ -71,6 +74,9 @@ def reproduce_build(
     own = tuple(f"{k}={option_text(v)}" for k, v in build.env_options.items())
     options = with_defaults((*env_opt, *own), dict(profile.env_options))  # its task set
     env_kwargs, tasks, provenance = prepare_tasks(exp.env, options, None, build.split)
+    tasks, whole = first_types(tasks, build.types)  # the build as the file sets it
+    types = (exp.simulate_types if simulate else None) or build.types
+    tasks, _ = first_types(tasks, types)
     source = None  # the second step of a two-step build starts from the first
     if build.from_build is not None:
         source = f"{run_id.rpartition('.build-')[0]}.build-{build.from_build}"
@@ -92,7 +98,12 @@ def reproduce_build(
             variant=build.variant,
             per_type=per_type,
             seed=harness.seed,
-            config={"experiment": exp.id, "tasks_from": provenance, "simulated": simulate},
+            config={
+                "experiment": exp.id,
+                "tasks_from": provenance,
+                "simulated": simulate,
+                "task_types": whole,
+            },
             episode_timeout_s=harness.timeout_s,
             retry_errors=harness.retry_errors,
             progress=err_console if show_progress(harness.progress) else False,
@@ -121,6 +132,14 @@ def reproduce_build(
                 f"build {run_id}: the formulator gave no usable manual: {exc}"
             ) from None
     return {"manual": run_id}
+
+
+def first_types(tasks: Sequence[Any], types: int | None) -> tuple[list[Any], int]:
+    """The tasks of the first ``types`` task types (groups, in task order; None: all)
+    and how many types ``tasks`` has in all."""
+    groups = list(dict.fromkeys(t.group for t in tasks))
+    kept = set(groups if types is None else groups[:types])
+    return [t for t in tasks if t.group in kept], len(groups)
 
 
 def _published(exp: Any, build: Any, run_id: str, store: str) -> dict[str, Any]:
