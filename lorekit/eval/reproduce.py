@@ -193,7 +193,9 @@ def load_experiment(path: Path) -> Experiment:
     if not isinstance(env_options, dict):
         where.fail("env_options", "expected a mapping of option: value")
     simulate = where.mapping(
-        data.get("simulate") or {}, "simulate", {"env_options": False, "per_type": False, "types": False}
+        data.get("simulate") or {},
+        "simulate",
+        {"env_options": False, "per_type": False, "types": False},
     )
     simulate_env = simulate.get("env_options") or {}
     if not isinstance(simulate_env, dict):

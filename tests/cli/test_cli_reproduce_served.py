@@ -61,8 +61,8 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def trimmed(exp: Experiment, folder: Path) -> tuple[Path, dict[str, Any]]:
     """A copy of the experiment file with its quick settings (``simulate:``) applied for
-    real: shorter games, one build game per task type (of a build's first few types, where
-it says so). Returns it and its env options."""
+        real: shorter games, one build game per task type (of a build's first few types, where
+    it says so). Returns it and its env options."""
     data = yaml.safe_load(exp.path.read_text(encoding="utf-8"))
     quick = data.pop("simulate", None) or {}
     data["env_options"] = {**(data.get("env_options") or {}), **(quick.get("env_options") or {})}

@@ -20,8 +20,11 @@ Planner (:func:`planner_model`), from its first message and the system prompt:
   the parts are played, it answers code that does nothing (it repairs
   nothing); ``## Rules`` and ``## Manual`` it reads but does not follow;
 - ``## Conclusion`` of a success: the code it ran, one ```` ```python ````
-  block, each part but the last ending in a ``# Pause here`` line (where the
-  next answer began; :func:`plan_parts` splits a skill there again), with
+  block opening with a ``# Task: SENTENCE`` line (the task its literals come
+  from: a MiniWoB++ skill's stored goal is its page's name, so this note is what
+  the planner adapts a skill from), each part but the last ending in a
+  ``# Pause here`` line (where the next answer began; :func:`plan_parts`
+  splits a skill there again), with
   ``### Mistakes`` for an indirect success; of a failure: ``### Reflection``
   quoting the part that stopped and the error the feedback showed.
 
@@ -76,6 +79,7 @@ PAUSE = "# Pause here: read the page before going on."
 """The line a skill's part ends with where the next answer began."""
 _PAUSE_LINE = re.compile(r"^[ \t]*# Pause\b.*$", re.M)
 _TASK_LINE = re.compile(r"^Task: (.+)$", re.M)
+_TASK_COMMENT = re.compile(r"\A\s*# Task: (.+)$", re.M)
 _EXAMPLE_START = "The task (first observation):\n"
 _ANSWER_START = "\nAn answer:\n"
 _FEEDBACK_START = "\nThe feedback on it:\n"
@@ -135,6 +139,9 @@ def _plan(messages: tuple[Message, ...], first: Message) -> tuple[list[str], str
     skill = shown_skill(first.content)
     if skill is not None:
         goal, code = skill
+        noted = _TASK_COMMENT.match(code)  # the skill's own note of its task sentence
+        if noted is not None:
+            goal = noted.group(1).strip()
         return [adapt_text(p, goal, sentence) for p in plan_parts(code)], "the stored skill"
     system = next((m.content for m in messages if m.role == "system"), "")
     examples = shown_examples(system)
@@ -183,7 +190,8 @@ def planner_model() -> ModelFn:
         last = messages[-1].content if messages[-1].role == "user" else ""
         conclusion = _CONCLUSION.search(last)
         if conclusion is not None:
-            return _conclude(conclusion.group(1), plan, turns, failed, error)
+            sentence = _task_sentence(first.content)
+            return _conclude(conclusion.group(1), plan, turns, failed, error, sentence)
         if not plan:
             return _answer("pass", "I have no code for this task.", "none")
         if failed is not None:
@@ -204,16 +212,19 @@ def planner_model() -> ModelFn:
     return answer
 
 
-def _conclude(outcome: str, plan: list[str], turns: int, failed: int | None, error: str) -> str:
+def _conclude(
+    outcome: str, plan: list[str], turns: int, failed: int | None, error: str, sentence: str
+) -> str:
     played = plan[: min(turns, len(plan))]
     if outcome.endswith("success"):
-        lines = []
+        lines = [f"# Task: {sentence}"]  # what its literals are the words of
         for i, part in enumerate(played):
+            part = _TASK_COMMENT.sub("", part, count=1).lstrip("\n") if i == 0 else part
             body = part.rstrip()
             if i < len(played) - 1 and not _PAUSE_LINE.search(body.rsplit("\n", 1)[-1]):
                 body += f"\n{PAUSE}"
             lines.append(body)
-        code = "\n\n".join(lines) or "pass"
+        code = "\n".join([*lines[:1], "\n\n".join(lines[1:]) or "pass"])
         head = ""
         if outcome == "indirect_success":
             mistake = f"- the page refused: {error}" if error else "- none: I paused to read"
