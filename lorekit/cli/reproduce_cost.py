@@ -135,7 +135,7 @@ def _measure_builds(exp: Any, rows: Sequence[Any], store: Path, est: Any) -> dic
     (its episodes' mean times the build's size, plus the calls outside episodes: the
     manual's formulation). Returns build id -> the options its rows test with."""
     from lorekit.cli.options import HarnessOptions, ModelChoice
-    from lorekit.cli.reproduce_build import run_builds
+    from lorekit.cli.reproduce_build import needed_builds, run_builds
     from lorekit.cli.reproduce_estimates import fingerprint
     from lorekit.eval.cost import Tokens, meter
     from lorekit.eval.store import RunStore
@@ -166,7 +166,8 @@ def _measure_builds(exp: Any, rows: Sequence[Any], store: Path, est: Any) -> dic
                 for role, tokens in per_role.items():
                     roles.setdefault(role, Tokens()).add(tokens.scaled(factor))
             est.builds[build.id] = roles
-            row = next(r for r in needed if r.build == build.id)
+            # a row that tests with it, or with a build that starts from it
+            row = next(r for r in needed if build.id in needed_builds(exp, [r]))
             est.prints[f"build:{build.id}"] = fingerprint(exp, row, est.planned)
     return {b: dict(v.options) for b, v in built.items()}
 
@@ -187,10 +188,13 @@ def priced(
             continue
         models = configured_model(cfg) if cfg is not None else paper_model(row)
         out.append((row, price_range(span, episodes, models, table)))
+    from lorekit.cli.reproduce_build import needed_builds
+
     builds: dict[str, Any] = {}
+    needed = needed_builds(exp, rows)  # with the builds those start from
     for build in exp.builds:
         roles = est.builds.get(build.id)
-        if roles is None or not any(r.build == build.id for r in rows):
+        if roles is None or build.id not in needed:
             continue
         models = configured_model(cfg) if cfg is not None else _build_model(build)
         whole = {r: T(t.calls, t.prompt, t.completion, t.stable) for r, t in roles.items()}
