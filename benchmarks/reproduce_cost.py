@@ -37,7 +37,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from lorekit.cli.reproduce_cost import measure_experiment
+from lorekit.cli.reproduce_cost import dry_estimate, measure_experiment
 from lorekit.cli.reproduce_estimates import Estimate, load_saved, save
 from lorekit.eval.cost_range import episode_range
 from lorekit.eval.reproduce import find_experiment, load_all
@@ -54,12 +54,6 @@ def data_dir() -> Path | None:
     return None
 
 
-def _planned(exp: Any) -> int:
-    from lorekit.cli.reproduce_cost import _split_tasks
-
-    return exp.episodes or len(_split_tasks(exp, exp.split))
-
-
 def write(ids: list[str]) -> None:
     import os
 
@@ -72,7 +66,7 @@ def write(ids: list[str]) -> None:
             continue
         t0 = time.perf_counter()
         try:
-            est: Estimate = measure_experiment(exp, exp.runnable_rows, _planned(exp), exp.split)
+            est: Estimate = dry_estimate(exp, exp.runnable_rows, exp.episodes, exp.split)
         except Exception as exc:  # one experiment that cannot be measured here
             print(f"{exp.id}: not measured: {exc}")
             continue

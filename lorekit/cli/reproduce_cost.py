@@ -119,6 +119,31 @@ def measure_experiment(exp: Any, rows: Sequence[Any], planned: int, split: str) 
     return est
 
 
+def dry_estimate(exp: Any, rows: Sequence[Any], planned: int | None, split: str) -> Any:
+    """What the dry run measures of ``rows`` for ``planned`` episodes each (default the
+    experiment's sample, else its split's size): :func:`measure_experiment`, or, when the
+    split's games are not installed here (ALFWorld's ``valid_seen`` comes only with the
+    full download), an estimate that leaves every row out and says why."""
+    from lorekit.cli.reproduce_estimates import Estimate, fingerprint
+
+    try:
+        size = planned or len(_split_tasks(exp, split))
+    except ValueError as exc:  # the split is unknown to the games installed here
+        size = planned or _sampled(exp)
+        est = Estimate(size)
+        for row in rows:
+            est.missing[row.id] = f"its games are not here: {exc}"
+            est.prints[row.id] = fingerprint(exp, row, size)
+        return est
+    return measure_experiment(exp, rows, size, split)
+
+
+def _sampled(exp: Any) -> int:
+    """Episodes per row of an experiment that samples its split per task group (0: none)."""
+    sample = getattr(exp, "select", None)
+    return int(sample.per_group * len(sample.order)) if sample is not None else 0
+
+
 def _has_expert(exp: Any) -> bool:
     from lorekit.envs import make
 
@@ -279,14 +304,14 @@ def print_dry_run(
     if exp.needs_data:
         console.print(f"needs data: {exp.needs_data}")
     try:
-        size = planned or len(_split_tasks(exp, split))
         err_console.print(
             "dry run: each row's episodes (one per task group) with scripted models, "
             "played to its budget, and the env's expert ..."
         )
-        est = measure_experiment(exp, rows, size, split)
+        est = dry_estimate(exp, rows, planned, split)
     except (LookupError, TypeError, ValueError, OSError) as exc:
         raise UserError(f"--dry-run: {exc}") from None
+    size = est.planned
     costs, builds, total = priced(exp, rows, est, size, table, cfg)
     who = "your models" if cfg is not None else "the paper's models"
     lines = []
@@ -317,11 +342,14 @@ def print_dry_run(
             f"{_usd(cost.usd['central'], cost.usd_cached['central'], cost.unpriced)} USD "
             "(its scripted models' build, scaled to the build's size)"
         )
-    console.print(
-        f"estimate: {range_text(total.tokens, total.usd)} for {size} episodes per row"
-        + (" and the builds" if builds else "")
-        + f" at {who}"
-    )
+    if est.rows:
+        console.print(
+            f"estimate: {range_text(total.tokens, total.usd)} for {size} episodes per row"
+            + (" and the builds" if builds else "")
+            + f" at {who}"
+        )
+    else:
+        console.print("estimate: none (no row could be measured here)")
     skipped = unmeasured(rows, est)
     if skipped:
         console.print(f"not measured, so left out of the estimate: {skipped}")

@@ -18,12 +18,17 @@ from lorekit.eval.store import RunStore
 from lorekit.llm.testing import OpenAICompatServer
 
 ROOT = Path(__file__).resolve().parents[2]
-SLOW = {"adapt-table1-alfworld", "adapt-table4-alfworld-models", "agentkit-table1-crafter"} | {
+SLOW = {
+    "adapt-table1-alfworld",
+    "adapt-table4-alfworld-models",
+    "adapt-table6-alfworld-executors",
+    "agentkit-table1-crafter",
+} | {
     f"automanual-table{n}-{name}"
     for n, name in ((1, "alfworld"), (3, "ablation"), (6, "rule-system"))
 }
 """Experiments whose dry run plays ALFWorld (a child process per episode), a build, or
-whole Crafter games: a minute or more each."""
+whole Crafter games: a minute or more a row, so the test measures one row of each again."""
 
 
 @pytest.fixture
@@ -133,6 +138,13 @@ def test_list_the_dry_run_and_the_docs_give_one_estimate(
     assert row is not None and listed.replace(" at the paper's models", "") in row, row
     # every shipped experiment has a saved estimate, or the rows it cannot measure, and why
     assert not listed.startswith("not measured here"), listed
+    if exp.id in SLOW:  # a minute or more a row: measure one row again, priced as saved
+        row, expected = _one_row_saved(exp)
+        args = ["reproduce", "run", exp.id, "--rows", row, "--dry-run"]
+        code, out, err = run_cli(args, capsys)
+        assert code == 0, err
+        assert _estimate_line(out) == expected, (row, expected, _estimate_line(out))
+        return
     code, out, err = run_cli(["reproduce", "run", exp.id, "--dry-run"], capsys)
     assert code == 0, err
     left_out = listed.partition("not measured: ")[2]
@@ -141,6 +153,18 @@ def test_list_the_dry_run_and_the_docs_give_one_estimate(
     if listed.startswith("not measured: "):
         return
     assert f"{_estimate_line(out)}" in listed, (listed, _estimate_line(out))
+
+
+def _one_row_saved(exp: Experiment) -> tuple[str, str]:
+    """The first measured row of ``exp`` and its saved estimate alone (with its build),
+    worded as the dry run words it."""
+    from lorekit.cli.reproduce_cost import load_table, priced
+    from lorekit.cli.reproduce_estimates import load_saved, range_text
+
+    est = load_saved()[exp.id]
+    row = next(r for r in exp.runnable_rows if r.id in est.rows)
+    total = priced(exp, [row], est, est.planned, load_table(None), None)[2]
+    return row.id, range_text(total.tokens, total.usd)
 
 
 def test_a_row_changed_since_it_was_measured_shows_no_figure() -> None:
