@@ -24,6 +24,12 @@ from typing import Any
 
 import pytest
 
+# The command line sizes its tables from $COLUMNS when its output is piped (as in every
+# test); pytest-xdist's workers get COLUMNS=80, a user's shell may export anything. Tests
+# see what a pipe sees without it (lorekit/cli/console.py), before any test imports it.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
+
 from lorekit.registry import REGISTRY, Registry
 
 CI_ALLOWED_SKIPS: tuple[str, ...] = (

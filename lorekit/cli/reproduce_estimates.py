@@ -74,7 +74,7 @@ def load_saved(path: Path = SAVED) -> dict[str, Estimate]:
     """Experiment id -> its saved estimate (an empty mapping when none are saved)."""
     if not path.is_file():
         return {}
-    data = yamlio.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = _parsed(path)
     out: dict[str, Estimate] = {}
     for exp_id, entry in (data.get("experiments") or {}).items():
         est = Estimate(int(entry["planned"]))
@@ -95,6 +95,21 @@ def load_saved(path: Path = SAVED) -> dict[str, Estimate]:
             est.prints[f"build:{build_id}"] = str(build["fingerprint"])
         out[str(exp_id)] = est
     return out
+
+
+_PARSED: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
+
+
+def _parsed(path: Path) -> dict[str, Any]:
+    """The saved file parsed, once per version of it: ``reproduce list`` reads it for every
+    experiment, and parsing its thousands of lines each time took most of the command."""
+    stat = path.stat()
+    key = (stat.st_mtime_ns, stat.st_size)
+    cached = _PARSED.get(path)
+    if cached is None or cached[0] != key:
+        cached = (key, yamlio.safe_load(path.read_text(encoding="utf-8")) or {})
+        _PARSED[path] = cached
+    return cached[1]
 
 
 def save(estimates: Mapping[str, Estimate], path: Path = SAVED) -> None:

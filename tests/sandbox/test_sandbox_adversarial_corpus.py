@@ -34,20 +34,38 @@ NEVER_SHOWN = ("FORGED", "root:x:0:0", "PATH=")
 
 
 def _orphan_workers() -> set[int]:
-    """Worker processes of this checkout that are not children of this process."""
-    found = set()
+    """Worker processes of this checkout that are not children of this process, leaving
+    out those of another pytest-xdist worker's pools (the suite runs on two: README)."""
+    parents: dict[int, int] = {}
+    workers, foreign = [], set()
+    me = os.environ.get("PYTEST_XDIST_WORKER")
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
+        pid = int(entry.name)
         try:
             cmdline = (entry / "cmdline").read_bytes()
             stat = (entry / "stat").read_text()
+            environ = (entry / "environ").read_bytes() if me else b""
         except OSError:
             continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if str(CHILD_SCRIPT).encode() in cmdline and ppid != os.getpid():
-            found.add(int(entry.name))
-    return found
+        parents[pid] = int(stat.rsplit(")", 1)[1].split()[1])
+        if str(CHILD_SCRIPT).encode() in cmdline:
+            workers.append(pid)
+        name = next((v for v in environ.split(b"\0") if v.startswith(b"PYTEST_XDIST_WORKER=")), b"")
+        if name and name != f"PYTEST_XDIST_WORKER={me}".encode() and pid != os.getpid():
+            foreign.add(pid)  # another xdist worker: its pools are its own
+
+    def of_another_worker(pid: int) -> bool:
+        seen = set()
+        while pid > 1 and pid not in seen:
+            if pid in foreign:
+                return True
+            seen.add(pid)
+            pid = parents.get(pid, 0)
+        return False
+
+    return {pid for pid in workers if parents[pid] != os.getpid() and not of_another_worker(pid)}
 
 
 def _expand(case: dict[str, Any], marker: Path, secret_path: Path, secret: str) -> str:
