@@ -30,6 +30,8 @@ import pytest
 os.environ.pop("COLUMNS", None)
 os.environ.pop("LINES", None)
 
+from _shared import shared_value
+
 from lorekit.registry import REGISTRY, Registry
 
 CI_ALLOWED_SKIPS: tuple[str, ...] = (
@@ -123,25 +125,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    # pytest-xdist registers it too; here so that --strict-markers passes without it
-    config.addinivalue_line("markers", "xdist_group(name): tests one xdist worker runs together")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under ``-n N --dist loadgroup`` (the README's test command), the tests that play on
-    the rebuilt ALFWorld release go to one worker, so the session fixture that rebuilds it
-    (minutes) runs once; tests that ask for it by name are grouped here, one that asks
-    with ``request.getfixturevalue`` carries the mark itself."""
-    for item in items:
-        if "alfworld_release" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group(RELEASE_GROUP))
-
-
-RELEASE_GROUP = "alfworld-release"
-"""The xdist group of the tests that share :func:`alfworld_release`."""
-
-
 @pytest.fixture
 def registry() -> Iterator[Registry]:
     """LoreKit's registry, put back as it was after the test (for tests that register parts)."""
@@ -163,10 +146,11 @@ def _shared_data() -> Path | None:
 
 @pytest.fixture(scope="session")
 def alfworld_release(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """ALFWorld's release rebuilt once per session from the shared data (AutoManual's copy
-    and ADaPT's record; the two trials the copy lacks from ``$LOREKIT_ALFWORLD_CANDIDATES``
-    when set): the rebuild replays all 1,444 recorded commands, minutes on a busy machine,
-    and the tests that check it and the replays that play on it share one."""
+    """ALFWorld's release rebuilt once per session, for every xdist worker, from the shared
+    data (AutoManual's copy and ADaPT's record; the two trials the copy lacks from
+    ``$LOREKIT_ALFWORLD_CANDIDATES`` when set): the rebuild replays all 1,444 recorded
+    commands, minutes on a busy machine, and the tests that check it and the replays
+    that play on it share one."""
     from lorekit.envs.alfworld import release
     from lorekit.envs.alfworld.rebuild import rebuild_release
 
@@ -176,7 +160,13 @@ def alfworld_release(tmp_path_factory: pytest.TempPathFactory) -> Any:
     name = str(release.manifest()["record"]["name"])
     record = shared / "published-runs" / "adapt" / name
     candidates = os.environ.get("LOREKIT_ALFWORLD_CANDIDATES")
-    dest = tmp_path_factory.mktemp("alfworld-release") / "release"
-    return rebuild_release(
-        shared / "alfworld-2.1.1", record, dest, candidates=Path(candidates) if candidates else None
+    return shared_value(
+        tmp_path_factory,
+        "alfworld-release",
+        lambda folder: rebuild_release(
+            shared / "alfworld-2.1.1",
+            record,
+            folder / "release",
+            candidates=Path(candidates) if candidates else None,
+        ),
     )

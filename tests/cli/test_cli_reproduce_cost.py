@@ -30,10 +30,12 @@ SLOW = {
 """Experiments whose dry run plays ALFWorld (a child process per episode), a build, or
 whole Crafter games: a minute or more a row, so the test measures one row of each again."""
 SLOW |= {e.id for e in load_all() if e.env == "miniwob" and e.builds}  # builds in Chromium
-VARIES = {"miniwob"}
-"""Envs whose dry run differs a little from one measurement to the next: MiniWoB++ pages
-run on the browser's clock (timers, the time an episode takes), so an episode's feedback
-and the answers to it can differ; their estimates are compared within :data:`WITHIN`."""
+VARIES = {"miniwob", "alfworld"}
+"""Envs whose dry run differs a little from one measurement to the next, so their
+estimates are compared within :data:`WITHIN`: MiniWoB++ pages run on the browser's clock
+(timers, the time an episode takes), so an episode's feedback and the answers to it can
+differ; on ALFWorld two measurements of the same rebuilt games differed by 0.2% at the
+perfect-model end (not traced further: the expert's plans are the suspect)."""
 WITHIN = 0.05
 
 
@@ -135,15 +137,13 @@ def _on_release(exp: Experiment) -> bool:
     return exp.env == "alfworld" and exp.env_options.get("source") == "official"
 
 
-def _marks(exp: Experiment) -> list[Any]:
-    marks: list[Any] = [pytest.mark.slow] if exp.id in SLOW else []
-    if _on_release(exp):
-        marks.append(pytest.mark.xdist_group("alfworld-release"))
-    return marks
-
-
 @pytest.mark.parametrize(
-    "exp", [pytest.param(e, id=e.id, marks=_marks(e)) for e in load_all() if e.runnable]
+    "exp",
+    [
+        pytest.param(e, id=e.id, marks=[pytest.mark.slow] if e.id in SLOW else [])
+        for e in load_all()
+        if e.runnable
+    ],
 )
 def test_list_the_dry_run_and_the_docs_give_one_estimate(
     exp: Experiment,
@@ -164,8 +164,9 @@ def test_list_the_dry_run_and_the_docs_give_one_estimate(
     assert row is not None and listed.replace(" at the paper's models", "") in row, row
     # every shipped experiment has a saved estimate, or the rows it cannot measure, and why
     assert not listed.startswith("not measured here"), listed
-    if exp.id in SLOW:  # a minute or more a row: measure one row again, priced as saved
-        row, expected = _one_row_saved(exp)
+    one = _one_row_saved(exp) if exp.id in SLOW else None
+    if one is not None:  # a minute or more a row: measure one row again, priced as saved
+        row, expected = one
         args = ["reproduce", "run", exp.id, "--rows", row, "--dry-run"]
         code, out, err = run_cli(args, capsys)
         assert code == 0, err
@@ -174,21 +175,31 @@ def test_list_the_dry_run_and_the_docs_give_one_estimate(
     code, out, err = run_cli(["reproduce", "run", exp.id, "--dry-run"], capsys)
     assert code == 0, err
     left_out = listed.partition("not measured: ")[2]
-    if left_out:  # the dry run leaves out the same rows, for the same reasons
-        assert f"not measured, so left out of the estimate: {left_out}" in _flat(out), out
+    if left_out:  # the dry run leaves out the same rows: unmeasured, or not begun (a file
+        # the row reads is not there), each said
+        said = _flat(out).partition("not measured, so left out of the estimate: ")[2]
+        for row in exp.runnable_rows:
+            if re.search(rf"(^|, |; ){re.escape(row.id)}[ ,]", left_out):
+                assert row.id in said or f"left out: row '{row.id}'" in _flat(err), (row, out)
     if listed.startswith("not measured: "):
         return
     assert _same(exp, _estimate_line(out), listed), (listed, _estimate_line(out))
 
 
-def _one_row_saved(exp: Experiment) -> tuple[str, str]:
-    """The first measured row of ``exp`` and its saved estimate alone (with its build),
-    worded as the dry run words it."""
+def _one_row_saved(exp: Experiment) -> tuple[str, str] | None:
+    """The measured row of ``exp`` quickest to measure again (of those that call a model,
+    the fewest calls at the wandering end, which the dry run plays to its budget) and its
+    saved estimate alone (with its build), worded as the dry run words it; None when it
+    has none measured."""
     from lorekit.cli.reproduce_cost import load_table, priced
     from lorekit.cli.reproduce_estimates import load_saved, range_text
 
     est = load_saved()[exp.id]
-    row = next(r for r in exp.runnable_rows if r.id in est.rows)
+    measured = [r for r in exp.runnable_rows if r.id in est.rows]
+    if not measured:
+        return None
+    calls = {r.id: est.rows[r.id].total("high").calls for r in measured}
+    row = min(measured, key=lambda r: (calls[r.id] <= 0, calls[r.id]))  # one that asks
     total = priced(exp, [row], est, est.planned, load_table(None), None)[2]
     return row.id, range_text(total.tokens, total.usd)
 
