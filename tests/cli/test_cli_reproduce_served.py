@@ -81,8 +81,9 @@ def trimmed(exp: Experiment, folder: Path) -> tuple[Path, dict[str, Any]]:
 def playable(exp: Experiment, here: Path) -> list[Any]:
     """The rows the fake server can answer: every runnable row whose agent has scripted
     models on the env (the server answers as those), the laws the experience row reads
-    written first (the oracle's), and of a team experiment's rows the first and the last
-    (:data:`TEAM_ROWS`); empty when none is left."""
+    written first (the oracle's), of a team experiment's rows the first and the last
+    (:data:`TEAM_ROWS`), and of rows with one setup the first (:func:`_setup`); empty
+    when none is left."""
     from lorekit.agents.simulated import supported
 
     rows, left = [], []
@@ -102,7 +103,17 @@ def playable(exp: Experiment, here: Path) -> list[Any]:
     if len(teams) > TEAM_ROWS:
         kept = {teams[0].id, teams[-1].id}
         rows = [r for r in rows if r.agent != "team" or r.id in kept]
-    return rows
+    return list({_setup(r): r for r in reversed(rows)}.values())[::-1]
+
+
+def _setup(row: Any) -> str:
+    """What a row plays on the served path: its agent, its build, its options and env
+    options. Rows that differ only in the paper's model (AutoManual's -gpt35 and -gpt4
+    rows: the same build, the same agent) send the same requests to the server, so one of
+    them is played."""
+    return json.dumps(
+        [row.agent, row.build, row.options, row.env_options], sort_keys=True, default=str
+    )
 
 
 @pytest.mark.parametrize("exp", RUNNABLE)
