@@ -30,8 +30,6 @@ import pytest
 os.environ.pop("COLUMNS", None)
 os.environ.pop("LINES", None)
 
-from _shared import shared_value
-
 from lorekit.registry import REGISTRY, Registry
 
 CI_ALLOWED_SKIPS: tuple[str, ...] = (
@@ -174,6 +172,8 @@ def alfworld_release(tmp_path_factory: pytest.TempPathFactory) -> Any:
         pytest.skip("needs ../shared/data (AutoManual's ALFWorld copy and ADaPT's record)")
     name = str(release.manifest()["record"]["name"])
     record = shared / "published-runs" / "adapt" / name
+    from _shared import shared_value
+
     candidates = os.environ.get("LOREKIT_ALFWORLD_CANDIDATES")
     return shared_value(
         tmp_path_factory,

@@ -24,8 +24,9 @@ def test_a_build_is_measured_with_its_stages_and_a_row_without_models_is_not() -
     roles = shape_roles("alfworld", "automanual")
     assert {"planner", "builder", "consolidator", "formulator"} <= set(roles)
     assert roles.default == "planner"
-    with pytest.raises(LookupError, match="no scripted models for agent 'automanual' on env"):
+    assert {"planner", "builder", "consolidator", "formulator"} <= set(
         shape_roles("miniwob", "automanual")
+    )
     with pytest.raises(LookupError, match="no scripted models for agent 'spring' on env 'webshop'"):
         shape_roles("webshop", "spring")
 

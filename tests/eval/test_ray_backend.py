@@ -95,6 +95,10 @@ def _finished(store: Path, run_id: str) -> int:
         return 0
 
 
+SKEW_S = 0.01
+"""How far apart the two clocks a call's span is read from may put its ends."""
+
+
 def _peak_overlap(intervals: list[tuple[float, float]]) -> int:
     events = sorted([(a, 1) for a, _ in intervals] + [(b, -1) for _, b in intervals])
     peak = now = 0
@@ -149,8 +153,11 @@ def test_driver_killed_mid_run_resumes_without_loss_or_duplicates(
             assert len(calls) == 3 and all(c["latency_s"] >= 0.1 for c in calls)
             # The model holds its slot for its 0.1 s of latency, at the end of the
             # call (the wait for a slot comes first): that span is inside the slot.
+            # The call's start is wall-clock time and its latency a monotonic clock's, so
+            # an end is known to a few milliseconds: each span is trimmed by 10 ms a side
+            # (a slot handed on at once looked like an overlap on a loaded machine).
             ends = [c["started_at"] + c["latency_s"] for c in calls]
-            spans += [(end - 0.1, end) for end in ends]
+            spans += [(end - 0.1 + SKEW_S, end - SKEW_S) for end in ends]
     # The second driver's calls never overlapped more than the limit, though
     # 2 actors x 3 episodes each could have made 6 at once.
     later = sorted(spans)[-3 * (EPISODES - before) :]

@@ -23,6 +23,9 @@ from lorekit import yamlio
 from lorekit.sandbox import Limits, SandboxResult, WorkerPool, run_code
 from lorekit.sandbox.worker import CHILD_SCRIPT
 
+# the cases leave processes to be reaped on purpose: one worker runs them all, in turn
+pytestmark = pytest.mark.xdist_group("sandbox-corpus")
+
 CORPUS_FILE = Path(__file__).with_name("corpus") / "escapes.yaml"
 CORPUS: dict[str, Any] = yamlio.safe_load(
     CORPUS_FILE.read_text(encoding="utf-8"), source=str(CORPUS_FILE)
@@ -33,12 +36,16 @@ LIMITS = Limits(wall_s=1.0, cpu_s=1.5, memory_mb=128, max_output_chars=4_000, gr
 NEVER_SHOWN = ("FORGED", "root:x:0:0", "PATH=")
 
 
+WORKER_CMDLINE = b"exec(eval(sys.stdin.readline()))"
+"""How a pytest-xdist worker process is started (execnet's popen), seen in its cmdline."""
+
+
 def _orphan_workers() -> set[int]:
     """Worker processes of this checkout that are not children of this process, leaving
-    out those of another pytest-xdist worker's pools (the suite runs on two: README)."""
+    out those below another pytest-xdist worker (the suite runs on two: README), whose
+    pools are its own. The corpus itself runs on one worker (its xdist group)."""
     parents: dict[int, int] = {}
     workers, foreign = [], set()
-    me = os.environ.get("PYTEST_XDIST_WORKER")
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -46,17 +53,15 @@ def _orphan_workers() -> set[int]:
         try:
             cmdline = (entry / "cmdline").read_bytes()
             stat = (entry / "stat").read_text()
-            environ = (entry / "environ").read_bytes() if me else b""
         except OSError:
             continue
         parents[pid] = int(stat.rsplit(")", 1)[1].split()[1])
         if str(CHILD_SCRIPT).encode() in cmdline:
             workers.append(pid)
-        name = next((v for v in environ.split(b"\0") if v.startswith(b"PYTEST_XDIST_WORKER=")), b"")
-        if name and name != f"PYTEST_XDIST_WORKER={me}".encode() and pid != os.getpid():
-            foreign.add(pid)  # another xdist worker: its pools are its own
+        elif WORKER_CMDLINE in cmdline and pid != os.getpid():
+            foreign.add(pid)
 
-    def of_another_worker(pid: int) -> bool:
+    def below_another_worker(pid: int) -> bool:
         seen = set()
         while pid > 1 and pid not in seen:
             if pid in foreign:
@@ -65,7 +70,7 @@ def _orphan_workers() -> set[int]:
             pid = parents.get(pid, 0)
         return False
 
-    return {pid for pid in workers if parents[pid] != os.getpid() and not of_another_worker(pid)}
+    return {pid for pid in workers if parents[pid] != os.getpid() and not below_another_worker(pid)}
 
 
 def _expand(case: dict[str, Any], marker: Path, secret_path: Path, secret: str) -> str:
