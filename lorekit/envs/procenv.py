@@ -1,8 +1,13 @@
 """Process envs: a :class:`TextEnv` in a child process of its own, over a pipe.
 
 For CPU-bound envs in pure Python, which would hold the GIL on a thread. The
-child is spawned (not forked: the parent runs an event loop and threads) with
-the env's registry name, its factory by reference (when it pickles: a
+child is not forked from the parent (which runs an event loop and threads) but
+from a fork server: a fresh, single-threaded process started on first use, which
+imports this module and the env's own once (ALFWorld's take over a second), so
+each child after the first starts in milliseconds. Where the platform has no
+fork server, children are spawned. A child gets the parent's current
+environment variables, working folder and ``sys.path``, as a spawned one would,
+with the env's registry name, its factory by reference (when it pickles: a
 module-level function or class) and its arguments, and builds the env
 itself, so nothing live is pickled. A factory that does not pickle (a lambda)
 is found by name in the child's registry, after importing the module that
@@ -32,7 +37,12 @@ from lorekit.envs.asyncenv import AsyncEnv, EnvBrokenError, Worker
 from lorekit.envs.base import TextEnv
 from lorekit.envs.registry import EnvSpec, make
 
-_SPAWN = mp.get_context("spawn")
+_CONTEXT: Any = mp.get_context(
+    "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+)
+_PRELOAD = ["lorekit.envs.procenv"]
+"""What the fork server imports before its first fork: this module and the modules
+of the process envs opened before it started (later ones import in each child)."""
 _MAIN_MODULES = frozenset({"__main__", "__mp_main__"})
 
 
@@ -57,10 +67,12 @@ class ProcessEnv(AsyncEnv):
     @classmethod
     async def open(cls, spec: EnvSpec) -> ProcessEnv:
         """Spawn the child, let it build the env, and wait (off the loop) until it is ready."""
-        parent, child = _SPAWN.Pipe()
-        process = _SPAWN.Process(
+        factory = _by_reference(spec.factory)
+        _preload(factory)
+        parent, child = _CONTEXT.Pipe()
+        process = _CONTEXT.Process(
             target=serve,
-            args=(child, spec.name, dict(spec.kwargs), _by_reference(spec.factory)),
+            args=(child, spec.name, dict(spec.kwargs), factory, dict(os.environ)),
             name=f"lorekit-env-{spec.name}",
             daemon=True,
         )
@@ -158,6 +170,16 @@ def _kill(process: Any) -> None:
         process.kill()
 
 
+def _preload(factory: Callable[..., Any] | str) -> None:
+    """Name the factory's module to the fork server, while it has not started."""
+    if _CONTEXT.get_start_method() != "forkserver":
+        return
+    module = factory if isinstance(factory, str) else getattr(factory, "__module__", "")
+    if module and module not in _MAIN_MODULES and module not in _PRELOAD:
+        _PRELOAD.append(module)
+        _CONTEXT.set_forkserver_preload(list(_PRELOAD))
+
+
 def _by_reference(factory: Callable[..., Any]) -> Callable[..., Any] | str:
     """The factory if it pickles (by reference), else the module to import in the child."""
     try:
@@ -168,11 +190,21 @@ def _by_reference(factory: Callable[..., Any]) -> Callable[..., Any] | str:
 
 
 def serve(
-    conn: Connection, name: str, kwargs: Mapping[str, Any], factory: Callable[..., Any] | str
+    conn: Connection,
+    name: str,
+    kwargs: Mapping[str, Any],
+    factory: Callable[..., Any] | str,
+    environ: Mapping[str, str] | None = None,
 ) -> None:
-    """The child's main loop: build the env, then answer calls until told to stop."""
+    """The child's main loop: build the env, then answer calls until told to stop.
+
+    ``environ`` is the parent's environment when it opened the env: a child of the
+    fork server would otherwise see the server's, as it was when the server started."""
     with contextlib.suppress(OSError):
         os.setpgrp()  # lead a group, so that killing it takes whatever the env started
+    if environ is not None:
+        os.environ.clear()
+        os.environ.update(environ)
     try:
         if callable(factory):
             env = factory(**kwargs)

@@ -9,7 +9,10 @@ sees or can do:
 - *Grounding is cached.* Translating PDDL to SAS takes most of a reset; the
   translation depends only on the domain and problem text, so it is kept
   (per process, by content hash, for the last ``TRANSLATION_CACHE_SIZE``
-  games) and a second reset of the same game only reloads it. The second
+  games) and a second reset of the same game only reloads it. Its SAS text
+  is also kept on disk, under the user's cache folder, for the processes that
+  come after (each ALFWorld episode may play in a child process of its own);
+  the task beside it is parsed again, which takes milliseconds. The second
   translation ``PddlEnv`` makes, for Fast Downward's replanner, is skipped:
   LoreKit's expert does not use it.
 - *Command texts are cached.* Every step, ``PddlEnv`` re-derives the text of
@@ -39,11 +42,13 @@ original's order is hash-dependent) along walkthroughs and random walks.
 from __future__ import annotations
 
 import contextlib
+import io
 import sys
 import threading
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, TypeVar
 
 import fast_downward
 import textworld.logic
@@ -53,13 +58,19 @@ from textworld.envs.pddl import PddlEnv
 from textworld.envs.pddl import logic as pddl_logic
 from textworld.logic import Proposition
 
-from lorekit.envs.alfworld.caching import TRANSLATION_CACHE_SIZE, cached, digest
+from lorekit.envs.alfworld.caching import TRANSLATION_CACHE_SIZE, DiskTexts, cached, digest
 from lorekit.envs.alfworld.grammar import game_logic, template_uses
 
 __all__ = ["TRANSLATION_CACHE_SIZE", "AlfredEngine"]
 
 _translations: OrderedDict[str, tuple[Any, str]] = OrderedDict()
 _command_texts: OrderedDict[str, dict[str, str]] = OrderedDict()
+
+_T = TypeVar("_T")
+try:
+    _DOWNWARD_VERSION = version("fast-downward-textworld")
+except PackageNotFoundError:  # pragma: no cover - a source checkout of it
+    _DOWNWARD_VERSION = str(getattr(fast_downward, "__file__", "unknown"))
 
 ENGINE_LOCK = threading.RLock()
 """Held by every engine call. TextWorld's grammar and query parsers are
@@ -70,20 +81,73 @@ one process must take turns. The env runs in a process of its own
 onto threads stays correct, one call at a time."""
 
 
+SAS_FORMAT = 1
+"""Part of the on-disk key of a grounding: raise it when what is kept changes meaning."""
+
+GROUNDINGS = DiskTexts("alfworld-sas", max_bytes=512 * 1024 * 1024)
+"""Fast Downward's SAS text of a game, across processes: grounding is most of a cold
+reset (0.05 to 1 s a game), and every ALFWorld episode in a child process of its own
+starts cold. About 100 KB a game compressed; the least recently used go past 512 MB."""
+
+
 def _translate(domain: str, problem: str) -> tuple[Any, str]:
-    """Fast Downward's (task, SAS text) for a domain and problem, cached."""
-    return cached(_translations, digest(domain, problem), lambda: _pddl2sas(domain, problem))
+    """Fast Downward's (task, SAS text) for a domain and problem, cached in the process
+    and, for the SAS text, on disk (:data:`GROUNDINGS`)."""
+    return cached(_translations, digest(domain, problem), lambda: _load(domain, problem))
+
+
+def _load(domain: str, problem: str) -> tuple[Any, str]:
+    """The grounding from disk when it was made before, with the task parsed again
+    (parsing and normalising take milliseconds; the SAS text is what costs)."""
+    key = digest(f"sas-{SAS_FORMAT}", _DOWNWARD_VERSION, domain, problem)
+    made: list[Any] = []
+
+    def ground() -> str:
+        task, sas = _pddl2sas(domain, problem)
+        made.append(task)
+        return sas
+
+    sas = GROUNDINGS.get(key, ground)
+    return (made[0] if made else _parsed_task(domain, problem)), sas
+
+
+def _with_translator_argv(fn: Callable[[], _T]) -> _T:
+    """Run ``fn`` with the command line Fast Downward's option module parses, putting
+    ``sys.argv`` back after it (the translator overwrites it)."""
+    argv = list(sys.argv)
+    try:
+        sys.argv[:] = ["translate.py", "domain", "task"]
+        return fn()
+    finally:
+        sys.argv[:] = argv
 
 
 def _pddl2sas(domain: str, problem: str) -> tuple[Any, str]:
-    """Fast Downward's translation, leaving ``sys.argv`` as it found it (the
-    translator overwrites it with its own command line)."""
-    argv = list(sys.argv)
-    try:
-        translated: tuple[Any, str] = fast_downward.pddl2sas(domain, problem, verbose=False)
-    finally:
-        sys.argv[:] = argv
+    """Fast Downward's translation."""
+    translated: tuple[Any, str] = _with_translator_argv(
+        lambda: fast_downward.pddl2sas(domain, problem, verbose=False)
+    )
     return translated
+
+
+def _parsed_task(domain: str, problem: str) -> Any:
+    """The normalised task ``fast_downward.pddl2sas`` returns beside its SAS text: the
+    same parse and normalisation, without the grounding (which leaves the task as it
+    is; tests/envs/alfworld/test_alfworld_engine_caches.py checks they agree)."""
+
+    def parse() -> Any:
+        from fast_downward.translate import normalize
+        from fast_downward.translate.pddl_parser import lisp_parser, parsing_functions
+
+        task = parsing_functions.parse_task(
+            lisp_parser.parse_nested_list(domain.split("\n")),
+            lisp_parser.parse_nested_list(problem.split("\n")),
+        )
+        with contextlib.redirect_stdout(io.StringIO()):
+            normalize.normalize(task)
+        return task
+
+    return _with_translator_argv(parse)
 
 
 class _SortedPddlState(pddl_logic.PddlState):  # type: ignore[misc]

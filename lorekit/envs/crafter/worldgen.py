@@ -29,6 +29,8 @@ import numpy as np
 import opensimplex
 from opensimplex.internals import _noise3 as _simplex_noise3
 
+from lorekit.cachedir import user_cache_dir
+
 # Material codes used inside the jitted loop; mapped to the world's ids later.
 WATER, GRASS, STONE, PATH, SAND, TREE, LAVA, COAL, IRON, DIAMOND = range(10)
 CODE_NAMES = ("water", "grass", "stone", "path", "sand", "tree", "lava", "coal", "iron", "diamond")
@@ -54,8 +56,7 @@ def numba_cache_dir() -> str:
     own = os.environ.get("NUMBA_CACHE_DIR", "")
     if own:
         return own
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "lorekit", "numba")
+    return str(user_cache_dir("numba"))
 
 
 def _jit(fn: F) -> F:
