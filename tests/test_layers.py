@@ -56,6 +56,7 @@ RANKS: dict[str, int] = {
     "progress": 0,  # progress bars on stderr for long library calls
     "jsonscan": 0,  # linear scans for JSON in model answers
     "textsafe": 0,  # model text made safe for terminals and SQLite
+    "cachedir": 0,  # the user's cache folder (what can always be made again)
     "experiments": 0,  # data only: the published tables as YAML (lorekit reproduce)
     "config": 1,  # model settings: builds llm objects from YAML
     "envs": 2,

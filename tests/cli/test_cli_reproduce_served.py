@@ -38,6 +38,10 @@ SLOW = {"adapt-table1-alfworld", "adapt-table4-alfworld-models"} | {
 }
 """ALFWorld plays each episode in a child process, MiniWoB++ in Chromium, and AutoManual
 builds first: these take half a minute or more each."""
+SERVED_TYPES = 1
+"""Task types each build plays here: its first. Every type's episodes take the same
+served path (the same roles, requests and stages); ``--simulate``'s test plays the quick
+plan's types (all of ALFWorld's six, MiniWoB++'s first two)."""
 TEAM_CLOCK = {"max_time_s": 4, "cutoff_s": 4}
 """A team row against served models plays on the wall clock (the virtual one cannot
 charge a server's time): here for 4 seconds (the paper's ran for up to an hour). The
@@ -61,15 +65,14 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def trimmed(exp: Experiment, folder: Path) -> tuple[Path, dict[str, Any]]:
     """A copy of the experiment file with its quick settings (``simulate:``) applied for
-        real: shorter games, one build game per task type (of a build's first few types, where
-    it says so). Returns it and its env options."""
+    real: shorter games, one build game per task type, of each build's first type only
+    (:data:`SERVED_TYPES`). Returns it and its env options."""
     data = yaml.safe_load(exp.path.read_text(encoding="utf-8"))
     quick = data.pop("simulate", None) or {}
     data["env_options"] = {**(data.get("env_options") or {}), **(quick.get("env_options") or {})}
     for build in data.get("builds") or []:
         build["per_type"] = quick.get("per_type", 1)
-        if quick.get("types"):  # a build on many task types: its first few only
-            build["types"] = quick["types"]
+        build["types"] = SERVED_TYPES
     for row in data.get("rows") or []:
         if row.get("agent") == "team":
             row["options"] = {**(row.get("options") or {}), **TEAM_CLOCK}

@@ -30,7 +30,8 @@ from lorekit.eval.store import RunStore
 
 ray = pytest.importorskip("ray", reason="the Ray backend needs the ray extra")
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray-cluster")]
+"""One worker runs the module, so one cluster starts (each takes seconds and 2 CPUs)."""
 
 EPISODES = 24
 MAX_IN_FLIGHT = 3
@@ -73,8 +74,8 @@ def cluster() -> Iterator[str]:
         yield address
     finally:
         os.killpg(head.pid, signal.SIGTERM)
-        try:
-            head.wait(30)
+        try:  # a test's cluster holds nothing to keep: a head still up after 5 s is killed
+            head.wait(5)
         except subprocess.TimeoutExpired:
             os.killpg(head.pid, signal.SIGKILL)
         with contextlib.suppress(FileNotFoundError):  # pkill comes with procps, not everywhere
