@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "examples" / "tiny_plugin"
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("plugin-install")]  # one venv
 
 
 def _run(args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:

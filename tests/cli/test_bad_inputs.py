@@ -34,6 +34,9 @@ import pytest
 from lorekit.cli import main
 from lorekit.cli.root import cli
 
+pytestmark = pytest.mark.xdist_group("bad-inputs")
+"""Its rows play in child processes set up once per module: on one worker, once."""
+
 HANG_S = 300.0
 """A row that has not finished after this long, on however busy a machine, hangs."""
 BATCHES = 4

@@ -27,6 +27,9 @@ from typing import Any
 import pytest
 
 LIMIT_S = 600
+pytestmark = pytest.mark.xdist_group("bad-values")
+"""Its cases play in child processes set up once per module: on one worker, once."""
+
 BIG = "9" * 5000
 DEEP = "[" * 5000 + "]" * 5000
 REPO = Path(__file__).resolve().parents[2]
