@@ -31,10 +31,21 @@ them the way ALFWorld's data is laid out (``json_2.1.1/valid_unseen/<task>/
 3. the memory each game keeps in the per-process caches (translation, parsed
    grammar, command texts; ``TRANSLATION_CACHE_SIZE`` games at most), by
    tracemalloc, and what that comes to at the bound.
-4. how full the rooms of the generated ``test`` split are, beside the official
+4. the disk cache of groundings (issue 41, ``engine.GROUNDINGS``): each game's
+   first reset in a fresh interpreter with an empty cache folder (Fast
+   Downward grounds the game and writes its SAS text), then in another fresh
+   interpreter on the folder now filled (the text read back, the task parsed
+   again), game by game in turn; the ratio is cold over read-back (> 1: the
+   cache saves time). Both must reach the same first observation and
+   admissible commands.
+5. how full the rooms of the generated ``test`` split are, beside the official
    games' figures (issue 28: empty views, objects per view, distinct objects
    seen), as a searcher for each task's object sees them
    (``lorekit/envs/alfworld/stats.py``).
+
+Every part runs on cache folders of its own (``XDG_CACHE_HOME`` set to a fresh
+temporary folder), so a cache the user filled before never makes a "cold"
+figure warm, and nothing is left in the user's cache.
 
 Timings on a shared machine are noisy: read the ratios, not the milliseconds.
 
@@ -112,7 +123,9 @@ class SideBySide:
         self.data = data
         self.walkthroughs = walkthroughs
         self.theirs = alfworld_env(data)
-        self.ours = AlfWorldEnv("official", data_dir=data, split=SPLIT, max_steps=None)
+        self.ours = AlfWorldEnv(
+            "official", data_dir=data, variant="any", split=SPLIT, max_steps=None
+        )
         self.tasks = {t.id: t for t in self.ours.tasks(SPLIT)}
         self.resets: dict[str, dict[str, list[float]]] = {"ours": {}, "theirs": {}}
         self.steps: dict[str, list[float]] = {"ours": [], "theirs": []}
@@ -198,22 +211,40 @@ class HarnessRun:
     errors: list[str]
 
 
-def harness_run(data: Path, n: int, concurrency: int, execution: Execution | None) -> HarnessRun:
-    """An oracle run over the first ``n`` games, in a fresh interpreter as
-    ``lorekit run`` would be (thread envs must not find this process's
-    engine caches warm from the side-by-side games)."""
+def fresh_interpreter(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` in a new interpreter with an empty cache folder of its own (no
+    engine cache warm from this process, no grounding on disk), as ``lorekit run``
+    would start on a first run."""
+    with tempfile.TemporaryDirectory() as cache:
+        return in_interpreter(Path(cache), fn, *args)
+
+
+def in_interpreter(cache: Path, fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` in a new interpreter whose cache folder is ``cache``."""
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
-        return pool.submit(_harness_run, data, n, concurrency, execution).result()
+        return pool.submit(_with_cache, cache, fn, *args).result()
+
+
+def _with_cache(cache: Path, fn: Any, *args: Any) -> Any:
+    os.environ["XDG_CACHE_HOME"] = str(cache)  # env processes it starts inherit it
+    os.environ.pop("LOREKIT_NO_DISK_CACHE", None)
+    return fn(*args)
+
+
+def harness_run(data: Path, n: int, concurrency: int, execution: Execution | None) -> HarnessRun:
+    """An oracle run over the first ``n`` games, in a fresh interpreter (thread envs
+    must not find this process's engine caches warm from the side-by-side games)."""
+    return fresh_interpreter(_harness_run, data, n, concurrency, execution)
 
 
 def _harness_run(data: Path, n: int, concurrency: int, execution: Execution | None) -> HarnessRun:
     spec = EnvSpec(
         "alfworld",
-        {"source": "official", "data_dir": str(data), "split": SPLIT},
+        {"source": "official", "data_dir": str(data), "variant": "any", "split": SPLIT},
         execution=execution,
     )
-    tasks = AlfWorldEnv("official", data_dir=data, split=SPLIT).tasks(SPLIT)[:n]
+    tasks = AlfWorldEnv("official", data_dir=data, variant="any", split=SPLIT).tasks(SPLIT)[:n]
     errors: list[str] = []
     leaks = io.StringIO()  # Fast Downward's log, which escapes its capture under threads
     with (
@@ -252,10 +283,20 @@ def cpu_seconds() -> float:
 
 
 def reap_children(limit_s: float = 10.0) -> None:
-    """Wait until the env processes have exited, so their CPU time is counted."""
+    """Wait until the env processes have exited, so their CPU time is counted.
+
+    Env processes are children of multiprocessing's fork server, which reaps them; its
+    CPU time and theirs reach this process only once the server itself has exited and
+    been waited for, so it is stopped too (a private call: the benchmark alone does it)."""
     deadline = clock() + limit_s
     while multiprocessing.active_children() and clock() < deadline:
         time.sleep(0.05)
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    stop = getattr(server, "_stop", None)
+    if callable(stop):
+        stop()
 
 
 def report_harness(data: Path, n: int, rounds: int) -> None:
@@ -287,6 +328,45 @@ def report_harness(data: Path, n: int, rounds: int) -> None:
             f"  concurrency 2, thread envs:  {threads.rate:5.2f} episodes/s "
             f"({threads.cores:.2f} cores busy), speed-up {threads.rate / one.rate:.2f}x"
         )
+
+
+def first_resets(data: Path, games: list[str], warm: str) -> list[tuple[float, str, list[str]]]:
+    """Each game's first reset in this interpreter: its time, the observation and the
+    admissible commands it shows (to check that both ways reach the same game)."""
+    env = AlfWorldEnv("official", data_dir=data, variant="any", split=SPLIT, max_steps=None)
+    tasks = {t.id: t for t in env.tasks(SPLIT)}
+    env.reset(tasks[warm])  # imports and parsers ready before any timing
+    out = []
+    for game in games:
+        start = clock()
+        first = env.reset(tasks[game])
+        out.append((clock() - start, first.text, sorted(env.candidate_actions())))
+    env.close()
+    return out
+
+
+def report_disk_cache(root: Path, measured: list[GeneratedGame], warm: GeneratedGame) -> None:
+    """First resets from a fresh grounding and read back from the disk cache, in fresh
+    interpreters, the two ways in turn, a few games at a time."""
+    data = write_games(root / "disk", [*measured, warm])  # warm: never measured
+    names = [g.path for g in measured]
+    cold: list[float] = []
+    disk: list[float] = []
+    for start in range(0, len(names), 4):  # alternate in blocks: drift falls on both
+        block = names[start : start + 4]
+        with tempfile.TemporaryDirectory() as cache:
+            fresh = in_interpreter(Path(cache), first_resets, data, block, warm.path)
+            kept = in_interpreter(Path(cache), first_resets, data, block, warm.path)
+        for game, (a, b) in zip(block, zip(fresh, kept, strict=True), strict=True):
+            if a[1:] != b[1:]:
+                raise AssertionError(f"{game}: the disk-cached reset shows another game")
+            cold.append(a[0])
+            disk.append(b[0])
+    a, b = 1000 * statistics.fmean(cold), 1000 * statistics.fmean(disk)
+    median = statistics.median(cold) / statistics.median(disk)
+    print(f"disk cache of groundings, first reset in a fresh interpreter, {len(cold)} games:")
+    print(f"  grounded (empty cache) {a:8.1f} ms   read back {b:7.1f} ms   ratio {a / b:5.1f}x")
+    print(f"  median ratio {median:.1f}x; both reach the same observation and commands")
 
 
 @contextlib.contextmanager
@@ -349,6 +429,7 @@ def main() -> None:
     games = generate_games(n + 1 + 4, seed=2026, label="bench")
     measured, warm, fresh = games[:n], games[n], games[n + 1 :]
     with tempfile.TemporaryDirectory() as tmp:
+        os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # never the user's
         warm_up(Path(tmp) / "warm", warm)
         memory = cache_memory(fresh)
         data = write_games(Path(tmp) / "data", measured)
@@ -359,6 +440,7 @@ def main() -> None:
         report_env(bench)
         report_harness(data, n, rounds)
         print(memory)
+        report_disk_cache(Path(tmp), measured, warm)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -98,3 +99,22 @@ def test_the_sandbox_benchmark_states_its_goals_as_ratios_to_its_own_baselines(
         assert " vs " in line and "x (" in line, line  # every goal line is a ratio
     assert figures["pipe_us"] > 0 and figures["start_ms"] > 0 and figures["pred_ratio"] > 0
     assert "goal <" not in out and "goal >=" not in out
+
+
+def test_the_alfworld_benchmark_compares_grounding_with_the_disk_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two generated games through the disk-cache part (fresh interpreters, an empty
+    cache folder then the filled one): it reports a ratio and finds both ways at the same
+    game. The benchmark had stopped running at all (generated games need variant=any)."""
+    from lorekit.envs.alfworld.generate import generate_games
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # the fresh interpreters import it by name
+    module = importlib.import_module("alfworld_env")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    *measured, warm = generate_games(3, seed=7, label="bench-test")
+    module.report_disk_cache(tmp_path, measured, warm)
+    out = capsys.readouterr().out
+    assert "first reset in a fresh interpreter, 2 games" in out, out
+    assert "ratio" in out and "both reach the same observation" in out
+    assert not (tmp_path / "user-cache").exists()  # its own cache folders, never the user's

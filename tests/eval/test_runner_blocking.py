@@ -230,3 +230,37 @@ async def test_process_env_answers_calls_reports_errors_and_survives_bad_request
             await env.step("wait")
     finally:
         env.close()
+
+
+def _seen(env: TextEnv, name: str) -> tuple[str | None, str]:
+    return os.environ.get(name), os.getcwd()
+
+
+async def test_a_process_env_sees_the_parents_environment_as_it_is_when_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Children fork from a fork server started once: without passing the parent's
+    current environment and folder, a child would see them as they were when the server
+    started (a key, a cache folder or ``LOREKIT_NO_DISK_CACHE`` set later: lost)."""
+    monkeypatch.delenv("LOREKIT_TEST_LATE", raising=False)
+    first = await open_env(EnvSpec("sleepy-process", {"step_s": 0.0, "steps": 1}))
+    try:  # the server is running now
+        assert (await first.call(_seen, "LOREKIT_TEST_LATE"))[0] is None
+    finally:
+        first.close()
+    monkeypatch.setenv("LOREKIT_TEST_LATE", "set after the server started")
+    monkeypatch.chdir(tmp_path)
+    second = await open_env(EnvSpec("sleepy-process", {"step_s": 0.0, "steps": 1}))
+    try:
+        value, folder = await second.call(_seen, "LOREKIT_TEST_LATE")
+        assert await second.call(_where) != os.getpid()
+    finally:
+        second.close()
+    assert value == "set after the server started"
+    assert folder == os.getcwd()  # tmp_path, as the parent sees it now
+    monkeypatch.delenv("LOREKIT_TEST_LATE")
+    third = await open_env(EnvSpec("sleepy-process", {"step_s": 0.0, "steps": 1}))
+    try:  # and a variable the parent dropped is gone in the child too
+        assert (await third.call(_seen, "LOREKIT_TEST_LATE"))[0] is None
+    finally:
+        third.close()
