@@ -13,7 +13,12 @@ the module views by a checked version instead of being hidden:
 - ``dataclasses.dataclass``: never for a class that claims to live in one of
   the worker's own modules (the generated methods would run with the
   guard's globals);
-- ``typing.get_origin``: never hands out the unchecked ``type``.
+- ``typing.get_origin``: never hands out the unchecked ``type``;
+- ``copy.deepcopy``: no caller's ``memo``. Deep copying records every
+  original it passes through in the memo (``memo[id(memo)]`` keeps them
+  alive), so a memo of the caller's would hand back what the objects hold
+  but the code cannot reach: a bound method's ``__self__`` (``print``'s
+  output buffer), any object's ``__dict__``.
 """
 
 from __future__ import annotations
@@ -193,9 +198,25 @@ def _guarded_typing(rules: NameRules, sandbox_type: type) -> dict[str, Any]:
     return {"get_origin": get_origin}
 
 
+def _guarded_copy(rules: NameRules) -> dict[str, Any]:
+    import copy
+
+    def deepcopy(x: Any, memo: Any = None) -> Any:
+        if memo is not None:
+            raise rules.refuse(
+                "copy.deepcopy: the memo argument is not available in the sandbox (it would "
+                "hold every original the copy passes through); call deepcopy(x)"
+            )
+        return copy.deepcopy(x)
+
+    deepcopy.__doc__ = copy.deepcopy.__doc__
+    return {"deepcopy": deepcopy}
+
+
 #: Per module: a factory of replacements for public names the view would show.
 GUARDED: dict[str, Callable[[NameRules, type], dict[str, Any]]] = {
     "functools": lambda rules, _: _guarded_functools(rules),
     "dataclasses": lambda rules, _: _guarded_dataclasses(rules),
     "typing": _guarded_typing,
+    "copy": lambda rules, _: _guarded_copy(rules),
 }

@@ -43,8 +43,9 @@ DEFAULT_IMPORTS: tuple[str, ...] = (
 #: modules (``enum.global_enum`` updates the globals of the module an enum
 #: claims to live in). Functions that take attribute names from the caller
 #: and have safe uses (``functools.update_wrapper``, ``wraps``,
-#: ``dataclasses.make_dataclass``, ``typing.get_origin``) are not hidden but
-#: replaced by checked versions inside the worker.
+#: ``dataclasses.make_dataclass``, ``typing.get_origin``), and
+#: ``copy.deepcopy`` (whose ``memo`` argument would collect internals), are
+#: not hidden but replaced by checked versions inside the worker.
 DEFAULT_HIDDEN_NAMES: Mapping[str, tuple[str, ...]] = {
     "operator": ("attrgetter", "methodcaller"),
     "string": ("Formatter",),
