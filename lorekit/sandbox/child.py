@@ -19,7 +19,10 @@ between turns. Each later job is checked and compiled like the first, under
 the limits the first set (rlimits only ever go down; the CPU rlimit covers
 ``session_runs`` runs, the per-run timers each run's own share), and the
 parent ends the session at the first violation. Code of one session can
-only affect that session's later code, which trusts it anyway.
+only affect that session's later code, which trusts it anyway; the later
+jobs themselves (their limits and policy) arrive through ``child_json``,
+which no class the code can reach takes part in, and the guard refuses
+changes to the library's classes that the worker's own steps use.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from typing import Any
 HEADER = struct.Struct(">I")
 MAX_MESSAGE_CHARS = 2_000
 guard: Any = None  # the guard module, imported from this directory in main()
+wire: Any = None  # child_json: frames that no class the code can change is asked to encode
 _ARMED: list[bool] = []  # whether a session's first job armed the audit hook
 
 
@@ -71,7 +75,7 @@ class Channel:
     def send(self, message: dict[str, Any]) -> None:
         if self.nonce is not None:
             message["nonce"] = self.nonce
-        self.send_bytes(json.dumps(message).encode())
+        self.send_bytes(wire.encode(message).encode())
 
     def _read(self, n: int) -> bytes:
         chunks, left = [], n
@@ -87,7 +91,10 @@ class Channel:
         (size,) = HEADER.unpack(self._read(HEADER.size))
         if size > self.max_bytes:
             os._exit(4)
-        message = json.loads(self._read(size))
+        try:
+            message = wire.decode(self._read(size))
+        except ValueError:
+            os._exit(4)
         if not isinstance(message, dict):
             os._exit(4)
         return message
@@ -178,7 +185,7 @@ def make_caller(chan: Channel, out: Output, on_state: Any = None) -> Any:
 
     def call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         try:
-            body = json.dumps([list(args), kwargs])
+            body = wire.encode([list(args), kwargs])
         except (TypeError, ValueError) as exc:
             raise ApiCallRejected(
                 f"api.{name}: arguments must be JSON values "
@@ -409,7 +416,7 @@ def run_job(
 
 
 def main() -> None:
-    global guard
+    global guard, wire
     rfd, wfd = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
@@ -419,6 +426,7 @@ def main() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     guard = importlib.import_module("guard")
+    wire = importlib.import_module("child_json")
     child_os = importlib.import_module("child_os")
     sys.path.remove(here)
     for name in config["preload"]:

@@ -14,6 +14,12 @@ the module views by a checked version instead of being hidden:
   the worker's own modules (the generated methods would run with the
   guard's globals);
 - ``typing.get_origin``: never hands out the unchecked ``type``;
+- functions that change the class they are given in place
+  (``dataclasses.dataclass``, ``functools.total_ordering``,
+  ``typing.final``/``no_type_check``/``runtime_checkable``/
+  ``dataclass_transform``) and ``functools.update_wrapper``'s wrapper: only
+  what the code may change itself (``Rules.writable``), never a class of the
+  library's; ``collections.namedtuple``'s class counts as the code's own;
 - ``copy.deepcopy``: no caller's ``memo``. Deep copying records every
   original it passes through in the memo (``memo[id(memo)]`` keeps them
   alive), so a memo of the caller's would hand back what the objects hold
@@ -44,6 +50,10 @@ class NameRules(Protocol):
 
     def adopt(self, cls: type) -> None: ...
 
+    def writable(self, obj: object, name: object) -> object: ...
+
+    def own_class_only(self, target: object, what: str) -> None: ...
+
 
 def exact_str(value: object, what: str = "attribute name") -> str:
     """``value`` as a plain ``str`` with no subclass methods left to lie."""
@@ -69,7 +79,7 @@ def _guarded_functools(rules: NameRules) -> dict[str, Any]:
         wrapper: Any, wrapped: Any, assigned: Any = assigned0, updated: Any = updated0
     ) -> Any:
         return functools.update_wrapper(
-            wrapper,
+            rules.writable(wrapper, "__wrapped__"),  # type: ignore[arg-type]
             wrapped,
             _wrapper_names(rules, assigned, assigned0),
             _wrapper_names(rules, updated, updated0),
@@ -98,7 +108,24 @@ def _guarded_functools(rules: NameRules) -> dict[str, Any]:
     update_wrapper.__doc__ = functools.update_wrapper.__doc__
     wraps.__doc__ = functools.wraps.__doc__
     singledispatch.__doc__ = functools.singledispatch.__doc__
-    return {"update_wrapper": update_wrapper, "wraps": wraps, "singledispatch": singledispatch}
+    return {
+        "update_wrapper": update_wrapper,
+        "wraps": wraps,
+        "singledispatch": singledispatch,
+        "total_ordering": _in_place(rules, functools.total_ordering, "functools.total_ordering"),
+    }
+
+
+def _in_place(rules: NameRules, decorator: Callable[..., Any], what: str) -> Callable[..., Any]:
+    """``decorator`` (which sets attributes on the class it is given) for the code's
+    own classes only: a class of the library's is shared with the worker's own code."""
+
+    def checked(target: Any, *args: Any, **kwargs: Any) -> Any:
+        rules.own_class_only(target, what)
+        return decorator(target, *args, **kwargs)
+
+    checked.__name__, checked.__doc__ = decorator.__name__, decorator.__doc__
+    return checked
 
 
 def _dispatch_type(cls: object) -> bool:
@@ -153,6 +180,7 @@ def _guarded_dataclasses(rules: NameRules) -> dict[str, Any]:
 
     def dataclass(cls: Any = None, /, **kwargs: Any) -> Any:
         def wrap(target: Any) -> Any:
+            rules.own_class_only(target, "dataclass")
             if isinstance(target, _real_type):
                 module = _class_dict(target).get("__module__")
                 if _worker_module(module):
@@ -194,8 +222,28 @@ def _guarded_typing(rules: NameRules, sandbox_type: type) -> dict[str, Any]:
         found = typing.get_origin(tp)
         return sandbox_type if found is _real_type else found
 
+    def dataclass_transform(**kwargs: Any) -> Any:
+        return _in_place(rules, typing.dataclass_transform(**kwargs), "dataclass_transform")
+
     get_origin.__doc__ = typing.get_origin.__doc__
-    return {"get_origin": get_origin}
+    dataclass_transform.__doc__ = typing.dataclass_transform.__doc__
+    checked = {
+        name: _in_place(rules, getattr(typing, name), f"typing.{name}")
+        for name in ("final", "no_type_check", "runtime_checkable")
+    }
+    return {"get_origin": get_origin, "dataclass_transform": dataclass_transform, **checked}
+
+
+def _guarded_collections(rules: NameRules) -> dict[str, Any]:
+    import collections
+
+    def namedtuple(typename: Any, field_names: Any, **kwargs: Any) -> Any:
+        made = collections.namedtuple(typename, field_names, **kwargs)  # type: ignore[misc]
+        rules.adopt(made)  # a class the code asked for, like a class statement's
+        return made
+
+    namedtuple.__doc__ = collections.namedtuple.__doc__
+    return {"namedtuple": namedtuple}
 
 
 def _guarded_copy(rules: NameRules) -> dict[str, Any]:
@@ -219,4 +267,5 @@ GUARDED: dict[str, Callable[[NameRules, type], dict[str, Any]]] = {
     "dataclasses": lambda rules, _: _guarded_dataclasses(rules),
     "typing": _guarded_typing,
     "copy": lambda rules, _: _guarded_copy(rules),
+    "collections": lambda rules, _: _guarded_collections(rules),
 }

@@ -13,6 +13,12 @@ same rules the syntax check applies to names written in the source:
   on ``EnumType``, not on the code's enum), and a foreign ``__getattr__``
   never answers one;
 - class keywords (``class E(enum.Enum, _simple=True)``) are public names;
+- an attribute write or delete (a statement, ``setattr``, ``delattr``, or a
+  library function that decorates a class in place) changes only what the
+  code made: never a class it did not make (the worker's own code relies
+  on the standard library's classes, ``json.JSONEncoder`` sends its
+  report), never through a foreign ``__setattr__``/``__delattr__`` written
+  in Python (``typing.Mapping.x = 1`` writes to ``collections.abc``);
 - ``type(name, bases, dict)`` (and every metaclass derived from the
   sandbox's ``type``) refuses dunder keys outside a small set and vets
   ``__match_args__``; class patterns in ``match`` are vetted before they run;
@@ -57,6 +63,7 @@ _SAFE_CLASS_KEYS = syntax.SAFE_DUNDER_METHODS | {
     "__classcell__",
     "__orig_bases__",
 }
+_SLOT = _real_type(object.__dict__["__setattr__"])  # a C type's slot wrapper
 _OPEN_KEYWORDS = frozenset({"buffering", "encoding", "errors", "newline"})
 #: Metaclasses of the standard library that define attribute or isinstance
 #: hooks for their own bookkeeping; class patterns may use their classes.
@@ -71,15 +78,15 @@ class Rules:
         self.denied = denied
         self.stop = stop
         self._own: dict[int, weakref.ref[type]] = {}
+        #: Classes whose instances take writes without a foreign hook (``writable``).
+        self._plain_writes: dict[int, weakref.ref[type]] = {}
 
     def adopt(self, cls: type) -> None:
         """Record a class the code made; its private names are the code's to use."""
         self._own[id(cls)] = weakref.ref(cls)
 
     def is_own(self, cls: type) -> bool:
-        # by identity: a metaclass's __eq__/__hash__ cannot claim a foreign class
-        ref = self._own.get(id(cls))
-        return ref is not None and ref() is cls
+        return _known(self._own, cls)
 
     def refuse(self, message: str) -> BaseException:
         return self.stop("ForbiddenOperation", message)
@@ -109,6 +116,62 @@ class Rules:
             return False  # a foreign __getattr__ would be handed the name
         own = _mro(obj) if is_class else _mro(kind)
         return any(self.is_own(k) for k in own)
+
+    def writable(self, obj: object, name: object) -> object:
+        """``obj`` itself, once writing or deleting ``obj.name`` is the code's to do.
+
+        Ownership is decided as for private names, by the identity of the
+        classes the code made. An instance of a foreign class (a
+        ``decimal.Context``, a ``textwrap.TextWrapper`` the code made) may
+        be changed unless a foreign hook written in Python would be handed
+        the write; a public-underscore name (an enum member's ``_value_``)
+        is public to read, not to write.
+        """
+        kind = _real_type(obj)
+        ref = self._plain_writes.get(id(kind))  # the common case, inline: a public name
+        if ref is not None and ref() is kind and _real_type(name) is str and name[:1] != "_":
+            return obj
+        return self._check_write(obj, name)
+
+    def _check_write(self, obj: object, name: object) -> object:
+        text = exact_str(name)
+        kind = _real_type(obj)
+        is_class = issubclass(kind, _real_type)
+        if is_class and not self.is_own(obj):  # type: ignore[arg-type]
+            raise self.refuse(
+                f"changing attribute {text!r} of {_describe(obj)}: only classes the "
+                "code made may be changed (subclass it instead)"
+            )
+        if not is_class and not _known(self._plain_writes, kind):
+            for klass in _mro(kind):
+                hooks = [_class_dict(klass).get(h) for h in ("__setattr__", "__delattr__")]
+                # a C type's own slot is its check; anything else is code handed the write
+                foreign = any(h is not None and _real_type(h) is not _SLOT for h in hooks)
+                if foreign and not self.is_own(klass):
+                    raise self.refuse(
+                        f"changing attribute {text!r} of a {_describe(obj)}: its class "
+                        "handles attribute writes itself"
+                    )
+            # the verdict stands: no class's hooks can change (dunders are never written)
+            self._plain_writes[id(kind)] = weakref.ref(kind)
+        if text.startswith("_") and not syntax.is_dunder(text):
+            if text in syntax.PUBLIC_UNDERSCORE:
+                owner = _mro(obj) if is_class else _mro(kind)
+                allowed = any(self.is_own(k) for k in owner)
+            else:
+                allowed = self.private_ok(obj, text)
+            if not allowed:
+                raise self.refuse(f"changing private attribute {text!r} of {_describe(obj)}")
+        return obj
+
+    def own_class_only(self, target: object, what: str) -> None:
+        """Refuse a library function that changes ``target`` in place when it is a
+        class the code did not make (``dataclasses.dataclass``, ``total_ordering``)."""
+        if isinstance(target, _real_type) and not self.is_own(target):
+            raise self.refuse(
+                f"{what}: {_describe(target)} is not a class the code made, and {what} "
+                "would change it in place"
+            )
 
     def class_keywords(self, keywords: dict[str, Any]) -> None:
         """Refuse private class keywords: they are a metaclass's internals."""
@@ -176,6 +239,12 @@ class Rules:
                 if "__match_args__" in found:
                     self.match_args(found["__match_args__"])
                     break
+
+
+def _known(table: dict[int, weakref.ref[type]], cls: type) -> bool:
+    # by identity: a metaclass's __eq__/__hash__ cannot claim a foreign class
+    ref = table.get(id(cls))
+    return ref is not None and ref() is cls
 
 
 def _defined_in(mro: tuple[type, ...], name: str) -> type | None:
@@ -366,10 +435,11 @@ def make_builtins(
         text = rules.name(obj, name)
         if text == "__match_args__":
             rules.match_args(value)
-        setattr(obj, text, value)
+        setattr(rules.writable(obj, text), text, value)
 
     def guarded_delattr(obj: object, name: str) -> None:
-        delattr(obj, rules.name(obj, name))
+        text = rules.name(obj, name)
+        delattr(rules.writable(obj, text), text)
 
     def private_attr(obj: object, name: str) -> object:
         if not rules.private_ok(obj, name):
@@ -408,4 +478,5 @@ def make_builtins(
     )
     safe[syntax.PRIVATE_HELPER] = private_attr
     safe[syntax.MATCH_HELPER] = rules.match_classes
+    safe[syntax.WRITE_HELPER] = rules.writable
     return safe

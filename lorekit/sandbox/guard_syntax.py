@@ -9,6 +9,15 @@ depends on run-time values so that a check runs first:
   '_name')``: private names are fine on the code's own classes and objects,
   never on the standard library's (``ForwardRef._evaluate`` runs ``eval``,
   ``Enum._convert_`` rewrites another module's globals);
+- every attribute write or delete (``obj.name = v``, ``obj.name += v``,
+  ``del obj.name``, ``for obj.name in ...``) becomes a write on
+  ``__sbx_write__(obj, 'name')``, which hands ``obj`` back once the write
+  is the code's to make: never on a class the code did not make (the
+  worker's own code uses ``json.JSONEncoder`` to send its report, and the
+  rest of the library is shared the same way), never through a foreign
+  ``__setattr__`` (``typing.Mapping.x = 1`` writes to
+  ``collections.abc.Mapping``), a private name only where reading it is
+  allowed;
 - a ``match`` statement whose class patterns take positional sub-patterns is
   preceded by ``__sbx_match__(Cls, ...)``, which vets each class's
   ``__match_args__`` (the names the interpreter will read from the subject).
@@ -124,6 +133,7 @@ PUBLIC_UNDERSCORE = frozenset(
 
 PRIVATE_HELPER = "__sbx_attr__"
 MATCH_HELPER = "__sbx_match__"
+WRITE_HELPER = "__sbx_write__"
 
 
 def is_dunder(name: str) -> bool:
@@ -212,14 +222,6 @@ def _check_node(node: ast.AST, denied: frozenset[str]) -> str | None:
     elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         if node.name.startswith("__") and node.name not in SAFE_DUNDER_METHODS:
             return f"defining {node.name!r} is not allowed"
-    elif isinstance(node, ast.AugAssign):
-        target = node.target
-        if (
-            isinstance(target, ast.Attribute)
-            and target.attr.startswith("_")
-            and not isinstance(target.value, ast.Name)
-        ):
-            return "augmented assignment to a private attribute needs a plain name before the dot"
     elif isinstance(node, ast.Import):
         for alias in node.names:
             if any(part.startswith("_") for part in alias.name.split(".")):
@@ -252,6 +254,17 @@ class _Instrument(ast.NodeTransformer):
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         self.generic_visit(node)
+        if isinstance(node.ctx, ast.Store | ast.Del):
+            # the object is still evaluated once, after the value, as Python does
+            node.value = ast.copy_location(
+                ast.Call(
+                    func=ast.Name(WRITE_HELPER, ast.Load()),
+                    args=[node.value, ast.Constant(node.attr)],
+                    keywords=[],
+                ),
+                node.value,
+            )
+            return node
         if (
             isinstance(node.ctx, ast.Load)
             and node.attr.startswith("_")
@@ -271,20 +284,6 @@ class _Instrument(ast.NodeTransformer):
     def visit_MatchClass(self, node: ast.MatchClass) -> ast.AST:
         node.patterns = [self.visit(p) for p in node.patterns]
         node.kwd_patterns = [self.visit(p) for p in node.kwd_patterns]
-        return node
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST | list[ast.stmt]:
-        self.generic_visit(node)
-        target = node.target
-        if isinstance(target, ast.Attribute) and target.attr.startswith("_"):
-            probe = ast.Expr(
-                ast.Call(
-                    func=ast.Name(PRIVATE_HELPER, ast.Load()),
-                    args=[ast.Name(target.value.id, ast.Load()), ast.Constant(target.attr)],  # type: ignore[attr-defined]
-                    keywords=[],
-                )
-            )
-            return [ast.copy_location(probe, node), node]
         return node
 
     def visit_Match(self, node: ast.Match) -> ast.AST | list[ast.stmt]:

@@ -49,9 +49,13 @@ DEFAULT_IMPORTS: tuple[str, ...] = (
 DEFAULT_HIDDEN_NAMES: Mapping[str, tuple[str, ...]] = {
     "operator": ("attrgetter", "methodcaller"),
     "string": ("Formatter",),
-    "typing": ("get_type_hints", "ForwardRef"),
     "functools": ("singledispatchmethod",),
     "enum": ("global_enum", "global_enum_repr", "global_flag_repr", "global_str"),
+    # copyreg's table, shared by every copy and pickle in the worker: a reducer
+    # registered there is handed the originals that a deep copy walks through
+    "copy": ("dispatch_table",),
+    # EXCLUDED_ATTRIBUTES: a list typing's Protocol checks read, shared with the worker
+    "typing": ("get_type_hints", "ForwardRef", "EXCLUDED_ATTRIBUTES"),
 }
 
 #: Attribute names that lead from an ordinary object to frames, code or

@@ -60,9 +60,10 @@ def _play(env: str, options: dict[str, Any], store: Path) -> dict[str, Any]:
         concurrency=2,
         progress=False,
     )
-    assert result.errors == 0
     out = {}
     with RunStore(store) as runs:
+        broken = [(e.task_id, e.error) for e in runs.episodes(env) if e.status == "error"]
+        assert result.errors == len(broken) == 0, broken
         for e in runs.episodes(env):
             turns = e.info["notes"]["automanual"]["turns"]
             out[e.task_id] = {
