@@ -64,6 +64,10 @@ _SAFE_CLASS_KEYS = syntax.SAFE_DUNDER_METHODS | {
     "__orig_bases__",
 }
 _SLOT = _real_type(object.__dict__["__setattr__"])  # a C type's slot wrapper
+#: An object's address as a key, like ``id`` but without the ``builtins.id`` audit
+#: event, which the hook would judge on every check (a metaclass ``__hash__`` is
+#: bypassed, and the weak reference stored beside it confirms the identity).
+_identity = object.__hash__
 _OPEN_KEYWORDS = frozenset({"buffering", "encoding", "errors", "newline"})
 #: Metaclasses of the standard library that define attribute or isinstance
 #: hooks for their own bookkeeping; class patterns may use their classes.
@@ -83,7 +87,7 @@ class Rules:
 
     def adopt(self, cls: type) -> None:
         """Record a class the code made; its private names are the code's to use."""
-        self._own[id(cls)] = weakref.ref(cls)
+        self._own[_identity(cls)] = weakref.ref(cls)
 
     def is_own(self, cls: type) -> bool:
         return _known(self._own, cls)
@@ -128,7 +132,7 @@ class Rules:
         is public to read, not to write.
         """
         kind = _real_type(obj)
-        ref = self._plain_writes.get(id(kind))  # the common case, inline: a public name
+        ref = self._plain_writes.get(_identity(kind))  # the common case, inline: a public name
         if ref is not None and ref() is kind and _real_type(name) is str and name[:1] != "_":
             return obj
         return self._check_write(obj, name)
@@ -153,7 +157,7 @@ class Rules:
                         "handles attribute writes itself"
                     )
             # the verdict stands: no class's hooks can change (dunders are never written)
-            self._plain_writes[id(kind)] = weakref.ref(kind)
+            self._plain_writes[_identity(kind)] = weakref.ref(kind)
         if text.startswith("_") and not syntax.is_dunder(text):
             if text in syntax.PUBLIC_UNDERSCORE:
                 owner = _mro(obj) if is_class else _mro(kind)
@@ -243,7 +247,7 @@ class Rules:
 
 def _known(table: dict[int, weakref.ref[type]], cls: type) -> bool:
     # by identity: a metaclass's __eq__/__hash__ cannot claim a foreign class
-    ref = table.get(id(cls))
+    ref = table.get(_identity(cls))
     return ref is not None and ref() is cls
 
 
