@@ -18,6 +18,9 @@ The script reports; it never fails.
 - Audit-heavy run: a snippet that makes 30 dataclasses and 30 namedtuples
   (each one code generated at run time, so a few dozen audit events the
   hook judges), per run.
+- Attribute writes: a loop that sets an attribute of the code's own object,
+  per iteration, next to the same loop in plain Python (every write in the
+  sandbox goes through the guard's write check first). Reported, no goal.
 - Compiled predicate: calls per second of a 5-condition reward predicate
   next to the same function written as ordinary Python (goal: >= 0.5x it);
   and a predicate that loops over a 3x3 neighbourhood, which pays for the
@@ -210,6 +213,25 @@ def audit_heavy_ms(pool: WorkerPool, repeats: int) -> float:
     return statistics.median(times)
 
 
+WRITES = "class P:\n    pass\np = P()\nfor i in range({n}):\n    p.x = i\n"
+
+
+def write_loop_us(pool: WorkerPool, repeats: int, writes: int = 100_000) -> tuple[float, float]:
+    """(sandboxed, plain) microseconds per iteration of a loop writing an attribute;
+    the sandboxed figure is the run minus an empty run, so start-up cancels."""
+    code = WRITES.format(n=writes)
+    compiled = compile(code, "<writes>", "exec")
+    sandboxed, plain = [], []
+    for _ in range(repeats):
+        pool.wait_ready()
+        full = _timed(lambda: run_code(code, pool=pool, limits=LIMITS))
+        pool.wait_ready()
+        empty = _timed(lambda: run_code("pass", pool=pool, limits=LIMITS))
+        sandboxed.append((full - empty) / writes * 1e6)
+        plain.append(_timed(lambda: exec(compiled, {})) / writes * 1e6)
+    return statistics.median(sandboxed), statistics.median(plain)
+
+
 def predicate_rate(repeats: int, calls: int = 100_000) -> dict[str, float]:
     """Calls per second of each predicate, compiled and plain, measured interleaved."""
     pairs: dict[str, Callable[..., Any]] = {
@@ -236,6 +258,7 @@ def run_code_costs(isolation: str, repeats: int, calls: int) -> dict[str, float]
         api_ms, direct_ms, bare_ms = api_overhead_ms(pool, repeats, calls)
         warm_ms, cold_ms = first_result_ms(pool, repeats)
         heavy_ms = audit_heavy_ms(pool, repeats)
+        writes_us, plain_writes_us = write_loop_us(pool, repeats)
         confined = pool.report.complete
     return {
         "api_us": api_ms * 1e3,
@@ -244,6 +267,8 @@ def run_code_costs(isolation: str, repeats: int, calls: int) -> dict[str, float]
         "warm_ms": warm_ms,
         "cold_ms": cold_ms,
         "heavy_ms": heavy_ms,
+        "writes_us": writes_us,
+        "plain_writes_us": plain_writes_us,
         "confined": float(confined),
     }
 
@@ -276,6 +301,11 @@ def main(repeats: int, calls: int) -> dict[str, float]:
         )
         print(
             f"  audit-heavy run:        {costs['heavy_ms']:8.1f} ms   (30 dataclasses, 30 tuples)"
+        )
+        print(
+            f"  attribute-write loop:   {costs['writes_us']:8.3f} us/iteration, plain Python "
+            f"{costs['plain_writes_us']:.3f} us: "
+            f"{costs['writes_us'] / max(costs['plain_writes_us'], 1e-9):.1f}x (each write checked)"
         )
     print(
         f"OS layer on/off:  API call {on['api_us'] / off['api_us']:.2f}x, warm start "
