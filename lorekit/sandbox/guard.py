@@ -7,7 +7,8 @@ so it imports the standard library only. The layers, from the outside in:
 1. ``check_tree`` rejects syntax that reaches interpreter internals
    (``x.__class__``, ``gen.gi_frame``, format strings that walk attributes,
    dunder hooks such as ``__getattr__`` defined in a class body);
-   ``instrument`` adds run-time checks for private names and class patterns.
+   ``instrument`` adds run-time checks for private names, class patterns
+   and every attribute write (only what the code made may change).
 2. The code gets a builtins dict without ``eval``/``exec``/``compile``/``vars``,
    with a ``getattr`` family and a ``type`` that check names, an ``open``
    confined to the work dir and an ``__import__`` that hands out filtered
