@@ -36,6 +36,11 @@ ORDINARY = {
         "delattr(C, 'm')\nprint(C.n, C._count)",
         "1 5",
     ),
+    "own-private-augmented": (
+        "class Box:\n    pass\nclass Holder:\n    def __init__(self):\n        self.box = Box()\n"
+        "h = Holder()\nh.box._n = 1\nh.box._n += 2\nprint(h.box._n)",
+        "3",
+    ),
     "function-attribute": ("def f():\n    return 1\nf.calls = 3\nprint(f.calls)", "3"),
     "library-instance": (
         "import decimal, textwrap\ndecimal.getcontext().prec = 5\n"
@@ -71,6 +76,10 @@ REFUSED = {
         "JSONEncoder",
     ),
     "generic-alias-forwarding": ("import typing\ntyping.List.x = 1", "writes itself"),
+    "library-enum-member-augmented": (
+        "import re\nflags = [re.IGNORECASE]\nflags[0]._value_ += 1",
+        "_value_",
+    ),
     "library-enum-member-private": ("import re\nre.IGNORECASE._name_ = 'X'", "_name_"),
     "dataclass-on-library-class": (
         "import dataclasses, json\ndataclasses.dataclass(json.JSONEncoder)",
